@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package that invariant-serve needs to build, test and
+# benchmark. Idempotent: packages already present are left alone.
+#
+#   deploy/install-deps.sh            build + test + bench dependencies
+#   deploy/install-deps.sh --runtime  only the shared libraries the binaries load
+set -euo pipefail
+
+BUILD_PKGS=(
+  build-essential cmake ninja-build ccache pkg-config git ca-certificates
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libabsl-dev libeigen3-dev libopenblas-dev
+  prometheus-cpp-dev libcurl4-openssl-dev zlib1g-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  openssl prometheus curl python3 dataset-fashion-mnist
+)
+RUNTIME_PKGS=(
+  libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 libopenblas0-pthread
+  libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 zlib1g ca-certificates
+)
+
+pkgs=("${BUILD_PKGS[@]}")
+if [[ "${1:-}" == "--runtime" ]]; then pkgs=("${RUNTIME_PKGS[@]}"); fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#pkgs[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
