@@ -1,0 +1,97 @@
+#include "core/encoders/preprocess_encoder.h"
+
+#include <cmath>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace invariant {
+
+absl::StatusOr<std::unique_ptr<PreprocessEncoder>> PreprocessEncoder::Create(
+    const PreprocessOptions& options, int64_t d, FloatMatrix mean, FloatMatrix scale) {
+  if (d <= 0) return absl::InvalidArgumentError(absl::StrCat("preprocess: d must be > 0, got ", d));
+  if (options.center && (mean.rows() != 1 || mean.cols() != d)) {
+    return absl::InvalidArgumentError(absl::StrCat("preprocess: mean must be 1 × ", d, ", got ",
+                                                   mean.rows(), " × ", mean.cols()));
+  }
+  if (options.scale) {
+    if (scale.rows() != 1 || scale.cols() != d) {
+      return absl::InvalidArgumentError(absl::StrCat("preprocess: scale must be 1 × ", d, ", got ",
+                                                     scale.rows(), " × ", scale.cols()));
+    }
+    for (int64_t i = 0; i < d; ++i) {
+      const float v = scale.data()[i];
+      if (!(v != 0.0f) || !std::isfinite(v)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("preprocess: scale[", i, "] must be finite and non-zero, got ", v));
+      }
+    }
+  }
+  if (!options.center) mean = FloatMatrix();
+  if (!options.scale) scale = FloatMatrix();
+  return std::unique_ptr<PreprocessEncoder>(
+      new PreprocessEncoder(options, d, std::move(mean), std::move(scale)));
+}
+
+absl::StatusOr<std::unique_ptr<PreprocessEncoder>> PreprocessEncoder::Fit(
+    const PreprocessOptions& options, const FloatMatrix& data) {
+  if (data.rows() <= 0 || data.cols() <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("preprocess: fit needs rows, got ", data.rows(), " × ", data.cols()));
+  }
+  const int64_t n = data.rows();
+  const int64_t d = data.cols();
+  std::vector<double> sum(static_cast<size_t>(d), 0.0);
+  std::vector<double> sum2(static_cast<size_t>(d), 0.0);
+  for (int64_t i = 0; i < n; ++i) {
+    const float* row = data.row(i);
+    for (int64_t c = 0; c < d; ++c) sum[static_cast<size_t>(c)] += row[c];
+  }
+  FloatMatrix mean = FloatMatrix::Zeros(1, d);
+  for (int64_t c = 0; c < d; ++c) {
+    mean.mutable_data()[c] = static_cast<float>(sum[static_cast<size_t>(c)] / n);
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const float* row = data.row(i);
+    for (int64_t c = 0; c < d; ++c) {
+      const double centered = row[c] - sum[static_cast<size_t>(c)] / n;
+      sum2[static_cast<size_t>(c)] += centered * centered;
+    }
+  }
+  FloatMatrix scale = FloatMatrix::Zeros(1, d);
+  for (int64_t c = 0; c < d; ++c) {
+    const float sd = static_cast<float>(std::sqrt(sum2[static_cast<size_t>(c)] / n));
+    scale.mutable_data()[c] = (sd > 0.0f && std::isfinite(sd)) ? sd : 1.0f;
+  }
+  return Create(options, d, std::move(mean), std::move(scale));
+}
+
+PreprocessEncoder::PreprocessEncoder(const PreprocessOptions& options, int64_t d, FloatMatrix mean,
+                                     FloatMatrix scale)
+    : Encoder(d, d), options_(options), mean_(std::move(mean)), scale_(std::move(scale)) {}
+
+void PreprocessEncoder::Encode(int64_t n, const float* x, float* out) const {
+  const int64_t d = d_in();
+  for (int64_t i = 0; i < n; ++i) {
+    const float* src = x + i * d;
+    float* dst = out + i * d;
+    for (int64_t c = 0; c < d; ++c) {
+      float v = src[c];
+      if (options_.center) v -= mean_.data()[c];
+      if (options_.scale) v /= scale_.data()[c];
+      dst[c] = v;
+    }
+    if (options_.l2_normalize) {
+      double norm2 = 0.0;
+      for (int64_t c = 0; c < d; ++c) norm2 += static_cast<double>(dst[c]) * dst[c];
+      if (norm2 > 0.0) {
+        const double inv = 1.0 / std::sqrt(norm2);
+        for (int64_t c = 0; c < d; ++c) dst[c] = static_cast<float>(dst[c] * inv);
+      }
+    }
+  }
+}
+
+}  // namespace invariant

@@ -1,0 +1,117 @@
+// projector.h: the hot path shared by every bank encoder, P = X · Bankᵀ.
+//
+// A Projector computes the projections p_{i,j,k} = ⟨g_k⁻¹·t_j, x_i⟩ of input
+// rows onto a bank and hands them to a pooling callback block by block, so
+// that scratch memory stays bounded (≤ kScratchFloats floats per block, or
+// one template's r columns per row if r is larger) however large the bank
+// is. The bank is streamed from memory once per kRowBlock input rows. Values in a
+// block are laid out row-major, num_rows × (num_templates·r), column
+// (j − template_begin)·r + k — all r projections of one template are in the
+// same block, so pooling never needs a second pass.
+//
+// Two placements (core/groups/group.h):
+//  * kTemplates: the bank holds g_k⁻¹·t_j; rows are processed in blocks of
+//    kRowBlock through BatchIndependentDot (dot_kernel.h), column blocks
+//    aligned to r.
+//  * kInput: the bank holds only the m templates; for each input row the
+//    projector seeds an Rng from (seed, FNV-1a hash of the row's bytes), draws
+//    r elements with q.SampleFor(x, r, rng), computes g_k·x and projects them
+//    onto the templates: p_{i,j,k} = ⟨t_j, g_k·x_i⟩. The same row always gets
+//    the same elements, in-process or on a server.
+//
+// Batch independence: a row's projections never depend on the other rows:
+// every product goes through BatchIndependentDot, whose summation order per
+// output depends only on d (OpenBLAS sgemm's does not, see dot_kernel.h).
+//
+// Thread-safety: ForEachBlock is const and allocates its scratch per call.
+#ifndef INVARIANT_CORE_ENCODERS_PROJECTOR_H_
+#define INVARIANT_CORE_ENCODERS_PROJECTOR_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/statusor.h"
+#include "core/base/tensor.h"
+#include "core/encoders/template_bank.h"
+#include "core/groups/group.h"
+
+namespace invariant {
+
+struct ProjectionBlock {
+  int64_t row_begin = 0;  // first input row of the block
+  int64_t num_rows = 0;
+  int64_t template_begin = 0;  // first template j of the block
+  int64_t num_templates = 0;
+  int64_t r = 0;                  // group elements per template
+  const float* values = nullptr;  // num_rows × (num_templates·r), row stride `stride`
+  int64_t stride = 0;
+  // Squared norms of the projected inputs (only when requested): kTemplates:
+  // ‖x_i‖² at [i − row_begin]; kInput: ‖g_k·x_i‖² at [(i − row_begin)·r + k].
+  const float* input_sq_norms = nullptr;
+  bool per_element_norms = false;  // true for kInput
+  // True on the last block of a row block: every template of rows
+  // [row_begin, row_begin + num_rows) has now been delivered.
+  bool rows_complete = false;
+
+  float InputSqNorm(int64_t row_in_block, int64_t k) const {
+    return per_element_norms ? input_sq_norms[row_in_block * r + k] : input_sq_norms[row_in_block];
+  }
+};
+
+class Projector {
+ public:
+  static constexpr int64_t kRowBlock = 256;           // input rows per bank pass
+  static constexpr int64_t kScratchFloats = 1 << 19;  // 2 MB of projections per block
+
+  Projector() = default;
+
+  // Projects onto a bank of transformed templates (Placement::kTemplates).
+  static Projector OverBank(TemplateBank bank);
+
+  // Projects transformed inputs onto m × d templates (Placement::kInput).
+  // Errors: r ≤ 0, null q, empty templates, templates.cols() != q's dim().
+  static absl::StatusOr<Projector> OverInput(FloatMatrix templates, int64_t r,
+                                             std::shared_ptr<const GroupDistribution> q,
+                                             uint64_t seed);
+
+  Placement placement() const { return placement_; }
+  int64_t num_templates() const { return num_templates_; }  // m
+  int64_t num_group_elements() const { return r_; }         // r
+  int64_t dim() const { return rows_.cols(); }              // d
+  // kTemplates: the (m·r) × d bank; kInput: the m × d templates. This is the
+  // "encoder/bank" tensor of a bundle.
+  const FloatMatrix& rows() const { return rows_; }
+  const std::shared_ptr<const GroupDistribution>& distribution() const { return q_; }
+  uint64_t seed() const { return seed_; }
+
+  // Calls on_block for every block of projections of the n rows of x
+  // (n × dim(), row-major), row blocks in order, templates in order within
+  // a row block. With need_sq_norms the blocks carry input_sq_norms.
+  void ForEachBlock(int64_t n, const float* x, bool need_sq_norms,
+                    absl::FunctionRef<void(const ProjectionBlock&)> on_block) const;
+
+ private:
+  void ForEachBlockOverBank(int64_t n, const float* x, bool need_sq_norms,
+                            absl::FunctionRef<void(const ProjectionBlock&)> on_block) const;
+  void ForEachBlockOverInput(int64_t n, const float* x, bool need_sq_norms,
+                             absl::FunctionRef<void(const ProjectionBlock&)> on_block) const;
+
+  Placement placement_ = Placement::kTemplates;
+  FloatMatrix rows_;
+  int64_t num_templates_ = 0;
+  int64_t r_ = 0;
+  std::shared_ptr<const GroupDistribution> q_;
+  uint64_t seed_ = 0;
+};
+
+// 64-bit FNV-1a hash of the bytes of d floats (seeds the kInput draws).
+uint64_t HashRowBytes(const float* x, int64_t d);
+
+// ‖row‖² of every row, accumulated in double, rounded to float.
+std::vector<float> RowSquaredNorms(const FloatMatrix& rows);
+
+}  // namespace invariant
+
+#endif  // INVARIANT_CORE_ENCODERS_PROJECTOR_H_

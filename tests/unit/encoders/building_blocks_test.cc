@@ -1,0 +1,206 @@
+// Templates, banks, pooling and the fast math kernels.
+#include <cmath>
+#include <cstring>
+#include <set>
+#include <vector>
+
+#include "core/encoders/fast_math.h"
+#include "core/encoders/pooling.h"
+#include "gtest/gtest.h"
+#include "tests/unit/encoders/test_util.h"
+
+namespace invariant {
+namespace {
+
+using testing::MakeGroup;
+
+TEST(FastMathTest, SinCosMatchesLibm) {
+  std::vector<float> x;
+  for (int i = -200000; i <= 200000; ++i) x.push_back(static_cast<float>(i) * 5e-4f);
+  x.push_back(1234.567f);
+  x.push_back(-98765.4f);
+  std::vector<float> s(x.size()), c(x.size());
+  FastSinCos(static_cast<int64_t>(x.size()), x.data(), s.data(), c.data());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double tol = 2e-7 + 1e-7 * std::abs(x[i]);
+    ASSERT_NEAR(s[i], std::sin(static_cast<double>(x[i])), tol) << x[i];
+    ASSERT_NEAR(c[i], std::cos(static_cast<double>(x[i])), tol) << x[i];
+  }
+}
+
+TEST(FastMathTest, ExpMatchesLibm) {
+  std::vector<float> x;
+  for (int i = -8600; i <= 8700; ++i) x.push_back(static_cast<float>(i) * 0.01f);
+  std::vector<float> e(x.size());
+  FastExp(static_cast<int64_t>(x.size()), x.data(), e.data());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double want = std::exp(static_cast<double>(x[i]));
+    ASSERT_NEAR(e[i] / want, 1.0, 1e-6) << x[i];
+  }
+  const float tiny[2] = {-200.0f, -1e30f};
+  float out[2];
+  FastExp(2, tiny, out);
+  EXPECT_EQ(out[0], 0.0f);
+  EXPECT_EQ(out[1], 0.0f);
+}
+
+TEST(TemplatesTest, GaussianRejectionKeepsShortTemplates) {
+  Rng rng(1);
+  auto t = SampleGaussianRejectionTemplates(200, 50, 0.1, rng);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->rows(), 200);
+  EXPECT_EQ(t->cols(), 50);
+  double mean_norm2 = 0.0;
+  for (int64_t j = 0; j < t->rows(); ++j) {
+    const double n2 = t->map().row(j).cast<double>().squaredNorm();
+    EXPECT_LT(n2, 1.1 + 1e-6);
+    mean_norm2 += n2 / 200.0;
+  }
+  EXPECT_GT(mean_norm2, 0.7);  // N(0, I/d) has E‖t‖² = 1; rejection trims the top
+}
+
+TEST(TemplatesTest, SphereAndGaussianScales) {
+  Rng rng(2);
+  auto sphere = SampleSphereTemplates(50, 30, rng);
+  ASSERT_TRUE(sphere.ok());
+  for (int64_t j = 0; j < 50; ++j) {
+    EXPECT_NEAR(sphere->map().row(j).cast<double>().norm(), 1.0, 1e-6);
+  }
+  auto freq = SampleGaussianTemplates(400, 50, 0.5, rng);  // stddev 2
+  ASSERT_TRUE(freq.ok());
+  const double var = freq->map().cast<double>().squaredNorm() / freq->size();
+  EXPECT_NEAR(var, 4.0, 0.2);
+  auto normal = SampleStandardNormalTemplates(400, 50, rng);
+  ASSERT_TRUE(normal.ok());
+  EXPECT_NEAR(normal->map().cast<double>().squaredNorm() / normal->size(), 1.0, 0.05);
+}
+
+TEST(TemplatesTest, DataTemplatesAreDistinctRows) {
+  FloatMatrix data = FloatMatrix::Zeros(20, 3);
+  for (int64_t i = 0; i < 20; ++i) data.mutable_row(i)[0] = static_cast<float>(i);
+  Rng rng(3);
+  auto t = SampleDataTemplates(20, data, rng);
+  ASSERT_TRUE(t.ok());
+  std::set<float> seen;
+  for (int64_t j = 0; j < 20; ++j) seen.insert(t->row(j)[0]);
+  EXPECT_EQ(seen.size(), 20u);
+  auto too_many = SampleDataTemplates(21, data, rng);
+  EXPECT_EQ(too_many.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(too_many.status().message().find("got 21"), std::string::npos);
+}
+
+TEST(TemplatesTest, SameSeedSameBitsAndBadArguments) {
+  TemplateOptions options;
+  options.num_templates = 30;
+  for (TemplateKind kind : {TemplateKind::kGaussianRejection, TemplateKind::kSphere,
+                            TemplateKind::kGaussian, TemplateKind::kStandardNormal}) {
+    options.kind = kind;
+    Rng a(9), b(9);
+    auto ta = SampleTemplates(options, 17, nullptr, a);
+    auto tb = SampleTemplates(options, 17, nullptr, b);
+    ASSERT_TRUE(ta.ok() && tb.ok());
+    EXPECT_EQ(0, std::memcmp(ta->data(), tb->data(), ta->bytes()));
+  }
+  Rng rng(1);
+  EXPECT_FALSE(SampleGaussianRejectionTemplates(3, 4, 0.0, rng).ok());
+  EXPECT_FALSE(SampleGaussianTemplates(3, 4, -1.0, rng).ok());
+  EXPECT_FALSE(SampleSphereTemplates(0, 4, rng).ok());
+  options.kind = TemplateKind::kData;
+  EXPECT_FALSE(SampleTemplates(options, 4, nullptr, rng).ok());
+}
+
+TEST(TemplateBankTest, RowLayoutIsTemplateMajor) {
+  auto q = MakeGroup(testing::CyclicShiftSpec(7, true));
+  Rng rng(4);
+  auto templates = SampleSphereTemplates(3, 7, rng);
+  ASSERT_TRUE(templates.ok());
+  const std::vector<GroupElement> elements = q->Enumerate();
+  auto bank = TemplateBank::Build(*templates, q->action(), elements);
+  ASSERT_TRUE(bank.ok());
+  EXPECT_EQ(bank->num_templates(), 3);
+  EXPECT_EQ(bank->num_group_elements(), 7);
+  EXPECT_EQ(bank->rows().rows(), 21);
+  std::vector<float> expected(7);
+  for (int64_t j = 0; j < 3; ++j) {
+    for (int64_t k = 0; k < 7; ++k) {
+      q->action().Apply(q->action().Inverse(elements[k]), 1, templates->row(j), expected.data());
+      EXPECT_EQ(0, std::memcmp(bank->rows().row(j * 7 + k), expected.data(), 7 * sizeof(float)));
+      EXPECT_EQ(bank->row(j, k), bank->rows().row(j * 7 + k));
+    }
+  }
+}
+
+TEST(TemplateBankTest, SameSeedSameBankBitForBit) {
+  auto q = MakeGroup(testing::CyclicShiftSpec(16, false));
+  TemplateOptions options;
+  options.kind = TemplateKind::kGaussian;
+  options.num_templates = 20;
+  const TemplateBank a = testing::MakeBank(*q, options, 9, false, 123);
+  const TemplateBank b = testing::MakeBank(*q, options, 9, false, 123);
+  const TemplateBank c = testing::MakeBank(*q, options, 9, false, 124);
+  ASSERT_EQ(a.rows().bytes(), b.rows().bytes());
+  EXPECT_EQ(0, std::memcmp(a.rows().data(), b.rows().data(), a.rows().bytes()));
+  EXPECT_NE(0, std::memcmp(a.rows().data(), c.rows().data(), a.rows().bytes()));
+}
+
+TEST(TemplateBankTest, BorrowedRowsAreNotCopied) {
+  auto storage = std::make_shared<std::vector<float>>(6 * 4, 0.5f);
+  FloatMatrix view = FloatMatrix::View(storage->data(), 6, 4, storage);
+  auto bank = TemplateBank::FromRows(view, 2, 3);
+  ASSERT_TRUE(bank.ok());
+  EXPECT_EQ(bank->rows().data(), storage->data());
+  const Projector projector = Projector::OverBank(*bank);
+  EXPECT_EQ(projector.rows().data(), storage->data());
+  auto wrong = TemplateBank::FromRows(view, 4, 2);
+  EXPECT_EQ(wrong.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(wrong.status().message().find("got 6"), std::string::npos) << wrong.status();
+}
+
+TEST(TemplateBankTest, EnumerateNeedsEnumerableGroup) {
+  v1::GroupSpec spec;
+  spec.mutable_permutation()->set_dim(12);  // 12! elements: not enumerable
+  auto q = MakeGroup(spec);
+  Rng rng(1);
+  EXPECT_FALSE(DrawGroupElements(*q, 5, /*enumerate=*/true, rng).ok());
+  EXPECT_FALSE(DrawGroupElements(*q, 0, /*enumerate=*/false, rng).ok());
+  auto drawn = DrawGroupElements(*q, 5, false, rng);
+  ASSERT_TRUE(drawn.ok());
+  EXPECT_EQ(drawn->size(), 5u);
+}
+
+TEST(PoolingTest, CdfCountsProjectionsAtOrBelowEachThreshold) {
+  const std::vector<float> thresholds = CdfThresholds(2, 1.0);  // -1, -.5, 0, .5, 1
+  ASSERT_EQ(thresholds.size(), 5u);
+  const float p[6] = {-2.0f, -0.5f, 0.0f, 0.25f, 0.5f, 3.0f};
+  std::vector<int32_t> counts(6);
+  float out[5];
+  PoolCdf(p, 6, thresholds, counts.data(), out);
+  const float want[5] = {1 / 6.f, 2 / 6.f, 3 / 6.f, 5 / 6.f, 5 / 6.f};
+  for (int k = 0; k < 5; ++k) EXPECT_FLOAT_EQ(out[k], want[k]) << k;
+  float moment;
+  PoolMean(p, 6, &moment);
+  EXPECT_FLOAT_EQ(moment, 1.25f / 6.f);
+  PoolSecondMoment(p, 6, &moment);
+  EXPECT_FLOAT_EQ(moment, (4 + 0.25f + 0.0625f + 0.25f + 9) / 6.f);
+  PoolMax(p, 6, &moment);
+  EXPECT_EQ(moment, 3.0f);
+}
+
+TEST(PoolingTest, CdfMatchesDefinitionOnRandomProjections) {
+  const std::vector<float> thresholds = CdfThresholds(25, 1.3);
+  Rng rng(5);
+  std::vector<float> p(500);
+  for (float& v : p) v = static_cast<float>(rng.Uniform(-1.6, 1.6));
+  p[0] = thresholds[7];  // exactly on a threshold
+  std::vector<int32_t> counts(52);
+  std::vector<float> out(51);
+  PoolCdf(p.data(), 500, thresholds, counts.data(), out.data());
+  for (int k = 0; k < 51; ++k) {
+    int count = 0;
+    for (float v : p) count += v <= thresholds[k] ? 1 : 0;
+    EXPECT_EQ(out[k], static_cast<float>(count) * (1.0f / 500.0f)) << k;
+  }
+}
+
+}  // namespace
+}  // namespace invariant
