@@ -1,0 +1,94 @@
+// ridge.h: ridge regression (regularised least squares, MATH.md §6) with one
+// eigendecomposition serving a whole grid of λ, as GURLS does.
+//
+// Problem, for features Φ (N × D), targets Y (N × T):
+//   min_{W, b} (1/N) ‖Y − Φ W − 1 bᵀ‖²_F + λ ‖W‖²_F,   λ > 0.
+// With fit_bias the bias b is not regularised; it is removed by centring:
+// with μ = mean row of Φ and ȳ = mean row of Y, Φc = Φ − 1μᵀ, Yc = Y − 1ȳᵀ,
+//   W = (Φcᵀ Φc / N + λ I)⁻¹ Φcᵀ Yc / N,   b = ȳ − Wᵀ μ.
+// Without fit_bias, μ = ȳ = 0 and b = 0 (the classic GURLS problem).
+//
+// Primal (from a GramAccumulator, D × D): Φcᵀ Φc / N = V diag(e) Vᵀ once,
+//   W(λ) = V diag(1 / (e + λ)) Vᵀ Φcᵀ Yc / N          (O(D² T) per λ).
+// Dual (from the rows, N × N; cheaper when N < D): Φc Φcᵀ / N = U diag(e) Uᵀ,
+//   W(λ) = Φcᵀ U diag(1 / (e + λ)) Uᵀ Yc / N           (= Φcᵀ (K + NλI)⁻¹ Yc).
+// Both give the same W up to rounding. Centring from sums (primal) is
+// ΦᵀΦ/N − μμᵀ: it loses digits when |μ| ≫ the feature spread (features
+// with means 1e4 times their standard deviation lose ~8 digits); the dual
+// centres the rows themselves. Eigenvalues are clamped at 0 (rounding can
+// make the smallest slightly negative).
+//
+// Solvers are immutable after creation and thread-safe.
+#ifndef INVARIANT_CORE_RLS_RIDGE_H_
+#define INVARIANT_CORE_RLS_RIDGE_H_
+
+#include <cstdint>
+#include <memory>
+
+#include "Eigen/Core"
+#include "absl/status/statusor.h"
+#include "core/base/tensor.h"
+#include "core/rls/gram_accumulator.h"
+#include "core/rls/linear_model.h"
+
+namespace invariant {
+
+struct RidgeOptions {
+  // Fit an unregularised bias by centring features and targets.
+  bool fit_bias = true;
+};
+
+// A double-precision solution, before rounding to the served float model.
+struct RidgeWeights {
+  Eigen::MatrixXd weights;  // D × T
+  Eigen::RowVectorXd bias;  // 1 × T (zero without fit_bias)
+  double lambda = 0.0;
+};
+
+// Rounds a double solution to the served LinearModel.
+LinearModel ToLinearModel(const RidgeWeights& solution);
+
+class RidgeSolver {
+ public:
+  virtual ~RidgeSolver() = default;
+
+  virtual int64_t feature_dim() const = 0;   // D
+  virtual int64_t target_dim() const = 0;    // T
+  virtual int64_t num_examples() const = 0;  // N
+  // The eigenvalues e of the centred Gram matrix divided by N (primal: D of
+  // them, dual: N), ascending, clamped at 0. W(λ) divides by e + λ, so
+  // they set the scale of a sensible λ grid (GurlsLambdaGrid).
+  virtual const Eigen::VectorXd& eigenvalues() const = 0;
+
+  // The exact minimiser for this λ, in double. Errors: INVALID_ARGUMENT when
+  // λ is not finite and > 0.
+  virtual absl::StatusOr<RidgeWeights> SolveWeights(double lambda) const = 0;
+
+  // SolveWeights rounded to float: the model the server would apply.
+  absl::StatusOr<LinearModel> Solve(double lambda) const;
+};
+
+// Primal solver from accumulated sums: one D × D eigendecomposition
+// (LAPACK dsyevd, O(D³): seconds for D = 2,000, minutes for D = 10,000).
+// Errors: FAILED_PRECONDITION when the accumulator holds no rows; INTERNAL
+// if the eigendecomposition fails.
+absl::StatusOr<std::unique_ptr<RidgeSolver>> MakePrimalRidgeSolver(
+    const GramAccumulator& sums, const RidgeOptions& options = {});
+
+// Dual solver from the rows: phi is N × D, y is N × T. Keeps a centred
+// double copy of phi (N × D) and one N × N eigendecomposition.
+// Errors: INVALID_ARGUMENT for N = 0, mismatched row counts or non-finite
+// values (names the array, row and column).
+absl::StatusOr<std::unique_ptr<RidgeSolver>> MakeDualRidgeSolver(const FloatMatrix& phi,
+                                                                 const FloatMatrix& y,
+                                                                 const RidgeOptions& options = {});
+
+// The cheaper of the two for these shapes: dual when N < D, else primal
+// (accumulating the rows into a GramAccumulator). Same errors as above.
+absl::StatusOr<std::unique_ptr<RidgeSolver>> MakeRidgeSolver(const FloatMatrix& phi,
+                                                             const FloatMatrix& y,
+                                                             const RidgeOptions& options = {});
+
+}  // namespace invariant
+
+#endif  // INVARIANT_CORE_RLS_RIDGE_H_

@@ -1,0 +1,96 @@
+#include "core/rls/rls_internal.h"
+
+#include <cblas.h>
+
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+extern "C" {
+// LAPACK (Fortran ABI, LP64). The trailing lengths are gfortran's hidden
+// character-argument lengths.
+void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w,
+             double* work, const int* lwork, int* iwork, const int* liwork, int* info,
+             size_t jobz_len, size_t uplo_len);
+}
+
+namespace invariant::rls_internal {
+
+absl::Status SymmetricEigen(Eigen::MatrixXd& matrix, Eigen::VectorXd& values) {
+  if (matrix.rows() != matrix.cols()) {
+    return absl::InvalidArgumentError(absl::StrCat("SymmetricEigen: expected a square matrix, got ",
+                                                   matrix.rows(), " x ", matrix.cols()));
+  }
+  if (matrix.rows() >= std::numeric_limits<int>::max()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("SymmetricEigen: dimension ", matrix.rows(), " exceeds LAPACK's int range"));
+  }
+  const int n = static_cast<int>(matrix.rows());
+  values.resize(n);
+  if (n == 0) return absl::OkStatus();
+  const char jobz = 'V';
+  const char uplo = 'L';
+  int info = 0;
+  int lwork = -1;
+  int liwork = -1;
+  double work_query = 0.0;
+  int iwork_query = 0;
+  dsyevd_(&jobz, &uplo, &n, matrix.data(), &n, values.data(), &work_query, &lwork, &iwork_query,
+          &liwork, &info, 1, 1);
+  if (info != 0) {
+    return absl::InternalError(absl::StrCat("dsyevd workspace query failed, info = ", info));
+  }
+  lwork = static_cast<int>(work_query) + 1;
+  liwork = iwork_query;
+  std::vector<double> work(static_cast<size_t>(lwork));
+  std::vector<int> iwork(static_cast<size_t>(liwork));
+  dsyevd_(&jobz, &uplo, &n, matrix.data(), &n, values.data(), work.data(), &lwork, iwork.data(),
+          &liwork, &info, 1, 1);
+  if (info != 0) {
+    return absl::InternalError(
+        absl::StrCat("dsyevd failed on a ", n, " x ", n, " matrix, info = ", info));
+  }
+  return absl::OkStatus();
+}
+
+void SymmetricRankKUpdate(int64_t n, int64_t k, const double* a, int64_t lda, double* gram) {
+  if (n == 0 || k == 0) return;
+  cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, static_cast<blasint>(n),
+              static_cast<blasint>(k), 1.0, a, static_cast<blasint>(lda), 1.0, gram,
+              static_cast<blasint>(n));
+}
+
+void GemmNT(int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
+            const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(m),
+              static_cast<blasint>(n), static_cast<blasint>(k), alpha, a, static_cast<blasint>(lda),
+              b, static_cast<blasint>(ldb), beta, c, static_cast<blasint>(ldc));
+}
+
+void GemmTN(int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
+            const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, static_cast<blasint>(m),
+              static_cast<blasint>(n), static_cast<blasint>(k), alpha, a, static_cast<blasint>(lda),
+              b, static_cast<blasint>(ldb), beta, c, static_cast<blasint>(ldc));
+}
+
+absl::Status CheckFinite(const char* context, const char* name, int64_t rows, int64_t cols,
+                         const float* data) {
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) {
+      const float v = data[i * cols + j];
+      if (!std::isfinite(v)) {
+        return absl::InvalidArgumentError(absl::StrCat(context, ": ", name, "[", i, ", ", j,
+                                                       "] is ", v, ", expected a finite value"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace invariant::rls_internal

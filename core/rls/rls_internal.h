@@ -1,0 +1,44 @@
+// rls_internal.h: internal to invariant_rls. Eigendecomposition of a dense
+// symmetric matrix through LAPACK dsyevd (OpenBLAS), the BLAS entry points
+// the module uses, and input checks shared by its files.
+//
+// Not part of the module's public API: other modules should not include it.
+#ifndef INVARIANT_CORE_RLS_RLS_INTERNAL_H_
+#define INVARIANT_CORE_RLS_RLS_INTERNAL_H_
+
+#include <cstdint>
+
+#include "Eigen/Core"
+#include "absl/status/status.h"
+
+namespace invariant::rls_internal {
+
+// On entry `matrix` is n × n and only its lower triangle is read. On success
+// `matrix` holds the orthonormal eigenvectors as columns and `values` the
+// eigenvalues in ascending order, so matrix_in = V diag(values) Vᵀ.
+// Errors: INVALID_ARGUMENT for a non-square matrix or n ≥ 2³¹; INTERNAL when
+// LAPACK reports a failure to converge (the message carries LAPACK's info).
+absl::Status SymmetricEigen(Eigen::MatrixXd& matrix, Eigen::VectorXd& values);
+
+// gram (n × n, lower triangle only) += a · aᵀ, where a is column-major
+// n × k with leading dimension lda (so a row-major k × n block has lda = n).
+void SymmetricRankKUpdate(int64_t n, int64_t k, const double* a, int64_t lda, double* gram);
+
+// c (m × n, column-major, ldc = m) = alpha · a · bᵀ + beta · c, with a
+// column-major m × k (lda) and b column-major n × k (ldb).
+void GemmNT(int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
+            const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
+
+// c (m × n, column-major, ldc) = alpha · aᵀ · b + beta · c, with a
+// column-major k × m (lda) and b column-major k × n (ldb).
+void GemmTN(int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
+            const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
+
+// OK when all rows × cols floats at `data` (row-major) are finite, else
+// INVALID_ARGUMENT "<context>: <name>[i, j] is <v>, expected a finite value".
+absl::Status CheckFinite(const char* context, const char* name, int64_t rows, int64_t cols,
+                         const float* data);
+
+}  // namespace invariant::rls_internal
+
+#endif  // INVARIANT_CORE_RLS_RLS_INTERNAL_H_
