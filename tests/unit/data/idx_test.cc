@@ -1,0 +1,161 @@
+#include "train/data/idx.h"
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/unit/data/test_files.h"
+#include "train/data/byte_stream.h"
+
+namespace invariant {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct IdxFiles {
+  std::string images;
+  std::string labels;
+  std::vector<uint8_t> pixels;
+  std::vector<uint8_t> label_bytes;
+};
+
+// n images of 3 × 4 with pixel (i, p) = (7i + 13p) mod 256, labels i mod 3.
+IdxFiles WriteSmallIdx(int64_t n, bool gzip) {
+  IdxFiles f;
+  const std::string suffix = gzip ? ".gz" : "";
+  f.images = ScratchPath("images.idx3" + suffix);
+  f.labels = ScratchPath("labels.idx1" + suffix);
+  for (int64_t i = 0; i < n; ++i) {
+    for (int p = 0; p < 12; ++p) f.pixels.push_back(static_cast<uint8_t>((7 * i + 13 * p) % 256));
+    f.label_bytes.push_back(static_cast<uint8_t>(i % 3));
+  }
+  EXPECT_TRUE(WriteIdxImages(f.images, n, 3, 4, f.pixels, gzip).ok());
+  EXPECT_TRUE(WriteIdxLabels(f.labels, f.label_bytes, gzip).ok());
+  return f;
+}
+
+std::string ReadBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+class IdxRoundTripTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(IdxRoundTripTest, ReadsBackWhatWasWritten) {
+  const bool gzip = GetParam();
+  const IdxFiles f = WriteSmallIdx(10, gzip);
+  const std::string raw = ReadBytes(f.images);
+  ASSERT_GE(raw.size(), 2u);
+  EXPECT_EQ(static_cast<uint8_t>(raw[0]) == 0x1f && static_cast<uint8_t>(raw[1]) == 0x8b, gzip);
+
+  auto data = LoadIdx(f.images, f.labels);
+  ASSERT_TRUE(data.ok()) << data.status();
+  ASSERT_EQ(data->rows(), 10);
+  ASSERT_EQ(data->dim(), 12);
+  EXPECT_EQ(data->input_shape, (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ(data->class_names, (std::vector<std::string>{"0", "1", "2"}));
+  for (int64_t i = 0; i < 10; ++i) {
+    EXPECT_EQ(data->labels[i], i % 3);
+    for (int p = 0; p < 12; ++p) {
+      EXPECT_FLOAT_EQ(data->x.row(i)[p], f.pixels[i * 12 + p] / 255.0f);
+    }
+  }
+  EXPECT_TRUE(ValidateDataset(*data).ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(PlainAndGzip, IdxRoundTripTest, ::testing::Bool());
+
+TEST(IdxTest, PixelScalingCoversZeroToOne) {
+  const std::string images = ScratchPath("i");
+  const std::string labels = ScratchPath("l");
+  ASSERT_TRUE(WriteIdxImages(images, 1, 1, 2, std::vector<uint8_t>{0, 255}, false).ok());
+  ASSERT_TRUE(WriteIdxLabels(labels, std::vector<uint8_t>{4}, false).ok());
+  auto data = LoadIdx(images, labels);
+  ASSERT_TRUE(data.ok()) << data.status();
+  EXPECT_EQ(data->x.row(0)[0], 0.0f);
+  EXPECT_EQ(data->x.row(0)[1], 1.0f);
+  EXPECT_EQ(data->num_classes(), 5);
+}
+
+TEST(IdxTest, WrongMagicNamesFileAndBothNumbers) {
+  const IdxFiles f = WriteSmallIdx(4, false);
+  // Labels passed as images: magic 0x00000801 where 0x00000803 is expected.
+  auto data = LoadIdx(f.labels, f.labels);
+  ASSERT_FALSE(data.ok());
+  EXPECT_THAT(data.status().message(), HasSubstr(f.labels));
+  EXPECT_THAT(data.status().message(), HasSubstr("wrong IDX magic"));
+  EXPECT_THAT(data.status().message(), HasSubstr("expected 0x00000803"));
+  EXPECT_THAT(data.status().message(), HasSubstr("got 0x00000801"));
+}
+
+TEST(IdxTest, TruncatedImageDataIsReported) {
+  for (const bool gzip : {false, true}) {
+    const IdxFiles f = WriteSmallIdx(5, false);
+    // Keep the header (promising 5 images) and 2.5 images of pixels.
+    const std::string raw = ReadBytes(f.images);
+    const std::string cut = ScratchPath(gzip ? "cut.gz" : "cut");
+    auto writer = ByteWriter::Create(cut, gzip);
+    ASSERT_TRUE(writer.ok());
+    ASSERT_TRUE((*writer)->Write(raw.data(), 16 + 30).ok());
+    ASSERT_TRUE((*writer)->Close().ok());
+    auto data = LoadIdx(cut, f.labels);
+    ASSERT_FALSE(data.ok()) << "gzip=" << gzip;
+    EXPECT_THAT(data.status().message(), HasSubstr(cut));
+    EXPECT_THAT(data.status().message(), HasSubstr("truncated"));
+    EXPECT_THAT(data.status().message(), HasSubstr("inside image 2"));
+  }
+}
+
+TEST(IdxTest, TruncatedHeaderIsReported) {
+  const std::string path = WriteText("short", std::string("\0\0\x08\x03\0\0", 6));
+  const IdxFiles f = WriteSmallIdx(1, false);
+  auto data = LoadIdx(path, f.labels);
+  ASSERT_FALSE(data.ok());
+  EXPECT_THAT(data.status().message(), HasSubstr("truncated IDX header"));
+  EXPECT_THAT(data.status().message(), HasSubstr("expected 16 bytes, got 6"));
+}
+
+TEST(IdxTest, TruncatedGzipLabelsAreReported) {
+  const IdxFiles f = WriteSmallIdx(6, true);
+  // Cut the compressed label stream in the middle: the gzip data is corrupt
+  // or short, and either way the reader must fail, naming the file.
+  const std::string raw = ReadBytes(f.labels);
+  const std::string cut = WriteText("labels_cut.gz", raw.substr(0, raw.size() / 2));
+  auto data = LoadIdx(f.images, cut);
+  ASSERT_FALSE(data.ok());
+  EXPECT_THAT(data.status().message(), HasSubstr(cut));
+}
+
+TEST(IdxTest, MismatchedCountsNameBothFiles) {
+  const IdxFiles five = WriteSmallIdx(5, false);
+  const std::string labels = ScratchPath("four_labels");
+  ASSERT_TRUE(WriteIdxLabels(labels, std::vector<uint8_t>{0, 1, 2, 0}, false).ok());
+  auto source = OpenIdxSource(five.images, labels);
+  ASSERT_FALSE(source.ok());
+  EXPECT_THAT(source.status().message(), HasSubstr("count mismatch"));
+  EXPECT_THAT(source.status().message(), HasSubstr("5 images"));
+  EXPECT_THAT(source.status().message(), HasSubstr("4 labels"));
+  EXPECT_THAT(source.status().message(), HasSubstr(labels));
+}
+
+TEST(IdxTest, LabelOutsideGivenClassesIsAnError) {
+  const IdxFiles f = WriteSmallIdx(3, false);  // labels 0, 1, 2
+  IdxOptions options;
+  options.class_names = {"a", "b"};
+  auto data = LoadIdx(f.images, f.labels, options);
+  ASSERT_FALSE(data.ok());
+  EXPECT_THAT(data.status().message(), HasSubstr("label 2 of example 2"));
+}
+
+TEST(IdxTest, MissingFileIsNotFound) {
+  auto data = LoadIdx(ScratchPath("nope"), ScratchPath("nope2"));
+  ASSERT_FALSE(data.ok());
+  EXPECT_TRUE(absl::IsNotFound(data.status()));
+  EXPECT_THAT(data.status().message(), HasSubstr("nope"));
+}
+
+}  // namespace
+}  // namespace invariant

@@ -1,0 +1,119 @@
+#include "train/data/data_config.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/base/random.h"
+#include "core/base/status_macros.h"
+#include "train/data/coulomb.h"
+#include "train/data/csv.h"
+#include "train/data/fashion_mnist.h"
+#include "train/data/idx.h"
+#include "train/data/rotated.h"
+#include "train/data/torus.h"
+#include "train/data/xperm.h"
+
+namespace invariant {
+namespace {
+
+absl::StatusOr<DataParts> OpenIdxParts(const v1::IdxSource& idx) {
+  if (idx.train_images().empty() || idx.train_labels().empty()) {
+    return absl::InvalidArgumentError(
+        "data.idx.train_images and data.idx.train_labels must both be set");
+  }
+  IdxOptions options;
+  options.class_names.assign(idx.class_names().begin(), idx.class_names().end());
+  DataParts parts;
+  ASSIGN_OR_RETURN(parts.train, OpenIdxSource(idx.train_images(), idx.train_labels(), options));
+  if (!idx.test_images().empty() || !idx.test_labels().empty()) {
+    if (idx.test_images().empty() || idx.test_labels().empty()) {
+      return absl::InvalidArgumentError(
+          "data.idx.test_images and data.idx.test_labels must be set together");
+    }
+    ASSIGN_OR_RETURN(parts.test, OpenIdxSource(idx.test_images(), idx.test_labels(), options));
+  }
+  return parts;
+}
+
+absl::StatusOr<DataParts> OpenCsvParts(const v1::CsvSource& csv) {
+  if (csv.path().empty()) return absl::InvalidArgumentError("data.csv.path must be set");
+  CsvOptions options;
+  if (csv.delimiter() == "\\t") {
+    options.delimiter = '\t';
+  } else if (csv.delimiter().size() == 1) {
+    options.delimiter = csv.delimiter()[0];
+  } else if (!csv.delimiter().empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("data.csv.delimiter must be one character, got '", csv.delimiter(), "'"));
+  }
+  options.label_column = csv.label_column();
+  options.target_column = csv.target_column();
+  DataParts parts;
+  ASSIGN_OR_RETURN(parts.train, OpenCsvSource(csv.path(), options));
+  return parts;
+}
+
+absl::StatusOr<DataParts> OpenSourceParts(const v1::DataConfig& config) {
+  DataParts parts;
+  switch (config.source_case()) {
+    case v1::DataConfig::kIdx:
+      return OpenIdxParts(config.idx());
+    case v1::DataConfig::kCsv:
+      return OpenCsvParts(config.csv());
+    case v1::DataConfig::kFashionMnist: {
+      const std::string dir = config.fashion_mnist().dir().empty() ? kFashionMnistDefaultDir
+                                                                   : config.fashion_mnist().dir();
+      ASSIGN_OR_RETURN(parts.train, OpenFashionMnist(FashionMnistPart::kTrain, dir));
+      ASSIGN_OR_RETURN(parts.test, OpenFashionMnist(FashionMnistPart::kTest, dir));
+      return parts;
+    }
+    case v1::DataConfig::kXperm:
+      parts.train = MakeXpermSource({config.xperm().seed(), config.xperm().bag_of_words()});
+      return parts;
+    case v1::DataConfig::kTorus: {
+      const v1::TorusSource& t = config.torus();
+      TorusOptions options;
+      if (t.dim() != 0) options.dim = t.dim();
+      options.num_points = t.num_points();
+      options.noise_stddev = t.noise_stddev();
+      options.seed = t.seed();
+      ASSIGN_OR_RETURN(parts.train, MakeTorusSource(options));
+      return parts;
+    }
+    case v1::DataConfig::kCoulomb: {
+      const v1::CoulombSource& c = config.coulomb();
+      CoulombOptions options;
+      options.num_molecules = c.num_molecules();
+      if (c.max_atoms() != 0) options.max_atoms = c.max_atoms();
+      if (c.min_atoms() != 0) options.min_atoms = c.min_atoms();
+      options.noise_stddev = c.noise_stddev();
+      options.seed = c.seed();
+      options.sorted = c.sorted();
+      ASSIGN_OR_RETURN(parts.train, MakeCoulombSource(options));
+      return parts;
+    }
+    case v1::DataConfig::SOURCE_NOT_SET:
+      break;
+  }
+  return absl::InvalidArgumentError(
+      "data.source must be one of idx, csv, fashion_mnist, xperm, torus, coulomb; got none");
+}
+
+}  // namespace
+
+absl::StatusOr<DataParts> OpenDataConfig(const v1::DataConfig& config) {
+  ASSIGN_OR_RETURN(DataParts parts, OpenSourceParts(config));
+  if (config.rotated().enabled()) {
+    const uint64_t seed = config.rotated().seed();
+    ASSIGN_OR_RETURN(parts.train,
+                     MakeRotatedSource(std::move(parts.train), Rng::ForStream(seed, 2).NextU64()));
+    if (parts.test != nullptr) {
+      ASSIGN_OR_RETURN(parts.test,
+                       MakeRotatedSource(std::move(parts.test), Rng::ForStream(seed, 3).NextU64()));
+    }
+  }
+  return parts;
+}
+
+}  // namespace invariant

@@ -1,0 +1,217 @@
+#include "train/data/idx.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
+#include "train/data/byte_stream.h"
+
+namespace invariant {
+namespace {
+
+uint32_t BigEndian32(const unsigned char* b) {
+  return (uint32_t{b[0]} << 24) | (uint32_t{b[1]} << 16) | (uint32_t{b[2]} << 8) | uint32_t{b[3]};
+}
+
+void PutBigEndian32(uint32_t v, unsigned char* b) {
+  b[0] = static_cast<unsigned char>(v >> 24);
+  b[1] = static_cast<unsigned char>(v >> 16);
+  b[2] = static_cast<unsigned char>(v >> 8);
+  b[3] = static_cast<unsigned char>(v);
+}
+
+std::string Hex32(uint32_t v) { return absl::StrCat("0x", absl::Hex(v, absl::kZeroPad8)); }
+
+// Reads the magic and `ndims` big-endian dims of an IDX file.
+absl::StatusOr<std::vector<int64_t>> ReadIdxHeader(ByteReader& reader, uint32_t expected_magic,
+                                                   const char* what) {
+  const int ndims = static_cast<int>(expected_magic & 0xff);
+  unsigned char header[4 * 4];
+  const int64_t want = 4 * (1 + ndims);
+  ASSIGN_OR_RETURN(const int64_t got, reader.Read(header, 4));
+  if (got < 4) {
+    return absl::DataLossError(absl::StrCat(reader.path(), ": truncated IDX header: expected ",
+                                            want, " bytes, got ", got));
+  }
+  const uint32_t magic = BigEndian32(header);
+  if (magic != expected_magic) {
+    return absl::InvalidArgumentError(absl::StrCat(reader.path(), ": wrong IDX magic number for ",
+                                                   what, " file: expected ", Hex32(expected_magic),
+                                                   ", got ", Hex32(magic)));
+  }
+  ASSIGN_OR_RETURN(const int64_t got_dims, reader.Read(header + 4, 4 * ndims));
+  if (got_dims < 4 * ndims) {
+    return absl::DataLossError(absl::StrCat(reader.path(), ": truncated IDX header: expected ",
+                                            want, " bytes, got ", 4 + got_dims));
+  }
+  std::vector<int64_t> dims(ndims);
+  for (int i = 0; i < ndims; ++i) dims[i] = BigEndian32(header + 4 * (i + 1));
+  return dims;
+}
+
+class IdxSource : public RowSource {
+ public:
+  static absl::StatusOr<std::unique_ptr<IdxSource>> Open(const std::string& images_path,
+                                                         const std::string& labels_path,
+                                                         RowSchema schema) {
+    std::unique_ptr<IdxSource> source(new IdxSource());
+    source->images_path_ = images_path;
+    source->labels_path_ = labels_path;
+    source->schema_ = std::move(schema);
+    RETURN_IF_ERROR(source->Reset());
+    return source;
+  }
+
+  const RowSchema& schema() const override { return schema_; }
+
+  absl::Status Reset() override {
+    ASSIGN_OR_RETURN(images_, ByteReader::Open(images_path_));
+    ASSIGN_OR_RETURN(labels_, ByteReader::Open(labels_path_));
+    ASSIGN_OR_RETURN(const std::vector<int64_t> image_dims,
+                     ReadIdxHeader(*images_, kIdxImageMagic, "image"));
+    ASSIGN_OR_RETURN(const std::vector<int64_t> label_dims,
+                     ReadIdxHeader(*labels_, kIdxLabelMagic, "label"));
+    if (image_dims[0] != label_dims[0]) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("IDX count mismatch: ", images_path_, " holds ", image_dims[0],
+                       " images but ", labels_path_, " holds ", label_dims[0], " labels"));
+    }
+    if (image_dims[1] == 0 || image_dims[2] == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(images_path_, ": empty image size ", image_dims[1], "x", image_dims[2]));
+    }
+    num_rows_ = image_dims[0];
+    rows_ = image_dims[1];
+    cols_ = image_dims[2];
+    schema_.dim = rows_ * cols_;
+    schema_.input_shape = {rows_, cols_};
+    schema_.num_rows = num_rows_;
+    cursor_ = 0;
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<int64_t> Next(int64_t max_rows, float* x, int32_t* labels,
+                               float* targets) override {
+    if (max_rows <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat("max_rows must be > 0, got ", max_rows));
+    }
+    const int64_t n = std::min(max_rows, num_rows_ - cursor_);
+    if (n <= 0) return 0;
+    const int64_t pixels = rows_ * cols_;
+    bytes_.resize(static_cast<size_t>(n * pixels));
+    ASSIGN_OR_RETURN(const int64_t got_pixels, images_->Read(bytes_.data(), n * pixels));
+    if (got_pixels < n * pixels) {
+      const int64_t bad = cursor_ + got_pixels / pixels;
+      return absl::DataLossError(absl::StrCat(
+          images_path_, ": truncated IDX image data: header promises ", num_rows_, " images of ",
+          rows_, "x", cols_, " (", num_rows_ * pixels, " bytes) but the data ends inside image ",
+          bad, " (", cursor_ * pixels + got_pixels, " bytes)"));
+    }
+    constexpr float kScale = 1.0f / 255.0f;
+    for (int64_t i = 0; i < n * pixels; ++i) x[i] = static_cast<float>(bytes_[i]) * kScale;
+    ASSIGN_OR_RETURN(const int64_t got_labels, labels_->Read(bytes_.data(), n));
+    if (got_labels < n) {
+      return absl::DataLossError(
+          absl::StrCat(labels_path_, ": truncated IDX label data: header promises ", num_rows_,
+                       " labels but the data ends after ", cursor_ + got_labels));
+    }
+    const int64_t num_classes = static_cast<int64_t>(schema_.class_names.size());
+    for (int64_t i = 0; i < n; ++i) {
+      if (bytes_[i] >= num_classes) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(labels_path_, ": label ", int{bytes_[i]}, " of example ", cursor_ + i,
+                         " is outside the ", num_classes, " classes [0, ", num_classes, ")"));
+      }
+      if (labels != nullptr) labels[i] = bytes_[i];
+    }
+    cursor_ += n;
+    return n;
+  }
+
+ private:
+  IdxSource() = default;
+
+  std::string images_path_;
+  std::string labels_path_;
+  RowSchema schema_;
+  std::unique_ptr<ByteReader> images_;
+  std::unique_ptr<ByteReader> labels_;
+  std::vector<uint8_t> bytes_;
+  int64_t num_rows_ = 0;
+  int64_t rows_ = 0;
+  int64_t cols_ = 0;
+  int64_t cursor_ = 0;
+};
+
+std::vector<std::string> NumberNames(int n) {
+  std::vector<std::string> names;
+  for (int i = 0; i < n; ++i) names.push_back(absl::StrCat(i));
+  return names;
+}
+
+absl::StatusOr<std::unique_ptr<RowSource>> OpenWithClasses(const std::string& images_path,
+                                                           const std::string& labels_path,
+                                                           const IdxOptions& options,
+                                                           std::vector<std::string> names) {
+  RowSchema schema;
+  schema.name = options.name.empty() ? images_path : options.name;
+  schema.has_labels = true;
+  schema.class_names = std::move(names);
+  ASSIGN_OR_RETURN(std::unique_ptr<IdxSource> source,
+                   IdxSource::Open(images_path, labels_path, std::move(schema)));
+  return std::unique_ptr<RowSource>(std::move(source));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<RowSource>> OpenIdxSource(const std::string& images_path,
+                                                         const std::string& labels_path,
+                                                         const IdxOptions& options) {
+  return OpenWithClasses(images_path, labels_path, options,
+                         options.class_names.empty() ? NumberNames(10) : options.class_names);
+}
+
+absl::StatusOr<Dataset> LoadIdx(const std::string& images_path, const std::string& labels_path,
+                                const IdxOptions& options) {
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<RowSource> source,
+      OpenWithClasses(images_path, labels_path, options,
+                      options.class_names.empty() ? NumberNames(256) : options.class_names));
+  ASSIGN_OR_RETURN(Dataset data, ReadAllRows(*source));
+  if (options.class_names.empty()) {
+    int32_t max_label = -1;
+    for (int32_t l : data.labels) max_label = std::max(max_label, l);
+    data.class_names = NumberNames(max_label + 1);
+  }
+  return data;
+}
+
+absl::Status WriteIdxImages(const std::string& path, int64_t n, int64_t rows, int64_t cols,
+                            absl::Span<const uint8_t> pixels, bool gzip) {
+  if (static_cast<int64_t>(pixels.size()) != n * rows * cols) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": pixels has ", pixels.size(), " bytes, expected n*rows*cols = ", n * rows * cols));
+  }
+  unsigned char header[16];
+  PutBigEndian32(kIdxImageMagic, header);
+  PutBigEndian32(static_cast<uint32_t>(n), header + 4);
+  PutBigEndian32(static_cast<uint32_t>(rows), header + 8);
+  PutBigEndian32(static_cast<uint32_t>(cols), header + 12);
+  ASSIGN_OR_RETURN(std::unique_ptr<ByteWriter> writer, ByteWriter::Create(path, gzip));
+  RETURN_IF_ERROR(writer->Write(header, sizeof(header)));
+  RETURN_IF_ERROR(writer->Write(pixels.data(), static_cast<int64_t>(pixels.size())));
+  return writer->Close();
+}
+
+absl::Status WriteIdxLabels(const std::string& path, absl::Span<const uint8_t> labels, bool gzip) {
+  unsigned char header[8];
+  PutBigEndian32(kIdxLabelMagic, header);
+  PutBigEndian32(static_cast<uint32_t>(labels.size()), header + 4);
+  ASSIGN_OR_RETURN(std::unique_ptr<ByteWriter> writer, ByteWriter::Create(path, gzip));
+  RETURN_IF_ERROR(writer->Write(header, sizeof(header)));
+  RETURN_IF_ERROR(writer->Write(labels.data(), static_cast<int64_t>(labels.size())));
+  return writer->Close();
+}
+
+}  // namespace invariant

@@ -1,0 +1,62 @@
+// idx.h: MNIST-format (IDX) image and label files, plain or gzip.
+//
+// The IDX format (LeCun et al., the MNIST page) is a big-endian header and
+// raw bytes: a magic number 0x00000803 (unsigned bytes, 3 dims) followed by
+// the dims n, rows, cols for an image file; 0x00000801 (unsigned bytes,
+// 1 dim) and n for a label file. Files may be gzip-compressed: the reader
+// looks for the gzip magic and decompresses with zlib.
+//
+// Pixel scaling: an image byte b becomes the float b / 255, so pixels lie in
+// [0, 1]; rows are the images flattened row-major (input_shape {rows, cols}).
+// Labels are class indices; the classes are named by the caller (Fashion-MNIST
+// names, say) or default to "0", "1", ... up to the largest label found.
+//
+// Errors name the file and the problem: wrong magic (expected and got),
+// truncated header or data (expected and got byte counts, and the image
+// index), image and label counts that disagree, labels outside the classes.
+#ifndef INVARIANT_TRAIN_DATA_IDX_H_
+#define INVARIANT_TRAIN_DATA_IDX_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "train/data/dataset.h"
+#include "train/data/row_source.h"
+
+namespace invariant {
+
+inline constexpr uint32_t kIdxLabelMagic = 0x00000801;
+inline constexpr uint32_t kIdxImageMagic = 0x00000803;
+
+struct IdxOptions {
+  std::string name;                      // data set name; default: the images path
+  std::vector<std::string> class_names;  // empty: "0".."9" while streaming;
+                                         // "0".."max label" for LoadIdx
+};
+
+// Streams (image, label) rows from an image file and a label file, reading
+// only the headers at open time (counts must agree). When class_names is
+// empty the source names 10 classes "0".."9" and a label ≥ 10 is an error.
+absl::StatusOr<std::unique_ptr<RowSource>> OpenIdxSource(const std::string& images_path,
+                                                         const std::string& labels_path,
+                                                         const IdxOptions& options = {});
+
+// Reads both files into memory (through OpenIdxSource). Without class_names
+// the classes are "0".."max label".
+absl::StatusOr<Dataset> LoadIdx(const std::string& images_path, const std::string& labels_path,
+                                const IdxOptions& options = {});
+
+// Writes an IDX image file (0x00000803, n × rows × cols bytes); gzip when
+// `gzip`. `pixels` holds n·rows·cols bytes.
+absl::Status WriteIdxImages(const std::string& path, int64_t n, int64_t rows, int64_t cols,
+                            absl::Span<const uint8_t> pixels, bool gzip);
+// Writes an IDX label file (0x00000801, n bytes).
+absl::Status WriteIdxLabels(const std::string& path, absl::Span<const uint8_t> labels, bool gzip);
+
+}  // namespace invariant
+
+#endif  // INVARIANT_TRAIN_DATA_IDX_H_
