@@ -9,6 +9,7 @@
 #define INVARIANT_CORE_MODEL_MODEL_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +21,13 @@
 
 namespace invariant {
 
+// Named tensors of a model, by dtype. Values are owned or mapped views.
+struct ModelTensors {
+  std::map<std::string, FloatMatrix> f32;
+  std::map<std::string, DoubleMatrix> f64;
+  std::map<std::string, IntMatrix> i32;
+};
+
 // The file name of the bundle inside a version directory.
 inline constexpr char kBundleFileName[] = "model.bundle";
 
@@ -30,11 +38,14 @@ class Model {
   // INVALID_ARGUMENT for inconsistent shapes) name the path and the problem.
   static absl::StatusOr<std::shared_ptr<const Model>> Load(const std::string& path);
 
-  // Assembles a model from parts (used by the training job and tests).
-  // `head_weights` is feature_dim × T and `head_bias` 1 × T, or both empty.
-  // The manifest's tensor table is filled in by Save.
-  static absl::StatusOr<std::shared_ptr<const Model>> Assemble(
-      v1::Manifest manifest, std::vector<std::pair<std::string, FloatMatrix>> tensors);
+  // Assembles a model from a manifest and its named tensors (used by the
+  // training job and tests; Load uses it over the mapped tensors). Checks
+  // that every tensor the manifest's parts need is present with the right
+  // shape and that dimensions agree (input_dim → encoder → feature_dim →
+  // head), naming the tensor or field on error. Head tensors:
+  // "head/weights" (feature_dim × T) and "head/bias" (1 × T).
+  static absl::StatusOr<std::shared_ptr<const Model>> Assemble(v1::Manifest manifest,
+                                                               ModelTensors tensors);
 
   // Writes the bundle to `path` (atomically: a temporary file, then rename).
   absl::Status Save(const std::string& path) const;
@@ -48,6 +59,9 @@ class Model {
   v1::Task task() const { return manifest_.head().task(); }
   // Bytes of tensors held (mapped or owned).
   size_t bytes() const;
+  // The whole feature map (preprocess → encoder → second layer).
+  const Encoder& featurizer() const { return *featurizer_; }
+  const ModelTensors& tensors() const { return tensors_; }
 
   // x: n × input_dim → features: n × feature_dim. Thread-safe.
   void Featurize(int64_t n, const float* x, float* features) const;
@@ -58,10 +72,11 @@ class Model {
  private:
   Model() = default;
   v1::Manifest manifest_;
-  // implementation details are declared in model.cc's friend builder
-  struct Parts;
-  std::shared_ptr<const Parts> parts_;
-  friend struct ModelBuilder;
+  ModelTensors tensors_;
+  std::shared_ptr<const Encoder> featurizer_;
+  FloatMatrix head_weights_;  // feature_dim × T, empty without a head
+  FloatMatrix head_bias_;     // 1 × T
+  std::shared_ptr<const void> keeper_;  // the mapped bundle, when loaded
 };
 
 }  // namespace invariant

@@ -1,0 +1,154 @@
+#include "core/model/model.h"
+
+#include <cblas.h>
+
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
+#include "core/bundle/bundle.h"
+#include "core/model/featurizer_factory.h"
+
+namespace invariant {
+namespace {
+
+absl::Status Prefix(const std::string& path, const absl::Status& s) {
+  if (s.ok() || absl::StartsWith(s.message(), path)) return s;
+  return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
+}
+
+template <typename T>
+void AddRefs(const std::map<std::string, Array2D<T>>& map, v1::DType dtype,
+             std::vector<TensorRef>& refs) {
+  for (const auto& [name, a] : map) {
+    refs.push_back(TensorRef{name, dtype, {a.rows(), a.cols()}, a.data()});
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<const Model>> Model::Assemble(v1::Manifest manifest,
+                                                             ModelTensors tensors) {
+  ASSIGN_OR_RETURN(std::shared_ptr<const Encoder> featurizer, MakeFeaturizer(manifest, tensors));
+  if (featurizer->d_in() != manifest.input_dim()) {
+    return absl::InvalidArgumentError(absl::StrCat("manifest.input_dim is ", manifest.input_dim(),
+                                                   " but the encoder takes ", featurizer->d_in()));
+  }
+  if (manifest.feature_dim() == 0) manifest.set_feature_dim(featurizer->d_out());
+  if (manifest.feature_dim() != featurizer->d_out()) {
+    return absl::InvalidArgumentError(absl::StrCat("manifest.feature_dim is ",
+                                                   manifest.feature_dim(),
+                                                   " but the encoder produces ",
+                                                   featurizer->d_out()));
+  }
+  auto model = std::shared_ptr<Model>(new Model());
+  if (manifest.has_head()) {
+    auto w = tensors.f32.find("head/weights");
+    auto b = tensors.f32.find("head/bias");
+    if (w == tensors.f32.end() || b == tensors.f32.end()) {
+      return absl::InvalidArgumentError(
+          "manifest.head is set but tensor 'head/weights' or 'head/bias' is missing");
+    }
+    const int64_t t = w->second.cols();
+    if (w->second.rows() != manifest.feature_dim() || t <= 0 || b->second.rows() != 1 ||
+        b->second.cols() != t) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor 'head/weights' must be feature_dim × T = ", manifest.feature_dim(),
+          " × T and 'head/bias' 1 × T, got ", w->second.rows(), " × ", t, " and ",
+          b->second.rows(), " × ", b->second.cols()));
+    }
+    const auto& head = manifest.head();
+    if (head.task() == v1::TASK_CLASSIFICATION && head.class_names_size() != t) {
+      return absl::InvalidArgumentError(absl::StrCat("manifest.head.class_names has ",
+                                                     head.class_names_size(),
+                                                     " names for ", t, " score columns"));
+    }
+    if (head.task() == v1::TASK_UNSPECIFIED) {
+      return absl::InvalidArgumentError(
+          "manifest.head.task must be TASK_CLASSIFICATION or TASK_REGRESSION");
+    }
+    model->head_weights_ = w->second;
+    model->head_bias_ = b->second;
+  }
+  model->manifest_ = std::move(manifest);
+  model->tensors_ = std::move(tensors);
+  model->featurizer_ = std::move(featurizer);
+  return std::shared_ptr<const Model>(std::move(model));
+}
+
+absl::StatusOr<std::shared_ptr<const Model>> Model::Load(const std::string& path) {
+  ASSIGN_OR_RETURN(std::shared_ptr<const Bundle> bundle, Bundle::Open(path));
+  ModelTensors tensors;
+  for (const v1::TensorEntry& e : bundle->manifest().tensors()) {
+    switch (e.dtype()) {
+      case v1::DTYPE_FLOAT32: {
+        ASSIGN_OR_RETURN(tensors.f32[e.name()], bundle->Float(e.name()));
+        break;
+      }
+      case v1::DTYPE_FLOAT64: {
+        ASSIGN_OR_RETURN(tensors.f64[e.name()], bundle->Double(e.name()));
+        break;
+      }
+      case v1::DTYPE_INT32: {
+        ASSIGN_OR_RETURN(tensors.i32[e.name()], bundle->Int32(e.name()));
+        break;
+      }
+      default:
+        return absl::InvalidArgumentError(
+            absl::StrCat(path, ": tensor '", e.name(), "' has unsupported dtype"));
+    }
+  }
+  auto model = Assemble(bundle->manifest(), std::move(tensors));
+  if (!model.ok()) return Prefix(path, model.status());
+  std::const_pointer_cast<Model>(*model)->keeper_ = bundle;
+  return model;
+}
+
+absl::Status Model::Save(const std::string& path) const {
+  std::vector<TensorRef> refs;
+  AddRefs(tensors_.f32, v1::DTYPE_FLOAT32, refs);
+  AddRefs(tensors_.f64, v1::DTYPE_FLOAT64, refs);
+  AddRefs(tensors_.i32, v1::DTYPE_INT32, refs);
+  return WriteBundle(path, manifest_, refs);
+}
+
+int64_t Model::output_dim() const { return has_head() ? head_weights_.cols() : 0; }
+
+size_t Model::bytes() const {
+  size_t b = 0;
+  for (const auto& [n, a] : tensors_.f32) b += a.bytes();
+  for (const auto& [n, a] : tensors_.f64) b += a.bytes();
+  for (const auto& [n, a] : tensors_.i32) b += a.bytes();
+  return b;
+}
+
+void Model::Featurize(int64_t n, const float* x, float* features) const {
+  featurizer_->Encode(n, x, features);
+}
+
+void Model::Predict(int64_t n, const float* x, float* scores) const {
+  if (n == 0) return;
+  const int64_t f = feature_dim();
+  const int64_t t = output_dim();
+  // Blocks of rows keep the feature scratch bounded for large requests.
+  constexpr int64_t kRows = 256;
+  std::vector<float> phi(static_cast<size_t>(std::min(n, kRows) * f));
+  for (int64_t i0 = 0; i0 < n; i0 += kRows) {
+    const int64_t b = std::min(kRows, n - i0);
+    featurizer_->Encode(b, x + i0 * input_dim(), phi.data());
+    float* out = scores + i0 * t;
+    for (int64_t i = 0; i < b; ++i) {
+      std::copy(head_bias_.data(), head_bias_.data() + t, out + i * t);
+    }
+    // Row by row (M = 1) so a row's scores never depend on the batch size.
+    for (int64_t i = 0; i < b; ++i) {
+      cblas_sgemv(CblasRowMajor, CblasTrans, static_cast<int>(f), static_cast<int>(t), 1.0f,
+                  head_weights_.data(), static_cast<int>(t), phi.data() + i * f, 1, 1.0f,
+                  out + i * t, 1);
+    }
+  }
+}
+
+}  // namespace invariant

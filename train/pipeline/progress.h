@@ -1,0 +1,36 @@
+// progress.h: progress of long training stages on stderr.
+//
+// On a terminal a single line is redrawn with rows done, rate and ETA; when
+// stderr is not a terminal (CI, logs) only one line per finished stage is
+// printed. Not thread-safe: one Progress per stage, driven by one thread.
+#ifndef INVARIANT_TRAIN_PIPELINE_PROGRESS_H_
+#define INVARIANT_TRAIN_PIPELINE_PROGRESS_H_
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace invariant {
+
+class Progress {
+ public:
+  // `total` rows expected (0 = unknown).
+  Progress(std::string stage, int64_t total);
+  // Adds `rows` done; redraws at most a few times a second on a terminal.
+  void Advance(int64_t rows);
+  // Prints the stage's final line and returns its seconds.
+  double Finish();
+  double seconds() const;
+
+ private:
+  std::string stage_;
+  int64_t total_;
+  int64_t done_ = 0;
+  bool tty_;
+  std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point last_draw_;
+};
+
+}  // namespace invariant
+
+#endif  // INVARIANT_TRAIN_PIPELINE_PROGRESS_H_

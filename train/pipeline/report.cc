@@ -1,0 +1,109 @@
+#include "train/pipeline/report.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace invariant {
+namespace {
+
+std::string Quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out += absl::StrFormat("\\u%04x", c);
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string Num(double v) {
+  if (!std::isfinite(v)) return "null";
+  return absl::StrFormat("%.10g", v);
+}
+
+}  // namespace
+
+std::string ReportToJson(const TrainReport& r) {
+  std::string j = "{\n";
+  absl::StrAppend(&j, "  \"model\": ", Quote(r.model_name), ",\n");
+  absl::StrAppend(&j, "  \"version\": ", r.version, ",\n");
+  absl::StrAppend(&j, "  \"description\": ", Quote(r.description), ",\n");
+  absl::StrAppend(&j, "  \"encoder_kind\": ", Quote(r.encoder_kind), ",\n");
+  absl::StrAppend(&j, "  \"group\": ", Quote(r.group), ",\n");
+  absl::StrAppend(&j, "  \"input_dim\": ", r.input_dim, ",\n");
+  absl::StrAppend(&j, "  \"feature_dim\": ", r.feature_dim, ",\n");
+  absl::StrAppend(&j, "  \"rows\": {\"train\": ", r.train_rows, ", \"validation\": ",
+                  r.validation_rows, ", \"test\": ", r.test_rows, "},\n");
+  absl::StrAppend(&j, "  \"task\": ", Quote(r.task), ",\n");
+  absl::StrAppend(&j, "  \"lambda\": ", Num(r.lambda), ",\n");
+  absl::StrAppend(&j, "  \"validation_metric\": ", Quote(r.validation_metric), ",\n");
+  j += "  \"validation_curve\": [";
+  for (size_t i = 0; i < r.validation_curve.size(); ++i) {
+    absl::StrAppend(&j, i ? ", " : "", "{\"lambda\": ", Num(r.validation_curve[i].first),
+                    ", \"value\": ", Num(r.validation_curve[i].second), "}");
+  }
+  j += "],\n  \"test\": {";
+  bool first = true;
+  for (const auto& [k, v] : r.test_metrics) {
+    absl::StrAppend(&j, first ? "" : ", ", Quote(k), ": ", Num(v));
+    first = false;
+  }
+  j += "},\n";
+  const auto& c = r.certificate;
+  absl::StrAppend(&j, "  \"invariance\": {\"max_discrepancy\": ", Num(c.max_discrepancy()),
+                  ", \"mean_discrepancy\": ", Num(c.mean_discrepancy()),
+                  ", \"relative_max_discrepancy\": ", Num(c.relative_max_discrepancy()),
+                  ", \"num_points\": ", c.num_points(),
+                  ", \"num_group_elements\": ", c.num_group_elements(),
+                  ", \"exhaustive\": ", c.exhaustive() ? "true" : "false",
+                  ", \"method\": ", Quote(c.method()),
+                  ", \"generator_residual\": ", Num(c.generator_residual()), "},\n");
+  j += "  \"seconds\": {";
+  for (size_t i = 0; i < r.stage_seconds.size(); ++i) {
+    absl::StrAppend(&j, i ? ", " : "", Quote(r.stage_seconds[i].first), ": ",
+                    Num(r.stage_seconds[i].second));
+  }
+  absl::StrAppend(&j, "},\n  \"featurize_rows_per_second\": ", Num(r.featurize_rows_per_second),
+                  "\n}\n");
+  return j;
+}
+
+std::string ReportToMarkdown(const TrainReport& r) {
+  std::string m = absl::StrCat("# ", r.model_name, " version ", r.version, "\n\n");
+  if (!r.description.empty()) absl::StrAppend(&m, r.description, "\n\n");
+  absl::StrAppend(&m, "| | |\n|---|---|\n");
+  absl::StrAppend(&m, "| encoder | ", r.encoder_kind, " |\n| group | ", r.group, " |\n");
+  absl::StrAppend(&m, "| input → features | ", r.input_dim, " → ", r.feature_dim, " |\n");
+  absl::StrAppend(&m, "| rows train / validation / test | ", r.train_rows, " / ",
+                  r.validation_rows, " / ", r.test_rows, " |\n");
+  absl::StrAppend(&m, "| task | ", r.task, " |\n| λ chosen | ", Num(r.lambda), " |\n");
+  for (const auto& [k, v] : r.test_metrics) absl::StrAppend(&m, "| test ", k, " | ", Num(v), " |\n");
+  const auto& c = r.certificate;
+  absl::StrAppend(&m, "| invariance max / mean discrepancy | ", Num(c.max_discrepancy()), " / ",
+                  Num(c.mean_discrepancy()), " (", c.num_points(), " points × ",
+                  c.num_group_elements(), " elements, ", c.method(), ") |\n");
+  absl::StrAppend(&m, "| featurize rows/s | ", Num(r.featurize_rows_per_second), " |\n");
+  if (!r.validation_curve.empty()) {
+    absl::StrAppend(&m, "\n## Validation (", r.validation_metric, ")\n\n| λ | value |\n|---|---|\n");
+    for (const auto& [lam, v] : r.validation_curve) {
+      absl::StrAppend(&m, "| ", Num(lam), " | ", Num(v), " |\n");
+    }
+  }
+  absl::StrAppend(&m, "\n## Seconds per stage\n\n| stage | s |\n|---|---|\n");
+  for (const auto& [k, v] : r.stage_seconds) absl::StrAppend(&m, "| ", k, " | ", Num(v), " |\n");
+  return m;
+}
+
+}  // namespace invariant

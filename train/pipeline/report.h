@@ -1,0 +1,45 @@
+// report.h: what a training run measured, written as report.json (for
+// machines and the reproduction scripts) and report.md (for people) next to
+// the bundle in MODELS/<name>/<version>/.
+#ifndef INVARIANT_TRAIN_PIPELINE_REPORT_H_
+#define INVARIANT_TRAIN_PIPELINE_REPORT_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "invariant/v1/bundle.pb.h"
+
+namespace invariant {
+
+struct TrainReport {
+  std::string model_name;
+  int64_t version = 0;
+  std::string description;
+  std::string encoder_kind;
+  std::string group;
+  int64_t input_dim = 0;
+  int64_t feature_dim = 0;
+  int64_t train_rows = 0;
+  int64_t validation_rows = 0;
+  int64_t test_rows = 0;
+  std::string task;                 // "classification" | "regression" | "none"
+  double lambda = 0;                // chosen regularisation
+  std::string validation_metric;    // "accuracy" | "mse"
+  std::vector<std::pair<double, double>> validation_curve;  // (λ, metric)
+  std::map<std::string, double> test_metrics;  // accuracy | rmse, mae
+  v1::InvarianceCertificate certificate;
+  std::vector<std::pair<std::string, double>> stage_seconds;  // in order
+  double featurize_rows_per_second = 0;
+};
+
+// One JSON object; keys are stable (documented in README "Training").
+std::string ReportToJson(const TrainReport& report);
+// A short Markdown page with the same facts.
+std::string ReportToMarkdown(const TrainReport& report);
+
+}  // namespace invariant
+
+#endif  // INVARIANT_TRAIN_PIPELINE_REPORT_H_
