@@ -1,0 +1,217 @@
+// invariant-bench-serving: QPS and latency of batch-1 Predict over loopback.
+//
+// Writes one random-Fourier model (bank = features·group_elements rows of
+// input_dim) with the test model helper, measures the in-process Model
+// (latency at batch 1, rows/s at several batch sizes), then starts an
+// in-process invariant-server on 127.0.0.1 for each batching mode and drives
+// it with 1, 8, 64 closed-loop callers through invariant::Client. For each run
+// it reports QPS, p50/p99 latency, the mean batch the batcher formed (from the
+// server's invariant_batch_rows histogram) and served rows/s relative to the
+// in-process rows/s at that batch size.
+//
+//   build/bin/invariant-bench-serving --seconds=3 --callers=1,8,64
+#include <stdlib.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "bench/serving/load_generator.h"
+#include "core/base/random.h"
+#include "server/server.h"
+#include "tests/integration/test_models.h"
+
+ABSL_FLAG(int64_t, input_dim, 784, "d");
+ABSL_FLAG(int, features, 640, "s: random Fourier frequencies");
+ABSL_FLAG(int, group_elements, 16, "r: bank rows = features · group_elements");
+ABSL_FLAG(int, classes, 10, "Head outputs");
+ABSL_FLAG(double, seconds, 3, "Duration of each load run");
+ABSL_FLAG(std::string, callers, "1,8,64", "Concurrent callers per run");
+ABSL_FLAG(int64_t, max_batch_size, 64, "Batcher max rows");
+ABSL_FLAG(std::string, delays_us, "0,500", "Batching-on runs: one per max_batch_delay_us");
+ABSL_FLAG(int, threads, 2, "Batcher worker threads");
+
+namespace invariant::bench {
+namespace {
+
+std::vector<int> ParseInts(const std::string& text) {
+  std::vector<int> out;
+  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipEmpty())) {
+    int v = 0;
+    if (absl::SimpleAtoi(part, &v)) out.push_back(v);
+  }
+  return out;
+}
+
+struct InProcess {
+  double p50_us_batch1 = 0;
+  std::map<int, double> rows_per_second;  // by batch size
+};
+
+// rows/s of model.Predict at batch `b` (≥ 0.5 s of calls).
+double InProcessRowsPerSecond(const Model& model, const std::vector<float>& rows, int b) {
+  const int64_t d = model.input_dim();
+  const int64_t available = static_cast<int64_t>(rows.size()) / d;
+  std::vector<float> scores(static_cast<size_t>(b * model.output_dim()));
+  int64_t done = 0;
+  const absl::Time start = absl::Now();
+  int64_t offset = 0;
+  while (absl::Now() - start < absl::Milliseconds(500) || done < 4 * b) {
+    if (offset + b > available) offset = 0;
+    model.Predict(b, rows.data() + offset * d, scores.data());
+    offset += b;
+    done += b;
+  }
+  return static_cast<double>(done) / absl::ToDoubleSeconds(absl::Now() - start);
+}
+
+double InProcessP50Batch1(const Model& model, const std::vector<float>& rows) {
+  const int64_t d = model.input_dim();
+  const int64_t available = static_cast<int64_t>(rows.size()) / d;
+  std::vector<float> scores(static_cast<size_t>(model.output_dim()));
+  std::vector<double> latencies;
+  const absl::Time start = absl::Now();
+  for (int64_t i = 0; absl::Now() - start < absl::Seconds(1) || latencies.size() < 20; ++i) {
+    const absl::Time t0 = absl::Now();
+    model.Predict(1, rows.data() + (i % available) * d, scores.data());
+    latencies.push_back(absl::ToDoubleMicroseconds(absl::Now() - t0));
+  }
+  return Quantile(latencies, 0.5);
+}
+
+// Sum and count of the server's invariant_batch_rows histogram.
+std::pair<double, double> BatchRows(const server::Server& server) {
+  const std::string text = server.metrics().Serialize();
+  static const std::regex kSum(R"(invariant_batch_rows_sum\{[^}]*\} ([0-9.e+]+))");
+  static const std::regex kCount(R"(invariant_batch_rows_count\{[^}]*\} ([0-9.e+]+))");
+  std::smatch m;
+  double sum = 0, count = 0;
+  if (std::regex_search(text, m, kSum)) sum = std::stod(m[1].str());
+  if (std::regex_search(text, m, kCount)) count = std::stod(m[1].str());
+  return {sum, count};
+}
+
+int Main() {
+  const int64_t d = absl::GetFlag(FLAGS_input_dim);
+  char dir_template[] = "/tmp/invariant-bench-serving-XXXXXX";
+  const char* dir = mkdtemp(dir_template);
+  if (dir == nullptr) return 1;
+  const std::string models = std::string(dir) + "/models";
+  testing_models::TestModelSpec spec;
+  spec.name = "bench";
+  spec.input_dim = d;
+  spec.num_features = absl::GetFlag(FLAGS_features);
+  spec.num_group_elements = absl::GetFlag(FLAGS_group_elements);
+  spec.num_classes = absl::GetFlag(FLAGS_classes);
+  auto path = testing_models::WriteTestModel(models, spec);
+  if (!path.ok()) {
+    std::fprintf(stderr, "%s\n", path.status().ToString().c_str());
+    return 1;
+  }
+  auto model = Model::Load(*path);
+  if (!model.ok()) {
+    std::fprintf(stderr, "%s\n", model.status().ToString().c_str());
+    return 1;
+  }
+  Rng rng(42);
+  std::vector<float> rows(static_cast<size_t>(256 * d));
+  for (float& v : rows) v = static_cast<float>(rng.Normal());
+
+  std::printf("model: random_fourier bank %lld x %lld (%.1f MB), features %lld, classes %lld\n",
+              static_cast<long long>(spec.num_features) * spec.num_group_elements,
+              static_cast<long long>(d), (*model)->bytes() / 1e6,
+              static_cast<long long>((*model)->feature_dim()),
+              static_cast<long long>((*model)->output_dim()));
+  InProcess local;
+  local.p50_us_batch1 = InProcessP50Batch1(**model, rows);
+  for (int b : {1, 8, 16, 32, 64}) local.rows_per_second[b] = InProcessRowsPerSecond(**model, rows, b);
+  std::printf("in-process: batch-1 p50 %.1f us;", local.p50_us_batch1);
+  for (const auto& [b, r] : local.rows_per_second) std::printf(" b=%d %.0f rows/s;", b, r);
+  std::printf("\n\n%-22s %7s %9s %10s %10s %9s %12s\n", "mode", "callers", "qps", "p50_us",
+              "p99_us", "batch", "vs_inproc");
+
+  struct Mode {
+    std::string name;
+    bool batching;
+    int64_t delay_us;
+  };
+  std::vector<Mode> modes = {{"batching=off", false, 0}};
+  for (int delay : ParseInts(absl::GetFlag(FLAGS_delays_us))) {
+    modes.push_back({"batching=on delay=" + std::to_string(delay) + "us", true, delay});
+  }
+  std::map<std::string, std::map<int, LoadResult>> results;
+  for (const Mode& mode : modes) {
+    server::ServerOptions options;
+    options.models_dir = models;
+    options.host = "127.0.0.1";
+    options.port = 0;
+    options.metrics_port = -1;
+    options.poll_seconds = 0;
+    options.batching = mode.batching;
+    options.max_batch_size = absl::GetFlag(FLAGS_max_batch_size);
+    options.max_batch_delay_us = mode.delay_us;
+    options.threads = absl::GetFlag(FLAGS_threads);
+    auto server = server::Server::Start(options);
+    if (!server.ok()) {
+      std::fprintf(stderr, "%s\n", server.status().ToString().c_str());
+      return 1;
+    }
+    auto client = Client::Create("127.0.0.1:" + std::to_string((*server)->grpc_port()));
+    for (int callers : ParseInts(absl::GetFlag(FLAGS_callers))) {
+      RunLoad(*client, "bench", callers, rows, d, absl::Milliseconds(200));  // warm-up
+      const auto before = BatchRows(**server);
+      const LoadResult r = RunLoad(*client, "bench", callers, rows, d,
+                                   absl::Seconds(absl::GetFlag(FLAGS_seconds)));
+      const auto after = BatchRows(**server);
+      const double batches = after.second - before.second;
+      const double mean_batch = batches > 0 ? (after.first - before.first) / batches : 1.0;
+      int nearest = 1;
+      for (const auto& [b, rps] : local.rows_per_second) {
+        if (std::abs(b - mean_batch) < std::abs(nearest - mean_batch)) nearest = b;
+      }
+      const double ratio = r.qps / local.rows_per_second[nearest];
+      std::printf("%-22s %7d %9.0f %10.0f %10.0f %9.1f %8.0f%%@%d%s\n", mode.name.c_str(), callers,
+                  r.qps, r.p50_us, r.p99_us, mean_batch, 100 * ratio, nearest,
+                  r.failures > 0 ? " FAILURES" : "");
+      std::fflush(stdout);
+      results[mode.name][callers] = r;
+    }
+    (*server)->Shutdown();
+  }
+  std::printf("\n");
+  const auto& off = results[modes[0].name];
+  for (size_t m = 1; m < modes.size(); ++m) {
+    const auto& on = results[modes[m].name];
+    if (off.count(64) && on.count(64)) {
+      std::printf("%s: 64 callers QPS %.1fx batching off; ", modes[m].name.c_str(),
+                  on.at(64).qps / off.at(64).qps);
+    }
+    if (on.count(1)) {
+      std::printf("1 caller added p50 %.0f us over in-process", on.at(1).p50_us - local.p50_us_batch1);
+    }
+    std::printf("\n");
+  }
+  if (off.count(1)) {
+    std::printf("batching=off: 1 caller added p50 %.0f us over in-process\n",
+                off.at(1).p50_us - local.p50_us_batch1);
+  }
+  std::filesystem::remove_all(dir);
+  return 0;
+}
+
+}  // namespace
+}  // namespace invariant::bench
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  return invariant::bench::Main();
+}

@@ -1,0 +1,121 @@
+#include "server/feature_handler.h"
+
+#include <algorithm>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "server/validation.h"
+
+namespace invariant::server {
+namespace {
+
+// Method names used as batch keys and metric labels.
+constexpr char kFeaturize[] = "Featurize";
+constexpr char kPredict[] = "Predict";
+
+// Fills the argmax index and class name of every row of a classifier.
+void FillPredictedClasses(const Model& model, v1::PredictResponse* response) {
+  if (model.task() != v1::TASK_CLASSIFICATION) return;
+  const int64_t t = response->output_dim();
+  const auto& names = model.manifest().head().class_names();
+  for (int64_t i = 0; i < response->num_rows(); ++i) {
+    const float* row = response->scores().data() + i * t;
+    const int64_t best = std::max_element(row, row + t) - row;
+    response->add_predicted_indices(static_cast<int32_t>(best));
+    response->add_predicted_classes(best < names.size() ? names[best] : absl::StrCat(best));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<Registry::Handle> FeatureHandler::Resolve(const v1::ModelSpec& spec) const {
+  if (absl::Status s = ValidateModelSpec(spec); !s.ok()) return s;
+  return registry_->Lookup(spec.name(), spec.version(), spec.version_label());
+}
+
+void FeatureHandler::Featurize(const v1::FeaturizeRequest& request,
+                               v1::FeaturizeResponse* response, absl::Time deadline,
+                               DoneFn done) const {
+  absl::StatusOr<Registry::Handle> handle = Resolve(request.model());
+  if (!handle.ok()) return done(handle.status());
+  std::shared_ptr<const Model> model = handle->servable;
+  absl::StatusOr<DecodedRows> rows =
+      DecodeInputBatch(request.inputs(), model->input_dim(), max_request_rows_);
+  if (!rows.ok()) return done(rows.status());
+  auto decoded = std::make_shared<DecodedRows>(*std::move(rows));
+  response->set_model_name(handle->name);
+  response->set_model_version(handle->version);
+  response->set_num_rows(decoded->num_rows());
+  response->set_feature_dim(model->feature_dim());
+  response->mutable_features()->Resize(static_cast<int>(decoded->num_rows() * model->feature_dim()),
+                                       0.0f);
+  BatchJob job;
+  job.key = model.get();
+  job.method = kFeaturize;
+  job.label = handle->name;
+  job.compute = [model](int64_t n, const float* x, float* out) { model->Featurize(n, x, out); };
+  job.in_dim = model->input_dim();
+  job.out_dim = model->feature_dim();
+  job.num_rows = decoded->num_rows();
+  job.x = decoded->data();
+  job.out = response->mutable_features()->mutable_data();
+  job.deadline = deadline;
+  job.done = [decoded, done](absl::Status status) { done(status); };
+  if (absl::Status s = batcher_->Submit(std::move(job)); !s.ok()) done(s);
+}
+
+void FeatureHandler::Predict(const v1::PredictRequest& request, v1::PredictResponse* response,
+                             absl::Time deadline, DoneFn done) const {
+  absl::StatusOr<Registry::Handle> handle = Resolve(request.model());
+  if (!handle.ok()) return done(handle.status());
+  std::shared_ptr<const Model> model = handle->servable;
+  if (!model->has_head()) {
+    return done(absl::FailedPreconditionError(
+        absl::StrCat("model '", handle->name, "' version ", handle->version,
+                     " has no linear head: expected a model with a head for Predict, received a "
+                     "featurize-only model (use Featurize)")));
+  }
+  absl::StatusOr<DecodedRows> rows =
+      DecodeInputBatch(request.inputs(), model->input_dim(), max_request_rows_);
+  if (!rows.ok()) return done(rows.status());
+  auto decoded = std::make_shared<DecodedRows>(*std::move(rows));
+  response->set_model_name(handle->name);
+  response->set_model_version(handle->version);
+  response->set_num_rows(decoded->num_rows());
+  response->set_output_dim(model->output_dim());
+  response->set_task(model->task());
+  response->mutable_scores()->Resize(static_cast<int>(decoded->num_rows() * model->output_dim()),
+                                     0.0f);
+  BatchJob job;
+  job.key = model.get();
+  job.method = kPredict;
+  job.label = handle->name;
+  job.compute = [model](int64_t n, const float* x, float* out) { model->Predict(n, x, out); };
+  job.in_dim = model->input_dim();
+  job.out_dim = model->output_dim();
+  job.num_rows = decoded->num_rows();
+  job.x = decoded->data();
+  job.out = response->mutable_scores()->mutable_data();
+  job.deadline = deadline;
+  job.done = [decoded, model, response, done](absl::Status status) {
+    if (status.ok()) FillPredictedClasses(*model, response);
+    done(status);
+  };
+  if (absl::Status s = batcher_->Submit(std::move(job)); !s.ok()) done(s);
+}
+
+absl::Status FeatureHandler::ListModels(v1::ListModelsResponse* response) const {
+  FillModelList(*registry_, response);
+  return absl::OkStatus();
+}
+
+absl::Status FeatureHandler::GetModelMetadata(const v1::GetModelMetadataRequest& request,
+                                              v1::GetModelMetadataResponse* response) const {
+  absl::StatusOr<Registry::Handle> handle = Resolve(request.model());
+  if (!handle.ok()) return handle.status();
+  FillModelMetadata(handle->name, handle->version, *handle->servable, response);
+  return absl::OkStatus();
+}
+
+}  // namespace invariant::server

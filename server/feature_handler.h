@@ -1,0 +1,50 @@
+// feature_handler.h: the request logic of FeatureService, free of gRPC.
+//
+// Each call runs: validate the request → look the model up in the registry →
+// submit the rows to the batcher → fill the response. `done` is called exactly
+// once with the outcome — synchronously when the request is refused before
+// queueing, otherwise from a batcher thread — and the request and response
+// must stay valid until then. The handler holds the model's shared_ptr for the
+// whole call, so a hot reload never frees a model a request still uses.
+#ifndef INVARIANT_SERVER_FEATURE_HANDLER_H_
+#define INVARIANT_SERVER_FEATURE_HANDLER_H_
+
+#include <cstdint>
+#include <functional>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "invariant/v1/feature_service.pb.h"
+#include "server/batcher.h"
+#include "server/model_metadata.h"
+
+namespace invariant::server {
+
+using DoneFn = std::function<void(absl::Status)>;
+
+class FeatureHandler {
+ public:
+  // `registry` and `batcher` must outlive the handler.
+  FeatureHandler(const Registry* registry, Batcher* batcher, int64_t max_request_rows)
+      : registry_(registry), batcher_(batcher), max_request_rows_(max_request_rows) {}
+
+  void Featurize(const v1::FeaturizeRequest& request, v1::FeaturizeResponse* response,
+                 absl::Time deadline, DoneFn done) const;
+  // FAILED_PRECONDITION when the model has no head.
+  void Predict(const v1::PredictRequest& request, v1::PredictResponse* response,
+               absl::Time deadline, DoneFn done) const;
+  absl::Status ListModels(v1::ListModelsResponse* response) const;
+  absl::Status GetModelMetadata(const v1::GetModelMetadataRequest& request,
+                                v1::GetModelMetadataResponse* response) const;
+
+ private:
+  absl::StatusOr<Registry::Handle> Resolve(const v1::ModelSpec& spec) const;
+
+  const Registry* registry_;
+  Batcher* batcher_;
+  const int64_t max_request_rows_;
+};
+
+}  // namespace invariant::server
+
+#endif  // INVARIANT_SERVER_FEATURE_HANDLER_H_

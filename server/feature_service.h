@@ -1,0 +1,42 @@
+// feature_service.h: the gRPC FeatureService on the callback API.
+//
+// Thin handlers: convert the deadline, call FeatureHandler, convert the status
+// once (status_util.h), finish. Streams answer one response per request, in
+// order, and end with the first error.
+#ifndef INVARIANT_SERVER_FEATURE_SERVICE_H_
+#define INVARIANT_SERVER_FEATURE_SERVICE_H_
+
+#include "invariant/v1/feature_service.grpc.pb.h"
+#include "server/feature_handler.h"
+
+namespace invariant::server {
+
+class FeatureServiceImpl final : public v1::FeatureService::CallbackService {
+ public:
+  // `handler` must outlive the service.
+  explicit FeatureServiceImpl(const FeatureHandler* handler) : handler_(handler) {}
+
+  grpc::ServerUnaryReactor* Featurize(grpc::CallbackServerContext* context,
+                                      const v1::FeaturizeRequest* request,
+                                      v1::FeaturizeResponse* response) override;
+  grpc::ServerUnaryReactor* Predict(grpc::CallbackServerContext* context,
+                                    const v1::PredictRequest* request,
+                                    v1::PredictResponse* response) override;
+  grpc::ServerBidiReactor<v1::FeaturizeRequest, v1::FeaturizeResponse>* StreamFeaturize(
+      grpc::CallbackServerContext* context) override;
+  grpc::ServerBidiReactor<v1::PredictRequest, v1::PredictResponse>* StreamPredict(
+      grpc::CallbackServerContext* context) override;
+  grpc::ServerUnaryReactor* ListModels(grpc::CallbackServerContext* context,
+                                       const v1::ListModelsRequest* request,
+                                       v1::ListModelsResponse* response) override;
+  grpc::ServerUnaryReactor* GetModelMetadata(grpc::CallbackServerContext* context,
+                                             const v1::GetModelMetadataRequest* request,
+                                             v1::GetModelMetadataResponse* response) override;
+
+ private:
+  const FeatureHandler* handler_;
+};
+
+}  // namespace invariant::server
+
+#endif  // INVARIANT_SERVER_FEATURE_SERVICE_H_

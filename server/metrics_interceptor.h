@@ -1,0 +1,27 @@
+// metrics_interceptor.h: grpc_server_* metrics for every RPC the server handles.
+//
+// A server interceptor (so health, reflection and admin calls are counted
+// too) that records grpc_server_started_total when a call starts and
+// grpc_server_handled_total / grpc_server_handling_seconds when its status is
+// sent, labelled by service, method, type and code (e.g. "OK", "NOT_FOUND").
+#ifndef INVARIANT_SERVER_METRICS_INTERCEPTOR_H_
+#define INVARIANT_SERVER_METRICS_INTERCEPTOR_H_
+
+#include <grpcpp/support/server_interceptor.h>
+
+#include <memory>
+
+#include "server/metrics.h"
+
+namespace invariant::server {
+
+// The canonical upper-case name of a gRPC code ("OK", "INVALID_ARGUMENT", ...).
+const char* GrpcCodeName(grpc::StatusCode code);
+
+// Makes one MetricsInterceptor per call; `metrics` must outlive the server.
+std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> MakeMetricsInterceptorFactory(
+    ServerMetrics* metrics);
+
+}  // namespace invariant::server
+
+#endif  // INVARIANT_SERVER_METRICS_INTERCEPTOR_H_

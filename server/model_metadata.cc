@@ -1,0 +1,77 @@
+#include "server/model_metadata.h"
+
+#include "core/model/featurizer_factory.h"
+
+namespace invariant::server {
+namespace {
+
+v1::VersionState ToProto(VersionState state) {
+  switch (state) {
+    case VersionState::kLoading:
+      return v1::VERSION_STATE_LOADING;
+    case VersionState::kReady:
+      return v1::VERSION_STATE_READY;
+    case VersionState::kFailed:
+      return v1::VERSION_STATE_FAILED;
+    case VersionState::kUnloaded:
+      return v1::VERSION_STATE_UNLOADED;
+  }
+  return v1::VERSION_STATE_UNSPECIFIED;
+}
+
+}  // namespace
+
+void FillModelMetadata(const std::string& name, int64_t version, const Model& model,
+                       v1::GetModelMetadataResponse* out) {
+  const v1::Manifest& manifest = model.manifest();
+  out->set_model_name(name);
+  out->set_model_version(version);
+  if (manifest.encoder().input_shape_size() > 0) {
+    *out->mutable_input_shape() = manifest.encoder().input_shape();
+  } else {
+    out->add_input_shape(model.input_dim());
+  }
+  out->set_input_dim(model.input_dim());
+  out->set_feature_dim(model.feature_dim());
+  out->set_output_dim(model.output_dim());
+  out->set_encoder_kind(EncoderKindName(manifest.encoder()));
+  *out->mutable_encoder() = manifest.encoder();
+  if (manifest.has_head()) *out->mutable_head() = manifest.head();
+  *out->mutable_metrics() = manifest.metrics();
+  if (manifest.has_certificate()) *out->mutable_certificate() = manifest.certificate();
+  out->set_model_bytes(model.bytes());
+}
+
+void FillModelList(const Registry& registry, v1::ListModelsResponse* out) {
+  for (const auto& [name, versions] : registry.Snapshot()) {
+    v1::ModelSummary* summary = out->add_models();
+    summary->set_name(name);
+    for (const auto& info : versions) {
+      if (info.state != VersionState::kReady) continue;
+      v1::ModelVersionSummary* v = summary->add_versions();
+      v->set_version(info.version);
+      v->set_encoder_kind(EncoderKindName(info.servable->manifest().encoder()));
+      v->set_has_head(info.servable->has_head());
+    }
+    for (const auto& [label, version] : registry.Labels(name)) {
+      (*summary->mutable_labels())[label] = version;
+    }
+  }
+}
+
+void FillModelStatus(const Registry& registry, const std::string& name,
+                     v1::GetModelStatusResponse* out) {
+  for (const auto& [model_name, versions] : registry.Snapshot()) {
+    if (!name.empty() && model_name != name) continue;
+    v1::ModelStatus* status = out->add_models();
+    status->set_name(model_name);
+    for (const auto& info : versions) {
+      v1::VersionStatus* v = status->add_versions();
+      v->set_version(info.version);
+      v->set_state(ToProto(info.state));
+      v->set_error(info.error);
+    }
+  }
+}
+
+}  // namespace invariant::server

@@ -1,0 +1,35 @@
+// model_metadata.h: model descriptions for ListModels and GetModelMetadata.
+//
+// Pure functions from a loaded Model (and the registry's view) to the API
+// messages of feature_service.proto; they reuse the v1 manifest messages.
+#ifndef INVARIANT_SERVER_MODEL_METADATA_H_
+#define INVARIANT_SERVER_MODEL_METADATA_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/model/model.h"
+#include "invariant/v1/feature_service.pb.h"
+#include "invariant/v1/model_admin_service.pb.h"
+#include "server/registry.h"
+
+namespace invariant::server {
+
+using Registry = ModelRegistry<Model>;
+
+// Fills `out` with the shapes, encoder, head, metrics and certificate of `model`.
+void FillModelMetadata(const std::string& name, int64_t version, const Model& model,
+                       v1::GetModelMetadataResponse* out);
+
+// One summary per model with its ready versions (newest first) and labels.
+void FillModelList(const Registry& registry, v1::ListModelsResponse* out);
+
+// The per-version states of every model (or only `name` when not empty).
+void FillModelStatus(const Registry& registry, const std::string& name,
+                     v1::GetModelStatusResponse* out);
+
+}  // namespace invariant::server
+
+#endif  // INVARIANT_SERVER_MODEL_METADATA_H_

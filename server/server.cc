@@ -1,0 +1,235 @@
+#include "server/server.h"
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/server_builder.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
+#include "core/model/featurizer_factory.h"
+#include "server/metrics_interceptor.h"
+
+#ifndef INVARIANT_VERSION
+#define INVARIANT_VERSION "dev"
+#endif
+
+namespace invariant::server {
+namespace {
+
+constexpr char kFeatureServiceName[] = "invariant.v1.FeatureService";
+
+void Log(const std::string& line) {
+  std::cerr << "invariant-server: " << line << std::endl;
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& flag, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::NotFoundError(absl::StrCat(flag, ": cannot read '", path, "'"));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+absl::Status ValidateOptions(const ServerOptions& o) {
+  if (o.models_dir.empty()) {
+    return absl::InvalidArgumentError("models: expected a models directory, received none");
+  }
+  if (o.port < 0 || o.port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat("port: expected 0..65535, received ", o.port));
+  }
+  if (o.metrics_port < -1 || o.metrics_port > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("metrics_port: expected -1..65535, received ", o.metrics_port));
+  }
+  if (o.max_batch_size < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_batch_size: expected >= 1, received ", o.max_batch_size));
+  }
+  if (o.max_batch_delay_us < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_batch_delay_us: expected >= 0, received ", o.max_batch_delay_us));
+  }
+  if (o.max_queue_rows < 1 || o.max_request_rows < 1 || o.threads < 1 ||
+      o.max_message_bytes < 1024) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_queue_rows, max_request_rows, threads: expected >= 1 and max_message_bytes >= 1024, "
+        "received ",
+        o.max_queue_rows, ", ", o.max_request_rows, ", ", o.threads, ", ", o.max_message_bytes));
+  }
+  if (o.tls_cert_file.empty() != o.tls_key_file.empty()) {
+    return absl::InvalidArgumentError(
+        "tls_cert/tls_key: expected both or neither, received only one");
+  }
+  if (!o.tls_client_ca_file.empty() && o.tls_cert_file.empty()) {
+    return absl::InvalidArgumentError(
+        "tls_client_ca: expected together with tls_cert and tls_key, received alone");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(const ServerOptions& o) {
+  if (o.tls_cert_file.empty()) return grpc::InsecureServerCredentials();
+  grpc::SslServerCredentialsOptions ssl;
+  ASSIGN_OR_RETURN(std::string cert, ReadFile("tls_cert", o.tls_cert_file));
+  ASSIGN_OR_RETURN(std::string key, ReadFile("tls_key", o.tls_key_file));
+  ssl.pem_key_cert_pairs.push_back({key, cert});
+  if (!o.tls_client_ca_file.empty()) {
+    ASSIGN_OR_RETURN(ssl.pem_root_certs, ReadFile("tls_client_ca", o.tls_client_ca_file));
+    ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+  }
+  return grpc::SslServerCredentials(ssl);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
+  RETURN_IF_ERROR(ValidateOptions(options));
+  std::unique_ptr<Server> server(new Server(options));
+  RETURN_IF_ERROR(server->Init());
+  return server;
+}
+
+absl::Status Server::Init() {
+  ASSIGN_OR_RETURN(VersionPolicy policy, ParseVersionPolicy(options_.version_policy));
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
+                   MakeCredentials(options_));
+
+  metrics_ = std::make_unique<ServerMetrics>(INVARIANT_VERSION);
+  if (options_.metrics_port >= 0) {
+    RETURN_IF_ERROR(metrics_->Expose(absl::StrCat(options_.host, ":", options_.metrics_port)));
+  }
+
+  RegistryOptions registry_options;
+  registry_options.root = options_.models_dir;
+  registry_options.bundle_file_name = kBundleFileName;
+  registry_options.policy = policy;
+  registry_options.removal_grace = absl::Seconds(options_.removal_grace_seconds);
+  Registry::Observers observers;
+  ServerMetrics* metrics = metrics_.get();
+  observers.on_ready = [metrics](const std::string& name, int64_t version, const Model& model) {
+    Log(absl::StrCat("model '", name, "' version ", version, " ready (",
+                     EncoderKindName(model.manifest().encoder()), ", ", model.bytes(), " bytes)"));
+    metrics->ModelReady(name, version, EncoderKindName(model.manifest().encoder()), model.bytes());
+  };
+  observers.on_failed = [metrics](const std::string& name, int64_t version,
+                                  const absl::Status& error) {
+    Log(absl::StrCat("model '", name, "' version ", version, " failed to load: ",
+                     error.ToString()));
+    metrics->ModelLoadFailed(name);
+  };
+  observers.on_unloaded = [metrics](const std::string& name, int64_t version) {
+    Log(absl::StrCat("model '", name, "' version ", version, " unloaded"));
+    metrics->ModelUnloaded(name, version);
+  };
+  registry_ = std::make_unique<Registry>(
+      registry_options,
+      [](const std::string& path) { return Model::Load(path); }, observers);
+  registry_->Rescan();
+
+  BatcherOptions batcher_options;
+  batcher_options.enabled = options_.batching && options_.max_batch_size > 1;
+  batcher_options.max_batch_rows = options_.max_batch_size;
+  batcher_options.max_batch_delay = absl::Microseconds(options_.max_batch_delay_us);
+  batcher_options.max_queue_rows = options_.max_queue_rows;
+  batcher_options.num_threads = options_.threads;
+  batcher_options.observers.on_batch = [metrics](const std::string& model,
+                                                 const std::string& method, int64_t rows,
+                                                 double seconds) {
+    metrics->BatchComputed(model, method, rows, seconds);
+  };
+  batcher_options.observers.on_dequeue = [metrics](const std::string& model, double seconds) {
+    metrics->Dequeued(model, seconds);
+  };
+  batcher_options.observers.on_queue_rows = [metrics](const std::string& model, int64_t rows) {
+    metrics->QueueRows(model, rows);
+  };
+  batcher_ = std::make_unique<Batcher>(batcher_options);
+  handler_ = std::make_unique<FeatureHandler>(registry_.get(), batcher_.get(),
+                                              options_.max_request_rows);
+  feature_service_ = std::make_unique<FeatureServiceImpl>(handler_.get());
+  admin_service_ = std::make_unique<ModelAdminImpl>(
+      options_.admin_token, [this] { return Reload(); }, registry_.get());
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(absl::StrCat(options_.host, ":", options_.port), credentials,
+                           &grpc_port_);
+  builder.SetMaxReceiveMessageSize(options_.max_message_bytes);
+  builder.SetMaxSendMessageSize(options_.max_message_bytes);
+  if (options_.max_connection_age_seconds > 0) {
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS,
+                               static_cast<int>(options_.max_connection_age_seconds * 1000));
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
+                               static_cast<int>(options_.drain_seconds * 1000));
+  }
+  builder.RegisterService(feature_service_.get());
+  builder.RegisterService(admin_service_.get());
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
+  creators.push_back(MakeMetricsInterceptorFactory(metrics));
+  builder.experimental().SetInterceptorCreators(std::move(creators));
+  server_ = builder.BuildAndStart();
+  if (server_ == nullptr || grpc_port_ == 0) {
+    return absl::UnavailableError(absl::StrCat("port: cannot listen on ", options_.host, ":",
+                                               options_.port));
+  }
+  UpdateHealth();
+  if (options_.poll_seconds > 0) poller_ = std::thread([this] { PollLoop(); });
+  return absl::OkStatus();
+}
+
+void Server::UpdateHealth() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (shutting_down_ || server_ == nullptr) return;
+  grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService();
+  health->SetServingStatus("", true);
+  health->SetServingStatus(kFeatureServiceName, registry_->AllModelsReady());
+}
+
+ScanReport Server::Reload() {
+  const ScanReport report = registry_->Rescan();
+  UpdateHealth();
+  return report;
+}
+
+void Server::PollLoop() {
+  const auto period = std::chrono::microseconds(static_cast<int64_t>(options_.poll_seconds * 1e6));
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!shutting_down_) {
+    if (cv_.wait_for(lock, period, [this] { return shutting_down_; })) break;
+    lock.unlock();
+    Reload();
+    lock.lock();
+  }
+}
+
+void Server::Shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (shut_down_) return;
+    shut_down_ = true;
+    shutting_down_ = true;
+    if (server_ != nullptr) server_->GetHealthCheckService()->Shutdown();
+  }
+  cv_.notify_all();
+  if (poller_.joinable()) poller_.join();
+  if (server_ != nullptr) {
+    server_->Shutdown(std::chrono::system_clock::now() +
+                      std::chrono::microseconds(static_cast<int64_t>(options_.drain_seconds * 1e6)));
+    server_->Wait();
+  }
+  if (batcher_ != nullptr) batcher_->Stop();
+}
+
+Server::~Server() { Shutdown(); }
+
+}  // namespace invariant::server

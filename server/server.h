@@ -1,0 +1,97 @@
+// server.h: invariant-server assembled — registry, batcher, services, metrics.
+//
+// Server::Start validates ServerOptions, exposes the metrics, scans the models
+// directory once (so the server is ready when Start returns if every model
+// loads), starts the gRPC server (FeatureService, ModelAdmin, grpc.health.v1,
+// reflection) and the poller thread. Health: "" is SERVING while the server
+// runs; "invariant.v1.FeatureService" is SERVING only while every model seen
+// has a ready version. Shutdown() flips both to NOT_SERVING, lets in-flight
+// calls finish within drain_seconds (then cancels them), and stops the
+// batcher and poller. Flags are parsed in main.cc only.
+#ifndef INVARIANT_SERVER_SERVER_H_
+#define INVARIANT_SERVER_SERVER_H_
+
+#include <grpcpp/server.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "server/admin_service.h"
+#include "server/batcher.h"
+#include "server/feature_handler.h"
+#include "server/feature_service.h"
+#include "server/metrics.h"
+#include "server/model_metadata.h"
+
+namespace invariant::server {
+
+// Every knob of the server, with its default (the flag of the same name in main.cc).
+struct ServerOptions {
+  std::string models_dir;              // MODELS/<name>/<version>/model.bundle; required
+  std::string host = "0.0.0.0";        // gRPC and metrics bind address
+  int port = 8500;                     // gRPC port; 0 = pick a free one
+  int metrics_port = 9102;             // Prometheus /metrics port; 0 = pick; -1 = off
+  std::string version_policy = "latest";  // latest | latest:N | all
+  double poll_seconds = 30;            // rescan period; <= 0 = only on demand
+  double removal_grace_seconds = 30;   // a removed version serves this long
+  bool batching = true;                // false = compute each request inline
+  int64_t max_batch_size = 64;         // rows per compute call (1 = batching off)
+  int64_t max_batch_delay_us = 500;    // oldest request's wait for a fuller batch
+  int64_t max_queue_rows = 65536;      // queued rows per model before RESOURCE_EXHAUSTED
+  int64_t max_request_rows = 65536;    // rows per request
+  int threads = 2;                     // batcher worker threads
+  int max_message_bytes = 64 << 20;    // gRPC receive/send limit
+  std::string tls_cert_file;           // PEM; with tls_key_file turns TLS on
+  std::string tls_key_file;
+  std::string tls_client_ca_file;      // PEM; requires and verifies client certificates (mTLS)
+  std::string admin_token;             // empty = ModelAdmin unauthenticated
+  double drain_seconds = 10;           // graceful shutdown budget
+  double max_connection_age_seconds = 0;  // > 0: clients reconnect (rebalance) after this
+};
+
+class Server {
+ public:
+  static absl::StatusOr<std::unique_ptr<Server>> Start(const ServerOptions& options);
+  ~Server();  // Shutdown()
+
+  int grpc_port() const { return grpc_port_; }
+  int metrics_port() const { return metrics_->port(); }
+  // The server's metrics (e.g. for in-process benchmarks).
+  const ServerMetrics& metrics() const { return *metrics_; }
+
+  // Rescans the models directory now (SIGHUP, ModelAdmin.ReloadModels, poller).
+  ScanReport Reload();
+  // Graceful shutdown; idempotent.
+  void Shutdown();
+
+ private:
+  explicit Server(const ServerOptions& options) : options_(options) {}
+  absl::Status Init();
+  void UpdateHealth();
+  void PollLoop();
+
+  const ServerOptions options_;
+  std::unique_ptr<ServerMetrics> metrics_;
+  std::unique_ptr<Registry> registry_;
+  std::unique_ptr<Batcher> batcher_;
+  std::unique_ptr<FeatureHandler> handler_;
+  std::unique_ptr<FeatureServiceImpl> feature_service_;
+  std::unique_ptr<ModelAdminImpl> admin_service_;
+  std::unique_ptr<grpc::Server> server_;
+  int grpc_port_ = 0;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool shutting_down_ = false;
+  bool shut_down_ = false;
+  std::thread poller_;
+};
+
+}  // namespace invariant::server
+
+#endif  // INVARIANT_SERVER_SERVER_H_

@@ -1,0 +1,24 @@
+// status_util.h: the ONE conversion from absl::Status to grpc::Status.
+//
+// ARCHITECTURE decision 3: errors are absl::Status values inside the server and
+// are converted exactly once, at the RPC boundary. absl::StatusCode and
+// grpc::StatusCode share the canonical numbering (google.rpc.Code); any code
+// outside it becomes UNKNOWN. The message is passed through unchanged.
+#ifndef INVARIANT_SERVER_STATUS_UTIL_H_
+#define INVARIANT_SERVER_STATUS_UTIL_H_
+
+#include <grpcpp/support/status.h>
+
+#include "absl/status/status.h"
+
+namespace invariant::server {
+
+// Returns the grpc::Status with the same canonical code and message as `status`.
+grpc::Status ToGrpcStatus(const absl::Status& status);
+
+// Returns the absl::Status with the same canonical code and message as `status`.
+absl::Status FromGrpcStatus(const grpc::Status& status);
+
+}  // namespace invariant::server
+
+#endif  // INVARIANT_SERVER_STATUS_UTIL_H_

@@ -1,0 +1,153 @@
+#include "tests/integration/server_process.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+
+namespace invariant::testing_server {
+
+ServerProcess::~ServerProcess() {
+  if (pid_ > 0) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+}
+
+absl::Status ServerProcess::Start(const std::vector<std::string>& flags,
+                                  const std::string& stderr_path, absl::Duration ready_timeout) {
+  stderr_path_ = stderr_path;
+  int out[2];
+  if (pipe(out) != 0) return absl::InternalError("pipe failed");
+  std::vector<std::string> args = {INVARIANT_SERVER_BINARY, "--host=127.0.0.1", "--port=0",
+                                   "--metrics_port=0"};
+  args.insert(args.end(), flags.begin(), flags.end());
+  // Everything the child needs is prepared before fork: only async-signal-safe
+  // calls happen between fork and exec.
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const int err = open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  pid_ = fork();
+  if (pid_ < 0) return absl::InternalError("fork failed");
+  if (pid_ == 0) {
+    dup2(out[1], STDOUT_FILENO);
+    if (err >= 0) dup2(err, STDERR_FILENO);
+    close(out[0]);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  if (err >= 0) close(err);
+  close(out[1]);
+  std::string buffer;
+  const absl::Time give_up = absl::Now() + ready_timeout;
+  while (absl::Now() < give_up) {
+    pollfd p{out[0], POLLIN, 0};
+    if (poll(&p, 1, 100) <= 0) continue;
+    char chunk[256];
+    const ssize_t n = read(out[0], chunk, sizeof(chunk));
+    if (n <= 0) break;  // the server exited
+    buffer.append(chunk, static_cast<size_t>(n));
+    const size_t at = buffer.find("invariant-server ready");
+    if (at != std::string::npos && buffer.find('\n', at) != std::string::npos) {
+      if (std::sscanf(buffer.c_str() + at, "invariant-server ready grpc_port=%d metrics_port=%d",
+                      &grpc_port_, &metrics_port_) == 2) {
+        close(out[0]);
+        return absl::OkStatus();
+      }
+    }
+  }
+  close(out[0]);
+  return absl::UnavailableError(absl::StrCat("server not ready; stdout: '", buffer,
+                                             "'; stderr: ", Log()));
+}
+
+void ServerProcess::Signal(int signal) {
+  if (pid_ > 0) kill(pid_, signal);
+}
+
+int ServerProcess::WaitForExit(absl::Duration timeout) {
+  const absl::Time give_up = absl::Now() + timeout;
+  while (pid_ > 0) {
+    int status = 0;
+    const pid_t r = waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) {
+      pid_ = -1;
+      return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    }
+    if (absl::Now() > give_up) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+      pid_ = -1;
+      return -1;
+    }
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  return -1;
+}
+
+std::string ServerProcess::Log() const {
+  std::ifstream in(stderr_path_);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+absl::StatusOr<std::string> HttpGet(int port, const std::string& path, absl::Duration timeout) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return absl::InternalError("socket failed");
+  timeval tv{static_cast<time_t>(absl::ToInt64Seconds(timeout)), 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return absl::UnavailableError(absl::StrCat("connect to 127.0.0.1:", port, " failed"));
+  }
+  const std::string request =
+      absl::StrCat("GET ", path, " HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+  if (send(fd, request.data(), request.size(), 0) != static_cast<ssize_t>(request.size())) {
+    close(fd);
+    return absl::UnavailableError("send failed");
+  }
+  std::string response;
+  char chunk[4096];
+  ssize_t n;
+  while ((n = recv(fd, chunk, sizeof(chunk), 0)) > 0) response.append(chunk, static_cast<size_t>(n));
+  close(fd);
+  const size_t body = response.find("\r\n\r\n");
+  if (body == std::string::npos) return absl::UnavailableError("no HTTP response");
+  if (response.compare(0, 12, "HTTP/1.1 200") != 0 && response.compare(0, 12, "HTTP/1.0 200") != 0) {
+    return absl::UnavailableError(absl::StrCat("HTTP error: ", response.substr(0, body)));
+  }
+  return response.substr(body + 4);
+}
+
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = 0;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+}  // namespace invariant::testing_server

@@ -1,0 +1,61 @@
+// server_process.h: runs the REAL invariant-server binary for a test.
+//
+// Start() launches the binary (path from INVARIANT_SERVER_BINARY) with
+// --host=127.0.0.1 --port=0 --metrics_port=0 plus the given flags, reads its
+// stdout until the ready line "invariant-server ready grpc_port=N
+// metrics_port=M" (bounded wait), and returns the ports. The server's stderr
+// goes to a file for diagnostics. The destructor kills a server still running.
+#ifndef INVARIANT_TESTS_INTEGRATION_SERVER_PROCESS_H_
+#define INVARIANT_TESTS_INTEGRATION_SERVER_PROCESS_H_
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace invariant::testing_server {
+
+class ServerProcess {
+ public:
+  ServerProcess() = default;
+  ~ServerProcess();
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+
+  // Starts the server; `stderr_path` receives its log.
+  absl::Status Start(const std::vector<std::string>& flags, const std::string& stderr_path,
+                     absl::Duration ready_timeout = absl::Seconds(60));
+
+  int grpc_port() const { return grpc_port_; }
+  int metrics_port() const { return metrics_port_; }
+  std::string target() const { return "127.0.0.1:" + std::to_string(grpc_port_); }
+
+  // Sends `signal` to the server.
+  void Signal(int signal);
+  // Waits for the server to exit; its exit code, or -1 when it did not exit in
+  // time (it is then killed) or died from a signal.
+  int WaitForExit(absl::Duration timeout);
+  // The server's stderr so far.
+  std::string Log() const;
+
+ private:
+  pid_t pid_ = -1;
+  int grpc_port_ = 0;
+  int metrics_port_ = 0;
+  std::string stderr_path_;
+};
+
+// GET http://127.0.0.1:<port><path>; the body, or an error.
+absl::StatusOr<std::string> HttpGet(int port, const std::string& path,
+                                    absl::Duration timeout = absl::Seconds(10));
+
+// A TCP port free on 127.0.0.1 at the time of the call.
+int FreePort();
+
+}  // namespace invariant::testing_server
+
+#endif  // INVARIANT_TESTS_INTEGRATION_SERVER_PROCESS_H_

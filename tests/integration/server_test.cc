@@ -1,0 +1,407 @@
+// The REAL invariant-server on 127.0.0.1, called through invariant::Client.
+#include <gmock/gmock.h>
+#include <grpcpp/grpcpp.h>
+#include <signal.h>
+
+#include <atomic>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
+#include "tests/integration/integration_env.h"
+
+namespace invariant::testing_server {
+namespace {
+
+using ::testing::HasSubstr;
+using testing_models::TestModelSpec;
+
+TestModelSpec Classifier(int64_t version = 1) {
+  TestModelSpec spec;
+  spec.name = "clf";
+  spec.version = version;
+  spec.input_dim = 32;
+  spec.num_features = 16;
+  spec.num_group_elements = 8;
+  spec.num_classes = 4;
+  spec.seed = 100 + static_cast<uint64_t>(version);
+  return spec;
+}
+
+TestModelSpec Featurizer() {
+  TestModelSpec spec;
+  spec.name = "feat";
+  spec.input_dim = 32;
+  spec.num_features = 24;
+  spec.num_group_elements = 8;
+  spec.num_classes = 0;
+  spec.seed = 7;
+  return spec;
+}
+
+std::shared_ptr<const Model> LoadLocal(const std::string& models, const std::string& name,
+                                       int64_t version) {
+  auto model = Model::Load(models + "/" + name + "/" + std::to_string(version) + "/" +
+                           kBundleFileName);
+  EXPECT_TRUE(model.ok()) << model.status();
+  return model.ok() ? *model : nullptr;
+}
+
+class ServerTest : public ServerTestBase {};
+
+TEST_F(ServerTest, FeaturizeEqualsInProcessBitForBitUnderConcurrentBatching) {
+  WriteModel(Featurizer());
+  StartServer({"--max_batch_size=16", "--max_batch_delay_us=2000", "--threads=2"});
+  auto local = LoadLocal(models(), "feat", 1);
+  ASSERT_NE(local, nullptr);
+  const int64_t d = local->input_dim();
+  const int64_t f = local->feature_dim();
+  // 24 concurrent single-row calls (merged by the batcher) and one 40-row call (split).
+  constexpr int kCalls = 24;
+  std::vector<std::vector<float>> rows(kCalls);
+  std::vector<std::future<CallResult<v1::FeaturizeResponse>>> futures;
+  for (int i = 0; i < kCalls; ++i) {
+    rows[i] = RandomRows(1, d, 1000 + i);
+    v1::FeaturizeRequest request;
+    request.mutable_model()->set_name("feat");
+    *request.mutable_inputs()->mutable_values() = {rows[i].begin(), rows[i].end()};
+    futures.push_back(client_->FeaturizeAsync(request));
+  }
+  const std::vector<float> big = RandomRows(40, d, 77);
+  std::vector<float> big_features;
+  ASSERT_TRUE(client_->Featurize("feat", 40, big, &big_features).ok());
+  std::vector<float> expected(static_cast<size_t>(40 * f));
+  local->Featurize(40, big.data(), expected.data());
+  ASSERT_EQ(big_features.size(), expected.size());
+  EXPECT_EQ(std::memcmp(big_features.data(), expected.data(), expected.size() * 4), 0);
+  for (int i = 0; i < kCalls; ++i) {
+    CallResult<v1::FeaturizeResponse> result = futures[i].get();
+    ASSERT_TRUE(result.status.ok()) << result.status.error_message();
+    std::vector<float> one(static_cast<size_t>(f));
+    local->Featurize(1, rows[i].data(), one.data());
+    ASSERT_EQ(result.response.features_size(), f);
+    EXPECT_EQ(std::memcmp(result.response.features().data(), one.data(), one.size() * 4), 0)
+        << "row " << i;
+    EXPECT_EQ(result.response.model_version(), 1);
+  }
+}
+
+TEST_F(ServerTest, PredictEqualsInProcessAndStreamsAgree) {
+  WriteModel(Classifier());
+  StartServer({});
+  auto local = LoadLocal(models(), "clf", 1);
+  ASSERT_NE(local, nullptr);
+  const std::vector<float> x = RandomRows(5, 32, 5);
+  std::vector<float> scores;
+  std::vector<std::string> classes;
+  ASSERT_TRUE(client_->Predict("clf", 5, x, &scores, &classes).ok());
+  std::vector<float> expected(static_cast<size_t>(5 * 4));
+  local->Predict(5, x.data(), expected.data());
+  ASSERT_EQ(scores.size(), expected.size());
+  EXPECT_EQ(std::memcmp(scores.data(), expected.data(), expected.size() * 4), 0);
+  ASSERT_EQ(classes.size(), 5u);
+  for (int i = 0; i < 5; ++i) {
+    const float* row = expected.data() + i * 4;
+    EXPECT_EQ(classes[i], "class_" + std::to_string(std::max_element(row, row + 4) - row));
+  }
+  // The same through a stream, one row per message, and through the callback API.
+  auto stream = client_->OpenPredictStream();
+  for (int i = 0; i < 5; ++i) {
+    v1::PredictRequest request;
+    request.mutable_model()->set_name("clf");
+    request.mutable_inputs()->mutable_values()->Add(x.begin() + i * 32, x.begin() + (i + 1) * 32);
+    v1::PredictResponse response;
+    ASSERT_TRUE(stream->Call(request, &response));
+    EXPECT_EQ(std::memcmp(response.scores().data(), expected.data() + i * 4, 16), 0);
+    EXPECT_EQ(response.predicted_classes(0), classes[i]);
+  }
+  EXPECT_TRUE(stream->Finish().ok());
+  v1::PredictRequest request;
+  request.mutable_model()->set_name("clf");
+  request.mutable_inputs()->mutable_values()->Add(x.begin(), x.begin() + 32);
+  CallResult<v1::PredictResponse> async = client_->PredictAsync(request).get();
+  ASSERT_TRUE(async.status.ok());
+  EXPECT_EQ(std::memcmp(async.response.scores().data(), expected.data(), 16), 0);
+}
+
+TEST_F(ServerTest, MetadataListHealthAndReflection) {
+  WriteModel(Classifier());
+  WriteModel(Featurizer());
+  StartServer({});
+  v1::GetModelMetadataResponse metadata;
+  ASSERT_TRUE(client_->GetModelMetadata("clf", 0, &metadata).ok());
+  EXPECT_EQ(metadata.model_version(), 1);
+  EXPECT_EQ(metadata.input_dim(), 32);
+  EXPECT_EQ(metadata.feature_dim(), 32);
+  EXPECT_EQ(metadata.output_dim(), 4);
+  EXPECT_EQ(metadata.encoder_kind(), "random_fourier");
+  EXPECT_EQ(metadata.encoder().random_fourier().num_features(), 16);
+  EXPECT_EQ(metadata.encoder().group().cyclic_shift().length(), 32);
+  ASSERT_EQ(metadata.head().class_names_size(), 4);
+  EXPECT_EQ(metadata.head().class_names(3), "class_3");
+  EXPECT_DOUBLE_EQ(metadata.metrics().at("test_accuracy"), 0.875);
+  EXPECT_EQ(metadata.certificate().num_points(), 32);
+
+  v1::ListModelsResponse list;
+  ASSERT_TRUE(client_->ListModels(&list).ok());
+  ASSERT_EQ(list.models_size(), 2);
+  EXPECT_EQ(list.models(0).name(), "clf");
+  EXPECT_EQ(list.models(1).name(), "feat");
+
+  bool serving = false;
+  ASSERT_TRUE(client_->Health("", &serving).ok());
+  EXPECT_TRUE(serving);
+  ASSERT_TRUE(client_->Health("invariant.v1.FeatureService", &serving).ok());
+  EXPECT_TRUE(serving);
+
+  auto reflection = grpc::reflection::v1alpha::ServerReflection::NewStub(client_->channel());
+  grpc::ClientContext context;
+  auto stream = reflection->ServerReflectionInfo(&context);
+  grpc::reflection::v1alpha::ServerReflectionRequest request;
+  request.set_list_services("*");
+  ASSERT_TRUE(stream->Write(request));
+  grpc::reflection::v1alpha::ServerReflectionResponse response;
+  ASSERT_TRUE(stream->Read(&response));
+  std::vector<std::string> services;
+  for (const auto& s : response.list_services_response().service()) services.push_back(s.name());
+  EXPECT_THAT(services, ::testing::IsSupersetOf({"invariant.v1.FeatureService",
+                                                 "invariant.v1.ModelAdmin",
+                                                 "grpc.health.v1.Health"}));
+  stream->WritesDone();
+  EXPECT_TRUE(stream->Finish().ok());
+}
+
+TEST_F(ServerTest, NotReadyWhileAModelHasNoGoodVersion) {
+  WriteModel(Classifier());
+  ASSERT_TRUE(testing_models::WriteCorruptModel(models(), "broken", 1).ok());
+  StartServer({});
+  bool serving = true;
+  ASSERT_TRUE(client_->Health("", &serving).ok());
+  EXPECT_TRUE(serving);
+  ASSERT_TRUE(client_->Health("invariant.v1.FeatureService", &serving).ok());
+  EXPECT_FALSE(serving);
+}
+
+struct BadCase {
+  std::string what;
+  grpc::StatusCode code;
+  std::string message;
+};
+
+TEST_F(ServerTest, EveryBadInputGetsItsCodeAndMessage) {
+  WriteModel(Classifier());
+  WriteModel(Featurizer());
+  StartServer({"--max_request_rows=8"});
+  auto predict = [&](const std::function<void(v1::PredictRequest&)>& edit) {
+    v1::PredictRequest request;
+    request.mutable_model()->set_name("clf");
+    for (int i = 0; i < 32; ++i) request.mutable_inputs()->add_values(0.25f);
+    edit(request);
+    v1::PredictResponse response;
+    return client_->Predict(request, &response);
+  };
+  const std::vector<std::pair<std::function<void(v1::PredictRequest&)>, BadCase>> cases = {
+      {[](v1::PredictRequest& r) { r.mutable_model()->set_name("nope"); },
+       {"unknown model", grpc::StatusCode::NOT_FOUND, "no model named 'nope'"}},
+      {[](v1::PredictRequest& r) { r.mutable_model()->set_version(7); },
+       {"unknown version", grpc::StatusCode::NOT_FOUND, "version 7 is not ready"}},
+      {[](v1::PredictRequest& r) { r.mutable_model()->set_version_label("gold"); },
+       {"unknown label", grpc::StatusCode::NOT_FOUND, "has no label 'gold'"}},
+      {[](v1::PredictRequest& r) { r.mutable_model()->clear_name(); },
+       {"no name", grpc::StatusCode::INVALID_ARGUMENT, "model.name"}},
+      {[](v1::PredictRequest& r) { r.mutable_inputs()->add_values(1.0f); },
+       {"row length", grpc::StatusCode::INVALID_ARGUMENT,
+        "inputs.values: expected a multiple of input_dim=32 floats, received 33"}},
+      {[](v1::PredictRequest& r) { r.mutable_inputs()->clear_values(); },
+       {"empty", grpc::StatusCode::INVALID_ARGUMENT, "empty batch"}},
+      {[](v1::PredictRequest& r) { r.mutable_inputs()->set_values(5, std::nanf("")); },
+       {"NaN", grpc::StatusCode::INVALID_ARGUMENT,
+        "inputs.values[row 0, column 5]: expected a finite float, received nan"}},
+      {[](v1::PredictRequest& r) { r.mutable_inputs()->set_values(0, INFINITY); },
+       {"Inf", grpc::StatusCode::INVALID_ARGUMENT, "received inf"}},
+      {[](v1::PredictRequest& r) {
+         for (int i = 0; i < 32 * 8; ++i) r.mutable_inputs()->add_values(0.0f);
+       },
+       {"too many rows", grpc::StatusCode::INVALID_ARGUMENT,
+        "expected at most 8 rows per request, received 9"}},
+      {[](v1::PredictRequest& r) {
+         r.mutable_inputs()->clear_values();
+         r.mutable_inputs()->set_raw_values(std::string(130, '\0'));
+       },
+       {"raw bytes", grpc::StatusCode::INVALID_ARGUMENT,
+        "inputs.raw_values: expected a multiple of 4 bytes (little-endian float32), received "
+        "130 bytes"}},
+      {[](v1::PredictRequest& r) { r.mutable_model()->set_name("feat"); },
+       {"no head", grpc::StatusCode::FAILED_PRECONDITION, "has no linear head"}},
+  };
+  for (const auto& [edit, expected] : cases) {
+    const grpc::Status status = predict(edit);
+    EXPECT_EQ(status.error_code(), expected.code) << expected.what << ": " << status.error_message();
+    EXPECT_THAT(status.error_message(), HasSubstr(expected.message)) << expected.what;
+  }
+  // A garbage stream message ends that stream with the error; the server lives on.
+  auto stream = client_->OpenFeaturizeStream();
+  v1::FeaturizeRequest bad;
+  bad.mutable_model()->set_name("feat");
+  bad.mutable_inputs()->add_values(1.0f);
+  v1::FeaturizeResponse response;
+  EXPECT_FALSE(stream->Call(bad, &response));
+  EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  bool serving = false;
+  EXPECT_TRUE(client_->Health("", &serving).ok());
+  EXPECT_TRUE(serving);
+}
+
+TEST_F(ServerTest, CorruptNewVersionIsRefusedWhileOldKeepsAnswering) {
+  WriteModel(Classifier(1));
+  StartServer({"--poll_seconds=0"});
+  ASSERT_TRUE(testing_models::WriteCorruptModel(models(), "clf", 2).ok());
+  v1::ReloadModelsResponse reload;
+  ASSERT_TRUE(client_->ReloadModels(&reload).ok());
+  EXPECT_EQ(reload.versions_failed(), 1);
+  EXPECT_EQ(reload.versions_unloaded(), 0);
+  std::vector<float> scores;
+  const std::vector<float> x = RandomRows(2, 32, 3);
+  v1::PredictRequest request;
+  request.mutable_model()->set_name("clf");
+  *request.mutable_inputs()->mutable_values() = {x.begin(), x.end()};
+  v1::PredictResponse response;
+  ASSERT_TRUE(client_->Predict(request, &response).ok());
+  EXPECT_EQ(response.model_version(), 1);
+  v1::GetModelStatusResponse status;
+  ASSERT_TRUE(client_->GetModelStatus("clf", &status).ok());
+  ASSERT_EQ(status.models_size(), 1);
+  ASSERT_EQ(status.models(0).versions_size(), 2);
+  EXPECT_EQ(status.models(0).versions(0).version(), 2);
+  EXPECT_EQ(status.models(0).versions(0).state(), v1::VERSION_STATE_FAILED);
+  EXPECT_THAT(status.models(0).versions(0).error(), HasSubstr("model.bundle"));
+  EXPECT_EQ(status.models(0).versions(1).state(), v1::VERSION_STATE_READY);
+  auto metrics = HttpGet(server_->metrics_port(), "/metrics");
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_THAT(*metrics, HasSubstr("invariant_model_load_failures_total{model=\"clf\"} 1"));
+  EXPECT_THAT(server_->Log(), HasSubstr("version 2 failed to load"));
+  // A good version 3 then replaces version 1.
+  WriteModel(Classifier(3));
+  ASSERT_TRUE(client_->ReloadModels(&reload).ok());
+  EXPECT_EQ(reload.versions_loaded(), 1);
+  ASSERT_TRUE(client_->Predict(request, &response).ok());
+  EXPECT_EQ(response.model_version(), 3);
+}
+
+TEST_F(ServerTest, HotReloadUnderConcurrentLoadLosesNoRequest) {
+  WriteModel(Classifier(1));
+  StartServer({"--poll_seconds=0", "--max_batch_size=8", "--max_batch_delay_us=200"});
+  // Callers keep calling until every reload is done (at least kMinCalls each,
+  // at most kMaxCalls), so the reloads always overlap live traffic.
+  constexpr int kThreads = 4;
+  constexpr int kMinCalls = 50;
+  constexpr int kMaxCalls = 20000;
+  std::atomic<bool> reloads_done{false};
+  std::atomic<int> failures{0};
+  std::atomic<int> calls{0};
+  std::vector<std::thread> callers;
+  const std::vector<float> x = RandomRows(1, 32, 9);
+  for (int t = 0; t < kThreads; ++t) {
+    callers.emplace_back([&] {
+      for (int i = 0; i < kMaxCalls && (i < kMinCalls || !reloads_done.load()); ++i) {
+        v1::PredictRequest request;
+        request.mutable_model()->set_name("clf");
+        *request.mutable_inputs()->mutable_values() = {x.begin(), x.end()};
+        v1::PredictResponse response;
+        const grpc::Status status = client_->Predict(request, &response);
+        if (!status.ok() || response.scores_size() != 4 || response.model_version() < 1) {
+          ++failures;
+        }
+        ++calls;
+      }
+    });
+  }
+  for (int64_t v = 2; v <= 4; ++v) {
+    WriteModel(Classifier(v));
+    v1::ReloadModelsResponse reload;
+    EXPECT_TRUE(client_->ReloadModels(&reload).ok());
+    EXPECT_EQ(reload.versions_loaded(), 1);
+    EXPECT_EQ(reload.versions_unloaded(), 1);
+  }
+  reloads_done = true;
+  for (auto& t : callers) t.join();
+  EXPECT_EQ(failures.load(), 0) << "of " << calls.load() << " calls";
+  EXPECT_GE(calls.load(), kThreads * kMinCalls);
+  v1::PredictRequest request;
+  request.mutable_model()->set_name("clf");
+  *request.mutable_inputs()->mutable_values() = {x.begin(), x.end()};
+  v1::PredictResponse response;
+  ASSERT_TRUE(client_->Predict(request, &response).ok());
+  EXPECT_EQ(response.model_version(), 4);
+}
+
+TEST_F(ServerTest, SigtermDrainsInFlightCallsAndExitsZero) {
+  WriteModel(Classifier(1));
+  // A long batch delay keeps the call queued inside the server when SIGTERM lands.
+  StartServer({"--max_batch_size=64", "--max_batch_delay_us=1500000", "--drain_seconds=20"});
+  const std::vector<float> x = RandomRows(1, 32, 4);
+  v1::PredictRequest request;
+  request.mutable_model()->set_name("clf");
+  *request.mutable_inputs()->mutable_values() = {x.begin(), x.end()};
+  auto in_flight = client_->PredictAsync(request);
+  bool queued = false;
+  for (int i = 0; i < 200 && !queued; ++i) {  // bounded: ≤ 200 polls of the queue gauge
+    auto metrics = HttpGet(server_->metrics_port(), "/metrics");
+    queued = metrics.ok() &&
+             metrics->find("invariant_queue_rows{model=\"clf\"} 1") != std::string::npos;
+    if (!queued) absl::SleepFor(absl::Milliseconds(10));
+  }
+  ASSERT_TRUE(queued) << "the call never reached the batch queue";
+  server_->Signal(SIGTERM);
+  CallResult<v1::PredictResponse> result = in_flight.get();
+  EXPECT_TRUE(result.status.ok()) << result.status.error_message();
+  EXPECT_EQ(result.response.scores_size(), 4);
+  EXPECT_EQ(server_->WaitForExit(absl::Seconds(60)), 0);
+  EXPECT_THAT(server_->Log(), HasSubstr("draining"));
+}
+
+TEST_F(ServerTest, AdminServiceRefusesCallsWithoutTheToken) {
+  WriteModel(Classifier(1));
+  const std::string token_file = (dir_ / "token").string();
+  std::ofstream(token_file) << "let-me-in\n";
+  StartServer({"--admin_token_file=" + token_file});
+  v1::ReloadModelsResponse reload;
+  grpc::Status status = client_->ReloadModels(&reload);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_THAT(status.error_message(), HasSubstr("authorization"));
+  v1::GetModelStatusResponse model_status;
+  EXPECT_EQ(client_->GetModelStatus("", &model_status).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  ClientOptions wrong;
+  wrong.bearer_token = "guess";
+  EXPECT_EQ(Client::Create(server_->target(), wrong)->ReloadModels(&reload).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  ClientOptions right;
+  right.bearer_token = "let-me-in";
+  auto admin = Client::Create(server_->target(), right);
+  EXPECT_TRUE(admin->ReloadModels(&reload).ok());
+  ASSERT_TRUE(admin->GetModelStatus("", &model_status).ok());
+  EXPECT_EQ(model_status.models(0).versions(0).state(), v1::VERSION_STATE_READY);
+  // The feature service needs no token.
+  v1::ListModelsResponse list;
+  EXPECT_TRUE(client_->ListModels(&list).ok());
+}
+
+TEST_F(ServerTest, SighupRescansTheModels) {
+  WriteModel(Classifier(1));
+  StartServer({"--poll_seconds=0"});
+  WriteModel(Classifier(2));
+  server_->Signal(SIGHUP);
+  int64_t version = 0;
+  for (int i = 0; i < 500 && version != 2; ++i) {  // bounded wait for the rescan
+    v1::GetModelMetadataResponse metadata;
+    if (client_->GetModelMetadata("clf", 0, &metadata).ok()) version = metadata.model_version();
+    if (version != 2) absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_EQ(version, 2);
+}
+
+}  // namespace
+}  // namespace invariant::testing_server

@@ -1,0 +1,103 @@
+#include "tests/integration/test_models.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "core/base/random.h"
+
+namespace invariant::testing_models {
+
+namespace fs = std::filesystem;
+
+absl::StatusOr<std::shared_ptr<const Model>> MakeTestModel(const TestModelSpec& spec) {
+  const int64_t d = spec.input_dim;
+  const int s = spec.num_features;
+  const int r = spec.num_group_elements;
+  const double sigma = std::sqrt(static_cast<double>(d));
+  Rng rng(spec.seed);
+
+  v1::Manifest manifest;
+  manifest.set_format_version(1);
+  manifest.set_model_name(spec.name);
+  manifest.set_version(spec.version);
+  manifest.set_input_dim(d);
+  manifest.set_created_by("tests/integration/test_models");
+  v1::EncoderSpec* encoder = manifest.mutable_encoder();
+  encoder->set_seed(spec.seed);
+  encoder->add_input_shape(d);
+  v1::RandomFourierParams* rf = encoder->mutable_random_fourier();
+  rf->set_num_features(s);
+  rf->set_num_group_elements(r);
+  rf->set_sigma(sigma);
+  v1::GroupSpec* group = encoder->mutable_group();
+  group->mutable_cyclic_shift()->set_length(static_cast<int32_t>(d));
+  group->mutable_cyclic_shift()->set_max_shift(0);
+  group->set_placement(v1::GroupSpec::PLACEMENT_TEMPLATES);
+  (*manifest.mutable_metrics())["test_accuracy"] = 0.875;
+  manifest.mutable_certificate()->set_max_discrepancy(1e-6);
+  manifest.mutable_certificate()->set_num_points(32);
+
+  ModelTensors tensors;
+  FloatMatrix bank = FloatMatrix::Zeros(static_cast<int64_t>(s) * r, d);
+  for (int j = 0; j < s; ++j) {
+    std::vector<float> omega(static_cast<size_t>(d));
+    for (float& w : omega) w = static_cast<float>(rng.Normal() / sigma);
+    for (int k = 0; k < r; ++k) {
+      float* row = bank.mutable_row(static_cast<int64_t>(j) * r + k);
+      for (int64_t i = 0; i < d; ++i) row[(i + k) % d] = omega[static_cast<size_t>(i)];
+    }
+  }
+  tensors.f32["encoder/bank"] = std::move(bank);
+
+  if (spec.num_classes > 0) {
+    const int64_t f = 2 * static_cast<int64_t>(s);
+    const int64_t t = spec.num_classes;
+    v1::LinearHead* head = manifest.mutable_head();
+    head->set_lambda(1e-3);
+    if (spec.regression) {
+      head->set_task(v1::TASK_REGRESSION);
+      for (int64_t c = 0; c < t; ++c) head->add_target_names(absl::StrCat("target_", c));
+    } else {
+      head->set_task(v1::TASK_CLASSIFICATION);
+      for (int64_t c = 0; c < t; ++c) head->add_class_names(absl::StrCat("class_", c));
+    }
+    FloatMatrix weights = FloatMatrix::Zeros(f, t);
+    for (int64_t i = 0; i < f * t; ++i) weights.mutable_data()[i] = static_cast<float>(rng.Normal());
+    FloatMatrix bias = FloatMatrix::Zeros(1, t);
+    for (int64_t c = 0; c < t; ++c) bias.mutable_data()[c] = static_cast<float>(0.1 * rng.Normal());
+    tensors.f32["head/weights"] = std::move(weights);
+    tensors.f32["head/bias"] = std::move(bias);
+  }
+  return Model::Assemble(std::move(manifest), std::move(tensors));
+}
+
+absl::StatusOr<std::string> WriteTestModel(const std::string& models_root,
+                                           const TestModelSpec& spec) {
+  absl::StatusOr<std::shared_ptr<const Model>> model = MakeTestModel(spec);
+  if (!model.ok()) return model.status();
+  const fs::path dir = fs::path(models_root) / spec.name / std::to_string(spec.version);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    return absl::InternalError(absl::StrCat("cannot create '", dir.string(), "': ", ec.message()));
+  }
+  const std::string path = (dir / kBundleFileName).string();
+  if (absl::Status s = (*model)->Save(path); !s.ok()) return s;
+  return path;
+}
+
+absl::StatusOr<std::string> WriteCorruptModel(const std::string& models_root,
+                                              const std::string& name, int64_t version) {
+  const fs::path dir = fs::path(models_root) / name / std::to_string(version);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  const std::string path = (dir / kBundleFileName).string();
+  std::ofstream out(path, std::ios::binary);
+  out << "INVBNDL" << std::string(200, '\x5a');
+  if (!out) return absl::InternalError(absl::StrCat("cannot write '", path, "'"));
+  return path;
+}
+
+}  // namespace invariant::testing_models

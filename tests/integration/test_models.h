@@ -1,0 +1,44 @@
+// test_models.h: THE one place tests and benchmarks get served models from.
+//
+// Builds small, seeded random-Fourier models (cyclic-shift group, bank rows
+// g_k⁻¹·ω_j) with Model::Assemble and writes them as bundles under a models
+// root with Model::Save. Swap this for invariant-train output when the
+// training job can be driven from tests.
+#ifndef INVARIANT_TESTS_INTEGRATION_TEST_MODELS_H_
+#define INVARIANT_TESTS_INTEGRATION_TEST_MODELS_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "core/model/model.h"
+
+namespace invariant::testing_models {
+
+struct TestModelSpec {
+  std::string name = "rf";
+  int64_t version = 1;
+  int64_t input_dim = 16;
+  int num_features = 8;        // s: features = 2s
+  int num_group_elements = 4;  // r: shifts 0..r−1
+  int num_classes = 3;         // 0 = featurize-only (no head)
+  bool regression = false;     // head is a regressor with num_classes targets
+  uint64_t seed = 1;
+};
+
+// An in-memory model for `spec`.
+absl::StatusOr<std::shared_ptr<const Model>> MakeTestModel(const TestModelSpec& spec);
+
+// Writes `spec`'s model to ROOT/<name>/<version>/model.bundle and returns the
+// bundle path.
+absl::StatusOr<std::string> WriteTestModel(const std::string& models_root,
+                                           const TestModelSpec& spec);
+
+// Writes a file that is not a valid bundle to ROOT/<name>/<version>/model.bundle.
+absl::StatusOr<std::string> WriteCorruptModel(const std::string& models_root,
+                                              const std::string& name, int64_t version);
+
+}  // namespace invariant::testing_models
+
+#endif  // INVARIANT_TESTS_INTEGRATION_TEST_MODELS_H_

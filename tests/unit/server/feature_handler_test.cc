@@ -1,0 +1,183 @@
+#include "server/feature_handler.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <future>
+
+#include "core/base/random.h"
+#include "server/admin_service.h"
+#include "server/metrics_interceptor.h"
+#include "tests/integration/test_models.h"
+
+namespace invariant::server {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using testing_models::TestModelSpec;
+
+class FeatureHandlerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = (fs::path(::testing::TempDir()) / "feature_handler_models").string();
+    fs::remove_all(root_);
+    TestModelSpec classifier;
+    classifier.name = "clf";
+    ASSERT_TRUE(testing_models::WriteTestModel(root_, classifier).ok());
+    TestModelSpec featurizer;
+    featurizer.name = "feat";
+    featurizer.num_classes = 0;
+    ASSERT_TRUE(testing_models::WriteTestModel(root_, featurizer).ok());
+    RegistryOptions options;
+    options.root = root_;
+    registry_ = std::make_unique<Registry>(
+        options, [](const std::string& path) { return Model::Load(path); });
+    registry_->Rescan();
+    ASSERT_TRUE(registry_->AllModelsReady());
+    BatcherOptions batcher_options;
+    batcher_options.max_batch_rows = 4;
+    batcher_options.num_threads = 2;
+    batcher_ = std::make_unique<Batcher>(batcher_options);
+    handler_ = std::make_unique<FeatureHandler>(registry_.get(), batcher_.get(), 100);
+  }
+  void TearDown() override {
+    batcher_->Stop();
+    fs::remove_all(root_);
+  }
+
+  static std::vector<float> RandomRows(int64_t n, int64_t d, uint64_t seed) {
+    Rng rng(seed);
+    std::vector<float> x(static_cast<size_t>(n * d));
+    for (float& v : x) v = static_cast<float>(rng.Normal());
+    return x;
+  }
+
+  template <typename Request, typename Response, typename Method>
+  absl::Status Call(Method method, const Request& request, Response* response) {
+    std::promise<absl::Status> result;
+    (handler_.get()->*method)(request, response, absl::InfiniteFuture(),
+                              [&result](absl::Status s) { result.set_value(s); });
+    return result.get_future().get();
+  }
+
+  std::string root_;
+  std::unique_ptr<Registry> registry_;
+  std::unique_ptr<Batcher> batcher_;
+  std::unique_ptr<FeatureHandler> handler_;
+};
+
+TEST_F(FeatureHandlerTest, FeaturizeMatchesModelBitForBitIncludingSplitRequests) {
+  const std::vector<float> x = RandomRows(10, 16, 7);  // 10 rows > max_batch_rows=4: split
+  v1::FeaturizeRequest request;
+  request.mutable_model()->set_name("feat");
+  *request.mutable_inputs()->mutable_values() = {x.begin(), x.end()};
+  v1::FeaturizeResponse response;
+  ASSERT_TRUE(Call(&FeatureHandler::Featurize, request, &response).ok());
+  auto model = registry_->Lookup("feat")->servable;
+  std::vector<float> expected(static_cast<size_t>(10 * model->feature_dim()));
+  model->Featurize(10, x.data(), expected.data());
+  ASSERT_EQ(response.features_size(), static_cast<int>(expected.size()));
+  EXPECT_EQ(std::memcmp(response.features().data(), expected.data(),
+                        expected.size() * sizeof(float)),
+            0);
+  EXPECT_EQ(response.model_version(), 1);
+  EXPECT_EQ(response.feature_dim(), model->feature_dim());
+}
+
+TEST_F(FeatureHandlerTest, PredictReturnsScoresAndArgmaxClassNames) {
+  const std::vector<float> x = RandomRows(3, 16, 8);
+  v1::PredictRequest request;
+  request.mutable_model()->set_name("clf");
+  request.mutable_inputs()->set_raw_values(
+      std::string(reinterpret_cast<const char*>(x.data()), x.size() * sizeof(float)));
+  v1::PredictResponse response;
+  ASSERT_TRUE(Call(&FeatureHandler::Predict, request, &response).ok());
+  auto model = registry_->Lookup("clf")->servable;
+  std::vector<float> expected(static_cast<size_t>(3 * model->output_dim()));
+  model->Predict(3, x.data(), expected.data());
+  ASSERT_EQ(response.scores_size(), static_cast<int>(expected.size()));
+  EXPECT_EQ(std::memcmp(response.scores().data(), expected.data(), expected.size() * 4), 0);
+  ASSERT_EQ(response.predicted_classes_size(), 3);
+  for (int i = 0; i < 3; ++i) {
+    const float* row = expected.data() + i * 3;
+    const int best = static_cast<int>(std::max_element(row, row + 3) - row);
+    EXPECT_EQ(response.predicted_indices(i), best);
+    EXPECT_EQ(response.predicted_classes(i), "class_" + std::to_string(best));
+  }
+  EXPECT_EQ(response.task(), v1::TASK_CLASSIFICATION);
+}
+
+TEST_F(FeatureHandlerTest, PredictWithoutHeadIsFailedPrecondition) {
+  v1::PredictRequest request;
+  request.mutable_model()->set_name("feat");
+  for (int i = 0; i < 16; ++i) request.mutable_inputs()->add_values(0.5f);
+  v1::PredictResponse response;
+  const absl::Status status = Call(&FeatureHandler::Predict, request, &response);
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), HasSubstr("has no linear head"));
+}
+
+TEST_F(FeatureHandlerTest, BadRequestsGetCodesAndMessages) {
+  v1::FeaturizeRequest request;
+  v1::FeaturizeResponse response;
+  request.mutable_model()->set_name("nope");
+  request.mutable_inputs()->add_values(1);
+  absl::Status status = Call(&FeatureHandler::Featurize, request, &response);
+  EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);
+  request.mutable_model()->set_name("feat");
+  request.mutable_model()->set_version(9);
+  status = Call(&FeatureHandler::Featurize, request, &response);
+  EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(status.message(), HasSubstr("version 9"));
+  request.mutable_model()->set_version(0);
+  status = Call(&FeatureHandler::Featurize, request, &response);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("input_dim=16 floats, received 1"));
+}
+
+TEST_F(FeatureHandlerTest, MetadataDescribesTheModel) {
+  v1::GetModelMetadataRequest request;
+  request.mutable_model()->set_name("clf");
+  v1::GetModelMetadataResponse response;
+  ASSERT_TRUE(handler_->GetModelMetadata(request, &response).ok());
+  EXPECT_EQ(response.input_dim(), 16);
+  EXPECT_EQ(response.feature_dim(), 16);
+  EXPECT_EQ(response.output_dim(), 3);
+  EXPECT_EQ(response.encoder_kind(), "random_fourier");
+  EXPECT_EQ(response.encoder().random_fourier().num_group_elements(), 4);
+  EXPECT_TRUE(response.encoder().group().has_cyclic_shift());
+  EXPECT_EQ(response.head().class_names_size(), 3);
+  EXPECT_DOUBLE_EQ(response.metrics().at("test_accuracy"), 0.875);
+  EXPECT_EQ(response.certificate().num_points(), 32);
+  EXPECT_GT(response.model_bytes(), 0u);
+  v1::ListModelsResponse list;
+  ASSERT_TRUE(handler_->ListModels(&list).ok());
+  ASSERT_EQ(list.models_size(), 2);
+  EXPECT_EQ(list.models(0).name(), "clf");
+  EXPECT_TRUE(list.models(0).versions(0).has_head());
+  EXPECT_FALSE(list.models(1).versions(0).has_head());
+}
+
+TEST(AdminTokenTest, BearerTokenIsRequiredWhenConfigured) {
+  EXPECT_TRUE(CheckBearerToken("", nullptr).ok());
+  EXPECT_EQ(CheckBearerToken("s3cret", nullptr).code(), absl::StatusCode::kUnauthenticated);
+  const std::string wrong = "Bearer nope";
+  const absl::Status status = CheckBearerToken("s3cret", &wrong);
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_THAT(status.message(), ::testing::Not(HasSubstr("s3cret")));
+  const std::string right = "Bearer s3cret";
+  EXPECT_TRUE(CheckBearerToken("s3cret", &right).ok());
+}
+
+TEST(GrpcCodeNameTest, NamesCanonicalCodes) {
+  EXPECT_STREQ(GrpcCodeName(grpc::StatusCode::OK), "OK");
+  EXPECT_STREQ(GrpcCodeName(grpc::StatusCode::INVALID_ARGUMENT), "INVALID_ARGUMENT");
+  EXPECT_STREQ(GrpcCodeName(grpc::StatusCode::UNAUTHENTICATED), "UNAUTHENTICATED");
+  EXPECT_STREQ(GrpcCodeName(static_cast<grpc::StatusCode>(99)), "UNKNOWN");
+}
+
+}  // namespace
+}  // namespace invariant::server

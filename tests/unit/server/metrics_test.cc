@@ -1,0 +1,48 @@
+#include "server/metrics.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace invariant::server {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+TEST(MetricsTest, RecordsRpcAndBatchMetricsWithLabels) {
+  ServerMetrics metrics("1.2.3");
+  metrics.RpcStarted("invariant.v1.FeatureService", "Predict", "unary");
+  metrics.RpcHandled("invariant.v1.FeatureService", "Predict", "unary", "OK", 0.001);
+  metrics.BatchComputed("m", "Predict", 7, 0.002);
+  metrics.QueueRows("m", 3);
+  const std::string text = metrics.Serialize();
+  EXPECT_THAT(text, HasSubstr("invariant_build_info{version=\"1.2.3\"} 1"));
+  EXPECT_THAT(text, HasSubstr("grpc_server_started_total{grpc_method=\"Predict\""));
+  EXPECT_THAT(text, HasSubstr("grpc_code=\"OK\""));
+  EXPECT_THAT(text, HasSubstr("grpc_server_handling_seconds_bucket"));
+  EXPECT_THAT(text, HasSubstr("invariant_rows_total{method=\"Predict\",model=\"m\"} 7"));
+  EXPECT_THAT(text, HasSubstr("invariant_batch_rows_sum{method=\"Predict\",model=\"m\"} 7"));
+  EXPECT_THAT(text, HasSubstr("invariant_queue_rows{model=\"m\"} 3"));
+}
+
+TEST(MetricsTest, ModelInfoFollowsLoadAndUnload) {
+  ServerMetrics metrics("dev");
+  metrics.ModelReady("m", 2, "random_fourier", 4096);
+  std::string text = metrics.Serialize();
+  EXPECT_THAT(text, HasSubstr("invariant_model_info{kind=\"random_fourier\",model=\"m\",version=\"2\"} 1"));
+  EXPECT_THAT(text, HasSubstr("invariant_model_bytes{model=\"m\",version=\"2\"} 4096"));
+  metrics.ModelUnloaded("m", 2);
+  metrics.ModelLoadFailed("m");
+  text = metrics.Serialize();
+  EXPECT_THAT(text, Not(HasSubstr("invariant_model_info{")));
+  EXPECT_THAT(text, HasSubstr("invariant_model_load_failures_total{model=\"m\"} 1"));
+}
+
+TEST(MetricsTest, ExposesOnAPickedPort) {
+  ServerMetrics metrics("dev");
+  ASSERT_TRUE(metrics.Expose("127.0.0.1:0").ok());
+  EXPECT_GT(metrics.port(), 0);
+}
+
+}  // namespace
+}  // namespace invariant::server

@@ -1,0 +1,254 @@
+#include "server/registry.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace invariant::server {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+// A stand-in servable: the integer written in its bundle file.
+struct FakeModel {
+  int payload = 0;
+};
+
+// Loads "<int>" files; a file holding "corrupt" fails with DATA_LOSS.
+absl::StatusOr<std::shared_ptr<const FakeModel>> LoadFake(const std::string& path) {
+  std::ifstream in(path);
+  std::string text;
+  in >> text;
+  if (text == "corrupt") return absl::DataLossError("checksum mismatch in " + path);
+  auto model = std::make_shared<FakeModel>();
+  model->payload = std::stoi(text);
+  return std::shared_ptr<const FakeModel>(model);
+}
+
+class RegistryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::path(::testing::TempDir()) /
+            ("registry_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  void WriteVersion(const std::string& name, int64_t version, const std::string& content) {
+    const fs::path dir = root_ / name / std::to_string(version);
+    fs::create_directories(dir);
+    std::ofstream(dir / "model.bundle") << content;
+  }
+
+  std::unique_ptr<ModelRegistry<FakeModel>> Make(const std::string& policy = "latest") {
+    RegistryOptions options;
+    options.root = root_.string();
+    options.policy = *ParseVersionPolicy(policy);
+    options.removal_grace = absl::Seconds(30);
+    options.clock = [this] { return now_; };
+    ModelRegistry<FakeModel>::Observers observers;
+    observers.on_failed = [this](const std::string&, int64_t, const absl::Status&) { ++failures_; };
+    return std::make_unique<ModelRegistry<FakeModel>>(options, LoadFake, observers);
+  }
+
+  static VersionState StateOf(const ModelRegistry<FakeModel>& registry, const std::string& name,
+                              int64_t version) {
+    const auto snapshot = registry.Snapshot();
+    for (const auto& info : snapshot.at(name)) {
+      if (info.version == version) return info.state;
+    }
+    ADD_FAILURE() << "no version " << version;
+    return VersionState::kUnloaded;
+  }
+
+  fs::path root_;
+  absl::Time now_ = absl::FromUnixSeconds(1000);
+  int failures_ = 0;
+};
+
+TEST_F(RegistryTest, LoadsNewestVersionAndServesIt) {
+  WriteVersion("m", 1, "10");
+  WriteVersion("m", 2, "20");
+  auto registry = Make();
+  const ScanReport report = registry->Rescan();
+  EXPECT_EQ(report.loaded, 1);
+  auto handle = registry->Lookup("m");
+  ASSERT_TRUE(handle.ok()) << handle.status();
+  EXPECT_EQ(handle->version, 2);
+  EXPECT_EQ(handle->servable->payload, 20);
+  EXPECT_TRUE(registry->AllModelsReady());
+  // Version 1 was never wanted by "latest", so it is not served.
+  EXPECT_EQ(registry->Lookup("m", 1).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(RegistryTest, FailedLoadKeepsOldVersionServing) {
+  WriteVersion("m", 1, "10");
+  auto registry = Make();
+  registry->Rescan();
+  WriteVersion("m", 2, "corrupt");
+  const ScanReport report = registry->Rescan();
+  EXPECT_EQ(report.failed, 1);
+  EXPECT_EQ(report.unloaded, 0);
+  EXPECT_EQ(failures_, 1);
+  auto handle = registry->Lookup("m");
+  ASSERT_TRUE(handle.ok());
+  EXPECT_EQ(handle->version, 1);
+  EXPECT_EQ(StateOf(*registry, "m", 2), VersionState::kFailed);
+  bool found = false;
+  const auto snapshot = registry->Snapshot();
+  for (const auto& info : snapshot.at("m")) {
+    if (info.version == 2) {
+      EXPECT_THAT(info.error, HasSubstr("checksum mismatch"));
+      found = true;
+    }
+  }
+  EXPECT_TRUE(found);
+  const absl::Status explicit_v2 = registry->Lookup("m", 2).status();
+  EXPECT_EQ(explicit_v2.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(explicit_v2.message(), HasSubstr("failed: checksum mismatch"));
+  // An unchanged failed file is not retried; a fixed one is, and then replaces v1.
+  EXPECT_EQ(registry->Rescan().failed, 0);
+  WriteVersion("m", 2, "22");
+  fs::last_write_time(root_ / "m" / "2" / "model.bundle",
+                      fs::last_write_time(root_ / "m" / "2" / "model.bundle") +
+                          std::chrono::seconds(5));
+  const ScanReport fixed = registry->Rescan();
+  EXPECT_EQ(fixed.loaded, 1);
+  EXPECT_EQ(fixed.unloaded, 1);
+  EXPECT_EQ(registry->Lookup("m")->servable->payload, 22);
+  EXPECT_EQ(StateOf(*registry, "m", 1), VersionState::kUnloaded);
+}
+
+TEST_F(RegistryTest, EmptyOrFailingScanKeepsLastGoodVersion) {
+  WriteVersion("m", 1, "10");
+  auto registry = Make();
+  registry->Rescan();
+  fs::remove_all(root_ / "m");
+  now_ += absl::Hours(1);
+  registry->Rescan();
+  now_ += absl::Hours(1);
+  EXPECT_EQ(registry->Rescan().unloaded, 0);
+  ASSERT_TRUE(registry->Lookup("m").ok());
+  // Even the whole root vanishing (listing fails) unloads nothing.
+  fs::remove_all(root_);
+  now_ += absl::Hours(1);
+  EXPECT_EQ(registry->Rescan().unloaded, 0);
+  EXPECT_EQ(registry->Lookup("m")->servable->payload, 10);
+}
+
+TEST_F(RegistryTest, RemovedVersionUnloadsOnlyAfterGrace) {
+  WriteVersion("m", 1, "10");
+  WriteVersion("m", 2, "20");
+  auto registry = Make("all");
+  EXPECT_EQ(registry->Rescan().loaded, 2);
+  fs::remove_all(root_ / "m" / "2");
+  EXPECT_EQ(registry->Rescan().unloaded, 0);  // grace starts now
+  now_ += absl::Seconds(29);
+  EXPECT_EQ(registry->Rescan().unloaded, 0);
+  EXPECT_TRUE(registry->Lookup("m", 2).ok());
+  now_ += absl::Seconds(1);
+  EXPECT_EQ(registry->Rescan().unloaded, 1);
+  EXPECT_EQ(registry->Lookup("m", 2).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(registry->Lookup("m")->version, 1);
+}
+
+TEST_F(RegistryTest, ReappearingVersionCancelsRemoval) {
+  WriteVersion("m", 1, "10");
+  WriteVersion("m", 2, "20");
+  auto registry = Make("all");
+  registry->Rescan();
+  fs::remove_all(root_ / "m" / "1");
+  registry->Rescan();
+  WriteVersion("m", 1, "10");
+  now_ += absl::Minutes(5);
+  EXPECT_EQ(registry->Rescan().unloaded, 0);
+  EXPECT_TRUE(registry->Lookup("m", 1).ok());
+}
+
+TEST_F(RegistryTest, LatestNKeepsNewestN) {
+  for (int v = 1; v <= 4; ++v) WriteVersion("m", v, std::to_string(v));
+  auto registry = Make("latest:2");
+  EXPECT_EQ(registry->Rescan().loaded, 2);
+  EXPECT_TRUE(registry->Lookup("m", 4).ok());
+  EXPECT_TRUE(registry->Lookup("m", 3).ok());
+  EXPECT_FALSE(registry->Lookup("m", 2).ok());
+  WriteVersion("m", 5, "5");
+  const ScanReport report = registry->Rescan();
+  EXPECT_EQ(report.loaded, 1);
+  EXPECT_EQ(report.unloaded, 1);
+  EXPECT_EQ(StateOf(*registry, "m", 3), VersionState::kUnloaded);
+  EXPECT_EQ(registry->Lookup("m")->version, 5);
+}
+
+TEST_F(RegistryTest, AllPolicyServesEveryVersion) {
+  for (int v = 1; v <= 3; ++v) WriteVersion("m", v, std::to_string(v * 100));
+  auto registry = Make("all");
+  EXPECT_EQ(registry->Rescan().loaded, 3);
+  for (int v = 1; v <= 3; ++v) EXPECT_EQ(registry->Lookup("m", v)->servable->payload, v * 100);
+}
+
+TEST_F(RegistryTest, LabelsPickVersions) {
+  WriteVersion("m", 1, "10");
+  WriteVersion("m", 2, "20");
+  std::ofstream(root_ / "m" / "labels.txt") << "# comment\nstable 1\ncanary 2\nbroken x\n";
+  auto registry = Make("all");
+  registry->Rescan();
+  EXPECT_EQ(registry->Lookup("m", 0, "stable")->version, 1);
+  EXPECT_EQ(registry->Lookup("m", 0, "canary")->version, 2);
+  EXPECT_EQ(registry->Lookup("m", 0, "latest")->version, 2);
+  const absl::Status missing = registry->Lookup("m", 0, "nightly").status();
+  EXPECT_EQ(missing.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(missing.message(), HasSubstr("[canary, stable]"));
+}
+
+TEST_F(RegistryTest, UnknownModelNamesTheKnownOnes) {
+  WriteVersion("alpha", 1, "1");
+  auto registry = Make();
+  registry->Rescan();
+  const absl::Status status = registry->Lookup("beta").status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(status.message(), HasSubstr("no model named 'beta'; expected one of [alpha]"));
+}
+
+TEST_F(RegistryTest, NotReadyUntilEveryModelHasAReadyVersion) {
+  WriteVersion("a", 1, "1");
+  WriteVersion("b", 1, "corrupt");
+  auto registry = Make();
+  EXPECT_FALSE(registry->AllModelsReady());  // nothing scanned yet
+  registry->Rescan();
+  EXPECT_FALSE(registry->AllModelsReady());
+  WriteVersion("b", 2, "2");
+  registry->Rescan();
+  EXPECT_TRUE(registry->AllModelsReady());
+}
+
+TEST_F(RegistryTest, HandleOutlivesUnload) {
+  WriteVersion("m", 1, "10");
+  auto registry = Make();
+  registry->Rescan();
+  auto handle = registry->Lookup("m");
+  ASSERT_TRUE(handle.ok());
+  WriteVersion("m", 2, "20");
+  EXPECT_EQ(registry->Rescan().unloaded, 1);
+  EXPECT_EQ(handle->servable->payload, 10);  // still alive for the request holding it
+  EXPECT_EQ(handle->servable.use_count(), 1);
+}
+
+TEST_F(RegistryTest, VersionPolicyParsing) {
+  EXPECT_EQ(ParseVersionPolicy("latest")->count, 1);
+  EXPECT_EQ(ParseVersionPolicy("latest:3")->count, 3);
+  EXPECT_EQ(ParseVersionPolicy("all")->kind, VersionPolicy::Kind::kAll);
+  const absl::Status bad = ParseVersionPolicy("latest:0").status();
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.message(), HasSubstr("received 'latest:0'"));
+  EXPECT_FALSE(ParseVersionPolicy("newest").ok());
+}
+
+}  // namespace
+}  // namespace invariant::server

@@ -1,0 +1,113 @@
+#include "server/validation.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace invariant::server {
+namespace {
+
+using ::testing::HasSubstr;
+
+v1::InputBatch Values(std::initializer_list<float> values) {
+  v1::InputBatch batch;
+  for (float v : values) batch.add_values(v);
+  return batch;
+}
+
+TEST(ValidationTest, PackedValuesAreBorrowed) {
+  const v1::InputBatch batch = Values({1, 2, 3, 4, 5, 6});
+  absl::StatusOr<DecodedRows> rows = DecodeInputBatch(batch, 3, 10);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_EQ(rows->num_rows(), 2);
+  EXPECT_EQ(rows->data(), batch.values().data());
+}
+
+TEST(ValidationTest, RawBytesAreDecodedLittleEndian) {
+  const float values[] = {1.5f, -2.0f, 3.25f, 0.0f};
+  v1::InputBatch batch;
+  batch.set_raw_values(std::string(reinterpret_cast<const char*>(values), sizeof(values)));
+  batch.set_num_rows(2);
+  absl::StatusOr<DecodedRows> rows = DecodeInputBatch(batch, 2, 10);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_EQ(rows->num_rows(), 2);
+  EXPECT_EQ(std::memcmp(rows->data(), values, sizeof(values)), 0);
+}
+
+TEST(ValidationTest, WrongRowLengthNamesFieldExpectedAndReceived) {
+  absl::StatusOr<DecodedRows> rows = DecodeInputBatch(Values({1, 2, 3, 4, 5}), 3, 10);
+  ASSERT_EQ(rows.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(rows.status().message(),
+              HasSubstr("inputs.values: expected a multiple of input_dim=3 floats, received 5"));
+}
+
+TEST(ValidationTest, EmptyBatchIsRefused) {
+  absl::StatusOr<DecodedRows> rows = DecodeInputBatch(v1::InputBatch(), 784, 10);
+  ASSERT_EQ(rows.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(rows.status().message(), HasSubstr("empty batch"));
+  EXPECT_THAT(rows.status().message(), HasSubstr("input_dim=784"));
+}
+
+TEST(ValidationTest, NonFiniteValuesAreLocated) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  absl::StatusOr<DecodedRows> rows = DecodeInputBatch(Values({1, 2, 3, 4, nan, 6}), 3, 10);
+  ASSERT_EQ(rows.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(rows.status().message(),
+              HasSubstr("inputs.values[row 1, column 1]: expected a finite float, received nan"));
+  rows = DecodeInputBatch(Values({inf, 2, 3}), 3, 10);
+  ASSERT_EQ(rows.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(rows.status().message(), HasSubstr("[row 0, column 0]"));
+  EXPECT_THAT(rows.status().message(), HasSubstr("received inf"));
+}
+
+TEST(ValidationTest, TooManyRowsIsRefused) {
+  absl::StatusOr<DecodedRows> rows = DecodeInputBatch(Values({1, 2, 3, 4}), 1, 3);
+  ASSERT_EQ(rows.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(rows.status().message(),
+              HasSubstr("inputs: expected at most 3 rows per request, received 4"));
+}
+
+TEST(ValidationTest, RawBytesNotMultipleOfFourAreRefused) {
+  v1::InputBatch batch;
+  batch.set_raw_values(std::string(10, '\0'));
+  absl::StatusOr<DecodedRows> rows = DecodeInputBatch(batch, 1, 100);
+  ASSERT_EQ(rows.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(rows.status().message(),
+              HasSubstr("inputs.raw_values: expected a multiple of 4 bytes (little-endian "
+                        "float32), received 10 bytes"));
+}
+
+TEST(ValidationTest, BothEncodingsAreRefused) {
+  v1::InputBatch batch = Values({1});
+  batch.set_raw_values(std::string(4, '\0'));
+  absl::StatusOr<DecodedRows> rows = DecodeInputBatch(batch, 1, 100);
+  ASSERT_EQ(rows.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(rows.status().message(), HasSubstr("exactly one of values or raw_values"));
+}
+
+TEST(ValidationTest, NumRowsMustAgree) {
+  v1::InputBatch batch = Values({1, 2, 3, 4});
+  batch.set_num_rows(3);
+  absl::StatusOr<DecodedRows> rows = DecodeInputBatch(batch, 2, 100);
+  ASSERT_EQ(rows.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(rows.status().message(),
+              HasSubstr("inputs.num_rows: expected 2 (4 values / input_dim=2), received 3"));
+}
+
+TEST(ValidationTest, ModelSpecNeedsNameAndNonNegativeVersion) {
+  v1::ModelSpec spec;
+  EXPECT_THAT(ValidateModelSpec(spec).message(), HasSubstr("model.name"));
+  spec.set_name("m");
+  EXPECT_TRUE(ValidateModelSpec(spec).ok());
+  spec.set_version(-2);
+  const absl::Status status = ValidateModelSpec(spec);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("received -2"));
+}
+
+}  // namespace
+}  // namespace invariant::server
