@@ -12,7 +12,7 @@ BUILD_PKGS=(
   libabsl-dev libeigen3-dev libopenblas-dev
   prometheus-cpp-dev libcurl4-openssl-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  openssl prometheus curl python3 dataset-fashion-mnist
+  openssl prometheus curl python3 python3-yaml yamllint dataset-fashion-mnist
 )
 RUNTIME_PKGS=(
   libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 libopenblas0-pthread

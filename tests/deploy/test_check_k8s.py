@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Tests that check_k8s.py and check_compose.py reject broken manifests.
+
+Each case copies the real deploy/k8s (or compose.yaml) into a temporary
+directory, breaks one thing, and asserts the checker exits non-zero with the
+expected FAIL line, while the untouched copy passes.
+Run: python3 tests/deploy/test_check_k8s.py
+"""
+
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = pathlib.Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+K8S = REPO / "deploy" / "k8s"
+
+
+def run(args):
+    proc = subprocess.run([sys.executable, *args], capture_output=True, text=True, check=False)
+    return proc.returncode, proc.stdout
+
+
+class CheckK8sTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = pathlib.Path(tempfile.mkdtemp(prefix="check_k8s_test."))
+        self.k8s = self.tmp / "k8s"
+        shutil.copytree(K8S, self.k8s)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def edit(self, filename, old, new):
+        path = self.k8s / filename
+        text = path.read_text(encoding="utf-8")
+        self.assertIn(old, text, f"fixture drifted: '{old}' not in {filename}")
+        path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+    def assert_fails(self, expected_line):
+        code, out = run([str(HERE / "check_k8s.py"), f"--dockerfile={REPO / 'Dockerfile'}", str(self.k8s)])
+        self.assertEqual(code, 1, out)
+        fails = [line for line in out.splitlines() if line.startswith("FAIL")]
+        self.assertTrue(any(expected_line in line for line in fails), f"no FAIL '{expected_line}' in:\n{out}")
+
+    def test_real_manifests_pass(self):
+        code, out = run([str(HERE / "check_k8s.py"), f"--dockerfile={REPO / 'Dockerfile'}", str(self.k8s)])
+        self.assertEqual(code, 0, out)
+        self.assertNotIn("FAIL", out)
+
+    def test_grace_period_not_above_drain(self):
+        self.edit("deployment.yaml", "terminationGracePeriodSeconds: 40", "terminationGracePeriodSeconds: 20")
+        self.assert_fails("grace period > preStop + drain")
+
+    def test_readiness_on_liveness_service(self):
+        self.edit("deployment.yaml", "service: invariant.v1.FeatureService", 'service: ""')
+        self.assert_fails("readinessProbe checks the FeatureService health service")
+
+    def test_http_probe_rejected(self):
+        self.edit("deployment.yaml", "livenessProbe:\n            grpc:\n              port: 8500\n              service: \"\"",
+                  "livenessProbe:\n            httpGet:\n              port: 8500\n              path: /")
+        self.assert_fails("livenessProbe uses the grpc probe type")
+
+    def test_missing_memory_limit(self):
+        self.edit("deployment.yaml", "memory: 1Gi", "")
+        self.assert_fails("memory request and limit set")
+
+    def test_request_above_limit(self):
+        self.edit("deployment.yaml", "memory: 640Mi", "memory: 2Gi")
+        self.assert_fails("memory request <= limit")
+
+    def test_service_selects_other_pods(self):
+        self.edit("service.yaml", "selector:\n    app.kubernetes.io/name: invariant-server",
+                  "selector:\n    app.kubernetes.io/name: other")
+        self.assert_fails("service invariant-server: selects the Deployment's pods")
+
+    def test_hpa_targets_other_deployment(self):
+        self.edit("hpa.yaml", "kind: Deployment\n    name: invariant-server", "kind: Deployment\n    name: other")
+        self.assert_fails("hpa: targets the Deployment")
+
+    def test_metrics_port_mismatch(self):
+        self.edit("deployment.yaml", "--metrics_port=9100", "--metrics_port=9200")
+        self.assert_fails("--metrics_port equals container port 'metrics'")
+
+    def test_undefined_configmap_variable(self):
+        self.edit("configmap.yaml", '  THREADS: "2"\n', "")
+        self.assert_fails("every $(VAR) in args is defined")
+
+    def test_job_not_indexed(self):
+        self.edit("train-shards-job.yaml", "completionMode: Indexed", "completionMode: NonIndexed")
+        self.assert_fails("an Indexed Job exists")
+
+    def test_shard_count_disagrees_with_completions(self):
+        self.edit("train-shards-job.yaml", "completions: 4", "completions: 3")
+        self.assert_fails("shard count n equals completions")
+
+    def test_reduce_shards_disagree(self):
+        self.edit("train-reduce-job.yaml", "--shards=4", "--shards=8")
+        self.assert_fails("reduce --shards equals completions")
+
+    def test_mixed_images(self):
+        self.edit("train-job.yaml", "image: invariant-serve:0.1.0", "image: invariant-serve:0.0.9")
+        self.assert_fails("every Deployment/Job container uses the same image")
+
+    def test_missing_metadata_name(self):
+        self.edit("pdb.yaml", "  name: invariant-server\n", "")
+        self.assert_fails("has apiVersion, kind, metadata.name")
+
+
+class CheckComposeTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = pathlib.Path(tempfile.mkdtemp(prefix="check_compose_test."))
+        self.compose = self.tmp / "compose.yaml"
+        shutil.copy(REPO / "deploy" / "compose.yaml", self.compose)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def run_check(self):
+        return run([str(HERE / "check_compose.py"), str(self.compose),
+                    str(REPO / "deploy" / "prometheus" / "prometheus.yml")])
+
+    def test_real_compose_passes(self):
+        code, out = self.run_check()
+        self.assertEqual(code, 0, out)
+
+    def test_server_not_waiting_for_training(self):
+        text = self.compose.read_text(encoding="utf-8")
+        self.assertIn("service_completed_successfully", text)
+        self.compose.write_text(text.replace("service_completed_successfully", "service_started"), encoding="utf-8")
+        code, out = self.run_check()
+        self.assertEqual(code, 1, out)
+        self.assertIn("FAIL compose: server waits for training to complete", out)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)
