@@ -123,9 +123,9 @@ absl::Status ValidateLearner(v1::TrainConfig& c) {
     for (double lam = 1e-8; lam <= 1.5; lam *= 10) l.add_lambda_grid(lam);
   }
   for (int i = 0; i < l.lambda_grid_size(); ++i) {
-    if (!(l.lambda_grid(i) >= 0)) {
+    if (!(l.lambda_grid(i) > 0)) {
       return absl::InvalidArgumentError(absl::StrCat("learner.lambda_grid[", i,
-                                                     "] must be >= 0, got ", l.lambda_grid(i)));
+                                                     "] must be > 0, got ", l.lambda_grid(i)));
     }
   }
   if (l.kind() == v1::LearnerConfig::KERNEL_RIDGE_VON_MISES && l.von_mises_eta() <= 0) {

@@ -1,0 +1,92 @@
+// invariant-train: turns data and a TrainConfig into a served model.
+//
+//   invariant-train --config=FILE.textproto --models=DIR --name=NAME [--version=N]
+//       writes DIR/NAME/N/{model.bundle, report.json, report.md}
+//   invariant-train --config=... --models=DIR --name=NAME --shard=i/n [--shard_dir=D]
+//       featurizes shard i of n and writes its partial sums
+//   invariant-train reduce --config=... --models=DIR --name=NAME --shards=n [--shard_dir=D]
+//       merges the n shards, solves, evaluates, writes the version
+//
+// Exit codes: 0 done, 1 training failed (the message names the cause),
+// 2 usage error, 130 interrupted (no partial version is left behind).
+#include <csignal>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "train/pipeline/trainer.h"
+#include "train/pipeline/versions.h"
+
+ABSL_FLAG(std::string, config, "", "Training config (protobuf text, invariant.v1.TrainConfig).");
+ABSL_FLAG(std::string, models, "", "Model repository: versions go to <models>/<name>/<version>/.");
+ABSL_FLAG(std::string, name, "", "Model name.");
+ABSL_FLAG(int64_t, version, 0, "Version to write; 0 = one above the highest existing.");
+ABSL_FLAG(std::string, shard, "", "i/n: featurize only shard i of n and write its partial sums.");
+ABSL_FLAG(int, shards, 0, "reduce: the number of shards to merge.");
+ABSL_FLAG(std::string, shard_dir, "", "Where shard files go (default <models>/<name>/shards).");
+
+namespace {
+
+void OnInterrupt(int sig) {
+  invariant::RemoveStagedVersions();
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+int Usage(const std::string& message) {
+  std::fprintf(stderr, "invariant-train: %s\n%s\n", message.c_str(),
+               absl::ProgramUsageMessage().data());
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "invariant-train --config=FILE --models=DIR --name=NAME [--version=N] [--shard=i/n]\n"
+      "       invariant-train reduce --config=FILE --models=DIR --name=NAME --shards=N");
+  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  invariant::TrainOptions o;
+  o.config_path = absl::GetFlag(FLAGS_config);
+  o.models_dir = absl::GetFlag(FLAGS_models);
+  o.name = absl::GetFlag(FLAGS_name);
+  o.version = absl::GetFlag(FLAGS_version);
+  o.shard_dir = absl::GetFlag(FLAGS_shard_dir);
+  const bool reduce = args.size() == 2 && std::string(args[1]) == "reduce";
+  if (args.size() > 1 && !reduce) return Usage("unknown argument '" + std::string(args[1]) + "'");
+  if (o.config_path.empty()) return Usage("--config is required");
+  if (o.models_dir.empty()) return Usage("--models is required");
+  if (o.name.empty() || o.name.find('/') != std::string::npos || o.name[0] == '.') {
+    return Usage("--name must be a non-empty name without '/' and not starting with '.'");
+  }
+  if (o.version < 0) return Usage("--version must be >= 0");
+  const std::string shard = absl::GetFlag(FLAGS_shard);
+  if (!shard.empty()) {
+    std::vector<std::string> parts = absl::StrSplit(shard, '/');
+    if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &o.shard) ||
+        !absl::SimpleAtoi(parts[1], &o.num_shards) || o.num_shards < 1 || o.shard < 0 ||
+        o.shard >= o.num_shards) {
+      return Usage("--shard must be i/n with 0 <= i < n, got '" + shard + "'");
+    }
+  }
+  if (reduce) {
+    o.num_shards = absl::GetFlag(FLAGS_shards);
+    if (o.num_shards < 1) return Usage("reduce needs --shards=N with N >= 1");
+  }
+  std::signal(SIGINT, OnInterrupt);
+  std::signal(SIGTERM, OnInterrupt);
+  absl::StatusOr<std::string> result = reduce              ? invariant::RunReduce(o)
+                                       : !shard.empty()    ? invariant::RunShard(o)
+                                                           : invariant::RunTraining(o);
+  if (!result.ok()) {
+    std::fprintf(stderr, "invariant-train: %s\n", result.status().ToString().c_str());
+    return 1;
+  }
+  std::printf("%s\n", result->c_str());
+  return 0;
+}

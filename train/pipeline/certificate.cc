@@ -1,0 +1,170 @@
+#include "train/pipeline/certificate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/base/random.h"
+#include "core/base/status_macros.h"
+#include "core/groups/group_factory.h"
+#include "core/spectral/invariant_subspace.h"
+#include "core/spectral/spectral_encoder.h"
+#include "core/spectral/spectral_proto.h"
+#include "core/spectral/torus_group.h"
+
+namespace invariant {
+namespace {
+
+using Transform = std::function<void(int64_t n, const float* x, float* out)>;
+
+struct Elements {
+  std::vector<Transform> transforms;
+  bool exhaustive = false;
+  std::string method;
+};
+
+absl::StatusOr<std::vector<TorusGeneratorSpec>> Generators(const v1::SpectralParams& p) {
+  std::vector<TorusGeneratorSpec> gens;
+  for (int i = 0; i < p.generators_size(); ++i) {
+    ASSIGN_OR_RETURN(TorusGeneratorSpec g, TorusGeneratorFromProto(p.generators(i), i));
+    gens.push_back(std::move(g));
+  }
+  return gens;
+}
+
+absl::StatusOr<Elements> SpectralElements(const v1::SpectralParams& p,
+                                          const v1::CertificateConfig& config, uint64_t seed) {
+  ASSIGN_OR_RETURN(std::vector<TorusGeneratorSpec> gens, Generators(p));
+  ASSIGN_OR_RETURN(TorusGroupElements group,
+                   EnumerateOrSampleTorusGroup(gens, p.dim(), kMaxEnumeratedElements,
+                                               config.num_group_elements(), 2 * p.dim() + 1, seed));
+  Elements e;
+  e.exhaustive = group.exhaustive;
+  e.method = group.method;
+  for (TorusIsometry& g : group.elements) {
+    e.transforms.push_back([g = std::move(g)](int64_t n, const float* x, float* out) {
+      ApplyIsometry(g, n, x, out);
+    });
+  }
+  return e;
+}
+
+absl::StatusOr<Elements> GroupElements(const v1::GroupSpec& spec,
+                                       const v1::CertificateConfig& config, uint64_t seed) {
+  ASSIGN_OR_RETURN(std::unique_ptr<GroupDistribution> q, MakeGroupDistribution(spec));
+  std::shared_ptr<const GroupDistribution> shared(std::move(q));
+  std::vector<GroupElement> list;
+  Elements e;
+  if (shared->enumerable()) {
+    list = shared->Enumerate();
+    if (static_cast<int64_t>(list.size()) <= kMaxEnumeratedElements) {
+      e.exhaustive = true;
+      e.method = absl::StrCat("all ", list.size(), " elements of ", shared->name());
+    } else {
+      list.clear();
+    }
+  }
+  if (!e.exhaustive) {
+    Rng rng(seed);
+    list = shared->Sample(config.num_group_elements(), rng);
+    e.method = absl::StrCat(list.size(), " elements drawn from ", shared->name());
+  }
+  for (GroupElement& g : list) {
+    e.transforms.push_back([shared, g = std::move(g)](int64_t n, const float* x, float* out) {
+      shared->action().Apply(g, n, x, out);
+    });
+  }
+  return e;
+}
+
+// max over generators and head columns of ‖D(g)f − f‖ (spectral models).
+absl::StatusOr<double> SpectralGeneratorResidual(const Model& model) {
+  const v1::SpectralParams& p = model.manifest().encoder().spectral();
+  const ModelTensors& t = model.tensors();
+  SpectralTensors st;
+  st.basis = t.i32.at(kSpectralBasisTensor);
+  st.combination_index = t.i32.at(kSpectralCombinationIndexTensor);
+  st.combination_value = t.f64.at(kSpectralCombinationValueTensor);
+  ASSIGN_OR_RETURN(std::unique_ptr<SpectralEncoder> enc, SpectralEncoderFromProto(p, st));
+  ASSIGN_OR_RETURN(std::vector<TorusGeneratorSpec> gens, Generators(p));
+  const FloatMatrix& w = t.f32.at("head/weights");
+  double worst = 0;
+  for (int64_t c = 0; c < w.cols(); ++c) {
+    Eigen::VectorXd coef(w.rows());
+    for (int64_t i = 0; i < w.rows(); ++i) coef[i] = w.row(i)[c];
+    ASSIGN_OR_RETURN(double r, GeneratorResidual(enc->tensors().basis, gens,
+                                                 enc->ExpandToBasis(coef)));
+    worst = std::max(worst, r);
+  }
+  return worst;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::InvarianceCertificate> CertifyPredictor(const BatchFunction& f,
+                                                           int64_t num_outputs,
+                                                           const v1::EncoderSpec& spec,
+                                                           const FloatMatrix& test_x,
+                                                           const v1::CertificateConfig& config,
+                                                           uint64_t seed) {
+  const int64_t n = std::min<int64_t>(test_x.rows(), config.num_points());
+  if (n <= 0) return absl::InvalidArgumentError("certificate: no test points to check");
+  const int64_t d = test_x.cols();
+  const int64_t k = num_outputs;
+  Elements e;
+  if (spec.has_spectral()) {
+    ASSIGN_OR_RETURN(e, SpectralElements(spec.spectral(), config, seed));
+  } else {
+    ASSIGN_OR_RETURN(e, GroupElements(spec.group(), config, seed));
+  }
+  std::vector<float> base(static_cast<size_t>(n * k)), moved(base.size());
+  std::vector<float> gx(static_cast<size_t>(n * d));
+  f(n, test_x.data(), base.data());
+  double scale = 0, max_abs = 0, sum_abs = 0;
+  for (float v : base) scale = std::max(scale, static_cast<double>(std::fabs(v)));
+  for (const Transform& g : e.transforms) {
+    g(n, test_x.data(), gx.data());
+    f(n, gx.data(), moved.data());
+    for (size_t i = 0; i < base.size(); ++i) {
+      const double diff = std::fabs(static_cast<double>(moved[i]) - base[i]);
+      max_abs = std::max(max_abs, diff);
+      sum_abs += diff;
+    }
+  }
+  v1::InvarianceCertificate c;
+  c.set_max_discrepancy(max_abs);
+  c.set_mean_discrepancy(sum_abs / static_cast<double>(base.size() * e.transforms.size()));
+  c.set_relative_max_discrepancy(scale > 0 ? max_abs / scale : 0);
+  c.set_num_points(n);
+  c.set_num_group_elements(static_cast<int64_t>(e.transforms.size()));
+  c.set_exhaustive(e.exhaustive);
+  c.set_method(e.method);
+  return c;
+}
+
+absl::StatusOr<v1::InvarianceCertificate> CertifyModel(const Model& model,
+                                                       const FloatMatrix& test_x,
+                                                       const v1::CertificateConfig& config,
+                                                       uint64_t seed) {
+  const bool head = model.has_head();
+  BatchFunction f = [&](int64_t n, const float* x, float* out) {
+    if (head) {
+      model.Predict(n, x, out);
+    } else {
+      model.Featurize(n, x, out);
+    }
+  };
+  ASSIGN_OR_RETURN(v1::InvarianceCertificate c,
+                   CertifyPredictor(f, head ? model.output_dim() : model.feature_dim(),
+                                    model.manifest().encoder(), test_x, config, seed));
+  if (model.manifest().encoder().has_spectral() && head) {
+    ASSIGN_OR_RETURN(double r, SpectralGeneratorResidual(model));
+    c.set_generator_residual(r);
+  }
+  return c;
+}
+
+}  // namespace invariant

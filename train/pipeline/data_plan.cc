@@ -1,0 +1,237 @@
+#include "train/pipeline/data_plan.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
+#include "core/rls/linear_model.h"
+#include "train/data/data_config.h"
+#include "train/data/splits.h"
+
+namespace invariant {
+namespace {
+
+constexpr int64_t kScanBlock = 4096;
+
+// Counts the rows of `source` and, when it has labels, collects them.
+absl::StatusOr<int64_t> ScanLabels(RowSource& source, std::vector<int32_t>* labels) {
+  const RowSchema& s = source.schema();
+  std::vector<float> x(static_cast<size_t>(kScanBlock * s.dim));
+  std::vector<int32_t> block(kScanBlock);
+  std::vector<float> y(static_cast<size_t>(kScanBlock * std::max<int64_t>(1, s.num_targets)));
+  int64_t n = 0;
+  while (true) {
+    ASSIGN_OR_RETURN(int64_t got, source.Next(kScanBlock, x.data(), block.data(),
+                                              s.num_targets > 0 ? y.data() : nullptr));
+    if (got == 0) break;
+    if (s.has_labels) labels->insert(labels->end(), block.begin(), block.begin() + got);
+    n += got;
+  }
+  RETURN_IF_ERROR(source.Reset());
+  return n;
+}
+
+// `count` seeded random elements of `pool` (all of them when count is 0 or
+// larger), in ascending order.
+std::vector<int64_t> SubsetOf(std::vector<int64_t> pool, int64_t count, uint64_t seed) {
+  if (count > 0 && count < static_cast<int64_t>(pool.size())) {
+    std::vector<int64_t> order = ShuffledIndices(static_cast<int64_t>(pool.size()), seed);
+    std::vector<int64_t> picked;
+    picked.reserve(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) picked.push_back(pool[static_cast<size_t>(order[i])]);
+    pool = std::move(picked);
+  }
+  std::sort(pool.begin(), pool.end());
+  return pool;
+}
+
+// Reads the rows of `source` whose role is `want` into a Dataset.
+absl::StatusOr<Dataset> CollectRows(RowSource& source, const std::vector<int8_t>& role,
+                                    int8_t want, const std::string& name) {
+  const RowSchema& s = source.schema();
+  int64_t count = 0;
+  for (int8_t r : role) count += (r == want);
+  Dataset out;
+  out.name = name;
+  out.class_names = s.class_names;
+  out.input_shape = s.input_shape.empty() ? std::vector<int64_t>{s.dim} : s.input_shape;
+  out.x = FloatMatrix::Zeros(count, s.dim);
+  if (s.num_targets > 0) out.y = FloatMatrix::Zeros(count, s.num_targets);
+  if (s.has_labels) out.labels.resize(static_cast<size_t>(count));
+  std::vector<float> x(static_cast<size_t>(kScanBlock * s.dim));
+  std::vector<int32_t> labels(kScanBlock);
+  std::vector<float> y(static_cast<size_t>(kScanBlock * std::max<int64_t>(1, s.num_targets)));
+  int64_t index = 0, kept = 0;
+  while (kept < count) {
+    ASSIGN_OR_RETURN(int64_t got, source.Next(kScanBlock, x.data(), labels.data(),
+                                              s.num_targets > 0 ? y.data() : nullptr));
+    if (got == 0) break;
+    for (int64_t i = 0; i < got; ++i, ++index) {
+      if (index >= static_cast<int64_t>(role.size()) || role[static_cast<size_t>(index)] != want) {
+        continue;
+      }
+      std::memcpy(out.x.mutable_row(kept), x.data() + i * s.dim, sizeof(float) * s.dim);
+      if (s.has_labels) out.labels[static_cast<size_t>(kept)] = labels[static_cast<size_t>(i)];
+      if (s.num_targets > 0) {
+        std::memcpy(out.y.mutable_row(kept), y.data() + i * s.num_targets,
+                    sizeof(float) * s.num_targets);
+      }
+      ++kept;
+    }
+  }
+  RETURN_IF_ERROR(source.Reset());
+  if (kept != count) {
+    return absl::DataLossError(absl::StrCat(s.name, ": expected ", count, " ", name,
+                                            " rows, the source ended after ", kept));
+  }
+  return out;
+}
+
+absl::Status CheckTask(const v1::TrainConfig& config, const RowSchema& s) {
+  const v1::LearnerConfig& l = config.learner();
+  if (l.kind() == v1::LearnerConfig::NONE) return absl::OkStatus();
+  if (l.task() == v1::TASK_CLASSIFICATION && !s.has_labels) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "learner.task is TASK_CLASSIFICATION but data set '", s.name, "' has no class labels"));
+  }
+  if (l.task() == v1::TASK_REGRESSION && s.num_targets == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "learner.task is TASK_REGRESSION but data set '", s.name, "' has no regression targets"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int64_t DataPlan::target_dim() const {
+  return schema.has_labels ? static_cast<int64_t>(schema.class_names.size()) : schema.num_targets;
+}
+
+absl::StatusOr<DataPlan> PlanData(const v1::TrainConfig& config) {
+  ASSIGN_OR_RETURN(DataParts parts, OpenDataConfig(config.data()));
+  DataPlan plan;
+  plan.schema = parts.train->schema();
+  RETURN_IF_ERROR(CheckTask(config, plan.schema));
+  const v1::SplitConfig& sc = config.split();
+  std::vector<int32_t> labels;
+  ASSIGN_OR_RETURN(const int64_t n, ScanLabels(*parts.train, &labels));
+  if (n < 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("data set '", plan.schema.name, "' has ", n, " rows; at least 2 needed"));
+  }
+  const bool separate_test = parts.test != nullptr;
+  SplitIndices split;
+  if (sc.per_class_train() > 0) {
+    if (!plan.schema.has_labels) {
+      return absl::InvalidArgumentError(
+          "split.per_class_train needs a classification data set (one with labels)");
+    }
+    const int32_t classes = static_cast<int32_t>(plan.schema.class_names.size());
+    const int64_t per_class_val =
+        std::max<int64_t>(1, (sc.validation() + classes - 1) / std::max(1, classes));
+    ASSIGN_OR_RETURN(split, SplitPerClass(labels, classes, sc.per_class_train(), per_class_val,
+                                          sc.seed()));
+    if (separate_test) {
+      split.test.clear();
+    } else {
+      split.test = SubsetOf(split.test, sc.test(), sc.seed() ^ 0x7e57);
+    }
+  } else {
+    const int64_t train = sc.train() > 0 ? sc.train() : std::max<int64_t>(1, n * 8 / 10);
+    const int64_t validation = sc.validation() > 0 ? sc.validation()
+                                                   : std::max<int64_t>(1, train / 10);
+    int64_t test = separate_test ? 0 : (sc.test() > 0 ? sc.test() : kRest);
+    if (!separate_test && test == kRest && train + validation >= n) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "split.train + split.validation = ", train + validation, " leaves no test rows of the ",
+          n, " rows of '", plan.schema.name, "'"));
+    }
+    absl::StatusOr<SplitIndices> s = SplitByCounts(n, train, validation, test, sc.seed());
+    if (!s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("split: ", s.status().message()));
+    }
+    split = *std::move(s);
+  }
+  plan.role.assign(static_cast<size_t>(n), DataPlan::kUnused);
+  for (int64_t i : split.train) plan.role[static_cast<size_t>(i)] = DataPlan::kTrain;
+  for (int64_t i : split.validation) plan.role[static_cast<size_t>(i)] = DataPlan::kValidation;
+  for (int64_t i : split.test) plan.role[static_cast<size_t>(i)] = DataPlan::kTest;
+  plan.train_rows = static_cast<int64_t>(split.train.size());
+  ASSIGN_OR_RETURN(plan.validation,
+                   CollectRows(*parts.train, plan.role, DataPlan::kValidation, "validation"));
+  if (separate_test) {
+    std::vector<int32_t> unused;
+    ASSIGN_OR_RETURN(const int64_t nt, ScanLabels(*parts.test, &unused));
+    std::vector<int64_t> all(static_cast<size_t>(nt));
+    for (int64_t i = 0; i < nt; ++i) all[static_cast<size_t>(i)] = i;
+    std::vector<int8_t> test_role(static_cast<size_t>(nt), DataPlan::kUnused);
+    for (int64_t i : SubsetOf(all, sc.test(), sc.seed() ^ 0x7e57)) {
+      test_role[static_cast<size_t>(i)] = DataPlan::kTest;
+    }
+    ASSIGN_OR_RETURN(plan.test, CollectRows(*parts.test, test_role, DataPlan::kTest, "test"));
+  } else {
+    ASSIGN_OR_RETURN(plan.test, CollectRows(*parts.train, plan.role, DataPlan::kTest, "test"));
+  }
+  if (plan.test.rows() == 0) {
+    return absl::InvalidArgumentError(absl::StrCat("split leaves no test rows of '",
+                                                   plan.schema.name, "'"));
+  }
+  plan.train = std::move(parts.train);
+  return plan;
+}
+
+absl::Status ForEachTrainBlock(DataPlan& plan, int64_t block_rows, int shard, int num_shards,
+                               const std::function<absl::Status(const TrainBlock&)>& fn) {
+  const RowSchema& s = plan.schema;
+  const int64_t d = s.dim, t = s.num_targets;
+  std::vector<float> x(static_cast<size_t>(block_rows * d)), xo(x.size());
+  std::vector<int32_t> labels(static_cast<size_t>(block_rows)), lo(labels.size());
+  std::vector<float> y(static_cast<size_t>(block_rows * std::max<int64_t>(1, t))), yo(y.size());
+  RETURN_IF_ERROR(plan.train->Reset());
+  int64_t index = 0, ordinal = 0, out = 0;
+  auto flush = [&]() -> absl::Status {
+    if (out == 0) return absl::OkStatus();
+    TrainBlock b{out, xo.data(), s.has_labels ? lo.data() : nullptr, t > 0 ? yo.data() : nullptr};
+    out = 0;
+    return fn(b);
+  };
+  while (true) {
+    ASSIGN_OR_RETURN(int64_t got,
+                     plan.train->Next(block_rows, x.data(), labels.data(), t > 0 ? y.data() : nullptr));
+    if (got == 0) break;
+    for (int64_t i = 0; i < got; ++i, ++index) {
+      if (index >= static_cast<int64_t>(plan.role.size()) ||
+          plan.role[static_cast<size_t>(index)] != DataPlan::kTrain) {
+        continue;
+      }
+      if (ordinal++ % num_shards != shard) continue;
+      std::memcpy(xo.data() + out * d, x.data() + i * d, sizeof(float) * d);
+      lo[static_cast<size_t>(out)] = labels[static_cast<size_t>(i)];
+      if (t > 0) std::memcpy(yo.data() + out * t, y.data() + i * t, sizeof(float) * t);
+      if (++out == block_rows) RETURN_IF_ERROR(flush());
+    }
+  }
+  RETURN_IF_ERROR(flush());
+  return plan.train->Reset();
+}
+
+absl::StatusOr<FloatMatrix> BlockTargets(const DataPlan& plan, const TrainBlock& block) {
+  if (plan.classification()) {
+    return OneVsAllTargets(absl::MakeConstSpan(block.labels, static_cast<size_t>(block.n)),
+                           static_cast<int32_t>(plan.target_dim()));
+  }
+  FloatMatrix y = FloatMatrix::Zeros(block.n, plan.schema.num_targets);
+  std::memcpy(y.mutable_data(), block.y, y.bytes());
+  return y;
+}
+
+absl::StatusOr<FloatMatrix> DatasetTargets(const DataPlan& plan, const Dataset& data) {
+  if (plan.classification()) {
+    return OneVsAllTargets(data.labels, static_cast<int32_t>(plan.target_dim()));
+  }
+  return data.y;
+}
+
+}  // namespace invariant

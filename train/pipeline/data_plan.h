@@ -1,0 +1,80 @@
+// data_plan.h: which rows of a configured data set train, validate and test
+// a model, and streaming access to the training rows.
+//
+// PlanData opens the data a TrainConfig names (train/data/data_config.h),
+// decides the split from config.split, and reads the validation and test
+// rows into memory (they are bounded by the split counts). Training rows stay
+// in the source and are streamed block by block with ForEachTrainBlock, so a
+// training set larger than memory can be featurised.
+//
+// Split rules (config.split; every draw seeded by split.seed):
+//   * per_class_train > 0 (classification): that many rows of every class
+//     train; validation: ceil(validation / C) rows of every class (at least
+//     one); test: split.test rows (0 = all) of the remaining ones, or of the
+//     separate test part when the source has one.
+//   * otherwise: train = split.train (0: 80 % of the rows), validation =
+//     split.validation (0: a tenth of train, at least 1), test = split.test
+//     (0: every remaining row) — or the separate test part when there is one
+//     (split.test rows of it, 0 = all).
+// Errors name the split field and the row counts available.
+#ifndef INVARIANT_TRAIN_PIPELINE_DATA_PLAN_H_
+#define INVARIANT_TRAIN_PIPELINE_DATA_PLAN_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "invariant/v1/train_config.pb.h"
+#include "train/data/dataset.h"
+#include "train/data/row_source.h"
+
+namespace invariant {
+
+struct DataPlan {
+  RowSchema schema;                  // of the train source
+  std::unique_ptr<RowSource> train;  // streamed; rows marked kTrain are used
+  std::vector<int8_t> role;          // per row of `train`: one of the k* constants
+  int64_t train_rows = 0;
+  Dataset validation;  // in memory
+  Dataset test;        // in memory
+  bool classification() const { return schema.has_labels; }
+  // Columns of the training targets: classes (one-vs-all) or regression targets.
+  int64_t target_dim() const;
+
+  static constexpr int8_t kUnused = 0;
+  static constexpr int8_t kTrain = 1;
+  static constexpr int8_t kValidation = 2;
+  static constexpr int8_t kTest = 3;
+};
+
+// Opens the data and fixes the split. Reads the train source once or twice
+// (labels first when needed) and the test part once.
+absl::StatusOr<DataPlan> PlanData(const v1::TrainConfig& config);
+
+// A block of training rows: x (n × dim), labels (n, may be null for
+// regression), y (n × num_targets, may be null for classification), and the
+// ordinal of the block's first row among all training rows.
+struct TrainBlock {
+  int64_t n = 0;
+  const float* x = nullptr;
+  const int32_t* labels = nullptr;
+  const float* y = nullptr;
+};
+
+// Streams the training rows in blocks of up to block_rows, keeping only the
+// rows whose training ordinal t satisfies t % num_shards == shard.
+absl::Status ForEachTrainBlock(DataPlan& plan, int64_t block_rows, int shard, int num_shards,
+                               const std::function<absl::Status(const TrainBlock&)>& fn);
+
+// The training targets of a block: one-vs-all ±1 rows for classification
+// (n × C), the regression targets otherwise (n × T).
+absl::StatusOr<FloatMatrix> BlockTargets(const DataPlan& plan, const TrainBlock& block);
+
+// The same for an in-memory data set (validation, test).
+absl::StatusOr<FloatMatrix> DatasetTargets(const DataPlan& plan, const Dataset& data);
+
+}  // namespace invariant
+
+#endif  // INVARIANT_TRAIN_PIPELINE_DATA_PLAN_H_

@@ -1,0 +1,369 @@
+#include "train/pipeline/trainer.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
+#include "core/model/featurizer_factory.h"
+#include "core/rls/gram_accumulator.h"
+#include "core/rls/lambda_selection.h"
+#include "core/rls/linear_model.h"
+#include "core/rls/metrics.h"
+#include "core/rls/ridge.h"
+#include "core/spectral/von_mises_krr.h"
+#include "google/protobuf/text_format.h"
+#include "train/pipeline/certificate.h"
+#include "train/pipeline/config.h"
+#include "train/pipeline/data_plan.h"
+#include "train/pipeline/feature_map.h"
+#include "train/pipeline/progress.h"
+#include "train/pipeline/report.h"
+#include "train/pipeline/shard_file.h"
+#include "train/pipeline/versions.h"
+
+namespace invariant {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The run's state, shared by the stages.
+struct Run {
+  TrainOptions options;
+  v1::TrainConfig config;
+  std::string config_text;
+  DataPlan plan;
+  FeatureMap map;
+  TrainReport report;
+  std::chrono::steady_clock::time_point stage_start = std::chrono::steady_clock::now();
+
+  void EndStage(const std::string& stage) {
+    const auto now = std::chrono::steady_clock::now();
+    report.stage_seconds.emplace_back(stage,
+                                      std::chrono::duration<double>(now - stage_start).count());
+    stage_start = now;
+  }
+};
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open the config file"));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string ModelDir(const TrainOptions& o) { return (fs::path(o.models_dir) / o.name).string(); }
+
+std::string ShardDir(const TrainOptions& o) {
+  return o.shard_dir.empty() ? (fs::path(ModelDir(o)) / "shards").string() : o.shard_dir;
+}
+
+// Stages data and bank.
+absl::StatusOr<Run> Prepare(const TrainOptions& options) {
+  Run run;
+  run.options = options;
+  ASSIGN_OR_RETURN(run.config_text, ReadFile(options.config_path));
+  ASSIGN_OR_RETURN(run.config, ParseTrainConfig(run.config_text, options.config_path));
+  ASSIGN_OR_RETURN(run.plan, PlanData(run.config));
+  run.EndStage("data");
+  std::fprintf(stderr, "data: %lld train, %lld validation, %lld test rows of %lld values\n",
+               static_cast<long long>(run.plan.train_rows),
+               static_cast<long long>(run.plan.validation.rows()),
+               static_cast<long long>(run.plan.test.rows()),
+               static_cast<long long>(run.plan.schema.dim));
+  ASSIGN_OR_RETURN(run.map, BuildFeatureMap(run.config, run.plan));
+  run.EndStage("bank");
+  std::fprintf(stderr, "bank: %s encoder, %lld features, %.1f MiB of parameters\n",
+               EncoderKindName(run.map.manifest.encoder()).c_str(),
+               static_cast<long long>(run.map.model->feature_dim()),
+               static_cast<double>(run.map.model->bytes()) / (1 << 20));
+  return run;
+}
+
+// Stage featurize: ΦᵀΦ and ΦᵀY over this shard's training rows.
+absl::StatusOr<GramAccumulator> Featurize(Run& run, int shard, int num_shards) {
+  const Model& model = *run.map.model;
+  const int64_t f = model.feature_dim();
+  ASSIGN_OR_RETURN(GramAccumulator acc,
+                   GramAccumulator::Create(f, std::max<int64_t>(1, run.plan.target_dim())));
+  Progress progress("featurize", run.plan.train_rows / num_shards);
+  std::vector<float> phi;
+  RETURN_IF_ERROR(ForEachTrainBlock(
+      run.plan, run.config.block_rows(), shard, num_shards, [&](const TrainBlock& b) {
+        phi.resize(static_cast<size_t>(b.n * f));
+        model.Featurize(b.n, b.x, phi.data());
+        ASSIGN_OR_RETURN(FloatMatrix y, BlockTargets(run.plan, b));
+        RETURN_IF_ERROR(acc.Add(b.n, phi.data(), y.data()));
+        progress.Advance(b.n);
+        return absl::OkStatus();
+      }));
+  const double seconds = progress.Finish();
+  run.report.featurize_rows_per_second = seconds > 0 ? acc.count() / seconds : 0;
+  run.EndStage("featurize");
+  return acc;
+}
+
+FloatMatrix FeaturizeAll(const Model& model, const Dataset& data) {
+  FloatMatrix phi = FloatMatrix::Zeros(data.rows(), model.feature_dim());
+  model.Featurize(data.rows(), data.x.data(), phi.mutable_data());
+  return phi;
+}
+
+RlsTask TaskOf(const Run& run) {
+  return run.plan.classification() ? RlsTask::kClassification : RlsTask::kRegression;
+}
+
+// Stage solve for RIDGE and SPEC_AVG: the head over the features.
+absl::StatusOr<LinearModel> Solve(Run& run, const GramAccumulator& acc) {
+  const v1::LearnerConfig& l = run.config.learner();
+  if (l.kind() == v1::LearnerConfig::SPEC_AVG) {
+    // Spec-Avg (Algorithm 1): f̂ = (1/n) Σ y_i ψ(x_i) over the invariant
+    // features, which is ΦᵀY / N; no bias (feature 0 is the constant).
+    LinearModel m;
+    m.weights = FloatMatrix::FromEigen(acc.phi_t_y() / static_cast<double>(acc.count()));
+    m.bias = FloatMatrix::Zeros(1, m.weights.cols());
+    return m;
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<RidgeSolver> solver, MakePrimalRidgeSolver(acc));
+  FloatMatrix val_phi = FeaturizeAll(*run.map.model, run.plan.validation);
+  ASSIGN_OR_RETURN(FloatMatrix val_y, DatasetTargets(run.plan, run.plan.validation));
+  std::vector<double> grid(l.lambda_grid().begin(), l.lambda_grid().end());
+  ASSIGN_OR_RETURN(LinearModelSelection sel,
+                   ChooseLambda(*solver, grid, val_phi, val_y, TaskOf(run)));
+  run.report.validation_metric =
+      sel.curve.task == RlsTask::kClassification ? "accuracy" : "mse";
+  for (size_t i = 0; i < sel.curve.lambdas.size(); ++i) {
+    run.report.validation_curve.emplace_back(sel.curve.lambdas[i], sel.curve.scores[i]);
+  }
+  run.report.lambda = sel.curve.best_lambda();
+  return sel.model;
+}
+
+// Test metrics of n × T scores against the test rows.
+absl::Status Evaluate(Run& run, const FloatMatrix& scores, v1::Manifest& manifest) {
+  const Dataset& test = run.plan.test;
+  std::map<std::string, double>& m = run.report.test_metrics;
+  if (run.plan.classification()) {
+    ASSIGN_OR_RETURN(double acc, Accuracy(ArgmaxRows(scores), test.labels));
+    m["accuracy"] = acc;
+  } else {
+    ASSIGN_OR_RETURN(m["rmse"], RootMeanSquaredError(scores, test.y));
+    ASSIGN_OR_RETURN(m["mae"], MeanAbsoluteError(scores, test.y));
+  }
+  for (const auto& [k, v] : m) (*manifest.mutable_metrics())[absl::StrCat("test_", k)] = v;
+  return absl::OkStatus();
+}
+
+void FillReport(Run& run, const v1::Manifest& manifest) {
+  TrainReport& r = run.report;
+  r.model_name = manifest.model_name();
+  r.version = manifest.version();
+  r.description = run.config.description();
+  r.encoder_kind = EncoderKindName(manifest.encoder());
+  r.group = manifest.encoder().has_spectral()
+                ? absl::StrCat("torus generators: ", manifest.encoder().spectral().generators_size())
+                : manifest.encoder().group().ShortDebugString();
+  r.input_dim = manifest.input_dim();
+  r.feature_dim = manifest.feature_dim();
+  r.train_rows = run.plan.train_rows;
+  r.validation_rows = run.plan.validation.rows();
+  r.test_rows = run.plan.test.rows();
+  r.task = run.config.learner().kind() == v1::LearnerConfig::NONE ? "none"
+           : run.plan.classification()                           ? "classification"
+                                                                 : "regression";
+  r.certificate = manifest.certificate();
+}
+
+absl::Status WriteText(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) return absl::InternalError(absl::StrCat(path, ": write failed"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> ChooseVersion(const TrainOptions& o) {
+  if (o.version > 0) return o.version;
+  return NextVersion(ModelDir(o));
+}
+
+// Writes the version directory (bundle optional) and commits it.
+absl::StatusOr<std::string> WriteVersion(Run& run, int64_t version, const Model* model) {
+  ASSIGN_OR_RETURN(StagedVersion staged, StagedVersion::Create(ModelDir(run.options), version));
+  if (model != nullptr) {
+    RETURN_IF_ERROR(model->Save((fs::path(staged.path()) / kBundleFileName).string()));
+  }
+  run.EndStage("write");
+  RETURN_IF_ERROR(WriteText((fs::path(staged.path()) / "report.json").string(),
+                            ReportToJson(run.report)));
+  RETURN_IF_ERROR(WriteText((fs::path(staged.path()) / "report.md").string(),
+                            ReportToMarkdown(run.report)));
+  RETURN_IF_ERROR(staged.Commit());
+  return staged.final_path();
+}
+
+// Stages solve, evaluate, write for RIDGE, SPEC_AVG and NONE.
+absl::StatusOr<std::string> Finish(Run& run, const std::optional<GramAccumulator>& acc) {
+  ASSIGN_OR_RETURN(int64_t version, ChooseVersion(run.options));
+  v1::Manifest manifest = run.map.manifest;
+  manifest.set_model_name(run.options.name);
+  manifest.set_version(version);
+  manifest.set_created_by("invariant-train");
+  manifest.set_created_unix_seconds(static_cast<int64_t>(std::time(nullptr)));
+  manifest.set_training_config(run.config_text);
+  ModelTensors tensors = run.map.tensors;
+  if (acc.has_value()) {
+    ASSIGN_OR_RETURN(LinearModel head, Solve(run, *acc));
+    run.EndStage("solve");
+    v1::LinearHead& h = *manifest.mutable_head();
+    h.set_task(run.plan.classification() ? v1::TASK_CLASSIFICATION : v1::TASK_REGRESSION);
+    h.set_lambda(head.lambda);
+    if (run.plan.classification()) {
+      for (const std::string& c : run.plan.schema.class_names) h.add_class_names(c);
+    } else {
+      for (int64_t t = 0; t < head.output_dim(); ++t) h.add_target_names(absl::StrCat("y", t));
+    }
+    tensors.f32["head/weights"] = head.weights;
+    tensors.f32["head/bias"] = head.bias;
+  }
+  ASSIGN_OR_RETURN(std::shared_ptr<const Model> model, Model::Assemble(manifest, tensors));
+  if (model->has_head()) {
+    FloatMatrix scores = FloatMatrix::Zeros(run.plan.test.rows(), model->output_dim());
+    model->Predict(run.plan.test.rows(), run.plan.test.x.data(), scores.mutable_data());
+    RETURN_IF_ERROR(Evaluate(run, scores, manifest));
+  }
+  ASSIGN_OR_RETURN(*manifest.mutable_certificate(),
+                   CertifyModel(*model, run.plan.test.x, run.config.certificate(),
+                                run.config.encoder().seed() ^ 0xce47));
+  run.EndStage("evaluate");
+  ASSIGN_OR_RETURN(model, Model::Assemble(manifest, std::move(tensors)));
+  FillReport(run, model->manifest());
+  return WriteVersion(run, version, model.get());
+}
+
+// KERNEL_RIDGE_VON_MISES: the non-invariant baseline; evaluated and reported,
+// not served (it has no finite feature map), so no bundle is written.
+absl::StatusOr<std::string> FinishKernelRidge(Run& run) {
+  const int64_t d = run.plan.schema.dim;
+  Dataset train;
+  train.x = FloatMatrix::Zeros(run.plan.train_rows, d);
+  train.y = FloatMatrix::Zeros(run.plan.train_rows, 1);
+  int64_t row = 0;
+  RETURN_IF_ERROR(ForEachTrainBlock(run.plan, run.config.block_rows(), 0, 1,
+                                    [&](const TrainBlock& b) {
+                                      std::memcpy(train.x.mutable_row(row), b.x,
+                                                  sizeof(float) * b.n * d);
+                                      std::memcpy(train.y.mutable_row(row), b.y,
+                                                  sizeof(float) * b.n);
+                                      row += b.n;
+                                      return absl::OkStatus();
+                                    }));
+  run.EndStage("featurize");
+  const v1::LearnerConfig& l = run.config.learner();
+  std::vector<double> grid(l.lambda_grid().begin(), l.lambda_grid().end());
+  ASSIGN_OR_RETURN(VonMisesKrr krr, VonMisesKrr::Fit(static_cast<int32_t>(d), train.rows(),
+                                                     train.x.data(), train.y.data(),
+                                                     l.von_mises_eta(), grid));
+  const Dataset& val = run.plan.validation;
+  std::vector<float> out(static_cast<size_t>(val.rows() * krr.num_models()));
+  krr.Predict(val.rows(), val.x.data(), out.data());
+  int64_t best = 0;
+  run.report.validation_metric = "mse";
+  for (int64_t m = 0; m < krr.num_models(); ++m) {
+    double mse = 0;
+    for (int64_t i = 0; i < val.rows(); ++i) {
+      const double e = out[static_cast<size_t>(i * krr.num_models() + m)] - val.y.row(i)[0];
+      mse += e * e / static_cast<double>(val.rows());
+    }
+    run.report.validation_curve.emplace_back(grid[static_cast<size_t>(m)], mse);
+    if (mse <= run.report.validation_curve[static_cast<size_t>(best)].second) best = m;
+  }
+  run.report.lambda = grid[static_cast<size_t>(best)];
+  run.EndStage("solve");
+  const int64_t k = krr.num_models();
+  BatchFunction f = [&](int64_t n, const float* x, float* y) {
+    std::vector<float> all(static_cast<size_t>(n * k));
+    krr.Predict(n, x, all.data());
+    for (int64_t i = 0; i < n; ++i) y[i] = all[static_cast<size_t>(i * k + best)];
+  };
+  FloatMatrix scores = FloatMatrix::Zeros(run.plan.test.rows(), 1);
+  f(run.plan.test.rows(), run.plan.test.x.data(), scores.mutable_data());
+  v1::Manifest manifest = run.map.manifest;
+  RETURN_IF_ERROR(Evaluate(run, scores, manifest));
+  ASSIGN_OR_RETURN(*manifest.mutable_certificate(),
+                   CertifyPredictor(f, 1, run.config.encoder(), run.plan.test.x,
+                                    run.config.certificate(), run.config.encoder().seed() ^ 0xce47));
+  run.EndStage("evaluate");
+  ASSIGN_OR_RETURN(int64_t version, ChooseVersion(run.options));
+  manifest.set_model_name(run.options.name);
+  manifest.set_version(version);
+  FillReport(run, manifest);
+  run.report.encoder_kind = "kernel_ridge_von_mises";
+  run.report.feature_dim = 0;
+  return WriteVersion(run, version, nullptr);
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> RunTraining(const TrainOptions& options) {
+  ASSIGN_OR_RETURN(Run run, Prepare(options));
+  switch (run.config.learner().kind()) {
+    case v1::LearnerConfig::KERNEL_RIDGE_VON_MISES:
+      return FinishKernelRidge(run);
+    case v1::LearnerConfig::NONE:
+      return Finish(run, std::nullopt);
+    default: {
+      ASSIGN_OR_RETURN(GramAccumulator acc, Featurize(run, 0, 1));
+      return Finish(run, std::move(acc));
+    }
+  }
+}
+
+absl::StatusOr<std::string> RunShard(const TrainOptions& options) {
+  ASSIGN_OR_RETURN(Run run, Prepare(options));
+  if (run.config.learner().kind() != v1::LearnerConfig::RIDGE &&
+      run.config.learner().kind() != v1::LearnerConfig::SPEC_AVG) {
+    return absl::InvalidArgumentError(
+        "--shard needs learner.kind RIDGE or SPEC_AVG (the others do not reduce from sums)");
+  }
+  ASSIGN_OR_RETURN(GramAccumulator acc, Featurize(run, options.shard, options.num_shards));
+  const std::string path = ShardFilePath(ShardDir(options), options.shard, options.num_shards);
+  RETURN_IF_ERROR(WriteShardFile(path, ConfigFingerprint(run.config_text), options.shard,
+                                 options.num_shards, acc));
+  return path;
+}
+
+absl::StatusOr<std::string> RunReduce(const TrainOptions& options) {
+  ASSIGN_OR_RETURN(Run run, Prepare(options));
+  const uint64_t fingerprint = ConfigFingerprint(run.config_text);
+  std::optional<GramAccumulator> total;
+  for (int i = 0; i < options.num_shards; ++i) {
+    const std::string path = ShardFilePath(ShardDir(options), i, options.num_shards);
+    ASSIGN_OR_RETURN(GramAccumulator part, ReadShardFile(path, fingerprint, i, options.num_shards));
+    if (!total.has_value()) {
+      total = std::move(part);
+    } else {
+      RETURN_IF_ERROR(total->Merge(part));
+    }
+  }
+  if (!total.has_value() || total->count() != run.plan.train_rows) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the shards hold ", total.has_value() ? total->count() : 0, " training rows, the config's "
+        "split has ", run.plan.train_rows));
+  }
+  run.EndStage("featurize");
+  return Finish(run, std::move(total));
+}
+
+}  // namespace invariant

@@ -1,0 +1,48 @@
+// trainer.h: the stages of invariant-train.
+//
+//   data      PlanData: open the data, fix the split, load validation/test rows
+//   bank      BuildFeatureMap: preprocessing statistics, templates, bank
+//   featurize stream the training rows through the feature map into ΦᵀΦ, ΦᵀY
+//   solve     ridge over the λ grid on validation (or Spec-Avg, or KRR)
+//   evaluate  test metrics and the invariance certificate
+//   write     MODELS/<name>/<version>/{model.bundle, report.json, report.md},
+//             staged in a temporary directory and renamed when complete
+//
+// A sharded run (shard i of n) stops after `featurize` and writes its partial
+// sums to a shard file; `reduce` merges the n shard files and runs the rest,
+// giving the same model as one unsharded run up to floating-point summation
+// order.
+#ifndef INVARIANT_TRAIN_PIPELINE_TRAINER_H_
+#define INVARIANT_TRAIN_PIPELINE_TRAINER_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace invariant {
+
+struct TrainOptions {
+  std::string config_path;
+  std::string models_dir;
+  std::string name;
+  int64_t version = 0;     // 0: one above the highest existing version
+  int shard = 0;           // this process's shard (with num_shards > 1)
+  int num_shards = 1;
+  std::string shard_dir;   // default MODELS/<name>/shards
+};
+
+// The unsharded run. Returns the version directory written.
+absl::StatusOr<std::string> RunTraining(const TrainOptions& options);
+
+// Featurizes shard `options.shard` of `options.num_shards` and writes
+// SHARD_DIR/shard-<i>-of-<n>.gram. Returns the file written.
+absl::StatusOr<std::string> RunShard(const TrainOptions& options);
+
+// Merges the shard files of options.num_shards shards (each must come from
+// the same config: checked by a fingerprint of its text) and finishes the run.
+absl::StatusOr<std::string> RunReduce(const TrainOptions& options);
+
+}  // namespace invariant
+
+#endif  // INVARIANT_TRAIN_PIPELINE_TRAINER_H_
