@@ -80,9 +80,9 @@ int main(int argc, char** argv) {
   }
   std::signal(SIGINT, OnInterrupt);
   std::signal(SIGTERM, OnInterrupt);
-  absl::StatusOr<std::string> result = reduce              ? invariant::RunReduce(o)
-                                       : !shard.empty()    ? invariant::RunShard(o)
-                                                           : invariant::RunTraining(o);
+  absl::StatusOr<std::string> result = reduce           ? invariant::RunReduce(o)
+                                       : !shard.empty() ? invariant::RunShard(o)
+                                                        : invariant::RunTraining(o);
   if (!result.ok()) {
     std::fprintf(stderr, "invariant-train: %s\n", result.status().ToString().c_str());
     return 1;

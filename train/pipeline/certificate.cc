@@ -45,9 +45,8 @@ absl::StatusOr<Elements> SpectralElements(const v1::SpectralParams& p,
   e.exhaustive = group.exhaustive;
   e.method = group.method;
   for (TorusIsometry& g : group.elements) {
-    e.transforms.push_back([g = std::move(g)](int64_t n, const float* x, float* out) {
-      ApplyIsometry(g, n, x, out);
-    });
+    e.transforms.push_back(
+        [g = std::move(g)](int64_t n, const float* x, float* out) { ApplyIsometry(g, n, x, out); });
   }
   return e;
 }
@@ -95,8 +94,8 @@ absl::StatusOr<double> SpectralGeneratorResidual(const Model& model) {
   for (int64_t c = 0; c < w.cols(); ++c) {
     Eigen::VectorXd coef(w.rows());
     for (int64_t i = 0; i < w.rows(); ++i) coef[i] = w.row(i)[c];
-    ASSIGN_OR_RETURN(double r, GeneratorResidual(enc->tensors().basis, gens,
-                                                 enc->ExpandToBasis(coef)));
+    ASSIGN_OR_RETURN(double r,
+                     GeneratorResidual(enc->tensors().basis, gens, enc->ExpandToBasis(coef)));
     worst = std::max(worst, r);
   }
   return worst;
@@ -104,12 +103,9 @@ absl::StatusOr<double> SpectralGeneratorResidual(const Model& model) {
 
 }  // namespace
 
-absl::StatusOr<v1::InvarianceCertificate> CertifyPredictor(const BatchFunction& f,
-                                                           int64_t num_outputs,
-                                                           const v1::EncoderSpec& spec,
-                                                           const FloatMatrix& test_x,
-                                                           const v1::CertificateConfig& config,
-                                                           uint64_t seed) {
+absl::StatusOr<v1::InvarianceCertificate> CertifyPredictor(
+    const BatchFunction& f, int64_t num_outputs, const v1::EncoderSpec& spec,
+    const FloatMatrix& test_x, const v1::CertificateConfig& config, uint64_t seed) {
   const int64_t n = std::min<int64_t>(test_x.rows(), config.num_points());
   if (n <= 0) return absl::InvalidArgumentError("certificate: no test points to check");
   const int64_t d = test_x.cols();

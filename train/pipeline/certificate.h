@@ -28,12 +28,9 @@ using BatchFunction = std::function<void(int64_t n, const float* x, float* out)>
 
 // The certificate of any predictor against the group of `spec` (its group,
 // or the generators of spec.spectral).
-absl::StatusOr<v1::InvarianceCertificate> CertifyPredictor(const BatchFunction& f,
-                                                           int64_t num_outputs,
-                                                           const v1::EncoderSpec& spec,
-                                                           const FloatMatrix& test_x,
-                                                           const v1::CertificateConfig& config,
-                                                           uint64_t seed);
+absl::StatusOr<v1::InvarianceCertificate> CertifyPredictor(
+    const BatchFunction& f, int64_t num_outputs, const v1::EncoderSpec& spec,
+    const FloatMatrix& test_x, const v1::CertificateConfig& config, uint64_t seed);
 
 // The model's scores (features without a head); spectral models also get
 // generator_residual. Errors: no test points, a group spec the model's manifest cannot rebuild.

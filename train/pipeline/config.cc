@@ -124,8 +124,8 @@ absl::Status ValidateLearner(v1::TrainConfig& c) {
   }
   for (int i = 0; i < l.lambda_grid_size(); ++i) {
     if (!(l.lambda_grid(i) > 0)) {
-      return absl::InvalidArgumentError(absl::StrCat("learner.lambda_grid[", i,
-                                                     "] must be > 0, got ", l.lambda_grid(i)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("learner.lambda_grid[", i, "] must be > 0, got ", l.lambda_grid(i)));
     }
   }
   if (l.kind() == v1::LearnerConfig::KERNEL_RIDGE_VON_MISES && l.von_mises_eta() <= 0) {
@@ -171,8 +171,7 @@ absl::Status ValidateTrainConfig(v1::TrainConfig& c) {
   RETURN_IF_ERROR(ValidateEncoder(c));
   RETURN_IF_ERROR(ValidateLearner(c));
   if (c.has_second_layer()) {
-    RETURN_IF_ERROR(
-        Range("second_layer.num_features", c.second_layer().num_features(), 1, 1e6));
+    RETURN_IF_ERROR(Range("second_layer.num_features", c.second_layer().num_features(), 1, 1e6));
     RETURN_IF_ERROR(Positive("second_layer.sigma", c.second_layer().sigma()));
   }
   if (c.certificate().num_points() == 0) c.mutable_certificate()->set_num_points(200);

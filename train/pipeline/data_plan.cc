@@ -48,8 +48,8 @@ std::vector<int64_t> SubsetOf(std::vector<int64_t> pool, int64_t count, uint64_t
 }
 
 // Reads the rows of `source` whose role is `want` into a Dataset.
-absl::StatusOr<Dataset> CollectRows(RowSource& source, const std::vector<int8_t>& role,
-                                    int8_t want, const std::string& name) {
+absl::StatusOr<Dataset> CollectRows(RowSource& source, const std::vector<int8_t>& role, int8_t want,
+                                    const std::string& name) {
   const RowSchema& s = source.schema();
   int64_t count = 0;
   for (int8_t r : role) count += (r == want);
@@ -97,8 +97,8 @@ absl::Status CheckTask(const v1::TrainConfig& config, const RowSchema& s) {
         "learner.task is TASK_CLASSIFICATION but data set '", s.name, "' has no class labels"));
   }
   if (l.task() == v1::TASK_REGRESSION && s.num_targets == 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "learner.task is TASK_REGRESSION but data set '", s.name, "' has no regression targets"));
+    return absl::InvalidArgumentError(absl::StrCat("learner.task is TASK_REGRESSION but data set '",
+                                                   s.name, "' has no regression targets"));
   }
   return absl::OkStatus();
 }
@@ -131,8 +131,8 @@ absl::StatusOr<DataPlan> PlanData(const v1::TrainConfig& config) {
     const int32_t classes = static_cast<int32_t>(plan.schema.class_names.size());
     const int64_t per_class_val =
         std::max<int64_t>(1, (sc.validation() + classes - 1) / std::max(1, classes));
-    ASSIGN_OR_RETURN(split, SplitPerClass(labels, classes, sc.per_class_train(), per_class_val,
-                                          sc.seed()));
+    ASSIGN_OR_RETURN(
+        split, SplitPerClass(labels, classes, sc.per_class_train(), per_class_val, sc.seed()));
     if (separate_test) {
       split.test.clear();
     } else {
@@ -140,13 +140,13 @@ absl::StatusOr<DataPlan> PlanData(const v1::TrainConfig& config) {
     }
   } else {
     const int64_t train = sc.train() > 0 ? sc.train() : std::max<int64_t>(1, n * 8 / 10);
-    const int64_t validation = sc.validation() > 0 ? sc.validation()
-                                                   : std::max<int64_t>(1, train / 10);
+    const int64_t validation =
+        sc.validation() > 0 ? sc.validation() : std::max<int64_t>(1, train / 10);
     int64_t test = separate_test ? 0 : (sc.test() > 0 ? sc.test() : kRest);
     if (!separate_test && test == kRest && train + validation >= n) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "split.train + split.validation = ", train + validation, " leaves no test rows of the ",
-          n, " rows of '", plan.schema.name, "'"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("split.train + split.validation = ", train + validation,
+                       " leaves no test rows of the ", n, " rows of '", plan.schema.name, "'"));
     }
     absl::StatusOr<SplitIndices> s = SplitByCounts(n, train, validation, test, sc.seed());
     if (!s.ok()) {
@@ -175,8 +175,8 @@ absl::StatusOr<DataPlan> PlanData(const v1::TrainConfig& config) {
     ASSIGN_OR_RETURN(plan.test, CollectRows(*parts.train, plan.role, DataPlan::kTest, "test"));
   }
   if (plan.test.rows() == 0) {
-    return absl::InvalidArgumentError(absl::StrCat("split leaves no test rows of '",
-                                                   plan.schema.name, "'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("split leaves no test rows of '", plan.schema.name, "'"));
   }
   plan.train = std::move(parts.train);
   return plan;
@@ -198,8 +198,8 @@ absl::Status ForEachTrainBlock(DataPlan& plan, int64_t block_rows, int shard, in
     return fn(b);
   };
   while (true) {
-    ASSIGN_OR_RETURN(int64_t got,
-                     plan.train->Next(block_rows, x.data(), labels.data(), t > 0 ? y.data() : nullptr));
+    ASSIGN_OR_RETURN(int64_t got, plan.train->Next(block_rows, x.data(), labels.data(),
+                                                   t > 0 ? y.data() : nullptr));
     if (got == 0) break;
     for (int64_t i = 0; i < got; ++i, ++index) {
       if (index >= static_cast<int64_t>(plan.role.size()) ||

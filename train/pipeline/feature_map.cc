@@ -47,7 +47,8 @@ absl::Status FitPreprocess(const v1::Preprocess& pre, DataPlan& plan, int64_t bl
     const double sd = std::sqrt(var);
     mean.mutable_data()[j] = static_cast<float>(m);
     // A constant coordinate keeps scale 1 so that it maps to 0, not NaN.
-    scale.mutable_data()[j] = sd > 1e-12 * std::max(1.0, std::fabs(m)) ? static_cast<float>(sd) : 1.f;
+    scale.mutable_data()[j] =
+        sd > 1e-12 * std::max(1.0, std::fabs(m)) ? static_cast<float>(sd) : 1.f;
   }
   if (pre.center()) t.f32["preprocess/mean"] = std::move(mean);
   if (pre.scale()) t.f32["preprocess/scale"] = std::move(scale);
@@ -95,9 +96,9 @@ absl::StatusOr<int64_t> BuildBank(const v1::EncoderSpec& spec, const FloatMatrix
   ASSIGN_OR_RETURN(std::unique_ptr<GroupDistribution> q, MakeGroupDistribution(spec.group()));
   ASSIGN_OR_RETURN(Placement placement, ResolvePlacement(spec.group(), *q));
   if (q->action().dim() != templates.cols()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("encoder.group acts on vectors of length ", q->action().dim(),
-                     ", but the data rows have ", templates.cols(), " values"));
+    return absl::InvalidArgumentError(absl::StrCat("encoder.group acts on vectors of length ",
+                                                   q->action().dim(), ", but the data rows have ",
+                                                   templates.cols(), " values"));
   }
   if (placement == Placement::kInput) {
     if (spec.group().enumerate()) r = static_cast<int64_t>(q->Enumerate().size());
@@ -120,8 +121,8 @@ absl::Status BuildEncoder(v1::EncoderSpec& spec, DataPlan& plan, int64_t block_r
       v1::CdfParams& p = *spec.mutable_cdf();
       FloatMatrix templates;
       if (p.template_kind() == v1::TEMPLATE_DATA) {
-        ASSIGN_OR_RETURN(templates, DrawLandmarks(p.num_templates(), spec.seed(), plan,
-                                                  block_rows, preprocess));
+        ASSIGN_OR_RETURN(
+            templates, DrawLandmarks(p.num_templates(), spec.seed(), plan, block_rows, preprocess));
       } else {
         ASSIGN_OR_RETURN(templates, SampleTemplates(CdfTemplateOptions(p), d, nullptr, rng));
       }
@@ -139,8 +140,8 @@ absl::Status BuildEncoder(v1::EncoderSpec& spec, DataPlan& plan, int64_t block_r
     }
     case v1::EncoderSpec::kNystrom: {
       v1::NystromParams& p = *spec.mutable_nystrom();
-      ASSIGN_OR_RETURN(FloatMatrix landmarks, DrawLandmarks(p.num_landmarks(), spec.seed(), plan,
-                                                            block_rows, preprocess));
+      ASSIGN_OR_RETURN(FloatMatrix landmarks,
+                       DrawLandmarks(p.num_landmarks(), spec.seed(), plan, block_rows, preprocess));
       NystromOptions o;
       o.sigma = p.sigma();
       o.eigen_cutoff = p.eigen_cutoff();
@@ -167,8 +168,9 @@ absl::Status BuildEncoder(v1::EncoderSpec& spec, DataPlan& plan, int64_t block_r
     case v1::EncoderSpec::PARAMS_NOT_SET:
       break;
   }
-  return absl::InvalidArgumentError("encoder must set one of cdf, random_fourier, nystrom, "
-                                    "spectral; got none");
+  return absl::InvalidArgumentError(
+      "encoder must set one of cdf, random_fourier, nystrom, "
+      "spectral; got none");
 }
 
 }  // namespace
@@ -193,17 +195,18 @@ absl::StatusOr<FeatureMap> BuildFeatureMap(const v1::TrainConfig& config, DataPl
       return it == fm.tensors.f32.end() ? FloatMatrix() : it->second;
     };
     PreprocessOptions o{pre.center(), pre.scale(), pre.l2_normalize()};
-    ASSIGN_OR_RETURN(preprocess, PreprocessEncoder::Create(o, plan.schema.dim,
-                                                           tensor("preprocess/mean"),
-                                                           tensor("preprocess/scale")));
+    ASSIGN_OR_RETURN(preprocess,
+                     PreprocessEncoder::Create(o, plan.schema.dim, tensor("preprocess/mean"),
+                                               tensor("preprocess/scale")));
   }
   RETURN_IF_ERROR(BuildEncoder(spec, plan, config.block_rows(), preprocess.get(), fm.tensors));
   ASSIGN_OR_RETURN(std::shared_ptr<const Model> first, Model::Assemble(m, fm.tensors));
   if (config.has_second_layer()) {
     v1::SecondLayerParams p = config.second_layer();
     Rng rng(p.seed());
-    ASSIGN_OR_RETURN(FloatMatrix freqs, SampleGaussianTemplates(p.num_features(),
-                                                                first->feature_dim(), p.sigma(), rng));
+    ASSIGN_OR_RETURN(
+        FloatMatrix freqs,
+        SampleGaussianTemplates(p.num_features(), first->feature_dim(), p.sigma(), rng));
     fm.tensors.f32["second_layer/frequencies"] = std::move(freqs);
     *m.mutable_second_layer() = p;
     ASSIGN_OR_RETURN(first, Model::Assemble(m, fm.tensors));

@@ -13,10 +13,18 @@ std::string Quote(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           out += absl::StrFormat("\\u%04x", c);
@@ -44,8 +52,8 @@ std::string ReportToJson(const TrainReport& r) {
   absl::StrAppend(&j, "  \"group\": ", Quote(r.group), ",\n");
   absl::StrAppend(&j, "  \"input_dim\": ", r.input_dim, ",\n");
   absl::StrAppend(&j, "  \"feature_dim\": ", r.feature_dim, ",\n");
-  absl::StrAppend(&j, "  \"rows\": {\"train\": ", r.train_rows, ", \"validation\": ",
-                  r.validation_rows, ", \"test\": ", r.test_rows, "},\n");
+  absl::StrAppend(&j, "  \"rows\": {\"train\": ", r.train_rows,
+                  ", \"validation\": ", r.validation_rows, ", \"test\": ", r.test_rows, "},\n");
   absl::StrAppend(&j, "  \"task\": ", Quote(r.task), ",\n");
   absl::StrAppend(&j, "  \"lambda\": ", Num(r.lambda), ",\n");
   absl::StrAppend(&j, "  \"validation_metric\": ", Quote(r.validation_metric), ",\n");
@@ -62,14 +70,13 @@ std::string ReportToJson(const TrainReport& r) {
   }
   j += "},\n";
   const auto& c = r.certificate;
-  absl::StrAppend(&j, "  \"invariance\": {\"max_discrepancy\": ", Num(c.max_discrepancy()),
-                  ", \"mean_discrepancy\": ", Num(c.mean_discrepancy()),
-                  ", \"relative_max_discrepancy\": ", Num(c.relative_max_discrepancy()),
-                  ", \"num_points\": ", c.num_points(),
-                  ", \"num_group_elements\": ", c.num_group_elements(),
-                  ", \"exhaustive\": ", c.exhaustive() ? "true" : "false",
-                  ", \"method\": ", Quote(c.method()),
-                  ", \"generator_residual\": ", Num(c.generator_residual()), "},\n");
+  absl::StrAppend(
+      &j, "  \"invariance\": {\"max_discrepancy\": ", Num(c.max_discrepancy()),
+      ", \"mean_discrepancy\": ", Num(c.mean_discrepancy()),
+      ", \"relative_max_discrepancy\": ", Num(c.relative_max_discrepancy()),
+      ", \"num_points\": ", c.num_points(), ", \"num_group_elements\": ", c.num_group_elements(),
+      ", \"exhaustive\": ", c.exhaustive() ? "true" : "false", ", \"method\": ", Quote(c.method()),
+      ", \"generator_residual\": ", Num(c.generator_residual()), "},\n");
   j += "  \"seconds\": {";
   for (size_t i = 0; i < r.stage_seconds.size(); ++i) {
     absl::StrAppend(&j, i ? ", " : "", Quote(r.stage_seconds[i].first), ": ",
@@ -86,17 +93,19 @@ std::string ReportToMarkdown(const TrainReport& r) {
   absl::StrAppend(&m, "| | |\n|---|---|\n");
   absl::StrAppend(&m, "| encoder | ", r.encoder_kind, " |\n| group | ", r.group, " |\n");
   absl::StrAppend(&m, "| input → features | ", r.input_dim, " → ", r.feature_dim, " |\n");
-  absl::StrAppend(&m, "| rows train / validation / test | ", r.train_rows, " / ",
-                  r.validation_rows, " / ", r.test_rows, " |\n");
+  absl::StrAppend(&m, "| rows train / validation / test | ", r.train_rows, " / ", r.validation_rows,
+                  " / ", r.test_rows, " |\n");
   absl::StrAppend(&m, "| task | ", r.task, " |\n| λ chosen | ", Num(r.lambda), " |\n");
-  for (const auto& [k, v] : r.test_metrics) absl::StrAppend(&m, "| test ", k, " | ", Num(v), " |\n");
+  for (const auto& [k, v] : r.test_metrics)
+    absl::StrAppend(&m, "| test ", k, " | ", Num(v), " |\n");
   const auto& c = r.certificate;
   absl::StrAppend(&m, "| invariance max / mean discrepancy | ", Num(c.max_discrepancy()), " / ",
                   Num(c.mean_discrepancy()), " (", c.num_points(), " points × ",
                   c.num_group_elements(), " elements, ", c.method(), ") |\n");
   absl::StrAppend(&m, "| featurize rows/s | ", Num(r.featurize_rows_per_second), " |\n");
   if (!r.validation_curve.empty()) {
-    absl::StrAppend(&m, "\n## Validation (", r.validation_metric, ")\n\n| λ | value |\n|---|---|\n");
+    absl::StrAppend(&m, "\n## Validation (", r.validation_metric,
+                    ")\n\n| λ | value |\n|---|---|\n");
     for (const auto& [lam, v] : r.validation_curve) {
       absl::StrAppend(&m, "| ", Num(lam), " | ", Num(v), " |\n");
     }

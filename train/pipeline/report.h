@@ -25,11 +25,11 @@ struct TrainReport {
   int64_t train_rows = 0;
   int64_t validation_rows = 0;
   int64_t test_rows = 0;
-  std::string task;                 // "classification" | "regression" | "none"
-  double lambda = 0;                // chosen regularisation
-  std::string validation_metric;    // "accuracy" | "mse"
+  std::string task;               // "classification" | "regression" | "none"
+  double lambda = 0;              // chosen regularisation
+  std::string validation_metric;  // "accuracy" | "mse"
   std::vector<std::pair<double, double>> validation_curve;  // (λ, metric)
-  std::map<std::string, double> test_metrics;  // accuracy | rmse, mae
+  std::map<std::string, double> test_metrics;               // accuracy | rmse, mae
   v1::InvarianceCertificate certificate;
   std::vector<std::pair<std::string, double>> stage_seconds;  // in order
   double featurize_rows_per_second = 0;

@@ -3,12 +3,12 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstring>
-#include <map>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <utility>
@@ -99,15 +99,15 @@ absl::StatusOr<GramAccumulator> Featurize(Run& run, int shard, int num_shards) {
                    GramAccumulator::Create(f, std::max<int64_t>(1, run.plan.target_dim())));
   Progress progress("featurize", run.plan.train_rows / num_shards);
   std::vector<float> phi;
-  RETURN_IF_ERROR(ForEachTrainBlock(
-      run.plan, run.config.block_rows(), shard, num_shards, [&](const TrainBlock& b) {
-        phi.resize(static_cast<size_t>(b.n * f));
-        model.Featurize(b.n, b.x, phi.data());
-        ASSIGN_OR_RETURN(FloatMatrix y, BlockTargets(run.plan, b));
-        RETURN_IF_ERROR(acc.Add(b.n, phi.data(), y.data()));
-        progress.Advance(b.n);
-        return absl::OkStatus();
-      }));
+  RETURN_IF_ERROR(ForEachTrainBlock(run.plan, run.config.block_rows(), shard, num_shards,
+                                    [&](const TrainBlock& b) {
+                                      phi.resize(static_cast<size_t>(b.n * f));
+                                      model.Featurize(b.n, b.x, phi.data());
+                                      ASSIGN_OR_RETURN(FloatMatrix y, BlockTargets(run.plan, b));
+                                      RETURN_IF_ERROR(acc.Add(b.n, phi.data(), y.data()));
+                                      progress.Advance(b.n);
+                                      return absl::OkStatus();
+                                    }));
   const double seconds = progress.Finish();
   run.report.featurize_rows_per_second = seconds > 0 ? acc.count() / seconds : 0;
   run.EndStage("featurize");
@@ -141,8 +141,7 @@ absl::StatusOr<LinearModel> Solve(Run& run, const GramAccumulator& acc) {
   std::vector<double> grid(l.lambda_grid().begin(), l.lambda_grid().end());
   ASSIGN_OR_RETURN(LinearModelSelection sel,
                    ChooseLambda(*solver, grid, val_phi, val_y, TaskOf(run)));
-  run.report.validation_metric =
-      sel.curve.task == RlsTask::kClassification ? "accuracy" : "mse";
+  run.report.validation_metric = sel.curve.task == RlsTask::kClassification ? "accuracy" : "mse";
   for (size_t i = 0; i < sel.curve.lambdas.size(); ++i) {
     run.report.validation_curve.emplace_back(sel.curve.lambdas[i], sel.curve.scores[i]);
   }
@@ -171,17 +170,18 @@ void FillReport(Run& run, const v1::Manifest& manifest) {
   r.version = manifest.version();
   r.description = run.config.description();
   r.encoder_kind = EncoderKindName(manifest.encoder());
-  r.group = manifest.encoder().has_spectral()
-                ? absl::StrCat("torus generators: ", manifest.encoder().spectral().generators_size())
-                : manifest.encoder().group().ShortDebugString();
+  r.group =
+      manifest.encoder().has_spectral()
+          ? absl::StrCat("torus generators: ", manifest.encoder().spectral().generators_size())
+          : manifest.encoder().group().ShortDebugString();
   r.input_dim = manifest.input_dim();
   r.feature_dim = manifest.feature_dim();
   r.train_rows = run.plan.train_rows;
   r.validation_rows = run.plan.validation.rows();
   r.test_rows = run.plan.test.rows();
   r.task = run.config.learner().kind() == v1::LearnerConfig::NONE ? "none"
-           : run.plan.classification()                           ? "classification"
-                                                                 : "regression";
+           : run.plan.classification()                            ? "classification"
+                                                                  : "regression";
   r.certificate = manifest.certificate();
 }
 
@@ -205,10 +205,10 @@ absl::StatusOr<std::string> WriteVersion(Run& run, int64_t version, const Model*
     RETURN_IF_ERROR(model->Save((fs::path(staged.path()) / kBundleFileName).string()));
   }
   run.EndStage("write");
-  RETURN_IF_ERROR(WriteText((fs::path(staged.path()) / "report.json").string(),
-                            ReportToJson(run.report)));
-  RETURN_IF_ERROR(WriteText((fs::path(staged.path()) / "report.md").string(),
-                            ReportToMarkdown(run.report)));
+  RETURN_IF_ERROR(
+      WriteText((fs::path(staged.path()) / "report.json").string(), ReportToJson(run.report)));
+  RETURN_IF_ERROR(
+      WriteText((fs::path(staged.path()) / "report.md").string(), ReportToMarkdown(run.report)));
   RETURN_IF_ERROR(staged.Commit());
   return staged.final_path();
 }
@@ -260,21 +260,19 @@ absl::StatusOr<std::string> FinishKernelRidge(Run& run) {
   train.x = FloatMatrix::Zeros(run.plan.train_rows, d);
   train.y = FloatMatrix::Zeros(run.plan.train_rows, 1);
   int64_t row = 0;
-  RETURN_IF_ERROR(ForEachTrainBlock(run.plan, run.config.block_rows(), 0, 1,
-                                    [&](const TrainBlock& b) {
-                                      std::memcpy(train.x.mutable_row(row), b.x,
-                                                  sizeof(float) * b.n * d);
-                                      std::memcpy(train.y.mutable_row(row), b.y,
-                                                  sizeof(float) * b.n);
-                                      row += b.n;
-                                      return absl::OkStatus();
-                                    }));
+  RETURN_IF_ERROR(
+      ForEachTrainBlock(run.plan, run.config.block_rows(), 0, 1, [&](const TrainBlock& b) {
+        std::memcpy(train.x.mutable_row(row), b.x, sizeof(float) * b.n * d);
+        std::memcpy(train.y.mutable_row(row), b.y, sizeof(float) * b.n);
+        row += b.n;
+        return absl::OkStatus();
+      }));
   run.EndStage("featurize");
   const v1::LearnerConfig& l = run.config.learner();
   std::vector<double> grid(l.lambda_grid().begin(), l.lambda_grid().end());
-  ASSIGN_OR_RETURN(VonMisesKrr krr, VonMisesKrr::Fit(static_cast<int32_t>(d), train.rows(),
-                                                     train.x.data(), train.y.data(),
-                                                     l.von_mises_eta(), grid));
+  ASSIGN_OR_RETURN(VonMisesKrr krr,
+                   VonMisesKrr::Fit(static_cast<int32_t>(d), train.rows(), train.x.data(),
+                                    train.y.data(), l.von_mises_eta(), grid));
   const Dataset& val = run.plan.validation;
   std::vector<float> out(static_cast<size_t>(val.rows() * krr.num_models()));
   krr.Predict(val.rows(), val.x.data(), out.data());
@@ -301,9 +299,10 @@ absl::StatusOr<std::string> FinishKernelRidge(Run& run) {
   f(run.plan.test.rows(), run.plan.test.x.data(), scores.mutable_data());
   v1::Manifest manifest = run.map.manifest;
   RETURN_IF_ERROR(Evaluate(run, scores, manifest));
-  ASSIGN_OR_RETURN(*manifest.mutable_certificate(),
-                   CertifyPredictor(f, 1, run.config.encoder(), run.plan.test.x,
-                                    run.config.certificate(), run.config.encoder().seed() ^ 0xce47));
+  ASSIGN_OR_RETURN(
+      *manifest.mutable_certificate(),
+      CertifyPredictor(f, 1, run.config.encoder(), run.plan.test.x, run.config.certificate(),
+                       run.config.encoder().seed() ^ 0xce47));
   run.EndStage("evaluate");
   ASSIGN_OR_RETURN(int64_t version, ChooseVersion(run.options));
   manifest.set_model_name(run.options.name);
@@ -358,9 +357,11 @@ absl::StatusOr<std::string> RunReduce(const TrainOptions& options) {
     }
   }
   if (!total.has_value() || total->count() != run.plan.train_rows) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the shards hold ", total.has_value() ? total->count() : 0, " training rows, the config's "
-        "split has ", run.plan.train_rows));
+    return absl::FailedPreconditionError(absl::StrCat("the shards hold ",
+                                                      total.has_value() ? total->count() : 0,
+                                                      " training rows, the config's "
+                                                      "split has ",
+                                                      run.plan.train_rows));
   }
   run.EndStage("featurize");
   return Finish(run, std::move(total));

@@ -26,10 +26,10 @@ struct TrainOptions {
   std::string config_path;
   std::string models_dir;
   std::string name;
-  int64_t version = 0;     // 0: one above the highest existing version
-  int shard = 0;           // this process's shard (with num_shards > 1)
+  int64_t version = 0;  // 0: one above the highest existing version
+  int shard = 0;        // this process's shard (with num_shards > 1)
   int num_shards = 1;
-  std::string shard_dir;   // default MODELS/<name>/shards
+  std::string shard_dir;  // default MODELS/<name>/shards
 };
 
 // The unsharded run. Returns the version directory written.

@@ -52,8 +52,7 @@ absl::StatusOr<int64_t> NextVersion(const std::string& model_dir) {
   return versions->empty() ? 1 : versions->back() + 1;
 }
 
-absl::StatusOr<StagedVersion> StagedVersion::Create(const std::string& model_dir,
-                                                    int64_t version) {
+absl::StatusOr<StagedVersion> StagedVersion::Create(const std::string& model_dir, int64_t version) {
   if (version < 1) {
     return absl::InvalidArgumentError(absl::StrCat("--version must be >= 1, got ", version));
   }
@@ -65,9 +64,9 @@ absl::StatusOr<StagedVersion> StagedVersion::Create(const std::string& model_dir
   }
   fs::create_directories(model_dir, ec);
   if (ec) return absl::PermissionDeniedError(absl::StrCat(model_dir, ": ", ec.message()));
-  const std::string tmp = (fs::path(model_dir) /
-                           absl::StrCat(".tmp-", version, "-", static_cast<int64_t>(getpid())))
-                              .string();
+  const std::string tmp =
+      (fs::path(model_dir) / absl::StrCat(".tmp-", version, "-", static_cast<int64_t>(getpid())))
+          .string();
   fs::remove_all(tmp, ec);
   fs::create_directory(tmp, ec);
   if (ec) return absl::PermissionDeniedError(absl::StrCat(tmp, ": ", ec.message()));

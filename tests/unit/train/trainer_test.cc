@@ -1,0 +1,214 @@
+// End-to-end runs of the training job's stages on small generated data.
+#include "train/pipeline/trainer.h"
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include "core/model/model.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/unit/train/train_test_util.h"
+#include "train/pipeline/versions.h"
+
+namespace invariant {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using testing::kTorusConfig;
+using testing::kXpermConfig;
+using testing::ReadText;
+using testing::TempDir;
+
+TrainOptions Options(const TempDir& dir, const std::string& config, const std::string& name) {
+  TrainOptions o;
+  o.config_path = dir.Write(name + ".textproto", config);
+  o.models_dir = dir.path() + "/models";
+  o.name = name;
+  return o;
+}
+
+std::shared_ptr<const Model> LoadVersion(const std::string& version_dir) {
+  auto m = Model::Load(version_dir + "/" + kBundleFileName);
+  EXPECT_TRUE(m.ok()) << m.status();
+  return m.ok() ? *m : nullptr;
+}
+
+TEST(TrainerTest, XpermRunWritesAnExactlyInvariantModelAndReports) {
+  TempDir dir;
+  TrainOptions o = Options(dir, kXpermConfig, "xperm");
+  absl::StatusOr<std::string> out = RunTraining(o);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(*out, o.models_dir + "/xperm/1");
+  auto model = LoadVersion(*out);
+  ASSERT_NE(model, nullptr);
+  const v1::Manifest& m = model->manifest();
+  EXPECT_EQ(m.model_name(), "xperm");
+  EXPECT_EQ(m.version(), 1);
+  EXPECT_EQ(m.input_dim(), 40);
+  EXPECT_EQ(m.encoder().cdf().num_group_elements(), 120);
+  EXPECT_EQ(m.feature_dim(), 8 * 17);
+  EXPECT_EQ(m.head().class_names_size(), 2);
+  EXPECT_GT(m.metrics().at("test_accuracy"), 0.7);
+  // All 120 permutations checked; CDF pooling over the whole group is exact.
+  EXPECT_TRUE(m.certificate().exhaustive());
+  EXPECT_EQ(m.certificate().num_group_elements(), 120);
+  EXPECT_EQ(m.certificate().num_points(), 30);
+  EXPECT_EQ(m.certificate().max_discrepancy(), 0.0);
+  const std::string json = ReadText(*out + "/report.json");
+  for (const char* key : {"\"model\": \"xperm\"", "\"feature_dim\": 136", "\"lambda\"",
+                          "\"validation_curve\"", "\"accuracy\"", "\"max_discrepancy\"",
+                          "\"featurize\"", "\"solve\"", "\"evaluate\"", "\"bank\""}) {
+    EXPECT_THAT(json, HasSubstr(key));
+  }
+  EXPECT_THAT(ReadText(*out + "/report.md"), HasSubstr("test accuracy"));
+}
+
+TEST(TrainerTest, VersionsIncreaseAndAnExistingOneIsNeverOverwritten) {
+  TempDir dir;
+  TrainOptions o = Options(dir, kXpermConfig, "xperm");
+  ASSERT_TRUE(RunTraining(o).ok());
+  absl::StatusOr<std::string> second = RunTraining(o);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(*second, o.models_dir + "/xperm/2");
+  const auto before = fs::last_write_time(o.models_dir + "/xperm/1/model.bundle");
+  o.version = 1;
+  absl::StatusOr<std::string> again = RunTraining(o);
+  EXPECT_EQ(again.status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(fs::last_write_time(o.models_dir + "/xperm/1/model.bundle"), before);
+  // No staging directory is left behind by the refused run.
+  for (const auto& e : fs::directory_iterator(o.models_dir + "/xperm")) {
+    EXPECT_NE(e.path().filename().string().rfind(".tmp-", 0), 0u) << e.path();
+  }
+}
+
+TEST(TrainerTest, SameConfigGivesTheSameModelBitForBit) {
+  TempDir dir;
+  TrainOptions o = Options(dir, kXpermConfig, "xperm");
+  auto a = RunTraining(o);
+  auto b = RunTraining(o);
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto ma = LoadVersion(*a), mb = LoadVersion(*b);
+  const FloatMatrix& wa = ma->tensors().f32.at("head/weights");
+  const FloatMatrix& wb = mb->tensors().f32.at("head/weights");
+  ASSERT_EQ(wa.size(), wb.size());
+  EXPECT_EQ(std::memcmp(wa.data(), wb.data(), wa.bytes()), 0);
+  const FloatMatrix& ba = ma->tensors().f32.at("encoder/bank");
+  const FloatMatrix& bb = mb->tensors().f32.at("encoder/bank");
+  EXPECT_EQ(std::memcmp(ba.data(), bb.data(), ba.bytes()), 0);
+}
+
+TEST(TrainerTest, ShardsThenReduceGiveTheModelOfOneRun) {
+  TempDir dir;
+  TrainOptions o = Options(dir, kXpermConfig, "xperm");
+  auto single = RunTraining(o);
+  ASSERT_TRUE(single.ok()) << single.status();
+  o.num_shards = 3;
+  for (int i = 0; i < 3; ++i) {
+    o.shard = i;
+    auto shard = RunShard(o);
+    ASSERT_TRUE(shard.ok()) << shard.status();
+    EXPECT_TRUE(fs::exists(*shard));
+  }
+  auto reduced = RunReduce(o);
+  ASSERT_TRUE(reduced.ok()) << reduced.status();
+  auto ms = LoadVersion(*single), mr = LoadVersion(*reduced);
+  EXPECT_EQ(ms->manifest().head().lambda(), mr->manifest().head().lambda());
+  const FloatMatrix& ws = ms->tensors().f32.at("head/weights");
+  const FloatMatrix& wr = mr->tensors().f32.at("head/weights");
+  ASSERT_EQ(ws.size(), wr.size());
+  double max_w = 0, max_diff = 0;
+  for (int64_t i = 0; i < ws.size(); ++i) {
+    max_w = std::max(max_w, std::fabs(static_cast<double>(ws.data()[i])));
+    max_diff = std::max(max_diff, std::fabs(static_cast<double>(ws.data()[i]) - wr.data()[i]));
+  }
+  EXPECT_LT(max_diff, 1e-4 * max_w);
+  EXPECT_EQ(ms->manifest().metrics().at("test_accuracy"),
+            mr->manifest().metrics().at("test_accuracy"));
+}
+
+TEST(TrainerTest, ReduceRefusesMissingAndForeignShards) {
+  TempDir dir;
+  TrainOptions o = Options(dir, kXpermConfig, "xperm");
+  o.num_shards = 2;
+  o.shard = 0;
+  ASSERT_TRUE(RunShard(o).ok());
+  absl::StatusOr<std::string> missing = RunReduce(o);
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(missing.status().message(), HasSubstr("shard-1-of-2.gram"));
+  // Shard 1 from another config (another seed) must not merge.
+  std::string other = kXpermConfig;
+  other.replace(other.find("seed: 7"), 7, "seed: 8");
+  TrainOptions p = Options(dir, other, "xperm");
+  p.num_shards = 2;
+  p.shard = 1;
+  ASSERT_TRUE(RunShard(p).ok());
+  absl::StatusOr<std::string> foreign = RunReduce(o);
+  EXPECT_EQ(foreign.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(foreign.status().message(), HasSubstr("different training config"));
+  EXPECT_FALSE(fs::exists(o.models_dir + "/xperm/1"));
+}
+
+TEST(TrainerTest, SpecAvgModelIsExactlyInvariantAndCertified) {
+  TempDir dir;
+  TrainOptions o = Options(dir, kTorusConfig, "torus");
+  auto out = RunTraining(o);
+  ASSERT_TRUE(out.ok()) << out.status();
+  auto model = LoadVersion(*out);
+  ASSERT_NE(model, nullptr);
+  const v1::InvarianceCertificate& c = model->manifest().certificate();
+  EXPECT_TRUE(c.exhaustive());
+  EXPECT_EQ(c.num_group_elements(), 64);  // {±1}^6, listed by closure
+  EXPECT_LE(c.relative_max_discrepancy(), 1e-6);
+  EXPECT_LE(c.generator_residual(), 1e-9);
+  EXPECT_GT(model->manifest().metrics().at("test_rmse"), 0.0);
+  EXPECT_EQ(model->manifest().head().task(), v1::TASK_REGRESSION);
+}
+
+TEST(TrainerTest, SpecAvgImprovesWithMoreTrainingRows) {
+  TempDir dir;
+  auto rmse = [&](int64_t train) {
+    std::string text = kTorusConfig;
+    text.replace(text.find("num_points: 700"), 15, "num_points: " + std::to_string(train + 200));
+    text.replace(text.find("train: 500"), 10, "train: " + std::to_string(train));
+    text.replace(text.find("budget: 400"), 11, "budget: 13");
+    TrainOptions o = Options(dir, text, "t" + std::to_string(train));
+    auto out = RunTraining(o);
+    EXPECT_TRUE(out.ok()) << out.status();
+    return out.ok() ? LoadVersion(*out)->manifest().metrics().at("test_rmse") : 1e9;
+  };
+  const double small = rmse(100), large = rmse(6000);
+  EXPECT_LT(large, small);
+}
+
+TEST(TrainerTest, KernelRidgeBaselineIsReportedNotServedAndNotInvariant) {
+  TempDir dir;
+  std::string text = kTorusConfig;
+  text.replace(text.find("kind: SPEC_AVG"), 14,
+               "kind: KERNEL_RIDGE_VON_MISES von_mises_eta: 0.1 lambda_grid: [0.1, 1]");
+  TrainOptions o = Options(dir, text, "krr");
+  auto out = RunTraining(o);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_FALSE(fs::exists(*out + "/" + kBundleFileName));
+  const std::string json = ReadText(*out + "/report.json");
+  EXPECT_THAT(json, HasSubstr("\"rmse\""));
+  EXPECT_THAT(json, HasSubstr("\"encoder_kind\": \"kernel_ridge_von_mises\""));
+  EXPECT_THAT(json, ::testing::Not(::testing::HasSubstr("\"max_discrepancy\": 0,")));
+}
+
+TEST(TrainerTest, DataErrorsNameTheProblem) {
+  TempDir dir;
+  std::string text = kXpermConfig;
+  text.replace(text.find("per_class_train: 60"), 19, "per_class_train: 90000");
+  auto out = RunTraining(Options(dir, text, "bad"));
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(), HasSubstr("class"));
+  TrainOptions missing = Options(dir, kXpermConfig, "x");
+  missing.config_path = dir.path() + "/nope.textproto";
+  EXPECT_EQ(RunTraining(missing).status().code(), absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace invariant
