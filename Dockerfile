@@ -24,7 +24,7 @@ FROM ${BASE_IMAGE} AS builder
 WORKDIR /src
 # Dependencies first: this layer is reused as long as the script is unchanged.
 COPY deploy/install-deps.sh /src/deploy/install-deps.sh
-RUN deploy/install-deps.sh && rm -rf /var/lib/apt/lists/*
+RUN deploy/install-deps.sh --build && rm -rf /var/lib/apt/lists/*
 COPY . /src
 ARG BUILD_JOBS=
 RUN cmake -S /src -B /src/build-image -G Ninja -DCMAKE_BUILD_TYPE=Release \

@@ -2,7 +2,9 @@
 # Installs every Debian 12 package that invariant-serve needs to build, test and
 # benchmark. Idempotent: packages already present are left alone.
 #
-#   deploy/install-deps.sh            build + test + bench dependencies
+#   deploy/install-deps.sh            everything CI and developers need: build,
+#                                     tests, benchmarks, deploy checks, container test
+#   deploy/install-deps.sh --build    only what compiling needs (the image's builder stage)
 #   deploy/install-deps.sh --runtime  only the shared libraries the binaries load
 set -euo pipefail
 
@@ -12,15 +14,22 @@ BUILD_PKGS=(
   libabsl-dev libeigen3-dev libopenblas-dev
   prometheus-cpp-dev libcurl4-openssl-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+)
+TEST_PKGS=(
   openssl prometheus curl python3 python3-yaml yamllint dataset-fashion-mnist
+  podman runc debootstrap uidmap
 )
 RUNTIME_PKGS=(
   libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 libopenblas0-pthread
   libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 zlib1g ca-certificates
 )
 
-pkgs=("${BUILD_PKGS[@]}")
-if [[ "${1:-}" == "--runtime" ]]; then pkgs=("${RUNTIME_PKGS[@]}"); fi
+case "${1:-}" in
+  "") pkgs=("${BUILD_PKGS[@]}" "${TEST_PKGS[@]}") ;;
+  --build) pkgs=("${BUILD_PKGS[@]}") ;;
+  --runtime) pkgs=("${RUNTIME_PKGS[@]}") ;;
+  *) echo "install-deps: unknown argument '$1' (expected --build or --runtime)" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${pkgs[@]}"; do
