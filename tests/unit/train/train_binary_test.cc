@@ -1,0 +1,106 @@
+// The invariant-train binary as a user runs it: exit codes, output paths,
+// shipped configs, and Ctrl-C leaving no partial version behind.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/unit/train/train_test_util.h"
+
+namespace invariant {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::TempDir;
+
+// Runs the binary with `args`; returns the wait status, stdout in *out.
+int RunTrain(const std::vector<std::string>& args, std::string* out) {
+  std::string cmd = INVARIANT_TRAIN_BINARY;
+  for (const std::string& a : args) cmd += " '" + a + "'";
+  cmd += " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[4096];
+  size_t got;
+  while ((got = fread(buf, 1, sizeof(buf), p)) > 0) out->append(buf, got);
+  return pclose(p);
+}
+
+TEST(TrainBinaryTest, DefaultConfigTrainsAndPrintsTheVersionDirectory) {
+  TempDir dir;
+  std::string out;
+  const int status = RunTrain(
+      {std::string("--config=") + INVARIANT_SOURCE_DIR + "/train/configs/default.textproto",
+       "--models=" + dir.path(), "--name=default"},
+      &out);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
+  EXPECT_THAT(out, ::testing::HasSubstr(dir.path() + "/default/1"));
+  EXPECT_TRUE(fs::exists(dir.path() + "/default/1/model.bundle"));
+}
+
+TEST(TrainBinaryTest, UsageErrorsExitWithTwo) {
+  std::string out;
+  int status = RunTrain({"--models=/tmp", "--name=x"}, &out);
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  EXPECT_THAT(out, ::testing::HasSubstr("--config is required"));
+  out.clear();
+  status = RunTrain({"--config=x", "--models=/tmp", "--name=x", "--shard=3/2"}, &out);
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  EXPECT_THAT(out, ::testing::HasSubstr("--shard must be i/n"));
+}
+
+TEST(TrainBinaryTest, ConfigErrorExitsWithOneNamingTheField) {
+  TempDir dir;
+  const std::string cfg =
+      dir.Write("bad.textproto", "data { xperm {} }\nlearner { kind: RIDGE }\n");
+  std::string out;
+  const int status = RunTrain({"--config=" + cfg, "--models=" + dir.path(), "--name=m"}, &out);
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  EXPECT_THAT(out, ::testing::HasSubstr("encoder must set one of cdf"));
+  EXPECT_FALSE(fs::exists(dir.path() + "/m/1"));
+}
+
+TEST(TrainBinaryTest, InterruptLeavesNoVersionAndNoStagingDirectory) {
+  TempDir dir;
+  // Large enough to be interrupted while featurizing.
+  std::string text = testing::kXpermConfig;
+  text.replace(text.find("num_templates: 8"), 16, "num_templates: 3000");
+  text.replace(text.find("per_class_train: 60"), 19, "per_class_train: 3000");
+  const std::string cfg = dir.Write("slow.textproto", text);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    freopen("/dev/null", "w", stderr);
+    freopen("/dev/null", "w", stdout);
+    execl(INVARIANT_TRAIN_BINARY, INVARIANT_TRAIN_BINARY, ("--config=" + cfg).c_str(),
+          ("--models=" + dir.path()).c_str(), "--name=slow", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  // Either the run was interrupted by the signal or (on a very fast machine)
+  // it finished first; in both cases nothing partial may remain.
+  if (WIFSIGNALED(status)) {
+    EXPECT_EQ(WTERMSIG(status), SIGINT);
+    EXPECT_FALSE(fs::exists(dir.path() + "/slow/1"));
+  } else {
+    EXPECT_TRUE(fs::exists(dir.path() + "/slow/1/model.bundle"));
+  }
+  if (fs::exists(dir.path() + "/slow")) {
+    for (const auto& e : fs::directory_iterator(dir.path() + "/slow")) {
+      EXPECT_NE(e.path().filename().string().rfind(".tmp-", 0), 0u) << e.path();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace invariant
