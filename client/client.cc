@@ -121,17 +121,25 @@ struct AsyncCall {
 
 }  // namespace
 
-std::future<CallResult<v1::FeaturizeResponse>> Client::FeaturizeAsync(
-    v1::FeaturizeRequest request) {
+void Client::FeaturizeAsync(v1::FeaturizeRequest request,
+                            std::function<void(grpc::Status, v1::FeaturizeResponse)> done) {
   auto call = std::make_shared<AsyncCall<v1::FeaturizeRequest, v1::FeaturizeResponse>>();
   call->context = NewContext();
   call->request = std::move(request);
+  features_->async()->Featurize(call->context.get(), &call->request, &call->response,
+                                [call, done = std::move(done)](grpc::Status status) {
+                                  done(status, std::move(call->response));
+                                });
+}
+
+std::future<CallResult<v1::FeaturizeResponse>> Client::FeaturizeAsync(
+    v1::FeaturizeRequest request) {
   auto promise = std::make_shared<std::promise<CallResult<v1::FeaturizeResponse>>>();
   auto future = promise->get_future();
-  features_->async()->Featurize(call->context.get(), &call->request, &call->response,
-                                [call, promise](grpc::Status status) {
-                                  promise->set_value({status, std::move(call->response)});
-                                });
+  FeaturizeAsync(std::move(request),
+                 [promise](grpc::Status status, v1::FeaturizeResponse response) {
+                   promise->set_value({status, std::move(response)});
+                 });
   return future;
 }
 
@@ -176,6 +184,13 @@ grpc::Status Client::GetModelMetadata(const std::string& model, int64_t version,
   v1::GetModelMetadataRequest request;
   request.mutable_model()->set_name(model);
   request.mutable_model()->set_version(version);
+  return features_->GetModelMetadata(NewContext().get(), request, response);
+}
+
+grpc::Status Client::GetModelMetadata(const v1::ModelSpec& spec,
+                                      v1::GetModelMetadataResponse* response) {
+  v1::GetModelMetadataRequest request;
+  *request.mutable_model() = spec;
   return features_->GetModelMetadata(NewContext().get(), request, response);
 }
 

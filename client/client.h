@@ -77,9 +77,7 @@ class Stream {
   // Reads the next response; false at the end of the stream or on error.
   bool Read(Response* response) { return stream_->Read(response); }
   // Writes `request` and reads its response.
-  bool Call(const Request& request, Response* response) {
-    return Write(request) && Read(response);
-  }
+  bool Call(const Request& request, Response* response) { return Write(request) && Read(response); }
   // Half-closes and returns the stream's final status.
   grpc::Status Finish() {
     stream_->WritesDone();
@@ -118,7 +116,10 @@ class Client {
   // Asynchronous calls: the future is ready when the call completes.
   std::future<CallResult<v1::FeaturizeResponse>> FeaturizeAsync(v1::FeaturizeRequest request);
   std::future<CallResult<v1::PredictResponse>> PredictAsync(v1::PredictRequest request);
-  // Asynchronous call with a callback, run on a gRPC thread exactly once.
+  // Asynchronous calls with a callback, run on a gRPC thread exactly once
+  // (the callback must not block for long).
+  void FeaturizeAsync(v1::FeaturizeRequest request,
+                      std::function<void(grpc::Status, v1::FeaturizeResponse)> done);
   void PredictAsync(v1::PredictRequest request,
                     std::function<void(grpc::Status, v1::PredictResponse)> done);
 
@@ -130,6 +131,8 @@ class Client {
   // version 0 = newest ready version.
   grpc::Status GetModelMetadata(const std::string& model, int64_t version,
                                 v1::GetModelMetadataResponse* response);
+  // The version picked by `spec` (name, and a version or a version label).
+  grpc::Status GetModelMetadata(const v1::ModelSpec& spec, v1::GetModelMetadataResponse* response);
   // grpc.health.v1.Health/Check of `service` ("" = liveness,
   // "invariant.v1.FeatureService" = readiness); `serving` is true for SERVING.
   grpc::Status Health(const std::string& service, bool* serving);

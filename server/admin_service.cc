@@ -1,5 +1,7 @@
 #include "server/admin_service.h"
 
+#include <thread>
+
 #include "server/status_util.h"
 
 namespace invariant::server {
@@ -40,13 +42,20 @@ grpc::ServerUnaryReactor* ModelAdminImpl::ReloadModels(grpc::CallbackServerConte
                                                        v1::ReloadModelsResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   absl::Status status = Authorize(context);
-  if (status.ok()) {
+  if (!status.ok()) {
+    reactor->Finish(ToGrpcStatus(status));
+    return reactor;
+  }
+  // Loading may take long: run it off the gRPC callback thread. The call stays
+  // in flight until Finish, and the server's shutdown waits for in-flight
+  // calls, so `this` and `response` outlive the thread.
+  std::thread([this, reactor, response] {
     const ScanReport report = reload_();
     response->set_versions_loaded(report.loaded);
     response->set_versions_failed(report.failed);
     response->set_versions_unloaded(report.unloaded);
-  }
-  reactor->Finish(ToGrpcStatus(status));
+    reactor->Finish(grpc::Status::OK);
+  }).detach();
   return reactor;
 }
 

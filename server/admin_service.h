@@ -3,6 +3,8 @@
 // When `token` is not empty every call must carry the metadata
 // "authorization: Bearer <token>"; otherwise it is refused with
 // UNAUTHENTICATED before anything runs. The comparison takes constant time.
+// ReloadModels runs the rescan on its own thread (not a gRPC callback thread)
+// and answers when it is done.
 #ifndef INVARIANT_SERVER_ADMIN_SERVICE_H_
 #define INVARIANT_SERVER_ADMIN_SERVICE_H_
 

@@ -72,6 +72,21 @@ absl::Status Batcher::Submit(BatchJob job) {
     return absl::OkStatus();
   }
   const int64_t chunk = std::max<int64_t>(1, options_.max_batch_rows);
+  if (options_.compute_inline_when_idle && !options_.wait_when_idle && job.num_rows <= chunk) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!stopped_ && computing_ == 0 && !forming_ && queue_.empty()) {
+      ++computing_;  // later jobs queue behind this one and may merge
+      lock.unlock();
+      std::vector<Task> batch;
+      batch.push_back(Task{std::move(job), absl::Now()});
+      RunBatch(std::move(batch));
+      lock.lock();
+      const bool idle = --computing_ == 0;
+      lock.unlock();
+      if (idle) cv_.notify_all();
+      return absl::OkStatus();
+    }
+  }
   const absl::Time now = absl::Now();
   int64_t queued_now = 0;
   const std::string label = job.label;
@@ -81,9 +96,9 @@ absl::Status Batcher::Submit(BatchJob job) {
     int64_t& queued = queued_rows_[job.label];
     if (queued + job.num_rows > options_.max_queue_rows) {
       return absl::ResourceExhaustedError(absl::StrCat(
-          "queue of model '", job.label, "' is full: expected at most max_queue_rows=",
-          options_.max_queue_rows, " queued rows, ", queued, " are queued and the request adds ",
-          job.num_rows));
+          "queue of model '", job.label,
+          "' is full: expected at most max_queue_rows=", options_.max_queue_rows, " queued rows, ",
+          queued, " are queued and the request adds ", job.num_rows));
     }
     queued += job.num_rows;
     queued_now = queued;
@@ -146,6 +161,7 @@ void Batcher::WorkerLoop() {
     while (!stopped_) {
       const Task& head = queue_.front();
       if (QueuedRowsForKeyLocked(head) >= options_.max_batch_rows) break;
+      if (!options_.wait_when_idle && computing_ == 0) break;
       const absl::Time wake = head.enqueued + options_.max_batch_delay;
       if (absl::Now() >= wake) break;
       cv_.wait_until(lock, absl::ToChronoTime(wake));
@@ -169,11 +185,14 @@ void Batcher::WorkerLoop() {
     const std::string label = batch.front().job.label;
     const int64_t queued_after = queued_rows_[label];
     forming_ = false;
+    ++computing_;
     lock.unlock();
     cv_.notify_all();
     if (options_.observers.on_queue_rows) options_.observers.on_queue_rows(label, queued_after);
     RunBatch(std::move(batch));
     lock.lock();
+    --computing_;
+    if (computing_ == 0) cv_.notify_all();  // a forming worker may now cut at once
   }
 }
 
@@ -186,9 +205,9 @@ void Batcher::RunBatch(std::vector<Task> batch) {
       options_.observers.on_dequeue(task.job.label, absl::ToDoubleSeconds(now - task.enqueued));
     }
     if (now > task.job.deadline) {
-      task.job.done(absl::DeadlineExceededError(absl::StrCat(
-          "deadline expired after ", absl::FormatDuration(now - task.enqueued),
-          " in the queue of model '", task.job.label, "', before compute")));
+      task.job.done(absl::DeadlineExceededError(
+          absl::StrCat("deadline expired after ", absl::FormatDuration(now - task.enqueued),
+                       " in the queue of model '", task.job.label, "', before compute")));
       continue;
     }
     live.push_back(std::move(task));

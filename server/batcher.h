@@ -2,7 +2,10 @@
 //
 // Concurrent small requests for the same model and method are merged into one
 // compute call of up to `max_batch_rows` rows: a batch is cut when it is full
-// or when its oldest job has waited `max_batch_delay`. A job larger than
+// or when its oldest job has waited `max_batch_delay`, and — unless
+// `wait_when_idle` — at once when no batch is being computed (work-conserving:
+// a lone request on an idle server pays no batching delay, while under load
+// requests queue up behind the running batches and are merged). A job larger than
 // `max_batch_rows` is split into chunks that different worker threads compute
 // in parallel; its `done` runs once, after the last chunk. A job whose
 // deadline has passed when its batch is formed is dropped before compute with
@@ -13,8 +16,9 @@
 // job per compute call (the "batching off" mode of the benchmark).
 //
 // Thread-safety: every method may be called from any thread. `done` is called
-// exactly once per accepted job, from a worker thread (or inline), and never
-// under the batcher's lock.
+// exactly once per accepted job, from a worker thread (or inline on the
+// submitting thread, see compute_inline_when_idle), and never under the
+// batcher's lock.
 #ifndef INVARIANT_SERVER_BATCHER_H_
 #define INVARIANT_SERVER_BATCHER_H_
 
@@ -49,10 +53,18 @@ struct BatcherObservers {
 
 struct BatcherOptions {
   bool enabled = true;
-  int64_t max_batch_rows = 64;                    // rows per compute call
+  int64_t max_batch_rows = 64;                               // rows per compute call
   absl::Duration max_batch_delay = absl::Microseconds(500);  // oldest job's wait
-  int64_t max_queue_rows = 1 << 16;               // queued rows per label
-  int num_threads = 2;                            // worker threads
+  int64_t max_queue_rows = 1 << 16;                          // queued rows per label
+  int num_threads = 2;                                       // worker threads
+  // false: cut a batch at once while no batch is computing. true: always wait
+  // for a full batch or max_batch_delay (tests that need a request to stay queued).
+  bool wait_when_idle = false;
+  // With wait_when_idle false: a job of at most max_batch_rows rows that finds
+  // the batcher completely idle (nothing queued, forming or computing) is
+  // computed on the submitting thread, saving the hand-off to a worker; `done`
+  // then runs before Submit returns. Jobs arriving meanwhile queue as usual.
+  bool compute_inline_when_idle = false;
   BatcherObservers observers;
 };
 
@@ -60,10 +72,10 @@ struct BatcherOptions {
 // the caller guarantees that equal keys mean the same `compute`, in_dim and
 // out_dim. `x` and `out` must stay valid until `done` runs.
 struct BatchJob {
-  const void* key = nullptr;      // e.g. the model's address
-  std::string method;             // e.g. "Featurize"
-  std::string label;              // e.g. the model name (metrics, queue limit)
-  RowComputeFn compute;           // kept alive until done
+  const void* key = nullptr;  // e.g. the model's address
+  std::string method;         // e.g. "Featurize"
+  std::string label;          // e.g. the model name (metrics, queue limit)
+  RowComputeFn compute;       // kept alive until done
   int64_t in_dim = 0;
   int64_t out_dim = 0;
   int64_t num_rows = 0;
@@ -110,6 +122,7 @@ class Batcher {
   std::list<Task> queue_;
   std::map<std::string, int64_t> queued_rows_;  // by label
   bool forming_ = false;                        // one worker forms a batch at a time
+  int computing_ = 0;                           // batches being computed
   bool stopped_ = false;
   std::vector<std::thread> workers_;
 };

@@ -14,6 +14,22 @@ namespace {
 constexpr char kFeaturize[] = "Featurize";
 constexpr char kPredict[] = "Predict";
 
+// Bytes a response row takes on the wire, bounded from above: packed floats,
+// and for classifiers the predicted index and the longest class name.
+constexpr int64_t kResponseOverheadBytes = 1024;  // names, dims, message framing
+
+int64_t PredictBytesPerRow(const Model& model) {
+  int64_t bytes = 4 * model.output_dim();
+  if (model.task() == v1::TASK_CLASSIFICATION) {
+    size_t longest = 0;
+    for (const auto& name : model.manifest().head().class_names()) {
+      longest = std::max(longest, name.size());
+    }
+    bytes += 16 + static_cast<int64_t>(std::max<size_t>(longest, 20));  // index, tag, length
+  }
+  return bytes;
+}
+
 // Fills the argmax index and class name of every row of a classifier.
 void FillPredictedClasses(const Model& model, v1::PredictResponse* response) {
   if (model.task() != v1::TASK_CLASSIFICATION) return;
@@ -34,15 +50,26 @@ absl::StatusOr<Registry::Handle> FeatureHandler::Resolve(const v1::ModelSpec& sp
   return registry_->Lookup(spec.name(), spec.version(), spec.version_label());
 }
 
-void FeatureHandler::Featurize(const v1::FeaturizeRequest& request,
-                               v1::FeaturizeResponse* response, absl::Time deadline,
-                               DoneFn done) const {
+absl::Status FeatureHandler::CheckResponseSize(int64_t rows, int64_t bytes_per_row) const {
+  const int64_t budget = std::max<int64_t>(0, max_response_bytes_ - kResponseOverheadBytes);
+  const int64_t max_rows = budget / std::max<int64_t>(1, bytes_per_row);
+  if (rows <= max_rows) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "inputs: expected at most ", max_rows, " rows so that the response (", bytes_per_row,
+      " bytes per row) fits max_message_bytes=", max_response_bytes_, ", received ", rows));
+}
+
+void FeatureHandler::Featurize(const v1::FeaturizeRequest& request, v1::FeaturizeResponse* response,
+                               absl::Time deadline, DoneFn done) const {
   absl::StatusOr<Registry::Handle> handle = Resolve(request.model());
   if (!handle.ok()) return done(handle.status());
   std::shared_ptr<const Model> model = handle->servable;
   absl::StatusOr<DecodedRows> rows =
       DecodeInputBatch(request.inputs(), model->input_dim(), max_request_rows_);
   if (!rows.ok()) return done(rows.status());
+  if (absl::Status s = CheckResponseSize(rows->num_rows(), 4 * model->feature_dim()); !s.ok()) {
+    return done(s);
+  }
   auto decoded = std::make_shared<DecodedRows>(*std::move(rows));
   response->set_model_name(handle->name);
   response->set_model_version(handle->version);
@@ -79,6 +106,9 @@ void FeatureHandler::Predict(const v1::PredictRequest& request, v1::PredictRespo
   absl::StatusOr<DecodedRows> rows =
       DecodeInputBatch(request.inputs(), model->input_dim(), max_request_rows_);
   if (!rows.ok()) return done(rows.status());
+  if (absl::Status s = CheckResponseSize(rows->num_rows(), PredictBytesPerRow(*model)); !s.ok()) {
+    return done(s);
+  }
   auto decoded = std::make_shared<DecodedRows>(*std::move(rows));
   response->set_model_name(handle->name);
   response->set_model_version(handle->version);

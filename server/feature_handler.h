@@ -3,14 +3,21 @@
 // Each call runs: validate the request → look the model up in the registry →
 // submit the rows to the batcher → fill the response. `done` is called exactly
 // once with the outcome — synchronously when the request is refused before
-// queueing, otherwise from a batcher thread — and the request and response
-// must stay valid until then. The handler holds the model's shared_ptr for the
-// whole call, so a hot reload never frees a model a request still uses.
+// queueing or computed inline on an idle server, otherwise from a batcher
+// thread — and the request and response must stay valid until then. The
+// handler holds the model's shared_ptr for the whole call, so a hot reload
+// never frees a model a request still uses.
+//
+// Limits: at most `max_request_rows` rows per request, and a request whose
+// response would exceed `max_response_bytes` (the server's max_message_bytes)
+// is refused with INVALID_ARGUMENT before any output memory is allocated, so
+// a small request cannot make the server allocate a huge response.
 #ifndef INVARIANT_SERVER_FEATURE_HANDLER_H_
 #define INVARIANT_SERVER_FEATURE_HANDLER_H_
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -25,8 +32,12 @@ using DoneFn = std::function<void(absl::Status)>;
 class FeatureHandler {
  public:
   // `registry` and `batcher` must outlive the handler.
-  FeatureHandler(const Registry* registry, Batcher* batcher, int64_t max_request_rows)
-      : registry_(registry), batcher_(batcher), max_request_rows_(max_request_rows) {}
+  FeatureHandler(const Registry* registry, Batcher* batcher, int64_t max_request_rows,
+                 int64_t max_response_bytes = std::numeric_limits<int32_t>::max())
+      : registry_(registry),
+        batcher_(batcher),
+        max_request_rows_(max_request_rows),
+        max_response_bytes_(max_response_bytes) {}
 
   void Featurize(const v1::FeaturizeRequest& request, v1::FeaturizeResponse* response,
                  absl::Time deadline, DoneFn done) const;
@@ -39,10 +50,13 @@ class FeatureHandler {
 
  private:
   absl::StatusOr<Registry::Handle> Resolve(const v1::ModelSpec& spec) const;
+  // INVALID_ARGUMENT when `rows` rows of `bytes_per_row` exceed max_response_bytes_.
+  absl::Status CheckResponseSize(int64_t rows, int64_t bytes_per_row) const;
 
   const Registry* registry_;
   Batcher* batcher_;
   const int64_t max_request_rows_;
+  const int64_t max_response_bytes_;
 };
 
 }  // namespace invariant::server

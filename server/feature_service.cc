@@ -1,6 +1,9 @@
 #include "server/feature_service.h"
 
+#include <deque>
 #include <functional>
+#include <memory>
+#include <mutex>
 
 #include "server/status_util.h"
 
@@ -11,47 +14,164 @@ absl::Time DeadlineOf(const grpc::CallbackServerContext* context) {
   return absl::FromChrono(context->deadline());
 }
 
-// A bidirectional stream that answers each request before reading the next.
+// Requests of one stream in flight at once (read, being computed, or answered
+// but not yet written); reading pauses at this many, or once the requests in
+// flight hold this many bytes (so a stream buffers at most about
+// kMaxStreamBufferedBytes plus one message, however large its messages are).
+constexpr size_t kMaxStreamInFlight = 64;
+constexpr size_t kMaxStreamBufferedBytes = 8 << 20;
+
+// A pipelined bidirectional stream: it keeps reading while earlier requests
+// compute (so the requests of one stream are batched together), and writes
+// the responses strictly in request order. The first failed request, in
+// order, ends the stream with its status after the responses before it; the
+// stream is finished only when no computation still refers to it.
+//
+// Decisions are taken under `mu_`; the gRPC operations they call for
+// (StartRead, StartWrite, Finish) are started after the lock is released.
 template <typename Request, typename Response>
-class SequentialStreamReactor final : public grpc::ServerBidiReactor<Request, Response> {
+class PipelinedStreamReactor final : public grpc::ServerBidiReactor<Request, Response> {
  public:
   using Call = std::function<void(const Request&, Response*, absl::Time, DoneFn)>;
 
-  SequentialStreamReactor(Call call, absl::Time deadline)
+  PipelinedStreamReactor(Call call, absl::Time deadline)
       : call_(std::move(call)), deadline_(deadline) {
-    this->StartRead(&request_);
+    Actions actions;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      actions.read = NextReadLocked();
+    }
+    Run(actions);
   }
 
   void OnReadDone(bool ok) override {
-    if (!ok) {  // the client half-closed: every request was answered
-      this->Finish(grpc::Status::OK);
-      return;
-    }
-    response_.Clear();
-    call_(request_, &response_, deadline_, [this](absl::Status status) {
-      if (status.ok()) {
-        this->StartWrite(&response_);
+    Slot* slot = nullptr;
+    Actions actions;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      reading_ = false;
+      if (!ok || failed_) {  // half-closed (or broken), or stopping after an error
+        reads_done_ = true;
       } else {
-        this->Finish(ToGrpcStatus(status));
+        slot = next_.get();
+        slot->bytes = slot->request.ByteSizeLong();
+        buffered_bytes_ += slot->bytes;
+        slots_.push_back(std::move(next_));
+        ++computing_;
+        actions.read = NextReadLocked();
       }
-    });
+      if (slot == nullptr) PumpLocked(actions);
+    }
+    Run(actions);
+    if (slot != nullptr) {
+      call_(slot->request, &slot->response, deadline_,
+            [this, slot](absl::Status status) { OnComputed(slot, std::move(status)); });
+    }
   }
 
   void OnWriteDone(bool ok) override {
-    if (!ok) {
-      this->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "stream: the write failed"));
-      return;
+    Actions actions;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      writing_ = false;
+      if (!ok) {
+        Fail(absl::CancelledError("stream: writing a response failed"));
+      } else {
+        buffered_bytes_ -= slots_.front()->bytes;
+        slots_.pop_front();
+        actions.read = NextReadLocked();
+      }
+      PumpLocked(actions);
     }
-    this->StartRead(&request_);
+    Run(actions);
   }
 
   void OnDone() override { delete this; }
 
  private:
+  struct Slot {
+    Request request;
+    Response response;
+    size_t bytes = 0;  // of the request
+    bool done = false;
+    absl::Status status;
+  };
+  struct Actions {
+    Request* read = nullptr;
+    const Response* write = nullptr;
+    bool finish = false;
+    absl::Status status;
+  };
+
+  void OnComputed(Slot* slot, absl::Status status) {
+    Actions actions;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      --computing_;
+      slot->status = std::move(status);
+      slot->done = true;
+      PumpLocked(actions);
+    }
+    Run(actions);
+  }
+
+  void Fail(absl::Status status) {
+    if (failed_) return;
+    failed_ = true;
+    final_status_ = std::move(status);
+  }
+
+  // A read to start now, or null (one at a time, bounded in-flight count).
+  Request* NextReadLocked() {
+    if (reading_ || reads_done_ || failed_ || finishing_ || slots_.size() >= kMaxStreamInFlight ||
+        buffered_bytes_ >= kMaxStreamBufferedBytes) {
+      return nullptr;
+    }
+    reading_ = true;
+    next_ = std::make_unique<Slot>();
+    return &next_->request;
+  }
+
+  // Writes the next response in order if it is ready, and finishes the
+  // stream when everything is written (or after an error, once no
+  // computation is pending).
+  void PumpLocked(Actions& actions) {
+    if (finishing_) return;
+    if (!writing_ && !failed_ && !slots_.empty() && slots_.front()->done) {
+      Slot* front = slots_.front().get();
+      if (front->status.ok()) {
+        writing_ = true;
+        actions.write = &front->response;
+      } else {
+        Fail(front->status);
+      }
+    }
+    if (!writing_ && computing_ == 0 && (failed_ || (reads_done_ && slots_.empty()))) {
+      finishing_ = true;
+      actions.finish = true;
+      actions.status = final_status_;
+    }
+  }
+
+  void Run(const Actions& actions) {
+    if (actions.read != nullptr) this->StartRead(actions.read);
+    if (actions.write != nullptr) this->StartWrite(actions.write);
+    if (actions.finish) this->Finish(ToGrpcStatus(actions.status));
+  }
+
   const Call call_;
   const absl::Time deadline_;
-  Request request_;
-  Response response_;
+  std::mutex mu_;
+  std::deque<std::unique_ptr<Slot>> slots_;  // read, in order, not yet written
+  std::unique_ptr<Slot> next_;               // the slot being read into
+  size_t buffered_bytes_ = 0;                // request bytes of `slots_`
+  bool reading_ = false;
+  bool reads_done_ = false;
+  bool writing_ = false;
+  int computing_ = 0;
+  bool failed_ = false;
+  absl::Status final_status_;
+  bool finishing_ = false;
 };
 
 }  // namespace
@@ -77,7 +197,7 @@ grpc::ServerUnaryReactor* FeatureServiceImpl::Predict(grpc::CallbackServerContex
 grpc::ServerBidiReactor<v1::FeaturizeRequest, v1::FeaturizeResponse>*
 FeatureServiceImpl::StreamFeaturize(grpc::CallbackServerContext* context) {
   const FeatureHandler* handler = handler_;
-  return new SequentialStreamReactor<v1::FeaturizeRequest, v1::FeaturizeResponse>(
+  return new PipelinedStreamReactor<v1::FeaturizeRequest, v1::FeaturizeResponse>(
       [handler](const v1::FeaturizeRequest& request, v1::FeaturizeResponse* response,
                 absl::Time deadline,
                 DoneFn done) { handler->Featurize(request, response, deadline, std::move(done)); },
@@ -87,7 +207,7 @@ FeatureServiceImpl::StreamFeaturize(grpc::CallbackServerContext* context) {
 grpc::ServerBidiReactor<v1::PredictRequest, v1::PredictResponse>* FeatureServiceImpl::StreamPredict(
     grpc::CallbackServerContext* context) {
   const FeatureHandler* handler = handler_;
-  return new SequentialStreamReactor<v1::PredictRequest, v1::PredictResponse>(
+  return new PipelinedStreamReactor<v1::PredictRequest, v1::PredictResponse>(
       [handler](const v1::PredictRequest& request, v1::PredictResponse* response,
                 absl::Time deadline,
                 DoneFn done) { handler->Predict(request, response, deadline, std::move(done)); },

@@ -1,8 +1,12 @@
 // feature_service.h: the gRPC FeatureService on the callback API.
 //
 // Thin handlers: convert the deadline, call FeatureHandler, convert the status
-// once (status_util.h), finish. Streams answer one response per request, in
-// order, and end with the first error.
+// once (status_util.h), finish. Streams are pipelined: the server keeps
+// reading (up to 64 requests or 8 MiB of requests in flight per stream) while
+// earlier requests compute, so one stream's requests are batched together;
+// responses come one per request, in request order, and the first failed
+// request (in order) ends the stream with its status after the responses
+// before it.
 #ifndef INVARIANT_SERVER_FEATURE_SERVICE_H_
 #define INVARIANT_SERVER_FEATURE_SERVICE_H_
 

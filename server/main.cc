@@ -38,10 +38,15 @@ ABSL_FLAG(bool, batching, kDefaults.batching, "Dynamic batching; false = one com
 ABSL_FLAG(int64_t, max_batch_size, kDefaults.max_batch_size,
           "Rows per merged compute call; 1 turns batching off.");
 ABSL_FLAG(int64_t, max_batch_delay_us, kDefaults.max_batch_delay_us,
-          "Longest wait of a request for a fuller batch (microseconds).");
+          "Longest wait of a request for a fuller batch (microseconds); applies while "
+          "a batch is computing (see --batch_wait_when_idle).");
+ABSL_FLAG(bool, batch_wait_when_idle, kDefaults.batch_wait_when_idle,
+          "Hold a request for max_batch_delay_us even when no batch is computing "
+          "(default: an idle server computes at once; merging happens under load).");
 ABSL_FLAG(int64_t, max_queue_rows, kDefaults.max_queue_rows,
           "Queued rows per model before RESOURCE_EXHAUSTED.");
-ABSL_FLAG(int64_t, max_request_rows, kDefaults.max_request_rows, "Rows allowed in one request.");
+ABSL_FLAG(int64_t, max_request_rows, kDefaults.max_request_rows,
+          "Rows allowed in one request (capped at --max_queue_rows).");
 ABSL_FLAG(int, threads, kDefaults.threads, "Batcher worker threads.");
 ABSL_FLAG(int, max_message_bytes, kDefaults.max_message_bytes, "gRPC message size limit.");
 ABSL_FLAG(std::string, tls_cert, "", "PEM server certificate (turns TLS on with --tls_key).");
@@ -78,6 +83,7 @@ int main(int argc, char** argv) {
   options.batching = absl::GetFlag(FLAGS_batching);
   options.max_batch_size = absl::GetFlag(FLAGS_max_batch_size);
   options.max_batch_delay_us = absl::GetFlag(FLAGS_max_batch_delay_us);
+  options.batch_wait_when_idle = absl::GetFlag(FLAGS_batch_wait_when_idle);
   options.max_queue_rows = absl::GetFlag(FLAGS_max_queue_rows);
   options.max_request_rows = absl::GetFlag(FLAGS_max_request_rows);
   options.threads = absl::GetFlag(FLAGS_threads);

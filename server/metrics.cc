@@ -12,8 +12,8 @@ namespace {
 using prometheus::Histogram;
 
 Histogram::BucketBoundaries LatencyBuckets() {
-  return {25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3,
-          10e-3, 25e-3, 50e-3,  0.1,    0.25,   0.5,  1.0,    2.5, 5.0, 10.0};
+  return {25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3,
+          25e-3, 50e-3, 0.1,    0.25,   0.5,    1.0,  2.5,    5.0,  10.0};
 }
 
 Histogram::BucketBoundaries RowBuckets() {
@@ -101,8 +101,7 @@ void ServerMetrics::RpcStarted(const std::string& service, const std::string& me
 }
 
 void ServerMetrics::RpcHandled(const std::string& service, const std::string& method,
-                               const std::string& type, const std::string& code,
-                               double seconds) {
+                               const std::string& type, const std::string& code, double seconds) {
   handled_
       .Add({{"grpc_service", service},
             {"grpc_method", method},
@@ -115,8 +114,8 @@ void ServerMetrics::RpcHandled(const std::string& service, const std::string& me
       .Observe(seconds);
 }
 
-void ServerMetrics::BatchComputed(const std::string& model, const std::string& method,
-                                  int64_t rows, double compute_seconds) {
+void ServerMetrics::BatchComputed(const std::string& model, const std::string& method, int64_t rows,
+                                  double compute_seconds) {
   batch_rows_.Add({{"model", model}, {"method", method}}, RowBuckets())
       .Observe(static_cast<double>(rows));
   compute_seconds_.Add({{"model", model}, {"method", method}}, LatencyBuckets())

@@ -19,8 +19,8 @@ namespace invariant::server {
 const char* GrpcCodeName(grpc::StatusCode code);
 
 // Makes one MetricsInterceptor per call; `metrics` must outlive the server.
-std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> MakeMetricsInterceptorFactory(
-    ServerMetrics* metrics);
+std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
+MakeMetricsInterceptorFactory(ServerMetrics* metrics);
 
 }  // namespace invariant::server
 

@@ -80,8 +80,8 @@ std::map<int64_t, VersionFile> ListVersions(const std::string& root, const std::
     const auto mtime = fs::last_write_time(bundle, stat_ec);
     VersionFile file;
     file.bundle_path = bundle.string();
-    file.stamp = static_cast<int64_t>(mtime.time_since_epoch().count()) ^
-                 static_cast<int64_t>(size);
+    file.stamp =
+        static_cast<int64_t>(mtime.time_since_epoch().count()) ^ static_cast<int64_t>(size);
     versions[version] = std::move(file);
   }
   return versions;

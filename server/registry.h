@@ -49,9 +49,9 @@ enum class VersionState { kLoading, kReady, kFailed, kUnloaded };
 const char* VersionStateName(VersionState state);
 
 struct RegistryOptions {
-  std::string root;                              // the models directory
+  std::string root;  // the models directory
   std::string bundle_file_name = "model.bundle";
-  VersionPolicy policy;                          // default: latest
+  VersionPolicy policy;  // default: latest
   absl::Duration removal_grace = absl::Seconds(30);
   std::function<absl::Time()> clock = [] { return absl::Now(); };
 };
@@ -92,7 +92,9 @@ class ModelRegistry {
   };
 
   ModelRegistry(RegistryOptions options, Loader loader, Observers observers = {})
-      : options_(std::move(options)), loader_(std::move(loader)), observers_(std::move(observers)) {}
+      : options_(std::move(options)),
+        loader_(std::move(loader)),
+        observers_(std::move(observers)) {}
 
   // Scans the root once: loads wanted versions, applies the unload rules.
   ScanReport Rescan();
@@ -116,7 +118,7 @@ class ModelRegistry {
  private:
   struct Entry {
     VersionInfo info;
-    int64_t stamp = 0;                   // of the file last attempted
+    int64_t stamp = 0;  // of the file last attempted
     std::optional<absl::Time> missing_since;
   };
   struct ModelEntry {
@@ -167,8 +169,7 @@ ScanReport ModelRegistry<T>::Rescan() {
     }
   }
   for (const std::string& name : all_names) {
-    const bool listed =
-        names.ok() && std::find(names->begin(), names->end(), name) != names->end();
+    const bool listed = names.ok() && std::find(names->begin(), names->end(), name) != names->end();
     ScanModel(name, listed, report);
   }
   return report;
@@ -212,8 +213,8 @@ void ModelRegistry<T>::ScanModel(const std::string& name, bool listed, ScanRepor
   for (int64_t v : to_load) {
     absl::StatusOr<std::shared_ptr<const T>> loaded = loader_(on_disk.at(v).bundle_path);
     if (loaded.ok() && *loaded == nullptr) {
-      loaded = absl::InternalError(absl::StrCat("loader returned no model for '",
-                                                on_disk.at(v).bundle_path, "'"));
+      loaded = absl::InternalError(
+          absl::StrCat("loader returned no model for '", on_disk.at(v).bundle_path, "'"));
     }
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -316,15 +317,14 @@ absl::StatusOr<typename ModelRegistry<T>::Handle> ModelRegistry<T>::Lookup(
   }
   auto it = model.versions.find(wanted);
   if (it == model.versions.end() || it->second.info.state != VersionState::kReady) {
-    std::string state = it == model.versions.end() ? "unknown"
-                                                   : VersionStateName(it->second.info.state);
+    std::string state =
+        it == model.versions.end() ? "unknown" : VersionStateName(it->second.info.state);
     if (it != model.versions.end() && !it->second.info.error.empty()) {
       absl::StrAppend(&state, ": ", it->second.info.error);
     }
-    return absl::NotFoundError(absl::StrCat("model.version: model '", name, "' version ", wanted,
-                                            " is not ready (", state,
-                                            "); expected one of the ready versions [",
-                                            absl::StrJoin(ready, ", "), "]"));
+    return absl::NotFoundError(
+        absl::StrCat("model.version: model '", name, "' version ", wanted, " is not ready (", state,
+                     "); expected one of the ready versions [", absl::StrJoin(ready, ", "), "]"));
   }
   return Handle{name, wanted, it->second.info.servable};
 }

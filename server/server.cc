@@ -5,6 +5,7 @@
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -25,9 +26,7 @@ namespace {
 
 constexpr char kFeatureServiceName[] = "invariant.v1.FeatureService";
 
-void Log(const std::string& line) {
-  std::cerr << "invariant-server: " << line << std::endl;
-}
+void Log(const std::string& line) { std::cerr << "invariant-server: " << line << std::endl; }
 
 absl::StatusOr<std::string> ReadFile(const std::string& flag, const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -100,8 +99,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
 
 absl::Status Server::Init() {
   ASSIGN_OR_RETURN(VersionPolicy policy, ParseVersionPolicy(options_.version_policy));
-  ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
-                   MakeCredentials(options_));
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials, MakeCredentials(options_));
 
   metrics_ = std::make_unique<ServerMetrics>(INVARIANT_VERSION);
   if (options_.metrics_port >= 0) {
@@ -122,8 +120,8 @@ absl::Status Server::Init() {
   };
   observers.on_failed = [metrics](const std::string& name, int64_t version,
                                   const absl::Status& error) {
-    Log(absl::StrCat("model '", name, "' version ", version, " failed to load: ",
-                     error.ToString()));
+    Log(absl::StrCat("model '", name, "' version ", version,
+                     " failed to load: ", error.ToString()));
     metrics->ModelLoadFailed(name);
   };
   observers.on_unloaded = [metrics](const std::string& name, int64_t version) {
@@ -131,8 +129,7 @@ absl::Status Server::Init() {
     metrics->ModelUnloaded(name, version);
   };
   registry_ = std::make_unique<Registry>(
-      registry_options,
-      [](const std::string& path) { return Model::Load(path); }, observers);
+      registry_options, [](const std::string& path) { return Model::Load(path); }, observers);
   registry_->Rescan();
 
   BatcherOptions batcher_options;
@@ -141,11 +138,12 @@ absl::Status Server::Init() {
   batcher_options.max_batch_delay = absl::Microseconds(options_.max_batch_delay_us);
   batcher_options.max_queue_rows = options_.max_queue_rows;
   batcher_options.num_threads = options_.threads;
-  batcher_options.observers.on_batch = [metrics](const std::string& model,
-                                                 const std::string& method, int64_t rows,
-                                                 double seconds) {
-    metrics->BatchComputed(model, method, rows, seconds);
-  };
+  batcher_options.wait_when_idle = options_.batch_wait_when_idle;
+  batcher_options.compute_inline_when_idle = true;  // a lone request skips the hand-off
+  batcher_options.observers.on_batch =
+      [metrics](const std::string& model, const std::string& method, int64_t rows, double seconds) {
+        metrics->BatchComputed(model, method, rows, seconds);
+      };
   batcher_options.observers.on_dequeue = [metrics](const std::string& model, double seconds) {
     metrics->Dequeued(model, seconds);
   };
@@ -153,8 +151,11 @@ absl::Status Server::Init() {
     metrics->QueueRows(model, rows);
   };
   batcher_ = std::make_unique<Batcher>(batcher_options);
-  handler_ = std::make_unique<FeatureHandler>(registry_.get(), batcher_.get(),
-                                              options_.max_request_rows);
+  // A request larger than the queue could never be accepted: refuse it as
+  // INVALID_ARGUMENT (not the retryable RESOURCE_EXHAUSTED).
+  handler_ = std::make_unique<FeatureHandler>(
+      registry_.get(), batcher_.get(), std::min(options_.max_request_rows, options_.max_queue_rows),
+      options_.max_message_bytes);
   feature_service_ = std::make_unique<FeatureServiceImpl>(handler_.get());
   admin_service_ = std::make_unique<ModelAdminImpl>(
       options_.admin_token, [this] { return Reload(); }, registry_.get());
@@ -179,8 +180,8 @@ absl::Status Server::Init() {
   builder.experimental().SetInterceptorCreators(std::move(creators));
   server_ = builder.BuildAndStart();
   if (server_ == nullptr || grpc_port_ == 0) {
-    return absl::UnavailableError(absl::StrCat("port: cannot listen on ", options_.host, ":",
-                                               options_.port));
+    return absl::UnavailableError(
+        absl::StrCat("port: cannot listen on ", options_.host, ":", options_.port));
   }
   UpdateHealth();
   if (options_.poll_seconds > 0) poller_ = std::thread([this] { PollLoop(); });
@@ -223,8 +224,9 @@ void Server::Shutdown() {
   cv_.notify_all();
   if (poller_.joinable()) poller_.join();
   if (server_ != nullptr) {
-    server_->Shutdown(std::chrono::system_clock::now() +
-                      std::chrono::microseconds(static_cast<int64_t>(options_.drain_seconds * 1e6)));
+    server_->Shutdown(
+        std::chrono::system_clock::now() +
+        std::chrono::microseconds(static_cast<int64_t>(options_.drain_seconds * 1e6)));
     server_->Wait();
   }
   if (batcher_ != nullptr) batcher_->Stop();

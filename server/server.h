@@ -32,25 +32,26 @@ namespace invariant::server {
 
 // Every knob of the server, with its default (the flag of the same name in main.cc).
 struct ServerOptions {
-  std::string models_dir;              // MODELS/<name>/<version>/model.bundle; required
-  std::string host = "0.0.0.0";        // gRPC and metrics bind address
-  int port = 8500;                     // gRPC port; 0 = pick a free one
-  int metrics_port = 9102;             // Prometheus /metrics port; 0 = pick; -1 = off
+  std::string models_dir;                 // MODELS/<name>/<version>/model.bundle; required
+  std::string host = "0.0.0.0";           // gRPC and metrics bind address
+  int port = 8500;                        // gRPC port; 0 = pick a free one
+  int metrics_port = 9102;                // Prometheus /metrics port; 0 = pick; -1 = off
   std::string version_policy = "latest";  // latest | latest:N | all
-  double poll_seconds = 30;            // rescan period; <= 0 = only on demand
-  double removal_grace_seconds = 30;   // a removed version serves this long
-  bool batching = true;                // false = compute each request inline
-  int64_t max_batch_size = 64;         // rows per compute call (1 = batching off)
-  int64_t max_batch_delay_us = 500;    // oldest request's wait for a fuller batch
-  int64_t max_queue_rows = 65536;      // queued rows per model before RESOURCE_EXHAUSTED
-  int64_t max_request_rows = 65536;    // rows per request
-  int threads = 2;                     // batcher worker threads
-  int max_message_bytes = 64 << 20;    // gRPC receive/send limit
-  std::string tls_cert_file;           // PEM; with tls_key_file turns TLS on
+  double poll_seconds = 30;               // rescan period; <= 0 = only on demand
+  double removal_grace_seconds = 30;      // a removed version serves this long
+  bool batching = true;                   // false = compute each request inline
+  int64_t max_batch_size = 64;            // rows per compute call (1 = batching off)
+  int64_t max_batch_delay_us = 500;       // oldest request's wait for a fuller batch, while busy
+  int64_t max_queue_rows = 65536;         // queued rows per model before RESOURCE_EXHAUSTED
+  int64_t max_request_rows = 65536;       // rows per request (capped at max_queue_rows)
+  bool batch_wait_when_idle = false;      // true: wait for max_batch_delay even when idle
+  int threads = 2;                        // batcher worker threads
+  int max_message_bytes = 64 << 20;       // gRPC receive/send limit
+  std::string tls_cert_file;              // PEM; with tls_key_file turns TLS on
   std::string tls_key_file;
-  std::string tls_client_ca_file;      // PEM; requires and verifies client certificates (mTLS)
-  std::string admin_token;             // empty = ModelAdmin unauthenticated
-  double drain_seconds = 10;           // graceful shutdown budget
+  std::string tls_client_ca_file;         // PEM; requires and verifies client certificates (mTLS)
+  std::string admin_token;                // empty = ModelAdmin unauthenticated
+  double drain_seconds = 10;              // graceful shutdown budget
   double max_connection_age_seconds = 0;  // > 0: clients reconnect (rebalance) after this
 };
 

@@ -21,7 +21,8 @@ int64_t FirstNonFinite(const float* x, int64_t count) {
 
 absl::Status ValidateModelSpec(const v1::ModelSpec& spec) {
   if (spec.name().empty()) {
-    return absl::InvalidArgumentError("model.name: expected a model name, received an empty string");
+    return absl::InvalidArgumentError(
+        "model.name: expected a model name, received an empty string");
   }
   if (spec.version() < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -53,18 +54,18 @@ absl::StatusOr<DecodedRows> DecodeInputBatch(const v1::InputBatch& batch, int64_
                      " floats, received 0 values"));
   }
   if (count % input_dim != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(field, ": expected a multiple of input_dim=",
-                                                   input_dim, " floats, received ", count));
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, ": expected a multiple of input_dim=", input_dim, " floats, received ", count));
   }
   const int64_t rows = count / input_dim;
   if (batch.num_rows() != 0 && batch.num_rows() != rows) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "inputs.num_rows: expected ", rows, " (", count, " values / input_dim=", input_dim,
-        "), received ", batch.num_rows()));
+    return absl::InvalidArgumentError(absl::StrCat("inputs.num_rows: expected ", rows, " (", count,
+                                                   " values / input_dim=", input_dim,
+                                                   "), received ", batch.num_rows()));
   }
   if (rows > max_rows) {
-    return absl::InvalidArgumentError(absl::StrCat("inputs: expected at most ", max_rows,
-                                                   " rows per request, received ", rows));
+    return absl::InvalidArgumentError(
+        absl::StrCat("inputs: expected at most ", max_rows, " rows per request, received ", rows));
   }
   DecodedRows decoded;
   if (has_raw) {
@@ -76,10 +77,9 @@ absl::StatusOr<DecodedRows> DecodeInputBatch(const v1::InputBatch& batch, int64_
   }
   const int64_t bad = FirstNonFinite(decoded.data(), count);
   if (bad >= 0) {
-    return absl::InvalidArgumentError(absl::StrCat(field, "[row ", bad / input_dim, ", column ",
-                                                   bad % input_dim,
-                                                   "]: expected a finite float, received ",
-                                                   decoded.data()[bad]));
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, "[row ", bad / input_dim, ", column ", bad % input_dim,
+                     "]: expected a finite float, received ", decoded.data()[bad]));
   }
   return decoded;
 }

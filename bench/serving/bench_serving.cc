@@ -7,11 +7,19 @@
 // it with 1, 8, 64 closed-loop callers through invariant::Client. For each run
 // it reports QPS, p50/p99 latency, the mean batch the batcher formed (from the
 // server's invariant_batch_rows histogram) and served rows/s relative to the
-// in-process rows/s at that batch size.
+// in-process rows/s at that batch size, measured right after the run (shared
+// machines drift). The added latency at 1 caller is measured by one thread
+// alternating a served and an in-process batch-1 Predict of the same row, so
+// that both see the same machine load.
+//
+// --threads defaults to 1 batcher worker: OpenBLAS already spreads each GEMM
+// over the cores, and on a small machine two concurrent memory-bound GEMMs
+// split the bandwidth and form smaller batches (compare --threads=2).
 //
 //   build/bin/invariant-bench-serving --seconds=3 --callers=1,8,64
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -38,7 +46,7 @@ ABSL_FLAG(double, seconds, 3, "Duration of each load run");
 ABSL_FLAG(std::string, callers, "1,8,64", "Concurrent callers per run");
 ABSL_FLAG(int64_t, max_batch_size, 64, "Batcher max rows");
 ABSL_FLAG(std::string, delays_us, "0,500", "Batching-on runs: one per max_batch_delay_us");
-ABSL_FLAG(int, threads, 2, "Batcher worker threads");
+ABSL_FLAG(int, threads, 1, "Batcher worker threads");
 
 namespace invariant::bench {
 namespace {
@@ -74,6 +82,7 @@ double InProcessRowsPerSecond(const Model& model, const std::vector<float>& rows
   return static_cast<double>(done) / absl::ToDoubleSeconds(absl::Now() - start);
 }
 
+// p50 latency of one model.Predict of one row, calls 100 µs apart (≥ 1 s).
 double InProcessP50Batch1(const Model& model, const std::vector<float>& rows) {
   const int64_t d = model.input_dim();
   const int64_t available = static_cast<int64_t>(rows.size()) / d;
@@ -84,8 +93,42 @@ double InProcessP50Batch1(const Model& model, const std::vector<float>& rows) {
     const absl::Time t0 = absl::Now();
     model.Predict(1, rows.data() + (i % available) * d, scores.data());
     latencies.push_back(absl::ToDoubleMicroseconds(absl::Now() - t0));
+    // Like a served caller, which waits for the network between calls: a
+    // tight loop would instead be scheduled as a CPU hog on a shared machine.
+    absl::SleepFor(absl::Microseconds(100));
   }
   return Quantile(latencies, 0.5);
+}
+
+// Batch-1 latency served vs in-process, measured fairly on a shared machine:
+// one thread alternates a served Predict (through `client`) and an in-process
+// model.Predict of the same row, so both see the same load. p50 of each.
+struct Paired {
+  double served_p50_us = 0;
+  double local_p50_us = 0;
+};
+Paired PairedBatch1(Client& client, const Model& model, const std::vector<float>& rows,
+                    absl::Duration duration) {
+  const int64_t d = model.input_dim();
+  const int64_t available = static_cast<int64_t>(rows.size()) / d;
+  std::vector<float> scores(static_cast<size_t>(model.output_dim()));
+  std::vector<double> served, local;
+  const absl::Time start = absl::Now();
+  for (int64_t i = 0; absl::Now() - start < duration || served.size() < 20; ++i) {
+    const float* row = rows.data() + (i % available) * d;
+    v1::PredictRequest request;
+    request.mutable_model()->set_name("bench");
+    request.mutable_inputs()->set_raw_values(
+        std::string(reinterpret_cast<const char*>(row), d * sizeof(float)));
+    v1::PredictResponse response;
+    absl::Time t0 = absl::Now();
+    const grpc::Status status = client.Predict(request, &response);
+    if (status.ok()) served.push_back(absl::ToDoubleMicroseconds(absl::Now() - t0));
+    t0 = absl::Now();
+    model.Predict(1, row, scores.data());
+    local.push_back(absl::ToDoubleMicroseconds(absl::Now() - t0));
+  }
+  return {Quantile(served, 0.5), Quantile(local, 0.5)};
 }
 
 // Sum and count of the server's invariant_batch_rows histogram.
@@ -133,10 +176,12 @@ int Main() {
               static_cast<long long>((*model)->output_dim()));
   InProcess local;
   local.p50_us_batch1 = InProcessP50Batch1(**model, rows);
-  for (int b : {1, 8, 16, 32, 64}) local.rows_per_second[b] = InProcessRowsPerSecond(**model, rows, b);
+  for (int b : {1, 2, 4, 8, 16, 32, 64}) {
+    local.rows_per_second[b] = InProcessRowsPerSecond(**model, rows, b);
+  }
   std::printf("in-process: batch-1 p50 %.1f us;", local.p50_us_batch1);
   for (const auto& [b, r] : local.rows_per_second) std::printf(" b=%d %.0f rows/s;", b, r);
-  std::printf("\n\n%-22s %7s %9s %10s %10s %9s %12s\n", "mode", "callers", "qps", "p50_us",
+  std::printf("\n\n%-24s %7s %9s %10s %10s %9s %12s\n", "mode", "callers", "qps", "p50_us",
               "p99_us", "batch", "vs_inproc");
 
   struct Mode {
@@ -149,6 +194,7 @@ int Main() {
     modes.push_back({"batching=on delay=" + std::to_string(delay) + "us", true, delay});
   }
   std::map<std::string, std::map<int, LoadResult>> results;
+  std::map<std::string, Paired> paired;  // batch-1 served vs in-process, same thread
   for (const Mode& mode : modes) {
     server::ServerOptions options;
     options.models_dir = models;
@@ -167,20 +213,23 @@ int Main() {
     }
     auto client = Client::Create("127.0.0.1:" + std::to_string((*server)->grpc_port()));
     for (int callers : ParseInts(absl::GetFlag(FLAGS_callers))) {
+      if (callers == 1) {
+        paired[mode.name] =
+            PairedBatch1(*client, **model, rows, absl::Seconds(absl::GetFlag(FLAGS_seconds)));
+      }
       RunLoad(*client, "bench", callers, rows, d, absl::Milliseconds(200));  // warm-up
       const auto before = BatchRows(**server);
-      const LoadResult r = RunLoad(*client, "bench", callers, rows, d,
-                                   absl::Seconds(absl::GetFlag(FLAGS_seconds)));
+      const LoadResult r =
+          RunLoad(*client, "bench", callers, rows, d, absl::Seconds(absl::GetFlag(FLAGS_seconds)));
       const auto after = BatchRows(**server);
       const double batches = after.second - before.second;
       const double mean_batch = batches > 0 ? (after.first - before.first) / batches : 1.0;
-      int nearest = 1;
-      for (const auto& [b, rps] : local.rows_per_second) {
-        if (std::abs(b - mean_batch) < std::abs(nearest - mean_batch)) nearest = b;
-      }
-      const double ratio = r.qps / local.rows_per_second[nearest];
-      std::printf("%-22s %7d %9.0f %10.0f %10.0f %9.1f %8.0f%%@%d%s\n", mode.name.c_str(), callers,
-                  r.qps, r.p50_us, r.p99_us, mean_batch, 100 * ratio, nearest,
+      // In-process rows/s at the batch the batcher formed, measured right
+      // after the run (the machine's speed drifts between runs).
+      const int formed = std::max(1, static_cast<int>(std::lround(mean_batch)));
+      const double ratio = r.qps / InProcessRowsPerSecond(**model, rows, formed);
+      std::printf("%-24s %7d %9.0f %10.0f %10.0f %9.1f %11.0f%%%s\n", mode.name.c_str(), callers,
+                  r.qps, r.p50_us, r.p99_us, mean_batch, 100 * ratio,
                   r.failures > 0 ? " FAILURES" : "");
       std::fflush(stdout);
       results[mode.name][callers] = r;
@@ -192,17 +241,17 @@ int Main() {
   for (size_t m = 1; m < modes.size(); ++m) {
     const auto& on = results[modes[m].name];
     if (off.count(64) && on.count(64)) {
-      std::printf("%s: 64 callers QPS %.1fx batching off; ", modes[m].name.c_str(),
+      std::printf("%s: 64 callers QPS %.1fx batching off\n", modes[m].name.c_str(),
                   on.at(64).qps / off.at(64).qps);
     }
-    if (on.count(1)) {
-      std::printf("1 caller added p50 %.0f us over in-process", on.at(1).p50_us - local.p50_us_batch1);
-    }
-    std::printf("\n");
   }
-  if (off.count(1)) {
-    std::printf("batching=off: 1 caller added p50 %.0f us over in-process\n",
-                off.at(1).p50_us - local.p50_us_batch1);
+  for (const Mode& mode : modes) {
+    if (!paired.count(mode.name)) continue;
+    const Paired& p = paired[mode.name];
+    std::printf(
+        "%s: 1 caller, alternating on one thread: served p50 %.0f us, in-process p50 "
+        "%.0f us, added %.0f us\n",
+        mode.name.c_str(), p.served_p50_us, p.local_p50_us, p.served_p50_us - p.local_p50_us);
   }
   std::filesystem::remove_all(dir);
   return 0;

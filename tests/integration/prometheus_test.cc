@@ -1,8 +1,8 @@
 // A REAL Prometheus (/usr/bin/prometheus) scrapes the REAL invariant-server;
 // the count of Predict calls it reports must equal the calls made.
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <signal.h>
-#include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -38,10 +38,10 @@ class PrometheusProcess {
                           << "    scrape_interval: 1s\n    scrape_timeout: 900ms\n"
                           << "    static_configs:\n      - targets: ['127.0.0.1:" << metrics_port
                           << "']\n";
-    std::vector<std::string> args = {
-        kPrometheusBinary, "--config.file=" + config,
-        "--storage.tsdb.path=" + (dir / "tsdb").string(),
-        absl::StrCat("--web.listen-address=127.0.0.1:", port_), "--log.level=warn"};
+    std::vector<std::string> args = {kPrometheusBinary, "--config.file=" + config,
+                                     "--storage.tsdb.path=" + (dir / "tsdb").string(),
+                                     absl::StrCat("--web.listen-address=127.0.0.1:", port_),
+                                     "--log.level=warn"};
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -90,8 +90,7 @@ TEST_F(PrometheusTest, ScrapedPredictCountEqualsCallsMade) {
   std::vector<float> scores;
   for (int i = 0; i < kCalls; ++i) ASSERT_TRUE(client_->Predict("clf", 1, x, &scores).ok());
   for (int i = 0; i < kBadCalls; ++i) {
-    EXPECT_EQ(client_->Predict("missing", 1, x, &scores).error_code(),
-              grpc::StatusCode::NOT_FOUND);
+    EXPECT_EQ(client_->Predict("missing", 1, x, &scores).error_code(), grpc::StatusCode::NOT_FOUND);
   }
   // Every call has completed: any scrape from now on sees the final counts.
   PrometheusProcess prometheus;

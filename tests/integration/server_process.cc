@@ -70,8 +70,8 @@ absl::Status ServerProcess::Start(const std::vector<std::string>& flags,
     }
   }
   close(out[0]);
-  return absl::UnavailableError(absl::StrCat("server not ready; stdout: '", buffer,
-                                             "'; stderr: ", Log()));
+  return absl::UnavailableError(
+      absl::StrCat("server not ready; stdout: '", buffer, "'; stderr: ", Log()));
 }
 
 void ServerProcess::Signal(int signal) {
@@ -127,11 +127,13 @@ absl::StatusOr<std::string> HttpGet(int port, const std::string& path, absl::Dur
   std::string response;
   char chunk[4096];
   ssize_t n;
-  while ((n = recv(fd, chunk, sizeof(chunk), 0)) > 0) response.append(chunk, static_cast<size_t>(n));
+  while ((n = recv(fd, chunk, sizeof(chunk), 0)) > 0)
+    response.append(chunk, static_cast<size_t>(n));
   close(fd);
   const size_t body = response.find("\r\n\r\n");
   if (body == std::string::npos) return absl::UnavailableError("no HTTP response");
-  if (response.compare(0, 12, "HTTP/1.1 200") != 0 && response.compare(0, 12, "HTTP/1.0 200") != 0) {
+  if (response.compare(0, 12, "HTTP/1.1 200") != 0 &&
+      response.compare(0, 12, "HTTP/1.0 200") != 0) {
     return absl::UnavailableError(absl::StrCat("HTTP error: ", response.substr(0, body)));
   }
   return response.substr(body + 4);

@@ -4,8 +4,11 @@
 #include <signal.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <sstream>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -41,10 +44,25 @@ TestModelSpec Featurizer() {
   return spec;
 }
 
+// The value of the sample of metric `name` whose labels include every
+// `label="value"` in `labels`, from a Prometheus text exposition; -1 if absent.
+double MetricValue(const std::string& text, const std::string& name,
+                   const std::vector<std::string>& labels) {
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind(name + "{", 0) != 0) continue;
+    bool all = true;
+    for (const std::string& label : labels) all = all && line.find(label) != std::string::npos;
+    if (all) return std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return -1;
+}
+
 std::shared_ptr<const Model> LoadLocal(const std::string& models, const std::string& name,
                                        int64_t version) {
-  auto model = Model::Load(models + "/" + name + "/" + std::to_string(version) + "/" +
-                           kBundleFileName);
+  auto model =
+      Model::Load(models + "/" + name + "/" + std::to_string(version) + "/" + kBundleFileName);
   EXPECT_TRUE(model.ok()) << model.status();
   return model.ok() ? *model : nullptr;
 }
@@ -166,9 +184,9 @@ TEST_F(ServerTest, MetadataListHealthAndReflection) {
   ASSERT_TRUE(stream->Read(&response));
   std::vector<std::string> services;
   for (const auto& s : response.list_services_response().service()) services.push_back(s.name());
-  EXPECT_THAT(services, ::testing::IsSupersetOf({"invariant.v1.FeatureService",
-                                                 "invariant.v1.ModelAdmin",
-                                                 "grpc.health.v1.Health"}));
+  EXPECT_THAT(services,
+              ::testing::IsSupersetOf({"invariant.v1.FeatureService", "invariant.v1.ModelAdmin",
+                                       "grpc.health.v1.Health"}));
   stream->WritesDone();
   EXPECT_TRUE(stream->Finish().ok());
 }
@@ -238,7 +256,8 @@ TEST_F(ServerTest, EveryBadInputGetsItsCodeAndMessage) {
   };
   for (const auto& [edit, expected] : cases) {
     const grpc::Status status = predict(edit);
-    EXPECT_EQ(status.error_code(), expected.code) << expected.what << ": " << status.error_message();
+    EXPECT_EQ(status.error_code(), expected.code)
+        << expected.what << ": " << status.error_message();
     EXPECT_THAT(status.error_message(), HasSubstr(expected.message)) << expected.what;
   }
   // A garbage stream message ends that stream with the error; the server lives on.
@@ -340,7 +359,8 @@ TEST_F(ServerTest, HotReloadUnderConcurrentLoadLosesNoRequest) {
 TEST_F(ServerTest, SigtermDrainsInFlightCallsAndExitsZero) {
   WriteModel(Classifier(1));
   // A long batch delay keeps the call queued inside the server when SIGTERM lands.
-  StartServer({"--max_batch_size=64", "--max_batch_delay_us=1500000", "--drain_seconds=20"});
+  StartServer({"--max_batch_size=64", "--max_batch_delay_us=1500000", "--batch_wait_when_idle",
+               "--drain_seconds=20"});
   const std::vector<float> x = RandomRows(1, 32, 4);
   v1::PredictRequest request;
   request.mutable_model()->set_name("clf");
@@ -349,8 +369,8 @@ TEST_F(ServerTest, SigtermDrainsInFlightCallsAndExitsZero) {
   bool queued = false;
   for (int i = 0; i < 200 && !queued; ++i) {  // bounded: ≤ 200 polls of the queue gauge
     auto metrics = HttpGet(server_->metrics_port(), "/metrics");
-    queued = metrics.ok() &&
-             metrics->find("invariant_queue_rows{model=\"clf\"} 1") != std::string::npos;
+    queued =
+        metrics.ok() && metrics->find("invariant_queue_rows{model=\"clf\"} 1") != std::string::npos;
     if (!queued) absl::SleepFor(absl::Milliseconds(10));
   }
   ASSERT_TRUE(queued) << "the call never reached the batch queue";
@@ -401,6 +421,316 @@ TEST_F(ServerTest, SighupRescansTheModels) {
     if (version != 2) absl::SleepFor(absl::Milliseconds(10));
   }
   EXPECT_EQ(version, 2);
+}
+
+TEST_F(ServerTest, FullQueueIsResourceExhaustedAndExpiredCallIsDroppedBeforeCompute) {
+  WriteModel(Classifier(1));
+  // One batch is cut 3 s after its first request; until then requests queue.
+  StartServer({"--max_batch_size=64", "--max_batch_delay_us=3000000", "--batch_wait_when_idle",
+               "--max_queue_rows=2", "--threads=1"});
+  const std::vector<float> x = RandomRows(1, 32, 6);
+  v1::PredictRequest request;
+  request.mutable_model()->set_name("clf");
+  *request.mutable_inputs()->mutable_values() = {x.begin(), x.end()};
+  auto live = client_->PredictAsync(request);
+  ClientOptions impatient;
+  impatient.deadline = std::chrono::milliseconds(1000);  // expires while queued (3 s)
+  auto impatient_client = Client::Create(server_->target(), impatient);
+  auto expired = impatient_client->PredictAsync(request);
+  bool queued = false;
+  for (int i = 0; i < 200 && !queued; ++i) {  // bounded: ≤ 200 polls of the queue gauge
+    auto metrics = HttpGet(server_->metrics_port(), "/metrics");
+    queued = metrics.ok() && MetricValue(*metrics, "invariant_queue_rows", {"model=\"clf\""}) == 2;
+    if (!queued) absl::SleepFor(absl::Milliseconds(10));
+  }
+  ASSERT_TRUE(queued) << "the two calls never both reached the batch queue";
+  // The queue holds max_queue_rows=2 rows: a third call is refused at once.
+  v1::PredictResponse refused;
+  const grpc::Status full = client_->Predict(request, &refused);
+  EXPECT_EQ(full.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << full.error_message();
+  EXPECT_THAT(full.error_message(), HasSubstr("max_queue_rows=2"));
+  CallResult<v1::PredictResponse> ok = live.get();
+  EXPECT_TRUE(ok.status.ok()) << ok.status.error_message();
+  EXPECT_EQ(ok.response.scores_size(), 4);
+  EXPECT_EQ(expired.get().status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  // Only the live call's row was computed: the expired one was dropped before compute.
+  auto metrics = HttpGet(server_->metrics_port(), "/metrics");
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_EQ(MetricValue(*metrics, "invariant_rows_total", {"model=\"clf\"", "method=\"Predict\""}),
+            1);
+  EXPECT_EQ(MetricValue(*metrics, "invariant_batch_rows_count", {"model=\"clf\""}), 1);
+  EXPECT_EQ(MetricValue(*metrics, "grpc_server_handled_total",
+                        {"grpc_method=\"Predict\"", "grpc_code=\"RESOURCE_EXHAUSTED\""}),
+            1);
+}
+
+TEST_F(ServerTest, PollerLoadsNewVersionsAndUnloadsARemovedOneAfterTheGrace) {
+  WriteModel(Classifier(1));
+  StartServer({"--poll_seconds=0.05", "--removal_grace_seconds=0.2", "--version_policy=all"});
+  WriteModel(Classifier(2));
+  int64_t version = 0;
+  for (int i = 0; i < 1000 && version != 2; ++i) {  // bounded wait for the poller
+    v1::GetModelMetadataResponse metadata;
+    if (client_->GetModelMetadata("clf", 0, &metadata).ok()) version = metadata.model_version();
+    if (version != 2) absl::SleepFor(absl::Milliseconds(10));
+  }
+  ASSERT_EQ(version, 2) << "the poller never loaded version 2";
+  // A version label picks an older ready version.
+  std::ofstream(std::filesystem::path(models()) / "clf" / "labels.txt") << "stable 1\n";
+  v1::ReloadModelsResponse relabel;
+  ASSERT_TRUE(client_->ReloadModels(&relabel).ok());
+  v1::ModelSpec stable;
+  stable.set_name("clf");
+  stable.set_version_label("stable");
+  v1::GetModelMetadataResponse labelled;
+  ASSERT_TRUE(client_->GetModelMetadata(stable, &labelled).ok());
+  EXPECT_EQ(labelled.model_version(), 1);
+  std::filesystem::remove_all(std::filesystem::path(models()) / "clf" / "2");
+  v1::VersionState state = v1::VERSION_STATE_READY;
+  for (int i = 0; i < 1000 && state != v1::VERSION_STATE_UNLOADED; ++i) {
+    v1::GetModelStatusResponse status;
+    ASSERT_TRUE(client_->GetModelStatus("clf", &status).ok());
+    ASSERT_EQ(status.models(0).versions(0).version(), 2);
+    state = status.models(0).versions(0).state();
+    if (state != v1::VERSION_STATE_UNLOADED) absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_EQ(state, v1::VERSION_STATE_UNLOADED);
+  v1::GetModelMetadataResponse metadata;
+  ASSERT_TRUE(client_->GetModelMetadata("clf", 0, &metadata).ok());
+  EXPECT_EQ(metadata.model_version(), 1);
+  EXPECT_EQ(client_->GetModelMetadata("clf", 2, &metadata).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+  // Removing the last version too never unloads it: it keeps answering.
+  std::filesystem::remove_all(std::filesystem::path(models()) / "clf");
+  v1::ReloadModelsResponse reload;
+  ASSERT_TRUE(client_->ReloadModels(&reload).ok());
+  absl::SleepFor(absl::Milliseconds(400));  // > grace: the rule, not the timer, keeps it
+  ASSERT_TRUE(client_->ReloadModels(&reload).ok());
+  EXPECT_EQ(reload.versions_unloaded(), 0);
+  ASSERT_TRUE(client_->GetModelMetadata("clf", 0, &metadata).ok());
+  EXPECT_EQ(metadata.model_version(), 1);
+  EXPECT_THAT(server_->Log(), HasSubstr("version 2 unloaded"));
+}
+
+TEST_F(ServerTest, StreamsCallbacksRetryPolicyAndRegressorsAgreeWithInProcess) {
+  WriteModel(Featurizer());
+  TestModelSpec regressor = Classifier(1);
+  regressor.name = "reg";
+  regressor.num_classes = 2;
+  regressor.regression = true;
+  WriteModel(regressor);
+  ClientOptions options;
+  options.service_config_json = DefaultRetryServiceConfig();
+  StartServer({}, options);
+  auto feat = LoadLocal(models(), "feat", 1);
+  auto reg = LoadLocal(models(), "reg", 1);
+  ASSERT_NE(feat, nullptr);
+  ASSERT_NE(reg, nullptr);
+  const std::vector<float> x = RandomRows(6, 32, 12);
+  std::vector<float> expected(static_cast<size_t>(6 * feat->feature_dim()));
+  feat->Featurize(6, x.data(), expected.data());
+  const int64_t f = feat->feature_dim();
+  // A Featurize stream, two rows per message, sent as raw bytes.
+  auto stream = client_->OpenFeaturizeStream();
+  for (int m = 0; m < 3; ++m) {
+    v1::FeaturizeRequest request;
+    request.mutable_model()->set_name("feat");
+    request.mutable_inputs()->set_raw_values(
+        std::string(reinterpret_cast<const char*>(x.data() + m * 64), 64 * sizeof(float)));
+    v1::FeaturizeResponse response;
+    ASSERT_TRUE(stream->Call(request, &response)) << "message " << m;
+    EXPECT_EQ(response.num_rows(), 2);
+    ASSERT_EQ(response.features_size(), 2 * f);
+    EXPECT_EQ(std::memcmp(response.features().data(), expected.data() + m * 2 * f, 2 * f * 4), 0);
+  }
+  EXPECT_TRUE(stream->Finish().ok());
+  // The callback flavour of the asynchronous API.
+  v1::FeaturizeRequest request;
+  request.mutable_model()->set_name("feat");
+  *request.mutable_inputs()->mutable_values() = {x.begin(), x.end()};
+  std::promise<std::pair<grpc::Status, v1::FeaturizeResponse>> done;
+  client_->FeaturizeAsync(request, [&done](grpc::Status status, v1::FeaturizeResponse response) {
+    done.set_value({status, std::move(response)});
+  });
+  auto [status, response] = done.get_future().get();
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(response.features_size(), 6 * f);
+  EXPECT_EQ(std::memcmp(response.features().data(), expected.data(), expected.size() * 4), 0);
+  // A regressor answers values and no class names.
+  std::vector<float> values;
+  std::vector<std::string> classes;
+  ASSERT_TRUE(client_->Predict("reg", 6, x, &values, &classes).ok());
+  std::vector<float> expected_values(12);
+  reg->Predict(6, x.data(), expected_values.data());
+  ASSERT_EQ(values.size(), expected_values.size());
+  EXPECT_EQ(std::memcmp(values.data(), expected_values.data(), 12 * 4), 0);
+  EXPECT_TRUE(classes.empty());
+  v1::GetModelMetadataResponse metadata;
+  ASSERT_TRUE(client_->GetModelMetadata("reg", 1, &metadata).ok());
+  EXPECT_EQ(metadata.head().task(), v1::TASK_REGRESSION);
+  EXPECT_EQ(metadata.output_dim(), 2);
+}
+
+TEST_F(ServerTest, SeededRandomMalformedRequestsNeverCrashTheServer) {
+  WriteModel(Classifier(1));
+  WriteModel(Featurizer());
+  StartServer({"--max_request_rows=16"});
+  Rng rng(2024);
+  const auto pick = [&rng](uint64_t n) { return static_cast<int>(rng.UniformInt(n)); };
+  const std::vector<std::string> names = {"clf", "feat", "", "nope", std::string(300, 'x')};
+  const std::vector<std::string> labels = {"", "latest", "stable", "v\n1"};
+  const std::vector<float> specials = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1e38f, -1e-38f};
+  std::map<grpc::StatusCode, int> codes;
+  for (int i = 0; i < 300; ++i) {
+    v1::ModelSpec spec;
+    // Each field is usually valid, so that whole valid requests occur too.
+    spec.set_name(pick(4) != 0 ? names[pick(2)] : names[pick(names.size())]);
+    spec.set_version(pick(3) != 0 ? 0 : pick(7) - 3);
+    spec.set_version_label(pick(3) != 0 ? "" : labels[pick(labels.size())]);
+    v1::InputBatch inputs;
+    inputs.set_num_rows(pick(2) == 0 ? 0 : pick(40) - 5);
+    const int encoding = pick(4);  // 0, 1: values; 2: raw bytes; 3: both
+    if (encoding != 2) {           // packed values: often a whole number of rows
+      const int count = pick(3) != 0 ? 32 * pick(20) : pick(700);
+      for (int k = 0; k < count; ++k) {
+        inputs.add_values(pick(3000) == 0 ? specials[pick(specials.size())]
+                                          : static_cast<float>(rng.Normal()));
+      }
+    }
+    if (encoding >= 2) {  // raw bytes of random content (NaNs likely)
+      std::string raw(static_cast<size_t>(pick(2) == 0 ? 128 * pick(20) : pick(3000)), '\0');
+      for (char& c : raw) c = static_cast<char>(pick(256));
+      inputs.set_raw_values(raw);
+    }
+    grpc::Status status;
+    if (pick(2) == 0) {
+      v1::PredictRequest request;
+      *request.mutable_model() = spec;
+      *request.mutable_inputs() = inputs;
+      v1::PredictResponse response;
+      status = client_->Predict(request, &response);
+    } else {
+      v1::FeaturizeRequest request;
+      *request.mutable_model() = spec;
+      *request.mutable_inputs() = inputs;
+      v1::FeaturizeResponse response;
+      status = client_->Featurize(request, &response);
+      if (status.ok()) {
+        EXPECT_EQ(response.feature_dim(), spec.name() == "feat" ? 48 : 32) << i;
+        EXPECT_EQ(response.features_size(), response.num_rows() * response.feature_dim()) << i;
+      }
+    }
+    ++codes[status.error_code()];
+    EXPECT_THAT(
+        status.error_code(),
+        ::testing::AnyOf(grpc::StatusCode::OK, grpc::StatusCode::INVALID_ARGUMENT,
+                         grpc::StatusCode::NOT_FOUND, grpc::StatusCode::FAILED_PRECONDITION))
+        << "request " << i << ": " << status.error_message();
+  }
+  // A message that does not parse (invalid UTF-8 in a string field) is refused
+  // by gRPC itself before any handler runs; the server lives on.
+  v1::PredictRequest unparsable;
+  unparsable.mutable_model()->set_name("clf\xff\xfe");
+  unparsable.mutable_inputs()->add_values(1.0f);
+  v1::PredictResponse ignored;
+  EXPECT_FALSE(client_->Predict(unparsable, &ignored).ok());
+  // The generator reaches the valid and the invalid paths alike.
+  EXPECT_GT(codes[grpc::StatusCode::OK], 0);
+  EXPECT_GT(codes[grpc::StatusCode::INVALID_ARGUMENT], 0);
+  EXPECT_GT(codes[grpc::StatusCode::NOT_FOUND], 0);
+  bool serving = false;
+  ASSERT_TRUE(client_->Health("invariant.v1.FeatureService", &serving).ok());
+  EXPECT_TRUE(serving);
+}
+
+TEST_F(ServerTest, StreamRequestsArePipelinedIntoOneBatchAndAnsweredInOrder) {
+  WriteModel(Featurizer());
+  // A batch is cut only when 8 rows are queued (or after 30 s, past the 20 s
+  // deadline): a stream that handled one request at a time would never fill it.
+  ClientOptions options;
+  options.deadline = std::chrono::milliseconds(20000);
+  StartServer({"--batch_wait_when_idle", "--max_batch_size=8", "--max_batch_delay_us=30000000",
+               "--threads=1"},
+              options);
+  auto local = LoadLocal(models(), "feat", 1);
+  ASSERT_NE(local, nullptr);
+  const int64_t f = local->feature_dim();
+  const std::vector<float> x = RandomRows(8, 32, 21);
+  std::vector<float> expected(static_cast<size_t>(8 * f));
+  local->Featurize(8, x.data(), expected.data());
+  const auto row_request = [&](int i) {
+    v1::FeaturizeRequest request;
+    request.mutable_model()->set_name("feat");
+    request.mutable_inputs()->mutable_values()->Add(x.begin() + i * 32, x.begin() + (i + 1) * 32);
+    return request;
+  };
+  // Eight one-row requests written before any response is read.
+  auto stream = client_->OpenFeaturizeStream();
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(stream->Write(row_request(i))) << i;
+  for (int i = 0; i < 8; ++i) {
+    v1::FeaturizeResponse response;
+    ASSERT_TRUE(stream->Read(&response)) << i;
+    ASSERT_EQ(response.features_size(), f);
+    EXPECT_EQ(std::memcmp(response.features().data(), expected.data() + i * f, f * 4), 0) << i;
+  }
+  const grpc::Status finished = stream->Finish();
+  EXPECT_TRUE(finished.ok()) << finished.error_message();
+  auto metrics = HttpGet(server_->metrics_port(), "/metrics");
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_EQ(MetricValue(*metrics, "invariant_batch_rows_count", {"model=\"feat\""}), 1);
+  EXPECT_EQ(MetricValue(*metrics, "invariant_batch_rows_sum", {"model=\"feat\""}), 8);
+  // A bad fifth request: the four before it are answered, then the stream ends
+  // with its error (the four after it still fill the batch of eight).
+  auto failing = client_->OpenFeaturizeStream();
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(failing->Write(row_request(i)));
+  v1::FeaturizeRequest bad = row_request(0);
+  bad.mutable_inputs()->add_values(1.0f);
+  ASSERT_TRUE(failing->Write(bad));
+  for (int i = 4; i < 8; ++i) failing->Write(row_request(i));  // may fail once the stream ends
+  for (int i = 0; i < 4; ++i) {
+    v1::FeaturizeResponse response;
+    ASSERT_TRUE(failing->Read(&response)) << i;
+    EXPECT_EQ(std::memcmp(response.features().data(), expected.data() + i * f, f * 4), 0) << i;
+  }
+  v1::FeaturizeResponse none;
+  EXPECT_FALSE(failing->Read(&none));
+  const grpc::Status failed = failing->Finish();
+  EXPECT_EQ(failed.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << failed.error_message();
+  EXPECT_THAT(failed.error_message(), HasSubstr("input_dim=32 floats, received 33"));
+}
+
+TEST_F(ServerTest, StreamsCutShortByTheirDeadlineAreCleanedUpAndTheServerDrains) {
+  WriteModel(Featurizer());
+  // Nothing is computed before a batch is cut 3 s after its first request, so
+  // every stream below (deadline 300 ms) expires with its requests queued.
+  StartServer({"--batch_wait_when_idle", "--max_batch_size=1000", "--max_batch_delay_us=3000000",
+               "--drain_seconds=20"});
+  ClientOptions hasty;
+  hasty.deadline = std::chrono::milliseconds(300);
+  auto hasty_client = Client::Create(server_->target(), hasty);
+  const std::vector<float> x = RandomRows(4, 32, 8);
+  v1::FeaturizeRequest request;
+  request.mutable_model()->set_name("feat");
+  *request.mutable_inputs()->mutable_values() = {x.begin(), x.end()};
+  for (int s = 0; s < 4; ++s) {
+    auto stream = hasty_client->OpenFeaturizeStream();
+    for (int i = 0; i < 10 && stream->Write(request); ++i) {
+    }
+    v1::FeaturizeResponse response;
+    EXPECT_FALSE(stream->Read(&response));
+    EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << s;
+  }
+  // A normal call joins the same batch; only its 4 rows are computed, the
+  // expired streams' rows are dropped before compute.
+  std::vector<float> features;
+  ASSERT_TRUE(client_->Featurize("feat", 4, x, &features).ok());
+  EXPECT_EQ(features.size(), 4u * 48);
+  auto metrics = HttpGet(server_->metrics_port(), "/metrics");
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_EQ(MetricValue(*metrics, "invariant_rows_total", {"model=\"feat\""}), 4);
+  // The abandoned streams were finished: SIGTERM drains and exits 0.
+  server_->Signal(SIGTERM);
+  EXPECT_EQ(server_->WaitForExit(absl::Seconds(60)), 0);
 }
 
 }  // namespace

@@ -64,7 +64,8 @@ absl::StatusOr<std::shared_ptr<const Model>> MakeTestModel(const TestModelSpec& 
       for (int64_t c = 0; c < t; ++c) head->add_class_names(absl::StrCat("class_", c));
     }
     FloatMatrix weights = FloatMatrix::Zeros(f, t);
-    for (int64_t i = 0; i < f * t; ++i) weights.mutable_data()[i] = static_cast<float>(rng.Normal());
+    for (int64_t i = 0; i < f * t; ++i)
+      weights.mutable_data()[i] = static_cast<float>(rng.Normal());
     FloatMatrix bias = FloatMatrix::Zeros(1, t);
     for (int64_t c = 0; c < t; ++c) bias.mutable_data()[c] = static_cast<float>(0.1 * rng.Normal());
     tensors.f32["head/weights"] = std::move(weights);

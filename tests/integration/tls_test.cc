@@ -36,8 +36,8 @@ class TlsTest : public ServerTestBase {
   }
 
   void Run(const std::string& command) {
-    const std::string full = absl::StrCat("cd '", certs_.string(), "' && ", command,
-                                          " >> openssl.log 2>&1");
+    const std::string full =
+        absl::StrCat("cd '", certs_.string(), "' && ", command, " >> openssl.log 2>&1");
     ASSERT_EQ(std::system(full.c_str()), 0) << command << "\n" << ReadText(certs_ / "openssl.log");
   }
   void MakeCa(const std::string& name) {

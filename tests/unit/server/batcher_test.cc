@@ -3,9 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <future>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 namespace invariant::server {
@@ -59,7 +61,8 @@ struct Request {
   std::promise<absl::Status> status;
 };
 
-BatchJob MakeJob(FakeCompute& compute, Request& request, absl::Time deadline = absl::InfiniteFuture()) {
+BatchJob MakeJob(FakeCompute& compute, Request& request,
+                 absl::Time deadline = absl::InfiniteFuture()) {
   BatchJob job;
   job.key = &compute;
   job.method = "Predict";
@@ -81,6 +84,7 @@ TEST(BatcherTest, MergesConcurrentRequestsIntoOneCall) {
   BatcherOptions options;
   options.max_batch_rows = 10;
   options.max_batch_delay = absl::Hours(1);  // only a full batch is cut
+  options.wait_when_idle = true;
   options.num_threads = 1;
   Batcher batcher(options);
   std::vector<Request> requests(10);
@@ -93,6 +97,80 @@ TEST(BatcherTest, MergesConcurrentRequestsIntoOneCall) {
     EXPECT_EQ(requests[i].out[0], 2.0f * i + 1);  // each gets its own rows back
   }
   EXPECT_THAT(compute.sizes(), ElementsAre(10));
+}
+
+TEST(BatcherTest, IdleBatcherComputesALoneRequestAtOnce) {
+  FakeCompute compute;
+  BatcherOptions options;
+  options.max_batch_rows = 10;
+  options.max_batch_delay = absl::Hours(1);  // would hold the request for an hour if it waited
+  options.num_threads = 1;
+  Batcher batcher(options);
+  Request request;
+  request.x = {4};
+  ASSERT_TRUE(batcher.Submit(MakeJob(compute, request)).ok());
+  std::future<absl::Status> result = request.status.get_future();
+  // A liveness bound, not a latency assertion: without the idle rule this waits an hour.
+  ASSERT_EQ(result.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  EXPECT_TRUE(result.get().ok());
+  EXPECT_EQ(request.out[0], 9.0f);
+  EXPECT_THAT(compute.sizes(), ElementsAre(1));
+}
+
+TEST(BatcherTest, UnderLoadRequestsAreMergedAndCutWhenTheRunningBatchEnds) {
+  FakeCompute compute;
+  BatcherOptions options;
+  options.max_batch_rows = 10;
+  options.max_batch_delay = absl::Hours(1);
+  options.num_threads = 2;  // a free worker that must NOT cut while a batch computes
+  Batcher batcher(options);
+  Request blocker;
+  blocker.x = {0};
+  compute.Hold();
+  ASSERT_TRUE(batcher.Submit(MakeJob(compute, blocker)).ok());
+  compute.WaitForCalls(1);
+  std::vector<Request> requests(3);
+  for (int i = 0; i < 3; ++i) {
+    requests[i].x = {static_cast<float>(i + 1)};
+    ASSERT_TRUE(batcher.Submit(MakeJob(compute, requests[i])).ok());
+  }
+  EXPECT_EQ(batcher.QueuedRows("m"), 3);  // held: a batch is computing and 3 < 10 rows
+  compute.Release();                      // the running batch ends: the 3 go as one
+  ASSERT_TRUE(blocker.status.get_future().get().ok());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(requests[i].status.get_future().get().ok());
+    EXPECT_EQ(requests[i].out[0], 2.0f * (i + 1) + 1);
+  }
+  EXPECT_THAT(compute.sizes(), ElementsAre(1, 3));
+}
+
+TEST(BatcherTest, IdleBatcherCanComputeOnTheSubmittingThread) {
+  FakeCompute compute;
+  BatcherOptions options;
+  options.max_batch_rows = 10;
+  options.max_batch_delay = absl::Hours(1);
+  options.compute_inline_when_idle = true;
+  options.num_threads = 1;
+  Batcher batcher(options);
+  Request first;
+  first.x = {1};
+  std::future<absl::Status> first_done = first.status.get_future();
+  compute.Hold();
+  std::thread submitter([&] { EXPECT_TRUE(batcher.Submit(MakeJob(compute, first)).ok()); });
+  compute.WaitForCalls(1);  // computing inline, inside Submit on `submitter`
+  Request second;
+  second.x = {2};
+  ASSERT_TRUE(batcher.Submit(MakeJob(compute, second)).ok());  // not idle: queued, returns
+  EXPECT_EQ(batcher.QueuedRows("m"), 1);
+  compute.Release();
+  submitter.join();
+  // Submit returned only after `done` ran: the status is already there.
+  ASSERT_EQ(first_done.wait_for(std::chrono::seconds(0)), std::future_status::ready);
+  EXPECT_TRUE(first_done.get().ok());
+  EXPECT_EQ(first.out[0], 3.0f);
+  ASSERT_TRUE(second.status.get_future().get().ok());
+  EXPECT_EQ(second.out[0], 5.0f);
+  EXPECT_THAT(compute.sizes(), ElementsAre(1, 1));
 }
 
 TEST(BatcherTest, BatchesNeverExceedMaxRows) {
@@ -238,6 +316,7 @@ TEST(BatcherTest, StopComputesQueuedJobs) {
   BatcherOptions options;
   options.max_batch_rows = 100;
   options.max_batch_delay = absl::Hours(1);
+  options.wait_when_idle = true;  // the job stays queued until Stop
   options.num_threads = 1;
   Batcher batcher(options);
   Request r;

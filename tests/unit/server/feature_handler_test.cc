@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
@@ -22,7 +23,11 @@ using testing_models::TestModelSpec;
 class FeatureHandlerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = (fs::path(::testing::TempDir()) / "feature_handler_models").string();
+    // One directory per test process: ctest runs the tests of this suite in
+    // parallel processes.
+    root_ =
+        (fs::path(::testing::TempDir()) / ("feature_handler_models_" + std::to_string(getpid())))
+            .string();
     fs::remove_all(root_);
     TestModelSpec classifier;
     classifier.name = "clf";
@@ -80,9 +85,8 @@ TEST_F(FeatureHandlerTest, FeaturizeMatchesModelBitForBitIncludingSplitRequests)
   std::vector<float> expected(static_cast<size_t>(10 * model->feature_dim()));
   model->Featurize(10, x.data(), expected.data());
   ASSERT_EQ(response.features_size(), static_cast<int>(expected.size()));
-  EXPECT_EQ(std::memcmp(response.features().data(), expected.data(),
-                        expected.size() * sizeof(float)),
-            0);
+  EXPECT_EQ(
+      std::memcmp(response.features().data(), expected.data(), expected.size() * sizeof(float)), 0);
   EXPECT_EQ(response.model_version(), 1);
   EXPECT_EQ(response.feature_dim(), model->feature_dim());
 }
@@ -159,6 +163,31 @@ TEST_F(FeatureHandlerTest, MetadataDescribesTheModel) {
   EXPECT_EQ(list.models(0).name(), "clf");
   EXPECT_TRUE(list.models(0).versions(0).has_head());
   EXPECT_FALSE(list.models(1).versions(0).has_head());
+}
+
+TEST_F(FeatureHandlerTest, ResponseLargerThanTheMessageLimitIsRefusedBeforeAllocation) {
+  // 3 KiB responses at most: the featurizer's 16 features take 64 bytes per row.
+  FeatureHandler small(registry_.get(), batcher_.get(), 100, 3072);
+  v1::FeaturizeRequest request;
+  request.mutable_model()->set_name("feat");
+  const std::vector<float> x = RandomRows(40, 16, 3);
+  *request.mutable_inputs()->mutable_values() = {x.begin(), x.end()};
+  v1::FeaturizeResponse response;
+  std::promise<absl::Status> result;
+  small.Featurize(request, &response, absl::InfiniteFuture(),
+                  [&result](absl::Status s) { result.set_value(s); });
+  const absl::Status status = result.get_future().get();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("inputs: expected at most 32 rows"));
+  EXPECT_THAT(status.message(), HasSubstr("max_message_bytes=3072, received 40"));
+  EXPECT_EQ(response.features_size(), 0);  // nothing allocated
+  // 32 rows fit.
+  request.mutable_inputs()->mutable_values()->Truncate(32 * 16);
+  std::promise<absl::Status> ok;
+  small.Featurize(request, &response, absl::InfiniteFuture(),
+                  [&ok](absl::Status s) { ok.set_value(s); });
+  EXPECT_TRUE(ok.get_future().get().ok());
+  EXPECT_EQ(response.features_size(), 32 * 16);
 }
 
 TEST(AdminTokenTest, BearerTokenIsRequiredWhenConfigured) {

@@ -29,7 +29,8 @@ TEST(MetricsTest, ModelInfoFollowsLoadAndUnload) {
   ServerMetrics metrics("dev");
   metrics.ModelReady("m", 2, "random_fourier", 4096);
   std::string text = metrics.Serialize();
-  EXPECT_THAT(text, HasSubstr("invariant_model_info{kind=\"random_fourier\",model=\"m\",version=\"2\"} 1"));
+  EXPECT_THAT(
+      text, HasSubstr("invariant_model_info{kind=\"random_fourier\",model=\"m\",version=\"2\"} 1"));
   EXPECT_THAT(text, HasSubstr("invariant_model_bytes{model=\"m\",version=\"2\"} 4096"));
   metrics.ModelUnloaded("m", 2);
   metrics.ModelLoadFailed("m");

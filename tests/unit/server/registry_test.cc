@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
@@ -34,7 +35,9 @@ class RegistryTest : public ::testing::Test {
  protected:
   void SetUp() override {
     root_ = fs::path(::testing::TempDir()) /
-            ("registry_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+            ("registry_" +
+             std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "_" +
+             std::to_string(getpid()));
     fs::remove_all(root_);
     fs::create_directories(root_);
   }
@@ -115,9 +118,9 @@ TEST_F(RegistryTest, FailedLoadKeepsOldVersionServing) {
   // An unchanged failed file is not retried; a fixed one is, and then replaces v1.
   EXPECT_EQ(registry->Rescan().failed, 0);
   WriteVersion("m", 2, "22");
-  fs::last_write_time(root_ / "m" / "2" / "model.bundle",
-                      fs::last_write_time(root_ / "m" / "2" / "model.bundle") +
-                          std::chrono::seconds(5));
+  fs::last_write_time(
+      root_ / "m" / "2" / "model.bundle",
+      fs::last_write_time(root_ / "m" / "2" / "model.bundle") + std::chrono::seconds(5));
   const ScanReport fixed = registry->Rescan();
   EXPECT_EQ(fixed.loaded, 1);
   EXPECT_EQ(fixed.unloaded, 1);

@@ -9,14 +9,14 @@ TEST(StatusUtilTest, OkMapsToOk) { EXPECT_TRUE(ToGrpcStatus(absl::OkStatus()).ok
 
 TEST(StatusUtilTest, EveryCanonicalCodeKeepsItsNumberAndMessage) {
   const absl::StatusCode codes[] = {
-      absl::StatusCode::kCancelled,         absl::StatusCode::kUnknown,
-      absl::StatusCode::kInvalidArgument,   absl::StatusCode::kDeadlineExceeded,
-      absl::StatusCode::kNotFound,          absl::StatusCode::kAlreadyExists,
-      absl::StatusCode::kPermissionDenied,  absl::StatusCode::kResourceExhausted,
+      absl::StatusCode::kCancelled,          absl::StatusCode::kUnknown,
+      absl::StatusCode::kInvalidArgument,    absl::StatusCode::kDeadlineExceeded,
+      absl::StatusCode::kNotFound,           absl::StatusCode::kAlreadyExists,
+      absl::StatusCode::kPermissionDenied,   absl::StatusCode::kResourceExhausted,
       absl::StatusCode::kFailedPrecondition, absl::StatusCode::kAborted,
-      absl::StatusCode::kOutOfRange,        absl::StatusCode::kUnimplemented,
-      absl::StatusCode::kInternal,          absl::StatusCode::kUnavailable,
-      absl::StatusCode::kDataLoss,          absl::StatusCode::kUnauthenticated};
+      absl::StatusCode::kOutOfRange,         absl::StatusCode::kUnimplemented,
+      absl::StatusCode::kInternal,           absl::StatusCode::kUnavailable,
+      absl::StatusCode::kDataLoss,           absl::StatusCode::kUnauthenticated};
   for (absl::StatusCode code : codes) {
     const grpc::Status g = ToGrpcStatus(absl::Status(code, "the message"));
     EXPECT_EQ(static_cast<int>(g.error_code()), static_cast<int>(code));
