@@ -1,0 +1,286 @@
+#include "tools/loadgen/loadgen.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <memory>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "client/cli/format.h"
+
+namespace invariant::loadgen {
+namespace {
+
+struct WorkerStats {
+  std::vector<double> latencies_us;
+  int64_t ok = 0;
+  int64_t failed = 0;
+  int64_t rows = 0;
+  int64_t streams = 0;
+  std::map<std::string, int64_t> errors;
+};
+
+// Hands out request indices and their due times until the run's bounds.
+class Schedule {
+ public:
+  Schedule(const LoadOptions& options, absl::Time start)
+      : options_(options),
+        start_(start),
+        stop_(options.duration > absl::ZeroDuration() ? start + options.duration
+                                                      : absl::InfiniteFuture()) {}
+
+  // False when the run is over; otherwise the request index and the time the
+  // latency is measured from (its due time in open loop, now in closed loop).
+  bool Next(int64_t* index, absl::Time* t0) {
+    if (absl::Now() >= stop_) return false;
+    const int64_t i = next_.fetch_add(1, std::memory_order_relaxed);
+    if (options_.max_requests > 0 && i >= options_.max_requests) return false;
+    *index = i;
+    if (options_.rate <= 0) {
+      *t0 = absl::Now();
+      return true;
+    }
+    const absl::Time due = start_ + absl::Seconds(static_cast<double>(i) / options_.rate);
+    if (due >= stop_) return false;
+    const absl::Duration wait = due - absl::Now();
+    if (wait > absl::ZeroDuration()) absl::SleepFor(wait);
+    *t0 = due;
+    return true;
+  }
+
+ private:
+  const LoadOptions& options_;
+  const absl::Time start_;
+  const absl::Time stop_;
+  std::atomic<int64_t> next_{0};
+};
+
+template <typename Request>
+std::vector<Request> MakeRequests(const LoadOptions& options) {
+  const int64_t num_rows = static_cast<int64_t>(options.rows.size()) / options.input_dim;
+  const int64_t distinct = std::min<int64_t>(16, std::max<int64_t>(1, num_rows));
+  std::vector<Request> requests(static_cast<size_t>(distinct));
+  for (int64_t j = 0; j < distinct; ++j) {
+    Request& r = requests[static_cast<size_t>(j)];
+    r.mutable_model()->set_name(options.model);
+    r.mutable_model()->set_version(options.version);
+    r.mutable_model()->set_version_label(options.version_label);
+    r.mutable_inputs()->set_num_rows(options.batch);
+    auto* values = r.mutable_inputs()->mutable_values();
+    values->Reserve(static_cast<int>(options.batch * options.input_dim));
+    for (int64_t k = 0; k < options.batch; ++k) {
+      const int64_t row = (j * options.batch + k) % num_rows;
+      const float* begin = options.rows.data() + row * options.input_dim;
+      values->Add(begin, begin + options.input_dim);
+    }
+  }
+  return requests;
+}
+
+void RecordOk(WorkerStats& stats, const LoadOptions& options, absl::Time t0) {
+  stats.latencies_us.push_back(absl::ToDoubleMicroseconds(absl::Now() - t0));
+  ++stats.ok;
+  stats.rows += options.batch;
+}
+
+void RecordError(WorkerStats& stats, const grpc::Status& status) {
+  ++stats.failed;
+  // A stream that ended without an error status but also without an answer.
+  const grpc::StatusCode code = status.ok() ? grpc::StatusCode::UNKNOWN : status.error_code();
+  ++stats.errors[cli::GrpcCodeName(code)];
+}
+
+template <typename Request, typename Response, typename UnaryCall, typename OpenStream>
+void Worker(const LoadOptions& options, const std::vector<Request>& requests, Schedule& schedule,
+            UnaryCall unary, OpenStream open_stream, WorkerStats& stats) {
+  Response response;
+  int64_t index = 0;
+  absl::Time t0;
+  if (options.mode == Mode::kUnary) {
+    while (schedule.Next(&index, &t0)) {
+      const Request& request = requests[static_cast<size_t>(index) % requests.size()];
+      const grpc::Status status = unary(request, &response);
+      if (status.ok()) {
+        RecordOk(stats, options, t0);
+      } else {
+        RecordError(stats, status);
+      }
+    }
+    return;
+  }
+  decltype(open_stream()) stream;
+  while (schedule.Next(&index, &t0)) {
+    const Request& request = requests[static_cast<size_t>(index) % requests.size()];
+    if (stream == nullptr) {
+      stream = open_stream();
+      ++stats.streams;
+    }
+    if (stream->Call(request, &response)) {
+      RecordOk(stats, options, t0);
+    } else {
+      RecordError(stats, stream->Finish());
+      stream.reset();
+    }
+  }
+  if (stream != nullptr) stream->Finish();
+}
+
+}  // namespace
+
+const char* MethodName(Method method) {
+  return method == Method::kPredict ? "predict" : "featurize";
+}
+const char* ModeName(Mode mode) { return mode == Mode::kUnary ? "unary" : "stream"; }
+
+absl::Status ValidateLoadOptions(const LoadOptions& o) {
+  if (o.model.empty()) return absl::InvalidArgumentError("--model: expected a model name, got ''");
+  if (o.concurrency < 1 || o.concurrency > kMaxConcurrency) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--concurrency: expected 1..", kMaxConcurrency, ", got ", o.concurrency));
+  }
+  if (o.duration < absl::ZeroDuration() || o.duration > kMaxDuration) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--duration: expected 0..", absl::ToDoubleSeconds(kMaxDuration),
+                     " seconds, got ", absl::ToDoubleSeconds(o.duration)));
+  }
+  if (o.max_requests < 0 || o.max_requests > kMaxRequests) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--requests: expected 0..", kMaxRequests, ", got ", o.max_requests));
+  }
+  if (o.duration == absl::ZeroDuration() && o.max_requests == 0) {
+    return absl::InvalidArgumentError(
+        "--duration / --requests: expected at least one bound, got neither");
+  }
+  if (o.batch < 1 || o.batch > kMaxBatch) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--batch: expected 1..", kMaxBatch, " rows, got ", o.batch));
+  }
+  if (!(o.rate >= 0) || o.rate > kMaxRate) {
+    return absl::InvalidArgumentError(absl::StrCat("--rate: expected 0 (closed loop) .. ", kMaxRate,
+                                                   " requests/s, got ", o.rate));
+  }
+  if (o.input_dim < 1 || o.rows.empty() || o.rows.size() % static_cast<size_t>(o.input_dim) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "rows: expected a multiple of input_dim=", o.input_dim, " floats, got ", o.rows.size()));
+  }
+  return absl::OkStatus();
+}
+
+double Quantile(std::vector<double>& samples, double q) {
+  if (samples.empty()) return 0;
+  std::sort(samples.begin(), samples.end());
+  const double rank = std::ceil(q * static_cast<double>(samples.size()));
+  const size_t index = rank < 1 ? 0 : static_cast<size_t>(rank) - 1;
+  return samples[std::min(index, samples.size() - 1)];
+}
+
+absl::StatusOr<LoadReport> RunLoad(Client& client, const LoadOptions& options) {
+  if (absl::Status valid = ValidateLoadOptions(options); !valid.ok()) return valid;
+  std::vector<WorkerStats> stats(static_cast<size_t>(options.concurrency));
+  std::vector<v1::PredictRequest> predict_requests;
+  std::vector<v1::FeaturizeRequest> featurize_requests;
+  if (options.method == Method::kPredict) {
+    predict_requests = MakeRequests<v1::PredictRequest>(options);
+  } else {
+    featurize_requests = MakeRequests<v1::FeaturizeRequest>(options);
+  }
+  const absl::Time start = absl::Now();
+  Schedule schedule(options, start);
+  std::vector<std::thread> threads;
+  for (int c = 0; c < options.concurrency; ++c) {
+    WorkerStats& s = stats[static_cast<size_t>(c)];
+    if (options.method == Method::kPredict) {
+      threads.emplace_back([&, c] {
+        Worker<v1::PredictRequest, v1::PredictResponse>(
+            options, predict_requests, schedule,
+            [&](const v1::PredictRequest& r, v1::PredictResponse* out) {
+              return client.Predict(r, out);
+            },
+            [&] { return client.OpenPredictStream(); }, s);
+      });
+    } else {
+      threads.emplace_back([&, c] {
+        Worker<v1::FeaturizeRequest, v1::FeaturizeResponse>(
+            options, featurize_requests, schedule,
+            [&](const v1::FeaturizeRequest& r, v1::FeaturizeResponse* out) {
+              return client.Featurize(r, out);
+            },
+            [&] { return client.OpenFeaturizeStream(); }, s);
+      });
+    }
+  }
+  for (std::thread& t : threads) t.join();
+  LoadReport report;
+  report.seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  std::vector<double> latencies;
+  for (const WorkerStats& s : stats) {
+    report.requests_ok += s.ok;
+    report.requests_failed += s.failed;
+    report.rows_ok += s.rows;
+    report.streams += s.streams;
+    for (const auto& [code, n] : s.errors) report.errors[code] += n;
+    latencies.insert(latencies.end(), s.latencies_us.begin(), s.latencies_us.end());
+  }
+  if (report.seconds > 0) {
+    report.qps = static_cast<double>(report.requests_ok) / report.seconds;
+    report.rows_per_second = static_cast<double>(report.rows_ok) / report.seconds;
+  }
+  if (!latencies.empty()) {
+    double sum = 0;
+    for (double l : latencies) sum += l;
+    report.latency.mean_us = sum / static_cast<double>(latencies.size());
+    report.latency.p50_us = Quantile(latencies, 0.50);
+    report.latency.p90_us = Quantile(latencies, 0.90);
+    report.latency.p99_us = Quantile(latencies, 0.99);
+    report.latency.max_us = latencies.back();
+  }
+  return report;
+}
+
+std::string ReportJson(const LoadReport& r, const LoadOptions& o, const std::string& target) {
+  using cli::JsonNumber;
+  using cli::JsonString;
+  std::vector<std::string> errors;
+  for (const auto& [code, n] : r.errors) errors.push_back(absl::StrCat(JsonString(code), ":", n));
+  return absl::StrCat(
+      "{\"target\":", JsonString(target), ",\"model\":", JsonString(o.model),
+      ",\"method\":", JsonString(MethodName(o.method)), ",\"mode\":", JsonString(ModeName(o.mode)),
+      ",\"concurrency\":", o.concurrency, ",\"batch\":", o.batch, ",\"rate\":", JsonNumber(o.rate),
+      ",\"seconds\":", JsonNumber(r.seconds), ",\"qps\":", JsonNumber(r.qps),
+      ",\"rows_per_second\":", JsonNumber(r.rows_per_second),
+      ",\"requests\":{\"ok\":", r.requests_ok, ",\"failed\":", r.requests_failed,
+      ",\"total\":", r.requests_ok + r.requests_failed, "},\"rows_ok\":", r.rows_ok,
+      ",\"streams\":", r.streams, ",\"errors\":{", absl::StrJoin(errors, ","),
+      "},\"latency_us\":{\"p50\":", JsonNumber(r.latency.p50_us),
+      ",\"p90\":", JsonNumber(r.latency.p90_us), ",\"p99\":", JsonNumber(r.latency.p99_us),
+      ",\"max\":", JsonNumber(r.latency.max_us), ",\"mean\":", JsonNumber(r.latency.mean_us), "}}");
+}
+
+std::string ReportTable(const LoadReport& r, const LoadOptions& o, const std::string& target) {
+  std::string out = absl::StrFormat(
+      "invariant-loadgen  target=%s model=%s method=%s mode=%s concurrency=%d batch=%d %s\n",
+      target, o.model, MethodName(o.method), ModeName(o.mode), o.concurrency, o.batch,
+      o.rate > 0 ? absl::StrFormat("rate=%g/s (open loop)", o.rate) : "closed loop");
+  auto row = [&out](const std::string& name, const std::string& value) {
+    absl::StrAppendFormat(&out, "  %-18s %14s\n", name, value);
+  };
+  row("duration (s)", absl::StrFormat("%.3f", r.seconds));
+  row("requests ok", absl::StrCat(r.requests_ok));
+  row("requests failed", absl::StrCat(r.requests_failed));
+  if (o.mode == Mode::kStream) row("streams", absl::StrCat(r.streams));
+  row("qps", absl::StrFormat("%.1f", r.qps));
+  row("rows/s", absl::StrFormat("%.1f", r.rows_per_second));
+  row("latency p50 (us)", absl::StrFormat("%.1f", r.latency.p50_us));
+  row("latency p90 (us)", absl::StrFormat("%.1f", r.latency.p90_us));
+  row("latency p99 (us)", absl::StrFormat("%.1f", r.latency.p99_us));
+  row("latency max (us)", absl::StrFormat("%.1f", r.latency.max_us));
+  row("latency mean (us)", absl::StrFormat("%.1f", r.latency.mean_us));
+  for (const auto& [code, n] : r.errors) row("errors " + code, absl::StrCat(n));
+  return out;
+}
+
+}  // namespace invariant::loadgen

@@ -1,0 +1,108 @@
+// loadgen.h: bounded load on invariant-server through invariant::Client
+// (the engine of invariant-loadgen, reusable by benchmarks).
+//
+// RunLoad starts `concurrency` worker threads. Each sends Featurize or Predict
+// requests of `batch` rows, unary or over one bidirectional stream per worker:
+//   closed loop (rate == 0): a worker sends its next request when the previous
+//     one has answered; latency = answer time − send time.
+//   open loop (rate > 0): request i is due at start + i / rate, whichever
+//     worker is free sends it (so at most `concurrency` are in flight); latency
+//     is measured from the due time, so a server that falls behind shows it
+//     (no coordinated omission).
+// The run ends when `max_requests` requests were sent or `duration` has passed,
+// whichever comes first; at least one of them must be set and both are capped
+// (kMaxDuration, kMaxRequests), so every run is bounded.
+//
+// Counting: a request is "ok" when its call returned OK, an error otherwise,
+// counted by gRPC code name. In unary mode every request is one RPC, so `ok`
+// equals the server's grpc_server_handled_total{grpc_code="OK"} increase for
+// the method. In stream mode a failed request ends its stream (the stream's
+// final status gives the code) and the worker opens a new one; `streams`
+// counts the streams opened. Latency percentiles are over ok requests.
+//
+// Thread-safety: RunLoad may be called from any thread; the Client is shared
+// by the workers (Client is thread-safe).
+#ifndef INVARIANT_TOOLS_LOADGEN_LOADGEN_H_
+#define INVARIANT_TOOLS_LOADGEN_LOADGEN_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "client/client.h"
+
+namespace invariant::loadgen {
+
+inline constexpr int kMaxConcurrency = 1024;
+inline constexpr int64_t kMaxRequests = 100000000;
+inline constexpr absl::Duration kMaxDuration = absl::Hours(1);
+inline constexpr int64_t kMaxBatch = 65536;
+inline constexpr double kMaxRate = 1e6;
+
+enum class Method { kPredict, kFeaturize };
+enum class Mode { kUnary, kStream };
+
+struct LoadOptions {
+  std::string model;
+  int64_t version = 0;        // 0 = newest ready version
+  std::string version_label;  // optional
+  Method method = Method::kPredict;
+  Mode mode = Mode::kUnary;
+  int concurrency = 1;                             // 1..kMaxConcurrency workers
+  absl::Duration duration = absl::ZeroDuration();  // 0 = bounded by max_requests only
+  int64_t max_requests = 0;                        // 0 = bounded by duration only
+  int64_t batch = 1;                               // rows per request
+  double rate = 0;                                 // requests per second; 0 = closed loop
+  // Candidate input rows (row-major, input_dim floats each); request i sends
+  // `batch` consecutive rows starting at row (i · batch) mod num_rows.
+  std::vector<float> rows;
+  int64_t input_dim = 0;
+};
+
+// OK, or InvalidArgument naming the first option out of range.
+absl::Status ValidateLoadOptions(const LoadOptions& options);
+
+struct LatencySummary {
+  double p50_us = 0, p90_us = 0, p99_us = 0, max_us = 0, mean_us = 0;
+};
+
+struct LoadReport {
+  int64_t requests_ok = 0;
+  int64_t requests_failed = 0;
+  int64_t rows_ok = 0;
+  int64_t streams = 0;                    // stream mode: streams opened
+  std::map<std::string, int64_t> errors;  // gRPC code name → failed requests
+  double seconds = 0;                     // wall time of the run
+  double qps = 0;                         // ok requests per second
+  double rows_per_second = 0;             // ok rows per second
+  LatencySummary latency;                 // over ok requests
+};
+
+// Runs the load (after ValidateLoadOptions; an invalid `options` is returned
+// as its error without sending anything).
+absl::StatusOr<LoadReport> RunLoad(Client& client, const LoadOptions& options);
+
+// The q-quantile (0..1, nearest rank) of `samples`, which are sorted in
+// place; 0 when empty.
+double Quantile(std::vector<double>& samples, double q);
+
+// The report as one JSON object (keys: target, model, method, mode,
+// concurrency, batch, rate, seconds, qps, rows_per_second, requests{ok,
+// failed,total}, rows_ok, streams, errors{CODE: n}, latency_us{p50,p90,p99,
+// max,mean}).
+std::string ReportJson(const LoadReport& report, const LoadOptions& options,
+                       const std::string& target);
+// The report as a human-readable table.
+std::string ReportTable(const LoadReport& report, const LoadOptions& options,
+                        const std::string& target);
+
+const char* MethodName(Method method);  // "predict" | "featurize"
+const char* ModeName(Mode mode);        // "unary" | "stream"
+
+}  // namespace invariant::loadgen
+
+#endif  // INVARIANT_TOOLS_LOADGEN_LOADGEN_H_
