@@ -24,6 +24,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "bench/spectral/torus_report.h"
+#include "bench/spectral/torus_timing.h"
 #include "core/base/random.h"
 #include "core/spectral/invariance_discrepancy.h"
 #include "core/spectral/invariant_subspace.h"
@@ -46,9 +47,13 @@ ABSL_FLAG(int64_t, test_points, 100, "test points (also the points of the discre
 ABSL_FLAG(double, noise, 0.0, "std of Gaussian label noise on training targets");
 ABSL_FLAG(int64_t, id_max_elements, 5000, "enumerate the group when it has ≤ this many elements");
 ABSL_FLAG(int64_t, id_random_words, 500, "otherwise: this many random words of length 40");
+ABSL_FLAG(bool, accuracy, true, "run the accuracy experiment (test error and ID vs n)");
+ABSL_FLAG(bool, timing, true, "run the fit-time tables");
 ABSL_FLAG(std::string, timing_dims, "6,8,10,12", "dimensions of the fit-time table");
-ABSL_FLAG(int32_t, timing_level, 4, "eigenvalue level of the fit-time table");
-ABSL_FLAG(int64_t, timing_n, 2000, "training points of the fit-time table");
+ABSL_FLAG(int32_t, timing_level, 4, "eigenvalue level of the fit-time tables");
+ABSL_FLAG(int64_t, timing_n, 2000, "training points of the fit-time tables");
+ABSL_FLAG(int32_t, timing_reps, 5, "each time is the fastest of this many runs");
+ABSL_FLAG(int32_t, sweep_dim, 10, "dimension of the time-vs-number-of-generators table");
 ABSL_FLAG(std::string, out_dir, "docs/results", "where the outputs go");
 
 namespace invariant {
@@ -108,7 +113,7 @@ double Mse(const std::vector<float>& pred, const std::vector<float>& f, int64_t 
   return s / f.size();
 }
 
-int Run() {
+int Run(const std::string& command) {
   const int32_t dim = absl::GetFlag(FLAGS_dim);
   const int32_t seeds = absl::GetFlag(FLAGS_seeds);
   const auto n_list = ParseList<int64_t>(absl::GetFlag(FLAGS_n_list));
@@ -157,7 +162,7 @@ int Run() {
   const double ridge_lambda = absl::GetFlag(FLAGS_ridge_lambda);
 
   std::map<Row, std::map<int64_t, Stats>> results;
-  for (int64_t n : all_n) {
+  for (int64_t n : absl::GetFlag(FLAGS_accuracy) ? all_n : std::vector<int64_t>{}) {
     const bool run_krr = std::find(n_list.begin(), n_list.end(), n) != n_list.end();
     for (int32_t seed = 1; seed <= seeds; ++seed) {
       const Data train = Sample(dim, n, Rng::ForStream(seed, 1000 + n), noise);
@@ -212,7 +217,7 @@ int Run() {
           auto residual =
               GeneratorResidual(enc.tensors().basis, generators, enc.ExpandToBasis(variants[v].w));
           if (!residual.ok()) return 1;
-          Stats& s = results[{variants[v].method, variants[v].param}][n];
+          Stats& s = results[{variants[v].method, variants[v].param, level, enc.d_out()}][n];
           s.mse.push_back(Mse(pred, test.f, num_v, v));
           s.id_max.push_back((*ids)[v].max_abs);
           s.id_rel.push_back((*ids)[v].relative_max);
@@ -250,31 +255,16 @@ int Run() {
     std::fflush(stdout);
   }
 
-  // Fit-time scaling: full sign-flip group vs full permutation group.
-  std::vector<TimingRow> timing;
-  const int32_t timing_level = absl::GetFlag(FLAGS_timing_level);
-  const int64_t timing_n = absl::GetFlag(FLAGS_timing_n);
-  for (int32_t d : ParseList<int32_t>(absl::GetFlag(FLAGS_timing_dims))) {
-    for (int kind = 0; kind < 2; ++kind) {
-      SpectralEncoderOptions o;
-      o.dim = d;
-      o.budget = BudgetForLevel(d, timing_level);
-      o.generators = kind == 0 ? AllSignFlipGenerators(d) : SymmetricGroupGenerators(d);
-      const auto t0 = Clock::now();
-      auto enc = SpectralEncoder::Build(o);
-      const double build_s = Seconds(t0);
-      if (!enc.ok()) return 1;
-      const Data train = Sample(d, timing_n, Rng::ForStream(1, 77), 0.0);
-      const auto t1 = Clock::now();
-      auto c = FitSpecAvg(**enc, timing_n, train.x.data(), train.y.data());
-      const double fit_s = Seconds(t1);
-      if (!c.ok()) return 1;
-      double order = kind == 0 ? std::pow(2.0, d) : std::tgamma(d + 1.0);
-      timing.push_back({kind == 0 ? "sign flips {±1}^d" : "permutations S_d", d,
-                        static_cast<int64_t>(o.generators.size()),
-                        (*enc)->info().num_basis_enumerated, (*enc)->d_out(), order, build_s,
-                        fit_s});
-    }
+  // Fit-time tables.
+  TimingOptions timing_options;
+  timing_options.level = absl::GetFlag(FLAGS_timing_level);
+  timing_options.n = absl::GetFlag(FLAGS_timing_n);
+  timing_options.reps = absl::GetFlag(FLAGS_timing_reps);
+  std::vector<TimingRow> by_dimension, by_generators;
+  if (absl::GetFlag(FLAGS_timing)) {
+    by_dimension =
+        TimeGroupsByDimension(ParseList<int32_t>(absl::GetFlag(FLAGS_timing_dims)), timing_options);
+    by_generators = TimeByGeneratorCount(absl::GetFlag(FLAGS_sweep_dim), timing_options);
   }
 
   TorusReportInputs report;
@@ -288,11 +278,12 @@ int Run() {
   report.elements_count = static_cast<int64_t>(elements->elements.size());
   report.elements_method = elements->method;
   report.elements_exhaustive = elements->exhaustive;
-  report.timing_level = timing_level;
-  report.timing_n = timing_n;
+  report.timing = timing_options;
+  report.sweep_dim = absl::GetFlag(FLAGS_sweep_dim);
+  report.command = command;
   report.out_dir = out_dir;
   report.total_seconds = Seconds(started);
-  const std::string console = WriteTorusReport(report, results, timing);
+  const std::string console = WriteTorusReport(report, results, by_dimension, by_generators);
   std::printf(
       "wrote %s/torus.md, torus.csv, torus_timing.csv, torus_curves.dat, torus.gp "
       "(%.0f s)\n",
@@ -305,6 +296,11 @@ int Run() {
 }  // namespace invariant
 
 int main(int argc, char** argv) {
+  std::string command = "bench/repro/torus.sh";
   absl::ParseCommandLine(argc, argv);
-  return invariant::Run();
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--out_dir", 0) != 0) command += " " + a;
+  }
+  return invariant::Run(command);
 }

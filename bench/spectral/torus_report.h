@@ -1,5 +1,8 @@
-// torus_report.h: results of the torus reproduction and the files written
-// from them (markdown table, CSVs, gnuplot data and script).
+// torus_report.h: results of the torus reproduction (Soleymani et al. 2025
+// §6) and the files written from them: torus.md (tables and the verdict on
+// each target), torus.csv (one row per estimator and n), torus_timing.csv,
+// torus_curves.dat and torus.gp (gnuplot script for torus.png, to be run in
+// the output directory).
 #ifndef INVARIANT_BENCH_SPECTRAL_TORUS_REPORT_H_
 #define INVARIANT_BENCH_SPECTRAL_TORUS_REPORT_H_
 
@@ -7,9 +10,12 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <ostream>
 #include <string>
 #include <tuple>
 #include <vector>
+
+#include "bench/spectral/torus_timing.h"
 
 namespace invariant {
 
@@ -35,19 +41,14 @@ struct Stats {
 };
 
 struct Row {
-  std::string method;  // "spec_avg", "spec_avg_centered", "spec_rls", "krr"
-  std::string param;   // e.g. "D=1161 (176 inv)", "eta=1 lambda=50"
+  std::string method;         // "krr", "spec_avg", "spec_avg_centered", "spec_rls"
+  std::string param;          // e.g. "D=1161 (level<=3, 176 invariant)", "eta=0.1 lambda=50"
+  int32_t level = -1;         // spectral rows: the basis level Σk² (−1 for KRR)
+  int64_t num_invariant = 0;  // spectral rows: features (not part of the key)
 };
 inline bool operator<(const Row& a, const Row& b) {
-  return std::tie(a.method, a.param) < std::tie(b.method, b.param);
+  return std::tie(a.method, a.param, a.level) < std::tie(b.method, b.param, b.level);
 }
-
-struct TimingRow {
-  std::string group;
-  int32_t d;
-  int64_t generators, num_basis, num_invariant;
-  double group_order, build_s, fit_s;
-};
 
 struct TorusReportInputs {
   int32_t dim = 0;
@@ -60,18 +61,32 @@ struct TorusReportInputs {
   int64_t elements_count = 0;
   std::string elements_method;
   bool elements_exhaustive = false;
-  int32_t timing_level = 0;
-  int64_t timing_n = 0;
+  TimingOptions timing;
+  int32_t sweep_dim = 0;
+  std::string command;  // the command line that produced the files
   std::string out_dir;
   double total_seconds = 0;
 };
 
 using TorusResults = std::map<Row, std::map<int64_t, Stats>>;
 
-// Writes torus.md, torus.csv, torus_timing.csv, torus_curves.dat, torus.gp
-// into in.out_dir; returns the summary lines for the console.
+// ‖f* − (its projection on the basis up to `level`)‖² for
+// f*(x) = (1/d) Σ i·x_i² under the uniform measure: only the single-
+// coordinate terms √2cos(πk x_i) are non-zero, with coefficient
+// (i/d)·2√2(−1)^k/(π²k²), so the error is (Σ_i i²/d²)·(8/π⁴)·Σ_{k²>level} k⁻⁴.
+double TorusTruncationError(int32_t dim, int32_t level);
+
+// The accuracy sections of torus.md (targets, test MSE, invariance, the
+// error decomposition of Spec-Avg) appended to md; returns the console
+// summary. Defined in torus_accuracy_report.cc.
+std::string WriteAccuracySections(const TorusReportInputs& in, const TorusResults& results,
+                                  std::ostream& md);
+
+// Writes every file into in.out_dir (timing tables may be empty: their
+// sections are then left out); returns the summary lines for the console.
 std::string WriteTorusReport(const TorusReportInputs& in, const TorusResults& results,
-                             const std::vector<TimingRow>& timing);
+                             const std::vector<TimingRow>& by_dimension,
+                             const std::vector<TimingRow>& by_generators);
 
 }  // namespace invariant
 

@@ -26,6 +26,26 @@ int64_t SaturatingMul(int64_t a, int64_t b) {
   return a * b;
 }
 
+// sizes[m] = number of basis functions of level m, m = 0..max_level: the
+// coefficients of (1 + 2 Σ_{k ≥ 1} z^{k²})^dim, saturating at INT64_MAX.
+std::vector<int64_t> LevelSizes(int32_t dim, int32_t max_level) {
+  std::vector<int64_t> ways(max_level + 1, 0);
+  ways[0] = 1;
+  std::vector<int64_t> next(max_level + 1);
+  for (int32_t c = 0; c < dim; ++c) {
+    std::fill(next.begin(), next.end(), 0);
+    for (int32_t m = 0; m <= max_level; ++m) {
+      if (ways[m] == 0) continue;
+      next[m] = SaturatingAdd(next[m], ways[m]);
+      for (int32_t k = 1; m + k * k <= max_level; ++k) {
+        next[m + k * k] = SaturatingAdd(next[m + k * k], SaturatingMul(2, ways[m]));
+      }
+    }
+    ways.swap(next);
+  }
+  return ways;
+}
+
 // Appends every multi-index k (k_i ≥ 0) with Σ_{i ≥ pos} k_i² = remaining,
 // in lexicographic order of (k_0, k_1, …).
 void MultiIndices(int32_t dim, int32_t pos, int32_t remaining, std::vector<int32_t>& k,
@@ -94,39 +114,33 @@ int32_t TorusBasis::max_frequency() const {
 }
 
 int64_t TorusEigenspaceSize(int32_t dim, int32_t level) {
-  if (dim < 1 || level < 0) return 0;
-  // Coefficient of z^level in (1 + 2 Σ_{k ≥ 1} z^{k²})^dim.
-  std::vector<int64_t> ways(level + 1, 0);
-  ways[0] = 1;
-  for (int32_t c = 0; c < dim; ++c) {
-    std::vector<int64_t> next(level + 1, 0);
-    for (int32_t m = 0; m <= level; ++m) {
-      if (ways[m] == 0) continue;
-      next[m] = SaturatingAdd(next[m], ways[m]);
-      for (int32_t k = 1; m + k * k <= level; ++k) {
-        next[m + k * k] = SaturatingAdd(next[m + k * k], SaturatingMul(2, ways[m]));
-      }
-    }
-    ways.swap(next);
-  }
-  return ways[level];
+  if (dim < 1 || level < 0 || level > kMaxTorusLevel) return 0;
+  return LevelSizes(dim, level)[level];
 }
 
 absl::StatusOr<TorusBasis> EnumerateTorusBasis(int32_t dim, int64_t budget) {
   if (dim < 1) {
     return absl::InvalidArgumentError(absl::StrCat("torus basis: dim must be >= 1, got ", dim));
   }
-  if (budget < 1) {
+  if (budget < 1 || budget > kMaxTorusBudget) {
     return absl::InvalidArgumentError(
-        absl::StrCat("torus basis: budget D must be >= 1, got ", budget));
+        absl::StrCat("torus basis: budget D must be in [1, ", kMaxTorusBudget, "], got ", budget));
+  }
+  // Sizes of levels 0..max_level in one pass, doubling max_level until the
+  // cumulative count exceeds the budget (or the level cap is reached).
+  std::vector<int64_t> sizes;
+  for (int32_t max_level = 16;; max_level = std::min(2 * max_level, kMaxTorusLevel)) {
+    sizes = LevelSizes(dim, max_level);
+    int64_t total = 0;
+    for (int64_t s : sizes) total = SaturatingAdd(total, s);
+    if (total > budget || max_level == kMaxTorusLevel) break;
   }
   std::vector<int32_t> levels;
   int64_t total = 0;
-  for (int32_t level = 0;; ++level) {
-    const int64_t size = TorusEigenspaceSize(dim, level);
-    if (size == 0) continue;  // no multi-index with this Σ k² (e.g. 7 for d ≤ 3)
-    if (SaturatingAdd(total, size) > budget) break;
-    total += size;
+  for (int32_t level = 0; level < static_cast<int32_t>(sizes.size()); ++level) {
+    if (sizes[level] == 0) continue;  // no multi-index with this Σ k² (e.g. 7 for d ≤ 3)
+    if (SaturatingAdd(total, sizes[level]) > budget) break;
+    total += sizes[level];
     levels.push_back(level);
   }
   return MakeBasis(dim, levels);
@@ -136,13 +150,22 @@ absl::StatusOr<TorusBasis> EnumerateTorusBasisToLevel(int32_t dim, int32_t max_l
   if (dim < 1) {
     return absl::InvalidArgumentError(absl::StrCat("torus basis: dim must be >= 1, got ", dim));
   }
-  if (max_level < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("torus basis: max_level must be >= 0, got ", max_level));
+  if (max_level < 0 || max_level > kMaxTorusLevel) {
+    return absl::InvalidArgumentError(absl::StrCat("torus basis: max_level must be in [0, ",
+                                                   kMaxTorusLevel, "], got ", max_level));
   }
+  const std::vector<int64_t> sizes = LevelSizes(dim, max_level);
   std::vector<int32_t> levels;
+  int64_t total = 0;
   for (int32_t level = 0; level <= max_level; ++level) {
-    if (TorusEigenspaceSize(dim, level) > 0) levels.push_back(level);
+    if (sizes[level] == 0) continue;
+    total = SaturatingAdd(total, sizes[level]);
+    levels.push_back(level);
+  }
+  if (total > kMaxTorusBudget) {
+    return absl::InvalidArgumentError(absl::StrCat("torus basis: levels <= ", max_level,
+                                                   " in d = ", dim, " hold more than ",
+                                                   kMaxTorusBudget, " functions"));
   }
   return MakeBasis(dim, levels);
 }

@@ -13,6 +13,9 @@
 // while the running count stays ≤ D, and the first level that would overflow
 // the budget is dropped entirely (the paper's rule "D_λ ≤ D"). So
 // num_functions() ≤ D, with equality only when D falls on a level boundary.
+// Limits (so a bad config fails fast instead of exhausting memory or time):
+// D ≤ kMaxTorusBudget, and levels above kMaxTorusLevel are never enumerated
+// (this only binds in dimensions 1 and 2, e.g. at most 513 functions for d = 1).
 #ifndef INVARIANT_CORE_SPECTRAL_TORUS_BASIS_H_
 #define INVARIANT_CORE_SPECTRAL_TORUS_BASIS_H_
 
@@ -23,6 +26,9 @@
 #include "core/base/tensor.h"
 
 namespace invariant {
+
+inline constexpr int64_t kMaxTorusBudget = int64_t{1} << 22;
+inline constexpr int32_t kMaxTorusLevel = 1 << 16;
 
 // One eigenspace: functions [begin, end) of the basis, eigenvalue π²·level.
 struct TorusEigenspace {
@@ -45,15 +51,17 @@ struct TorusBasis {
 };
 
 // Number of basis functions in the eigenspace of level m for dimension d
-// (0 when no multi-index has Σ k_i² = m). Saturates at INT64_MAX.
+// (0 when no multi-index has Σ k_i² = m). Saturates at INT64_MAX. Cost
+// O(dim·m^1.5); m > kMaxTorusLevel is outside the supported range and gives 0.
 int64_t TorusEigenspaceSize(int32_t dim, int32_t level);
 
 // All eigenspaces, in increasing eigenvalue, whose cumulative size is ≤
-// budget (whole eigenspaces only; see the banner). Errors: dim < 1, budget < 1.
+// budget (whole eigenspaces only; see the banner). Errors: dim < 1, budget < 1,
+// budget > kMaxTorusBudget.
 absl::StatusOr<TorusBasis> EnumerateTorusBasis(int32_t dim, int64_t budget);
 
 // Every eigenspace with level ≤ max_level (no budget). Errors: dim < 1,
-// max_level < 0.
+// max_level < 0 or > kMaxTorusLevel, more than kMaxTorusBudget functions.
 absl::StatusOr<TorusBasis> EnumerateTorusBasisToLevel(int32_t dim, int32_t max_level);
 
 // Value of one basis function (row `s`, length dim) at x (length dim).

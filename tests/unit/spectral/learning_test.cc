@@ -72,6 +72,59 @@ TEST(SpecAvgLearningTest, TestErrorDecreasesWithMoreData) {
   EXPECT_LT(errors[2], 0.05);
 }
 
+TEST(SpecAvgLearningTest, CoefficientsConvergeToTheFourierCoefficients) {
+  // f* = (d+1)/6 + Σ_i Σ_k ((i+1)/d)·2√2(−1)^k/(π²k²) · √2cos(πk x_i): the
+  // exact coefficients of the stored cosine products are known, so the
+  // estimation error ‖ĉ − c*‖² of Spec-Avg can be measured directly. It is a
+  // variance term, O(#features / n).
+  const int64_t budget = TorusEigenspaceSize(kDim, 0) + TorusEigenspaceSize(kDim, 1) +
+                         TorusEigenspaceSize(kDim, 2) + TorusEigenspaceSize(kDim, 3) +
+                         TorusEigenspaceSize(kDim, 4);
+  auto enc = SignFlipEncoder(budget);
+  const IntMatrix& rows = enc->tensors().basis;
+  const double pi = 3.14159265358979323846;
+  Eigen::VectorXd exact = Eigen::VectorXd::Zero(rows.rows());
+  int64_t single = 0;
+  for (int64_t j = 0; j < rows.rows(); ++j) {
+    int32_t nonzero = 0, coord = -1, k = 0;
+    for (int32_t i = 0; i < kDim; ++i) {
+      if (rows.row(j)[i] != 0) {
+        ++nonzero;
+        coord = i;
+        k = rows.row(j)[i];
+      }
+    }
+    if (nonzero == 0) exact(j) = (kDim + 1) / 6.0;
+    if (nonzero == 1) {
+      exact(j) =
+          (coord + 1.0) / kDim * 2.0 * std::sqrt(2.0) * (k % 2 ? -1.0 : 1.0) / (pi * pi * k * k);
+      ++single;
+    }
+  }
+  ASSERT_EQ(single, 2 * kDim);  // cos(πx_i) and cos(2πx_i)
+  std::vector<double> error, error_centered;
+  for (int64_t n : {1000, 16000}) {
+    double e = 0, ec = 0;
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      std::vector<float> x, y;
+      Sample(n, 100 + seed, x, y);
+      auto c = FitSpecAvg(*enc, n, x.data(), y.data());
+      auto cc = FitSpecAvg(*enc, n, x.data(), y.data(), SpecAvgOptions{true});
+      ASSERT_TRUE(c.ok() && cc.ok());
+      e += (enc->ExpandToBasis(*c) - exact).squaredNorm() / 3;
+      ec += (enc->ExpandToBasis(*cc) - exact).squaredNorm() / 3;
+    }
+    error.push_back(e);
+    error_centered.push_back(ec);
+  }
+  // 16× the data: ~16× less error (allow sampling noise down to 8×).
+  EXPECT_LT(error[1], error[0] / 8);
+  EXPECT_LT(error_centered[1], error_centered[0] / 8);
+  EXPECT_LT(error[1], 3e-3);
+  // Centring the targets is a variance reduction, with the same limit.
+  EXPECT_LT(error_centered[0], 0.5 * error[0]);
+}
+
 TEST(SpecAvgLearningTest, RidgeOnInvariantFeaturesFitsTheTarget) {
   auto enc = SignFlipEncoder(500);
   std::vector<float> x, y, xt, yt;

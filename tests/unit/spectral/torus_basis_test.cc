@@ -48,6 +48,30 @@ TEST(TorusBasisTest, BudgetKeepsWholeEigenspacesOnly) {
   EXPECT_FALSE(EnumerateTorusBasis(3, 0).ok());
 }
 
+TEST(TorusBasisTest, LowDimensionsAndLimits) {
+  // d = 2, a budget far above level 16 (the first size table): the whole
+  // eigenspaces that fit, and the next non-empty one would not.
+  auto two = EnumerateTorusBasis(2, 5000);
+  ASSERT_TRUE(two.ok()) << two.status();
+  EXPECT_LE(two->num_functions(), 5000);
+  EXPECT_GT(two->num_functions(), 4900);
+  for (const TorusEigenspace& e : two->eigenspaces) {
+    EXPECT_EQ(e.size(), TorusEigenspaceSize(2, e.level));
+  }
+  int32_t next = two->eigenspaces.back().level + 1;
+  while (TorusEigenspaceSize(2, next) == 0) ++next;
+  EXPECT_GT(two->num_functions() + TorusEigenspaceSize(2, next), 5000);
+  // d = 1: levels are k², capped at kMaxTorusLevel = 2^16, so k ≤ 256.
+  auto one = EnumerateTorusBasis(1, 1 << 20);
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->num_functions(), 1 + 2 * 256);
+  EXPECT_EQ(one->max_frequency(), 256);
+  // Limits fail fast instead of exhausting memory.
+  EXPECT_FALSE(EnumerateTorusBasis(3, kMaxTorusBudget + 1).ok());
+  EXPECT_FALSE(EnumerateTorusBasisToLevel(3, kMaxTorusLevel + 1).ok());
+  EXPECT_FALSE(EnumerateTorusBasisToLevel(30, 10).ok());  // C(30,10)·2^10 functions at level 10
+}
+
 TEST(TorusBasisTest, OrthonormalOnAFineGrid) {
   // A uniform grid of N points per coordinate integrates trig polynomials of
   // degree < N exactly, so the Gram matrix must be the identity.
