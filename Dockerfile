@@ -49,8 +49,10 @@ USER 10001:10001
 WORKDIR /models
 VOLUME ["/models"]
 EXPOSE 8500 9100
+# INVARIANT_GRPC_PORT: set it when you pass another --port to the server.
+ENV INVARIANT_GRPC_PORT=8500
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
-  CMD ["/usr/local/bin/invariant-client", "health", "--target=127.0.0.1:8500"]
+  CMD ["/bin/sh", "-c", "exec /usr/local/bin/invariant-client health --target=127.0.0.1:${INVARIANT_GRPC_PORT}"]
 ENTRYPOINT ["/usr/local/bin/invariant-server"]
 CMD ["--models=/models", "--port=8500", "--metrics_port=9100"]
 

@@ -199,7 +199,8 @@ chmod -R a+rX "$WORK"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 GRPC_PORT=$(free_port)
 METRICS_PORT=$(free_port)
-if podman run -d --name "$CONTAINER" "${RUN_ARGS[@]}" -v "$MODELS:/models:ro" "$IMAGE_TAG" \
+if podman run -d --name "$CONTAINER" "${RUN_ARGS[@]}" -v "$MODELS:/models:ro" \
+  -e INVARIANT_GRPC_PORT="$GRPC_PORT" "$IMAGE_TAG" \
   --models=/models --port="$GRPC_PORT" --metrics_port="$METRICS_PORT" >/dev/null; then
   pass "run: container $CONTAINER started (grpc $GRPC_PORT, metrics $METRICS_PORT)"
 else

@@ -16,7 +16,7 @@ BUILD_PKGS=(
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 TEST_PKGS=(
-  openssl prometheus curl python3 python3-yaml yamllint dataset-fashion-mnist
+  openssl prometheus curl python3 python3-yaml yamllint gnuplot-nox dataset-fashion-mnist
   podman runc debootstrap uidmap
 )
 RUNTIME_PKGS=(

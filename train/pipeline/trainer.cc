@@ -130,8 +130,17 @@ absl::StatusOr<LinearModel> Solve(Run& run, const GramAccumulator& acc) {
   if (l.kind() == v1::LearnerConfig::SPEC_AVG) {
     // Spec-Avg (Algorithm 1): f̂ = (1/n) Σ y_i ψ(x_i) over the invariant
     // features, which is ΦᵀY / N; no bias (feature 0 is the constant).
+    // With center_targets the constant feature's coefficient is ȳ and the
+    // others come from y − ȳ: Σ (y_i − ȳ) φ(x_i) = ΦᵀY − Σφ · ȳ.
+    const double n = static_cast<double>(acc.count());
+    Eigen::MatrixXd w = acc.phi_t_y() / n;
+    if (l.center_targets()) {
+      const Eigen::RowVectorXd y_mean = acc.y_sum().transpose() / n;
+      w -= (acc.phi_sum() / n) * y_mean;
+      w.row(0) = y_mean;  // feature 0 is the constant function 1
+    }
     LinearModel m;
-    m.weights = FloatMatrix::FromEigen(acc.phi_t_y() / static_cast<double>(acc.count()));
+    m.weights = FloatMatrix::FromEigen(w);
     m.bias = FloatMatrix::Zeros(1, m.weights.cols());
     return m;
   }

@@ -200,6 +200,30 @@ TEST(TrainerTest, SpecAvgImprovesWithMoreTrainingRows) {
   EXPECT_LT(large, small);
 }
 
+TEST(TrainerTest, CenteredSpecAvgIsStillExactAndMoreAccurate) {
+  TempDir dir;
+  auto run = [&](bool center) {
+    std::string text = kTorusConfig;
+    text.replace(text.find("noise_stddev: 0.05"), 18, "noise_stddev: 0.0");
+    if (center) {
+      text.replace(text.find("kind: SPEC_AVG"), 14, "kind: SPEC_AVG center_targets: true");
+    }
+    auto out = RunTraining(Options(dir, text, center ? "centered" : "literal"));
+    EXPECT_TRUE(out.ok()) << out.status();
+    return LoadVersion(*out);
+  };
+  auto literal = run(false), centered = run(true);
+  ASSERT_NE(literal, nullptr);
+  ASSERT_NE(centered, nullptr);
+  EXPECT_LT(centered->manifest().metrics().at("test_rmse"),
+            literal->manifest().metrics().at("test_rmse"));
+  EXPECT_LE(centered->manifest().certificate().relative_max_discrepancy(), 1e-6);
+  // The constant feature's coefficient is the mean training target.
+  const FloatMatrix& w = centered->tensors().f32.at("head/weights");
+  EXPECT_NE(w.row(0)[0], literal->tensors().f32.at("head/weights").row(0)[0] - 1.f);
+  EXPECT_GT(w.row(0)[0], 0.5f);  // mean of (1/6) Σ i x_i² is 7/12
+}
+
 TEST(TrainerTest, KernelRidgeBaselineIsReportedNotServedAndNotInvariant) {
   TempDir dir;
   std::string text = kTorusConfig;
