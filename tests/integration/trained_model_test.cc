@@ -1,0 +1,91 @@
+// The real invariant-server serving models that the real invariant-train
+// wrote: served features and scores equal the loaded bundle's, bit for bit,
+// and the served Xperm features do not move when the blocks are permuted.
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/model/model.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/integration/integration_env.h"
+
+namespace invariant::testing_server {
+namespace {
+
+class TrainedModelTest : public ServerTestBase {
+ protected:
+  // Trains train/configs/<config>.textproto as model `name`, version 1.
+  void Train(const std::string& config, const std::string& name) {
+    const std::string cmd = std::string(INVARIANT_TRAIN_BINARY) +
+                            " --config=" + INVARIANT_SOURCE_DIR + "/train/configs/" + config +
+                            ".textproto --models=" + models() + " --name=" + name +
+                            " >/dev/null 2>&1";
+    const int status = std::system(cmd.c_str());
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << cmd;
+  }
+  std::shared_ptr<const Model> Load(const std::string& name) {
+    auto m = Model::Load(models() + "/" + name + "/1/" + kBundleFileName);
+    EXPECT_TRUE(m.ok()) << m.status();
+    return m.ok() ? *m : nullptr;
+  }
+};
+
+// Xperm rows: one-hot symbols of 5 blocks of 8.
+std::vector<float> XpermRow(const std::vector<int>& symbols) {
+  std::vector<float> x(40, 0.f);
+  for (size_t p = 0; p < symbols.size(); ++p) x[p * 8 + symbols[p]] = 1.f;
+  return x;
+}
+
+TEST_F(TrainedModelTest, ServedFeaturesAndScoresEqualTheBundleBitForBit) {
+  Train("default", "default");
+  Train("torus_specavg", "torus");
+  StartServer({"--port=0", "--metrics_port=0"});
+  for (const std::string name : {"default", "torus"}) {
+    std::shared_ptr<const Model> model = Load(name);
+    ASSERT_NE(model, nullptr);
+    const int64_t n = 37, d = model->input_dim();
+    std::vector<float> x = RandomRows(n, d, 11);
+    if (name == "torus") {
+      for (float& v : x) v = std::tanh(v);  // points of the torus [-1, 1)
+    }
+    std::vector<float> served, local(static_cast<size_t>(n * model->feature_dim()));
+    ASSERT_TRUE(client_->Featurize(name, n, x, &served).ok());
+    model->Featurize(n, x.data(), local.data());
+    ASSERT_EQ(served.size(), local.size());
+    EXPECT_EQ(std::memcmp(served.data(), local.data(), local.size() * sizeof(float)), 0) << name;
+    std::vector<float> scores, expected(static_cast<size_t>(n * model->output_dim()));
+    ASSERT_TRUE(client_->Predict(name, n, x, &scores).ok());
+    model->Predict(n, x.data(), expected.data());
+    ASSERT_EQ(scores.size(), expected.size());
+    EXPECT_EQ(std::memcmp(scores.data(), expected.data(), scores.size() * sizeof(float)), 0);
+    v1::GetModelMetadataResponse meta;
+    ASSERT_TRUE(client_->GetModelMetadata(name, 0, &meta).ok());
+    EXPECT_EQ(meta.encoder_kind(), name == "torus" ? "spectral" : "cdf");
+    EXPECT_TRUE(meta.certificate().exhaustive());
+    EXPECT_LE(meta.certificate().relative_max_discrepancy(), 1e-6);
+  }
+}
+
+TEST_F(TrainedModelTest, ServedXpermFeaturesIgnoreTheOrderOfTheBlocks) {
+  Train("default", "default");
+  StartServer({"--port=0", "--metrics_port=0"});
+  std::vector<float> x = XpermRow({0, 1, 2, 3, 4});
+  const std::vector<float> permuted = XpermRow({4, 2, 0, 3, 1});
+  const std::vector<float> other = XpermRow({5, 1, 2, 3, 4});
+  x.insert(x.end(), permuted.begin(), permuted.end());
+  x.insert(x.end(), other.begin(), other.end());
+  std::vector<float> f;
+  ASSERT_TRUE(client_->Featurize("default", 3, x, &f).ok());
+  const size_t k = f.size() / 3;
+  EXPECT_TRUE(std::equal(f.begin(), f.begin() + k, f.begin() + k));
+  EXPECT_FALSE(std::equal(f.begin(), f.begin() + k, f.begin() + 2 * k));
+}
+
+}  // namespace
+}  // namespace invariant::testing_server
