@@ -33,10 +33,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
-#include "bench/serving/load_generator.h"
 #include "core/base/random.h"
 #include "server/server.h"
 #include "tests/integration/test_models.h"
+#include "tools/loadgen/loadgen.h"
 
 ABSL_FLAG(int64_t, input_dim, 784, "d");
 ABSL_FLAG(int, features, 640, "s: random Fourier frequencies");
@@ -50,6 +50,30 @@ ABSL_FLAG(int, threads, 1, "Batcher worker threads");
 
 namespace invariant::bench {
 namespace {
+
+using loadgen::Quantile;
+
+// One closed-loop batch-1 Predict load run (tools/loadgen/loadgen.h).
+struct LoadResult {
+  double qps = 0, p50_us = 0, p99_us = 0;
+  int64_t failures = 0;
+};
+
+LoadResult RunLoad(Client& client, const std::string& model, int callers,
+                   const std::vector<float>& rows, int64_t input_dim, absl::Duration duration) {
+  loadgen::LoadOptions o;
+  o.model = model;
+  o.concurrency = callers;
+  o.duration = duration;
+  o.rows = rows;
+  o.input_dim = input_dim;
+  absl::StatusOr<loadgen::LoadReport> r = loadgen::RunLoad(client, o);
+  if (!r.ok()) {
+    std::fprintf(stderr, "load: %s\n", r.status().ToString().c_str());
+    return {0, 0, 0, 1};
+  }
+  return {r->qps, r->latency.p50_us, r->latency.p99_us, r->requests_failed};
+}
 
 std::vector<int> ParseInts(const std::string& text) {
   std::vector<int> out;
