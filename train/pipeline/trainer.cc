@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -91,6 +93,26 @@ absl::StatusOr<Run> Prepare(const TrainOptions& options) {
   return run;
 }
 
+// model.Featurize over n rows, split across the machine's cores. Every row's
+// features depend only on that row (the encoders' kernels are
+// batch-independent), so the result is the same bits as one call.
+void ParallelFeaturize(const Model& model, int64_t n, const float* x, float* out) {
+  const int64_t threads = std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, 16);
+  const int64_t chunk = (n + threads - 1) / threads;
+  if (threads == 1 || n < 2 * threads) {
+    model.Featurize(n, x, out);
+    return;
+  }
+  std::vector<std::thread> workers;
+  for (int64_t start = chunk; start < n; start += chunk) {
+    const int64_t rows = std::min(chunk, n - start);
+    workers.emplace_back([&model, rows, x = x + start * model.input_dim(),
+                          o = out + start * model.feature_dim()] { model.Featurize(rows, x, o); });
+  }
+  model.Featurize(std::min(chunk, n), x, out);
+  for (std::thread& t : workers) t.join();
+}
+
 // Stage featurize: ΦᵀΦ and ΦᵀY over this shard's training rows.
 absl::StatusOr<GramAccumulator> Featurize(Run& run, int shard, int num_shards) {
   const Model& model = *run.map.model;
@@ -102,7 +124,7 @@ absl::StatusOr<GramAccumulator> Featurize(Run& run, int shard, int num_shards) {
   RETURN_IF_ERROR(ForEachTrainBlock(run.plan, run.config.block_rows(), shard, num_shards,
                                     [&](const TrainBlock& b) {
                                       phi.resize(static_cast<size_t>(b.n * f));
-                                      model.Featurize(b.n, b.x, phi.data());
+                                      ParallelFeaturize(model, b.n, b.x, phi.data());
                                       ASSIGN_OR_RETURN(FloatMatrix y, BlockTargets(run.plan, b));
                                       RETURN_IF_ERROR(acc.Add(b.n, phi.data(), y.data()));
                                       progress.Advance(b.n);
@@ -116,7 +138,7 @@ absl::StatusOr<GramAccumulator> Featurize(Run& run, int shard, int num_shards) {
 
 FloatMatrix FeaturizeAll(const Model& model, const Dataset& data) {
   FloatMatrix phi = FloatMatrix::Zeros(data.rows(), model.feature_dim());
-  model.Featurize(data.rows(), data.x.data(), phi.mutable_data());
+  ParallelFeaturize(model, data.rows(), data.x.data(), phi.mutable_data());
   return phi;
 }
 
