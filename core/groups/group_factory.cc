@@ -168,6 +168,14 @@ absl::StatusOr<std::unique_ptr<GroupDistribution>> MakeImage(const v1::ImageTran
   if (p.has_scale()) {
     ASSIGN_OR_RETURN(law.scale, MakeScalar("group.image.scale", p.scale(), ScalarRole::kScale));
   }
+  if (p.stratified_rotation()) {
+    if (law.rotation.kind() != ScalarDistribution::Kind::kUniform) {
+      return absl::InvalidArgumentError(
+          "group.image.stratified_rotation needs a uniform rotation law, got " +
+          law.rotation.name());
+    }
+    law.stratified_rotation = true;
+  }
   return std::make_unique<ImageTransformDistribution>(
       std::make_unique<ImageTransform>(p.height(), p.width(), p.channels()), law);
 }

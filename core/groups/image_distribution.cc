@@ -8,7 +8,8 @@
 namespace invariant {
 
 std::string ImageTransformDistribution::name() const {
-  return absl::StrCat(action_->name(), " ~ rotation ", law_.rotation.name(), " x translation_x ",
+  return absl::StrCat(action_->name(), " ~ rotation ", law_.rotation.name(),
+                      law_.stratified_rotation ? " (stratified)" : "", " x translation_x ",
                       law_.translation_x.name(), " x translation_y ", law_.translation_y.name(),
                       " x scale ", law_.scale.name());
 }
@@ -16,8 +17,14 @@ std::string ImageTransformDistribution::name() const {
 std::vector<GroupElement> ImageTransformDistribution::Sample(int64_t r, Rng& rng) const {
   std::vector<GroupElement> draws;
   draws.reserve(static_cast<size_t>(std::max<int64_t>(r, 0)));
+  const bool grid =
+      law_.stratified_rotation && law_.rotation.kind() == ScalarDistribution::Kind::kUniform;
+  const double u = grid ? rng.Uniform() : 0.0;
   for (int64_t k = 0; k < r; ++k) {
-    const double theta = law_.rotation.Sample(rng);
+    const double theta = grid ? law_.rotation.p0() + (static_cast<double>(k) + u) *
+                                                         (law_.rotation.p1() - law_.rotation.p0()) /
+                                                         static_cast<double>(r)
+                              : law_.rotation.Sample(rng);
     const double tx = law_.translation_x.Sample(rng);
     const double ty = law_.translation_y.Sample(rng);
     const double a = law_.scale.Sample(rng);

@@ -37,6 +37,9 @@ struct ImageTransformLaw {
   ScalarDistribution translation_x = ScalarDistribution::Fixed(0.0);  // t_x, pixels (columns)
   ScalarDistribution translation_y = ScalarDistribution::Fixed(0.0);  // t_y, pixels (rows)
   ScalarDistribution scale = ScalarDistribution::Fixed(1.0);          // a > 0
+  // Uniform rotation only: Sample(r) draws one u ~ U[0, 1) and returns the
+  // angles low + (k + u)(high − low)/r, k = 0..r−1 (a shifted grid).
+  bool stratified_rotation = false;
 };
 
 class ImageTransformDistribution final : public GroupDistribution {

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/groups/image_transform.h"
 #include "gtest/gtest.h"
 #include "tests/unit/encoders/test_util.h"
 
@@ -162,6 +163,49 @@ TEST(InputPlacementTest, SameInputSameFeatures) {
       }
     }
   }
+}
+
+}  // namespace
+}  // namespace invariant
+
+namespace invariant {
+namespace {
+
+using testing::EncodeAll;
+using testing::MakeGroup;
+using testing::MakeRandomFourier;
+using testing::MaxAbsDiff;
+using testing::Transform;
+using testing::UnitRows;
+
+// A quarter turn moves pixels exactly, and with a stratified grid of r = 8
+// angles it maps the bank's rotations onto each other: the pooled random
+// Fourier features of a rotated image equal the original's up to rounding,
+// while independent angles leave a sampling error.
+TEST(StratifiedRotationInvarianceTest, QuarterTurnsLeaveFeaturesInPlace) {
+  auto spec = [](bool stratified) {
+    v1::GroupSpec s;
+    v1::ImageTransformGroup* img = s.mutable_image();
+    img->set_height(12);
+    img->set_width(12);
+    img->set_channels(1);
+    img->mutable_rotation()->mutable_uniform()->set_low(0);
+    img->mutable_rotation()->mutable_uniform()->set_high(2 * M_PI);
+    img->set_stratified_rotation(stratified);
+    return s;
+  };
+  const FloatMatrix x = UnitRows(6, 144, 5);
+  ImageTransform turn(12, 12, 1);
+  const FloatMatrix turned = Transform(turn, ImageTransform::Similarity(M_PI / 2, 0, 0, 1), x);
+  double error[2];
+  for (int stratified = 0; stratified < 2; ++stratified) {
+    auto q = MakeGroup(spec(stratified == 1));
+    auto rf = MakeRandomFourier(*q, 64, 8, false, 1.0, 9);
+    const FloatMatrix a = EncodeAll(*rf, x), b = EncodeAll(*rf, turned);
+    error[stratified] = MaxAbsDiff(a, b);
+  }
+  EXPECT_LT(error[1], 1e-5);
+  EXPECT_GT(error[0], 100 * error[1] + 1e-4);
 }
 
 }  // namespace

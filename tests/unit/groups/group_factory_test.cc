@@ -1,8 +1,10 @@
 #include "core/groups/group_factory.h"
 
+#include <cmath>
 #include <string>
 #include <vector>
 
+#include "core/base/random.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -182,6 +184,38 @@ TEST(GroupFactoryTest, SeededSpecsDrawTheSameElementsBitForBit) {
     Rng a(11), b(11);
     EXPECT_EQ(d1->Sample(25, a), d2->Sample(25, b)) << text;
   }
+}
+
+}  // namespace
+}  // namespace invariant
+
+namespace invariant {
+namespace {
+
+TEST(StratifiedRotationTest, AnglesFormAShiftedGridOverTheRange) {
+  auto q = MakeGroupDistribution(Spec(
+      "image { height: 8 width: 8 channels: 1 rotation { uniform { low: 0 high: 6.283185307179586 "
+      "} } stratified_rotation: true }"));
+  ASSERT_TRUE(q.ok()) << q.status();
+  Rng rng(3);
+  const std::vector<GroupElement> g = (*q)->Sample(16, rng);
+  ASSERT_EQ(g.size(), 16u);
+  const double step = 2 * M_PI / 16;
+  EXPECT_GE(g[0].params[0], 0.0);
+  EXPECT_LT(g[0].params[0], step);
+  for (size_t k = 1; k < g.size(); ++k) {
+    EXPECT_NEAR(g[k].params[0] - g[k - 1].params[0], step, 1e-12);
+  }
+  // Another draw shifts the grid.
+  EXPECT_NE((*q)->Sample(16, rng)[0].params[0], g[0].params[0]);
+}
+
+TEST(StratifiedRotationTest, NeedsAUniformRotationLaw) {
+  auto q = MakeGroupDistribution(
+      Spec("image { height: 8 width: 8 channels: 1 rotation { von_mises { mean: 0 kappa: 1 } } "
+           "stratified_rotation: true }"));
+  EXPECT_EQ(q.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(q.status().message(), HasSubstr("group.image.stratified_rotation"));
 }
 
 }  // namespace
