@@ -128,6 +128,10 @@ absl::Status ValidateLearner(v1::TrainConfig& c) {
           absl::StrCat("learner.lambda_grid[", i, "] must be > 0, got ", l.lambda_grid(i)));
     }
   }
+  if (l.kind() == v1::LearnerConfig::KERNEL_RIDGE_VON_MISES && l.task() != v1::TASK_REGRESSION) {
+    return absl::InvalidArgumentError(
+        "learner.kind KERNEL_RIDGE_VON_MISES needs learner.task TASK_REGRESSION");
+  }
   if (l.kind() == v1::LearnerConfig::KERNEL_RIDGE_VON_MISES && l.von_mises_eta() <= 0) {
     l.set_von_mises_eta(1.0);
   }

@@ -106,7 +106,7 @@ absl::Status CheckTask(const v1::TrainConfig& config, const RowSchema& s) {
 }  // namespace
 
 int64_t DataPlan::target_dim() const {
-  return schema.has_labels ? static_cast<int64_t>(schema.class_names.size()) : schema.num_targets;
+  return classify ? static_cast<int64_t>(schema.class_names.size()) : schema.num_targets;
 }
 
 absl::StatusOr<DataPlan> PlanData(const v1::TrainConfig& config) {
@@ -114,6 +114,8 @@ absl::StatusOr<DataPlan> PlanData(const v1::TrainConfig& config) {
   DataPlan plan;
   plan.schema = parts.train->schema();
   RETURN_IF_ERROR(CheckTask(config, plan.schema));
+  plan.classify = config.learner().task() == v1::TASK_CLASSIFICATION ||
+                  (config.learner().task() == v1::TASK_UNSPECIFIED && plan.schema.has_labels);
   const v1::SplitConfig& sc = config.split();
   std::vector<int32_t> labels;
   ASSIGN_OR_RETURN(const int64_t n, ScanLabels(*parts.train, &labels));

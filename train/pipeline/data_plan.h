@@ -39,9 +39,12 @@ struct DataPlan {
   int64_t train_rows = 0;
   Dataset validation;  // in memory
   Dataset test;        // in memory
-  bool classification() const { return schema.has_labels; }
+  // From learner.task: class labels are the targets (one-vs-all) when true,
+  // the source's regression targets otherwise.
+  bool classify = false;
+  bool classification() const { return classify; }
   // Columns of the training targets: classes (one-vs-all) or regression targets.
-  int64_t target_dim() const;
+  int64_t target_dim() const;  // classes or regression targets
 
   static constexpr int8_t kUnused = 0;
   static constexpr int8_t kTrain = 1;
