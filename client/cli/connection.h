@@ -31,6 +31,11 @@ struct ConnectionFlags {
 
 absl::StatusOr<ClientOptions> MakeClientOptions(const ConnectionFlags& flags);
 
+// The values of --timeout, --tls, --tls_ca, --tls_cert, --tls_key,
+// --tls_server_name and --token_file (defined in connection_flags.cc, once
+// for both tools).
+ConnectionFlags ConnectionFlagsFromCommandLine();
+
 // The whole file, or InvalidArgument naming `flag_name` and the path.
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path, const std::string& flag_name);
 

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "core/base/json.h"
 
 namespace invariant::cli {
 
@@ -34,8 +35,8 @@ std::string FormatDouble(double value);
 // comma, a quote, a CR or an LF.
 std::string CsvField(absl::string_view field);
 
-// A JSON string literal (quotes included), escaping ", \ and control characters.
-std::string JsonString(absl::string_view text);
+// A JSON string literal (core/base/json.h).
+using ::invariant::JsonString;
 // A JSON number, or null when not finite.
 std::string JsonNumber(double value);
 // "[v0,v1,...]" of `n` floats (shortest round-trip), null for non-finite ones.

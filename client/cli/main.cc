@@ -36,7 +36,6 @@
 
 ABSL_FLAG(std::string, target, "localhost:8500",
           "Server address host:port (or any gRPC target URI).");
-ABSL_FLAG(double, timeout, 10, "Deadline of each call in seconds; 0 = none.");
 ABSL_FLAG(int64_t, version, 0, "Model version; 0 = the newest ready version.");
 ABSL_FLAG(std::string, version_label, "",
           "Model version label (e.g. stable) instead of --version.");
@@ -56,12 +55,6 @@ ABSL_FLAG(uint64_t, seed, 1, "Seed of --random_rows.");
 ABSL_FLAG(std::string, service, "",
           "health: the service checked; '' = the server, invariant.v1.FeatureService = "
           "ready (every model has a ready version).");
-ABSL_FLAG(bool, tls, false, "Use TLS with the system roots (implied by the tls_* flags).");
-ABSL_FLAG(std::string, tls_ca, "", "PEM file of the root certificates to trust.");
-ABSL_FLAG(std::string, tls_cert, "", "PEM client certificate chain (mTLS, with --tls_key).");
-ABSL_FLAG(std::string, tls_key, "", "PEM client private key (mTLS).");
-ABSL_FLAG(std::string, tls_server_name, "", "Override of the server name checked by TLS.");
-ABSL_FLAG(std::string, token_file, "", "File holding a bearer token sent with every call.");
 
 namespace invariant::cli {
 namespace {
@@ -474,15 +467,7 @@ int Run(int argc, char** argv) {
   if (absl::GetFlag(FLAGS_version) < 0) {
     return Usage(absl::StrCat("--version: expected >= 0, got ", absl::GetFlag(FLAGS_version)));
   }
-  ConnectionFlags connection;
-  connection.timeout_seconds = absl::GetFlag(FLAGS_timeout);
-  connection.tls = absl::GetFlag(FLAGS_tls);
-  connection.tls_ca = absl::GetFlag(FLAGS_tls_ca);
-  connection.tls_cert = absl::GetFlag(FLAGS_tls_cert);
-  connection.tls_key = absl::GetFlag(FLAGS_tls_key);
-  connection.tls_server_name = absl::GetFlag(FLAGS_tls_server_name);
-  connection.token_file = absl::GetFlag(FLAGS_token_file);
-  auto options = MakeClientOptions(connection);
+  auto options = MakeClientOptions(ConnectionFlagsFromCommandLine());
   if (!options.ok()) return Usage(std::string(options.status().message()));
   const std::string target = absl::GetFlag(FLAGS_target);
   if (target.empty()) return Usage("--target: expected host:port, got ''");

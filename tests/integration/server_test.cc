@@ -367,7 +367,7 @@ TEST_F(ServerTest, SigtermDrainsInFlightCallsAndExitsZero) {
   *request.mutable_inputs()->mutable_values() = {x.begin(), x.end()};
   auto in_flight = client_->PredictAsync(request);
   bool queued = false;
-  for (int i = 0; i < 200 && !queued; ++i) {  // bounded: ≤ 200 polls of the queue gauge
+  for (int i = 0; i < 240 && !queued; ++i) {  // bounded: ≤ 240 polls of the queue gauge
     auto metrics = HttpGet(server_->metrics_port(), "/metrics");
     queued =
         metrics.ok() && metrics->find("invariant_queue_rows{model=\"clf\"} 1") != std::string::npos;
@@ -425,8 +425,9 @@ TEST_F(ServerTest, SighupRescansTheModels) {
 
 TEST_F(ServerTest, FullQueueIsResourceExhaustedAndExpiredCallIsDroppedBeforeCompute) {
   WriteModel(Classifier(1));
-  // One batch is cut 3 s after its first request; until then requests queue.
-  StartServer({"--max_batch_size=64", "--max_batch_delay_us=3000000", "--batch_wait_when_idle",
+  // One batch is cut 6 s after its first request; until then requests queue.
+  // The margins leave a loaded CI machine seconds to deliver both calls.
+  StartServer({"--max_batch_size=64", "--max_batch_delay_us=6000000", "--batch_wait_when_idle",
                "--max_queue_rows=2", "--threads=1"});
   const std::vector<float> x = RandomRows(1, 32, 6);
   v1::PredictRequest request;
@@ -434,11 +435,11 @@ TEST_F(ServerTest, FullQueueIsResourceExhaustedAndExpiredCallIsDroppedBeforeComp
   *request.mutable_inputs()->mutable_values() = {x.begin(), x.end()};
   auto live = client_->PredictAsync(request);
   ClientOptions impatient;
-  impatient.deadline = std::chrono::milliseconds(1000);  // expires while queued (3 s)
+  impatient.deadline = std::chrono::milliseconds(2500);  // expires while queued (6 s)
   auto impatient_client = Client::Create(server_->target(), impatient);
   auto expired = impatient_client->PredictAsync(request);
   bool queued = false;
-  for (int i = 0; i < 200 && !queued; ++i) {  // bounded: ≤ 200 polls of the queue gauge
+  for (int i = 0; i < 240 && !queued; ++i) {  // bounded: ≤ 240 polls of the queue gauge
     auto metrics = HttpGet(server_->metrics_port(), "/metrics");
     queued = metrics.ok() && MetricValue(*metrics, "invariant_queue_rows", {"model=\"clf\""}) == 2;
     if (!queued) absl::SleepFor(absl::Milliseconds(10));

@@ -45,13 +45,6 @@ ABSL_FLAG(std::string, json_out, "", "Write the JSON report to this file.");
 ABSL_FLAG(std::string, input, "", "Rows file (CSV/TSV/IDX); default: --rows random rows.");
 ABSL_FLAG(int64_t, rows, 256, "Random candidate rows when --input is not given.");
 ABSL_FLAG(uint64_t, seed, 1, "Seed of the random rows.");
-ABSL_FLAG(double, timeout, 10, "Deadline of each unary call in seconds; 0 = none.");
-ABSL_FLAG(bool, tls, false, "TLS with the system roots (implied by the tls_* flags).");
-ABSL_FLAG(std::string, tls_ca, "", "PEM root certificates.");
-ABSL_FLAG(std::string, tls_cert, "", "PEM client certificate (mTLS).");
-ABSL_FLAG(std::string, tls_key, "", "PEM client key (mTLS).");
-ABSL_FLAG(std::string, tls_server_name, "", "Override of the TLS server name.");
-ABSL_FLAG(std::string, token_file, "", "File holding a bearer token.");
 
 namespace invariant::loadgen {
 namespace {
@@ -124,14 +117,7 @@ int Run(int argc, char** argv) {
     }
   }
 
-  cli::ConnectionFlags connection;
-  connection.timeout_seconds = absl::GetFlag(FLAGS_timeout);
-  connection.tls = absl::GetFlag(FLAGS_tls);
-  connection.tls_ca = absl::GetFlag(FLAGS_tls_ca);
-  connection.tls_cert = absl::GetFlag(FLAGS_tls_cert);
-  connection.tls_key = absl::GetFlag(FLAGS_tls_key);
-  connection.tls_server_name = absl::GetFlag(FLAGS_tls_server_name);
-  connection.token_file = absl::GetFlag(FLAGS_token_file);
+  const cli::ConnectionFlags connection = cli::ConnectionFlagsFromCommandLine();
   auto options = cli::MakeClientOptions(connection);
   if (!options.ok()) return Usage(std::string(options.status().message()));
   const std::string target = absl::GetFlag(FLAGS_target);

@@ -5,36 +5,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/base/json.h"
 
 namespace invariant {
 namespace {
-
-std::string Quote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += absl::StrFormat("\\u%04x", c);
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
 
 std::string Num(double v) {
   if (!std::isfinite(v)) return "null";
@@ -45,18 +19,18 @@ std::string Num(double v) {
 
 std::string ReportToJson(const TrainReport& r) {
   std::string j = "{\n";
-  absl::StrAppend(&j, "  \"model\": ", Quote(r.model_name), ",\n");
+  absl::StrAppend(&j, "  \"model\": ", JsonString(r.model_name), ",\n");
   absl::StrAppend(&j, "  \"version\": ", r.version, ",\n");
-  absl::StrAppend(&j, "  \"description\": ", Quote(r.description), ",\n");
-  absl::StrAppend(&j, "  \"encoder_kind\": ", Quote(r.encoder_kind), ",\n");
-  absl::StrAppend(&j, "  \"group\": ", Quote(r.group), ",\n");
+  absl::StrAppend(&j, "  \"description\": ", JsonString(r.description), ",\n");
+  absl::StrAppend(&j, "  \"encoder_kind\": ", JsonString(r.encoder_kind), ",\n");
+  absl::StrAppend(&j, "  \"group\": ", JsonString(r.group), ",\n");
   absl::StrAppend(&j, "  \"input_dim\": ", r.input_dim, ",\n");
   absl::StrAppend(&j, "  \"feature_dim\": ", r.feature_dim, ",\n");
   absl::StrAppend(&j, "  \"rows\": {\"train\": ", r.train_rows,
                   ", \"validation\": ", r.validation_rows, ", \"test\": ", r.test_rows, "},\n");
-  absl::StrAppend(&j, "  \"task\": ", Quote(r.task), ",\n");
+  absl::StrAppend(&j, "  \"task\": ", JsonString(r.task), ",\n");
   absl::StrAppend(&j, "  \"lambda\": ", Num(r.lambda), ",\n");
-  absl::StrAppend(&j, "  \"validation_metric\": ", Quote(r.validation_metric), ",\n");
+  absl::StrAppend(&j, "  \"validation_metric\": ", JsonString(r.validation_metric), ",\n");
   j += "  \"validation_curve\": [";
   for (size_t i = 0; i < r.validation_curve.size(); ++i) {
     absl::StrAppend(&j, i ? ", " : "", "{\"lambda\": ", Num(r.validation_curve[i].first),
@@ -65,21 +39,22 @@ std::string ReportToJson(const TrainReport& r) {
   j += "],\n  \"test\": {";
   bool first = true;
   for (const auto& [k, v] : r.test_metrics) {
-    absl::StrAppend(&j, first ? "" : ", ", Quote(k), ": ", Num(v));
+    absl::StrAppend(&j, first ? "" : ", ", JsonString(k), ": ", Num(v));
     first = false;
   }
   j += "},\n";
   const auto& c = r.certificate;
-  absl::StrAppend(
-      &j, "  \"invariance\": {\"max_discrepancy\": ", Num(c.max_discrepancy()),
-      ", \"mean_discrepancy\": ", Num(c.mean_discrepancy()),
-      ", \"relative_max_discrepancy\": ", Num(c.relative_max_discrepancy()),
-      ", \"num_points\": ", c.num_points(), ", \"num_group_elements\": ", c.num_group_elements(),
-      ", \"exhaustive\": ", c.exhaustive() ? "true" : "false", ", \"method\": ", Quote(c.method()),
-      ", \"generator_residual\": ", Num(c.generator_residual()), "},\n");
+  absl::StrAppend(&j, "  \"invariance\": {\"max_discrepancy\": ", Num(c.max_discrepancy()),
+                  ", \"mean_discrepancy\": ", Num(c.mean_discrepancy()),
+                  ", \"relative_max_discrepancy\": ", Num(c.relative_max_discrepancy()),
+                  ", \"num_points\": ", c.num_points(),
+                  ", \"num_group_elements\": ", c.num_group_elements(),
+                  ", \"exhaustive\": ", c.exhaustive() ? "true" : "false",
+                  ", \"method\": ", JsonString(c.method()),
+                  ", \"generator_residual\": ", Num(c.generator_residual()), "},\n");
   j += "  \"seconds\": {";
   for (size_t i = 0; i < r.stage_seconds.size(); ++i) {
-    absl::StrAppend(&j, i ? ", " : "", Quote(r.stage_seconds[i].first), ": ",
+    absl::StrAppend(&j, i ? ", " : "", JsonString(r.stage_seconds[i].first), ": ",
                     Num(r.stage_seconds[i].second));
   }
   absl::StrAppend(&j, "},\n  \"featurize_rows_per_second\": ", Num(r.featurize_rows_per_second),
