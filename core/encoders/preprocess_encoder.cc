@@ -9,6 +9,49 @@
 
 namespace invariant {
 
+ColumnStatistics::ColumnStatistics(int64_t d)
+    : d_(d), mean_(static_cast<size_t>(d), 0.0), m2_(static_cast<size_t>(d), 0.0) {}
+
+void ColumnStatistics::Add(int64_t n, const float* rows) {
+  if (n <= 0) return;
+  std::vector<double> block_mean(static_cast<size_t>(d_), 0.0);
+  std::vector<double> block_m2(static_cast<size_t>(d_), 0.0);
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t c = 0; c < d_; ++c) block_mean[static_cast<size_t>(c)] += rows[i * d_ + c];
+  }
+  for (double& m : block_mean) m /= static_cast<double>(n);
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t c = 0; c < d_; ++c) {
+      const double centered = rows[i * d_ + c] - block_mean[static_cast<size_t>(c)];
+      block_m2[static_cast<size_t>(c)] += centered * centered;
+    }
+  }
+  const double na = static_cast<double>(count_), nb = static_cast<double>(n);
+  const double total = na + nb;
+  for (int64_t c = 0; c < d_; ++c) {
+    const size_t k = static_cast<size_t>(c);
+    const double delta = block_mean[k] - mean_[k];
+    mean_[k] += delta * nb / total;
+    m2_[k] += block_m2[k] + delta * delta * na * nb / total;
+  }
+  count_ += n;
+}
+
+FloatMatrix ColumnStatistics::Mean() const {
+  FloatMatrix mean = FloatMatrix::Zeros(1, d_);
+  for (int64_t c = 0; c < d_; ++c) mean.mutable_data()[c] = static_cast<float>(mean_[c]);
+  return mean;
+}
+
+FloatMatrix ColumnStatistics::Scale() const {
+  FloatMatrix scale = FloatMatrix::Zeros(1, d_);
+  for (int64_t c = 0; c < d_; ++c) {
+    const float sd = static_cast<float>(std::sqrt(m2_[c] / static_cast<double>(count_)));
+    scale.mutable_data()[c] = (sd > 0.0f && std::isfinite(sd)) ? sd : 1.0f;
+  }
+  return scale;
+}
+
 absl::StatusOr<std::unique_ptr<PreprocessEncoder>> PreprocessEncoder::Create(
     const PreprocessOptions& options, int64_t d, FloatMatrix mean, FloatMatrix scale) {
   if (d <= 0) return absl::InvalidArgumentError(absl::StrCat("preprocess: d must be > 0, got ", d));
@@ -41,31 +84,9 @@ absl::StatusOr<std::unique_ptr<PreprocessEncoder>> PreprocessEncoder::Fit(
     return absl::InvalidArgumentError(
         absl::StrCat("preprocess: fit needs rows, got ", data.rows(), " × ", data.cols()));
   }
-  const int64_t n = data.rows();
-  const int64_t d = data.cols();
-  std::vector<double> sum(static_cast<size_t>(d), 0.0);
-  std::vector<double> sum2(static_cast<size_t>(d), 0.0);
-  for (int64_t i = 0; i < n; ++i) {
-    const float* row = data.row(i);
-    for (int64_t c = 0; c < d; ++c) sum[static_cast<size_t>(c)] += row[c];
-  }
-  FloatMatrix mean = FloatMatrix::Zeros(1, d);
-  for (int64_t c = 0; c < d; ++c) {
-    mean.mutable_data()[c] = static_cast<float>(sum[static_cast<size_t>(c)] / n);
-  }
-  for (int64_t i = 0; i < n; ++i) {
-    const float* row = data.row(i);
-    for (int64_t c = 0; c < d; ++c) {
-      const double centered = row[c] - sum[static_cast<size_t>(c)] / n;
-      sum2[static_cast<size_t>(c)] += centered * centered;
-    }
-  }
-  FloatMatrix scale = FloatMatrix::Zeros(1, d);
-  for (int64_t c = 0; c < d; ++c) {
-    const float sd = static_cast<float>(std::sqrt(sum2[static_cast<size_t>(c)] / n));
-    scale.mutable_data()[c] = (sd > 0.0f && std::isfinite(sd)) ? sd : 1.0f;
-  }
-  return Create(options, d, std::move(mean), std::move(scale));
+  ColumnStatistics stats(data.cols());
+  stats.Add(data.rows(), data.data());
+  return Create(options, data.cols(), stats.Mean(), stats.Scale());
 }
 
 PreprocessEncoder::PreprocessEncoder(const PreprocessOptions& options, int64_t d, FloatMatrix mean,

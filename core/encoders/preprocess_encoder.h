@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/base/tensor.h"
@@ -22,6 +23,28 @@ struct PreprocessOptions {
   bool center = false;
   bool scale = false;
   bool l2_normalize = false;
+};
+
+// Column means and standard deviations accumulated block by block (Chan et
+// al.'s pairwise update, each block centred on its own mean), so rows can be
+// streamed and the result matches a two-pass computation in double. A
+// constant column gets scale 1.
+class ColumnStatistics {
+ public:
+  explicit ColumnStatistics(int64_t d);
+  // Adds n rows of d floats (row-major).
+  void Add(int64_t n, const float* rows);
+  int64_t count() const { return count_; }
+  // 1 × d means and standard deviations (1 where a column is constant).
+  // Precondition: count() > 0.
+  FloatMatrix Mean() const;
+  FloatMatrix Scale() const;
+
+ private:
+  int64_t d_;
+  int64_t count_ = 0;
+  std::vector<double> mean_;
+  std::vector<double> m2_;  // Σ (x − mean)²
 };
 
 class PreprocessEncoder final : public Encoder {

@@ -26,30 +26,12 @@ namespace {
 absl::Status FitPreprocess(const v1::Preprocess& pre, DataPlan& plan, int64_t block_rows,
                            ModelTensors& t) {
   if (!pre.center() && !pre.scale()) return absl::OkStatus();
-  const int64_t d = plan.schema.dim;
-  std::vector<double> sum(static_cast<size_t>(d)), sq(static_cast<size_t>(d));
-  int64_t n = 0;
+  ColumnStatistics stats(plan.schema.dim);
   RETURN_IF_ERROR(ForEachTrainBlock(plan, block_rows, 0, 1, [&](const TrainBlock& b) {
-    for (int64_t i = 0; i < b.n; ++i) {
-      const float* x = b.x + i * d;
-      for (int64_t j = 0; j < d; ++j) {
-        sum[static_cast<size_t>(j)] += x[j];
-        sq[static_cast<size_t>(j)] += static_cast<double>(x[j]) * x[j];
-      }
-    }
-    n += b.n;
+    stats.Add(b.n, b.x);
     return absl::OkStatus();
   }));
-  FloatMatrix mean = FloatMatrix::Zeros(1, d), scale = FloatMatrix::Zeros(1, d);
-  for (int64_t j = 0; j < d; ++j) {
-    const double m = sum[static_cast<size_t>(j)] / static_cast<double>(n);
-    const double var = std::max(0.0, sq[static_cast<size_t>(j)] / static_cast<double>(n) - m * m);
-    const double sd = std::sqrt(var);
-    mean.mutable_data()[j] = static_cast<float>(m);
-    // A constant coordinate keeps scale 1 so that it maps to 0, not NaN.
-    scale.mutable_data()[j] =
-        sd > 1e-12 * std::max(1.0, std::fabs(m)) ? static_cast<float>(sd) : 1.f;
-  }
+  FloatMatrix mean = stats.Mean(), scale = stats.Scale();
   if (pre.center()) t.f32["preprocess/mean"] = std::move(mean);
   if (pre.scale()) t.f32["preprocess/scale"] = std::move(scale);
   return absl::OkStatus();

@@ -1,4 +1,5 @@
 // Templates, banks, pooling and the fast math kernels.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <set>
@@ -6,6 +7,7 @@
 
 #include "core/encoders/fast_math.h"
 #include "core/encoders/pooling.h"
+#include "core/encoders/preprocess_encoder.h"
 #include "gtest/gtest.h"
 #include "tests/unit/encoders/test_util.h"
 
@@ -200,6 +202,41 @@ TEST(PoolingTest, CdfMatchesDefinitionOnRandomProjections) {
     for (float v : p) count += v <= thresholds[k] ? 1 : 0;
     EXPECT_EQ(out[k], static_cast<float>(count) * (1.0f / 500.0f)) << k;
   }
+}
+
+}  // namespace
+}  // namespace invariant
+
+namespace invariant {
+namespace {
+
+// Streaming the rows in uneven blocks gives the statistics of one pass over
+// all of them; a constant column (far from zero) gets scale exactly 1.
+TEST(ColumnStatisticsTest, BlocksAgreeWithOneFitAndConstantColumnsScaleOne) {
+  const int64_t n = 1000, d = 5;
+  Rng rng(17);
+  FloatMatrix x = FloatMatrix::Zeros(n, d);
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t c = 0; c < d - 1; ++c) {
+      x.mutable_row(i)[c] = static_cast<float>(1e3 * c + rng.Normal(0, 1 + c));
+    }
+    x.mutable_row(i)[d - 1] = 12345.678f;
+  }
+  auto fit = PreprocessEncoder::Fit({true, true, false}, x);
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  ColumnStatistics stats(d);
+  for (int64_t start = 0, step = 1; start < n; start += step, step = step * 3 + 1) {
+    stats.Add(std::min(step, n - start), x.row(start));
+  }
+  EXPECT_EQ(stats.count(), n);
+  const FloatMatrix mean = stats.Mean(), scale = stats.Scale();
+  for (int64_t c = 0; c < d; ++c) {
+    EXPECT_NEAR(mean.data()[c], (*fit)->mean().data()[c], 1e-6 * (1 + std::fabs(mean.data()[c])));
+    EXPECT_NEAR(scale.data()[c], (*fit)->scale().data()[c], 1e-5 * scale.data()[c]);
+  }
+  EXPECT_EQ(scale.data()[d - 1], 1.0f);
+  EXPECT_EQ(mean.data()[d - 1], 12345.678f);
+  EXPECT_NEAR(scale.data()[2], 3.0, 0.3);
 }
 
 }  // namespace
