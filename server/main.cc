@@ -27,6 +27,8 @@ const ServerOptions kDefaults;
 ABSL_FLAG(std::string, models, "", "Models directory: <dir>/<name>/<version>/model.bundle.");
 ABSL_FLAG(std::string, host, kDefaults.host, "Bind address (gRPC and metrics).");
 ABSL_FLAG(int, port, kDefaults.port, "gRPC port; 0 = pick a free one (printed).");
+ABSL_FLAG(std::string, metrics_host, "",
+          "Bind address of the metrics endpoint; empty = the same as --host.");
 ABSL_FLAG(int, metrics_port, kDefaults.metrics_port,
           "Prometheus /metrics port; 0 = pick (printed); -1 = off.");
 ABSL_FLAG(std::string, version_policy, kDefaults.version_policy, "latest | latest:N | all.");
@@ -77,6 +79,7 @@ int main(int argc, char** argv) {
   options.host = absl::GetFlag(FLAGS_host);
   options.port = absl::GetFlag(FLAGS_port);
   options.metrics_port = absl::GetFlag(FLAGS_metrics_port);
+  options.metrics_host = absl::GetFlag(FLAGS_metrics_host);
   options.version_policy = absl::GetFlag(FLAGS_version_policy);
   options.poll_seconds = absl::GetFlag(FLAGS_poll_seconds);
   options.removal_grace_seconds = absl::GetFlag(FLAGS_removal_grace_seconds);

@@ -3,8 +3,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "prometheus/exposer.h"
 #include "prometheus/text_serializer.h"
+#include "server/http_server.h"
 
 namespace invariant::server {
 namespace {
@@ -75,18 +75,33 @@ ServerMetrics::ServerMetrics(const std::string& build_version)
   build_info_.Add({{"version", build_version}}).Set(1);
 }
 
-ServerMetrics::~ServerMetrics() = default;
+// The handler reads this object: stop serving before any member goes.
+ServerMetrics::~ServerMetrics() { http_.reset(); }
 
-absl::Status ServerMetrics::Expose(const std::string& address) {
-  try {
-    exposer_ = std::make_unique<prometheus::Exposer>(address);
-  } catch (const std::exception& e) {
-    return absl::UnavailableError(
-        absl::StrCat("metrics: cannot listen on '", address, "': ", e.what()));
-  }
-  exposer_->RegisterCollectable(registry_);
-  const std::vector<int> ports = exposer_->GetListeningPorts();
-  port_ = ports.empty() ? 0 : ports.front();
+absl::Status ServerMetrics::Expose(const std::string& host, int port) {
+  HttpServerOptions options;
+  options.host = host;
+  options.port = port;
+  options.threads = 2;
+  auto http = std::make_unique<HttpServer>(options);
+  http->Route("/metrics", [this](const HttpRequest& request) {
+    if (request.method != "GET" && request.method != "HEAD") {
+      HttpResponse response = HttpResponse::Text(405, "/metrics: use GET\n");
+      response.headers.emplace_back("Allow", "GET, HEAD");
+      return response;
+    }
+    HttpResponse response = HttpResponse::Text(200, Serialize());
+    response.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    return response;
+  });
+  http->Route("/", [](const HttpRequest& request) {
+    if (request.path != "/") return HttpResponse::Text(404, "not found: see /metrics\n");
+    return HttpResponse::Text(200, "invariant-server: metrics at /metrics\n");
+  });
+  absl::Status started = http->Start();
+  if (!started.ok()) return absl::UnavailableError(absl::StrCat("metrics: ", started.message()));
+  port_ = http->port();
+  http_ = std::move(http);
   return absl::OkStatus();
 }
 

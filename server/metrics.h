@@ -1,7 +1,9 @@
 // metrics.h: the Prometheus metrics of invariant-server (ARCHITECTURE decision 6).
 //
-// ServerMetrics owns a prometheus::Registry and, once Expose() is called, a
-// prometheus::Exposer serving it at http://HOST:PORT/metrics. Names:
+// ServerMetrics owns a prometheus::Registry and, once Expose() is called, an
+// HttpServer (server/http_server.h) serving it at http://HOST:PORT/metrics;
+// "/" answers a one-line index, any other path 404, any other method on
+// /metrics 405. Names:
 //   grpc_server_started_total{grpc_service,grpc_method,grpc_type}       counter
 //   grpc_server_handled_total{grpc_service,grpc_method,grpc_type,grpc_code} counter
 //   grpc_server_handling_seconds{grpc_service,grpc_method,grpc_type}    histogram
@@ -32,19 +34,18 @@
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
 
-namespace prometheus {
-class Exposer;
-}
-
 namespace invariant::server {
+
+class HttpServer;
 
 class ServerMetrics {
  public:
   explicit ServerMetrics(const std::string& build_version);
   ~ServerMetrics();
 
-  // Serves /metrics on `address` ("host:port", port 0 = pick one).
-  absl::Status Expose(const std::string& address);
+  // Serves /metrics on `host`:`port` (port 0 = pick one); UNAVAILABLE naming
+  // the address when it cannot listen.
+  absl::Status Expose(const std::string& host, int port);
   // The bound port of the exposer, or 0 before Expose.
   int port() const { return port_; }
 
@@ -67,7 +68,7 @@ class ServerMetrics {
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;
-  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::unique_ptr<HttpServer> http_;
   int port_ = 0;
   prometheus::Family<prometheus::Counter>& started_;
   prometheus::Family<prometheus::Counter>& handled_;

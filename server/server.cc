@@ -103,7 +103,8 @@ absl::Status Server::Init() {
 
   metrics_ = std::make_unique<ServerMetrics>(INVARIANT_VERSION);
   if (options_.metrics_port >= 0) {
-    RETURN_IF_ERROR(metrics_->Expose(absl::StrCat(options_.host, ":", options_.metrics_port)));
+    RETURN_IF_ERROR(metrics_->Expose(
+        options_.metrics_host.empty() ? options_.host : options_.metrics_host, options_.metrics_port));
   }
 
   RegistryOptions registry_options;

@@ -36,6 +36,7 @@ struct ServerOptions {
   std::string host = "0.0.0.0";           // gRPC and metrics bind address
   int port = 8500;                        // gRPC port; 0 = pick a free one
   int metrics_port = 9102;                // Prometheus /metrics port; 0 = pick; -1 = off
+  std::string metrics_host;               // metrics bind address; empty = `host`
   std::string version_policy = "latest";  // latest | latest:N | all
   double poll_seconds = 30;               // rescan period; <= 0 = only on demand
   double removal_grace_seconds = 30;      // a removed version serves this long

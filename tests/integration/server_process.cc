@@ -105,7 +105,8 @@ std::string ServerProcess::Log() const {
   return text.str();
 }
 
-absl::StatusOr<std::string> HttpGet(int port, const std::string& path, absl::Duration timeout) {
+absl::StatusOr<std::string> HttpExchange(int port, const std::string& request,
+                                         absl::Duration timeout, bool half_close) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) return absl::InternalError("socket failed");
   timeval tv{static_cast<time_t>(absl::ToInt64Seconds(timeout)), 0};
@@ -118,25 +119,34 @@ absl::StatusOr<std::string> HttpGet(int port, const std::string& path, absl::Dur
     close(fd);
     return absl::UnavailableError(absl::StrCat("connect to 127.0.0.1:", port, " failed"));
   }
-  const std::string request =
-      absl::StrCat("GET ", path, " HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
-  if (send(fd, request.data(), request.size(), 0) != static_cast<ssize_t>(request.size())) {
-    close(fd);
-    return absl::UnavailableError("send failed");
+  size_t sent = 0;
+  while (sent < request.size()) {
+    const ssize_t n = send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) break;  // the server may close early (e.g. 413): read what it said
+    sent += static_cast<size_t>(n);
   }
+  if (half_close) shutdown(fd, SHUT_WR);
   std::string response;
   char chunk[4096];
   ssize_t n;
   while ((n = recv(fd, chunk, sizeof(chunk), 0)) > 0)
     response.append(chunk, static_cast<size_t>(n));
   close(fd);
-  const size_t body = response.find("\r\n\r\n");
+  return response;
+}
+
+absl::StatusOr<std::string> HttpGet(int port, const std::string& path, absl::Duration timeout) {
+  absl::StatusOr<std::string> response = HttpExchange(
+      port, absl::StrCat("GET ", path, " HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"),
+      timeout, /*half_close=*/false);
+  if (!response.ok()) return response.status();
+  const size_t body = response->find("\r\n\r\n");
   if (body == std::string::npos) return absl::UnavailableError("no HTTP response");
-  if (response.compare(0, 12, "HTTP/1.1 200") != 0 &&
-      response.compare(0, 12, "HTTP/1.0 200") != 0) {
-    return absl::UnavailableError(absl::StrCat("HTTP error: ", response.substr(0, body)));
+  if (response->compare(0, 12, "HTTP/1.1 200") != 0 &&
+      response->compare(0, 12, "HTTP/1.0 200") != 0) {
+    return absl::UnavailableError(absl::StrCat("HTTP error: ", response->substr(0, body)));
   }
-  return response.substr(body + 4);
+  return response->substr(body + 4);
 }
 
 int FreePort() {

@@ -49,6 +49,13 @@ class ServerProcess {
   std::string stderr_path_;
 };
 
+// Sends `request` (raw bytes) to 127.0.0.1:<port>, half-closes when asked
+// (some servers, e.g. Prometheus, cancel a request whose client half-closed),
+// and returns everything the server wrote until it closed (possibly empty).
+absl::StatusOr<std::string> HttpExchange(int port, const std::string& request,
+                                         absl::Duration timeout = absl::Seconds(10),
+                                         bool half_close = true);
+
 // GET http://127.0.0.1:<port><path>; the body, or an error.
 absl::StatusOr<std::string> HttpGet(int port, const std::string& path,
                                     absl::Duration timeout = absl::Seconds(10));

@@ -41,7 +41,7 @@ TEST(MetricsTest, ModelInfoFollowsLoadAndUnload) {
 
 TEST(MetricsTest, ExposesOnAPickedPort) {
   ServerMetrics metrics("dev");
-  ASSERT_TRUE(metrics.Expose("127.0.0.1:0").ok());
+  ASSERT_TRUE(metrics.Expose("127.0.0.1", 0).ok());
   EXPECT_GT(metrics.port(), 0);
 }
 
