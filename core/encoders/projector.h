@@ -2,12 +2,12 @@
 //
 // A Projector computes the projections p_{i,j,k} = ⟨g_k⁻¹·t_j, x_i⟩ of input
 // rows onto a bank and hands them to a pooling callback block by block, so
-// that scratch memory stays bounded (≤ kScratchFloats floats per block, or
-// one template's r columns per row if r is larger) however large the bank
-// is. The bank is streamed from memory once per kRowBlock input rows. Values in a
-// block are laid out row-major, num_rows × (num_templates·r), column
-// (j − template_begin)·r + k — all r projections of one template are in the
-// same block, so pooling never needs a second pass.
+// that scratch memory stays bounded (≤ kRowBlock rows × ~kBlockColumns
+// columns per task, or one template's r columns per row if r is larger)
+// however large the bank is. The bank is streamed from memory once per
+// kRowBlock input rows. Values in a block are laid out row-major, num_rows × (num_templates·r),
+// column (j − template_begin)·r + k — all r projections of one template are in the same block, so
+// pooling never needs a second pass.
 //
 // Two placements (core/groups/group.h):
 //  * kTemplates: the bank holds g_k⁻¹·t_j, packed once at construction
