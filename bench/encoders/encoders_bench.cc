@@ -6,10 +6,11 @@
 //   BM_SgemmAllCores  bare OpenBLAS cblas_sgemm, P = X · Bankᵀ, all cores
 //   BM_Sgemm          the same with OpenBLAS threads = the pool's threads
 //   BM_PackedDot      the batch-independent packed kernel alone, on the pool
+//   BM_PackedDotBf16  the same with the bank stored as bf16
 //   BM_ReadBank       one pass reading the bank with all pool threads (the
 //                     batch-1 floor)
-// then every encoder: CDF, random Fourier, Nyström, a second layer on the
-// random Fourier map, and a chain preprocess → CDF. Every benchmark reports
+// then every encoder: CDF, random Fourier (float and bf16 bank), Nyström, a
+// second layer on the random Fourier map, and a chain preprocess → CDF. Every benchmark reports
 // rows_per_second (and threads); ratios of those are the report. The kernel
 // path is the label of BM_PackedDot (INVARIANT_KERNEL selects it).
 // Bank contents do not matter for speed, so banks are seeded Gaussian rows.
@@ -44,8 +45,10 @@ struct Setup {
   FloatMatrix inputs;  // 256 × 784 unit rows
   TemplateBank bank;   // (m·r) × 784
   PackedBank packed;   // the bank packed for BM_PackedDot
+  PackedBank packed_bf16;
   std::shared_ptr<const Encoder> cdf;
   std::shared_ptr<const Encoder> rf;
+  std::shared_ptr<const Encoder> rf_bf16;
   std::shared_ptr<const Encoder> nystrom;
   std::shared_ptr<const Encoder> second_layer;
   std::shared_ptr<const Encoder> chain;
@@ -62,12 +65,15 @@ const Setup& GetSetup(int64_t bank_rows) {
   FloatMatrix rows = *SampleGaussianTemplates(bank_rows, kDim, 10.0, rng);
   slot->bank = *TemplateBank::FromRows(rows, m, kGroupElements);
   slot->packed = PackedBank::Pack(slot->bank.rows());
+  slot->packed_bf16 = PackedBank::Pack(slot->bank.rows(), BankDtype::kBfloat16);
   const Projector projector = Projector::OverBank(slot->bank);
   CdfOptions cdf;
   cdf.num_bins = 25;
   cdf.range = 1.1;
   slot->cdf = std::move(*CdfEncoder::Create(cdf, projector));
   slot->rf = std::move(*RandomFourierEncoder::Create({0.1}, projector));
+  slot->rf_bf16 = std::move(
+      *RandomFourierEncoder::Create({0.1}, Projector::OverBank(slot->bank, BankDtype::kBfloat16)));
   NystromOptions nystrom;
   nystrom.sigma = 10.0;
   const FloatMatrix landmarks = *SampleSphereTemplates(m, kDim, rng);
@@ -108,6 +114,9 @@ void BM_Cdf(benchmark::State& state) {
 void BM_RandomFourier(benchmark::State& state) {
   RunEncoder(state, [](const Setup& s) -> const Encoder& { return *s.rf; });
 }
+void BM_RandomFourierBf16(benchmark::State& state) {
+  RunEncoder(state, [](const Setup& s) -> const Encoder& { return *s.rf_bf16; });
+}
 void BM_Nystrom(benchmark::State& state) {
   RunEncoder(state, [](const Setup& s) -> const Encoder& { return *s.nystrom; });
 }
@@ -142,18 +151,25 @@ void BM_SgemmAllCores(benchmark::State& state) {
 }
 void BM_Sgemm(benchmark::State& state) { RunSgemm(state, DefaultThreadCount()); }
 
-void BM_PackedDot(benchmark::State& state) {
+void RunPackedDot(benchmark::State& state, const PackedBank& (*pick)(const Setup&)) {
   const int64_t bank_rows = state.range(0);
   const int64_t batch = state.range(1);
   const Setup& s = GetSetup(bank_rows);
   std::vector<float> p(static_cast<size_t>(batch * bank_rows));
   for (auto _ : state) {
-    ParallelPackedDot(s.packed, batch, s.inputs.data(), p.data(), bank_rows);
+    ParallelPackedDot(pick(s), batch, s.inputs.data(), p.data(), bank_rows);
     benchmark::DoNotOptimize(p.data());
     benchmark::ClobberMemory();
   }
   Report(state, batch, s);
   state.SetLabel(KernelPathName(ActiveKernelPath()));
+}
+
+void BM_PackedDot(benchmark::State& state) {
+  RunPackedDot(state, [](const Setup& s) -> const PackedBank& { return s.packed; });
+}
+void BM_PackedDotBf16(benchmark::State& state) {
+  RunPackedDot(state, [](const Setup& s) -> const PackedBank& { return s.packed_bf16; });
 }
 
 // Reads every float of the packed bank once, split over the pool threads
@@ -198,8 +214,10 @@ BENCHMARK(BM_ReadBank)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond)->
 BENCHMARK(BM_SgemmAllCores)->Apply(Shapes);
 BENCHMARK(BM_Sgemm)->Apply(Shapes);
 BENCHMARK(BM_PackedDot)->Apply(Shapes);
+BENCHMARK(BM_PackedDotBf16)->Apply(Shapes);
 BENCHMARK(BM_Cdf)->Apply(Shapes);
 BENCHMARK(BM_RandomFourier)->Apply(Shapes);
+BENCHMARK(BM_RandomFourierBf16)->Apply(Shapes);
 BENCHMARK(BM_Nystrom)->Apply(Shapes);
 BENCHMARK(BM_SecondLayer)->Apply(Shapes);
 BENCHMARK(BM_ChainPreprocessCdf)->Apply(Shapes);

@@ -27,6 +27,14 @@
 // or an unknown name, falls back to the best supported path with a note on
 // stderr. SetKernelPath forces a path (tests, benchmarks).
 //
+// Storage: float32, or bf16 (BankDtype::kBfloat16: each bank value rounded
+// to nearest-even bfloat16 once at packing, half the bytes read per
+// request). bf16 values are widened to float exactly (a 16-bit shift) inside
+// the micro-kernel, so the fma order and the bit-identity across paths are
+// unchanged: a bf16 bank gives exactly the float result of the rounded bank.
+// Every path, the scalar one included, reads bf16 (no bf16 instructions
+// are needed).
+//
 // Thread-safety: PackedBank is immutable after Pack; the functions are
 // thread-safe. PackedDot runs on the calling thread; ParallelPackedDot
 // splits rows and columns over the default thread pool (thread_pool.h).
@@ -54,23 +62,43 @@ KernelPath ActiveKernelPath();
 // (FailedPrecondition; the active path is unchanged).
 absl::Status SetKernelPath(KernelPath path);
 
+enum class BankDtype { kFloat32 = 0, kBfloat16 = 1 };
+
+// "float32" or "bf16".
+const char* BankDtypeName(BankDtype dtype);
+// float → bfloat16 bits, round to nearest even (NaN stays NaN).
+uint16_t FloatToBf16(float v);
+// bfloat16 bits → the float they denote (exact).
+float Bf16Value(uint16_t v);
+
 class PackedBank {
  public:
   static constexpr int64_t kPanelWidth = 16;
 
   PackedBank() = default;
-  // Packs the cols × d row-major matrix b (cols = b.rows(), d = b.cols()).
-  static PackedBank Pack(const FloatMatrix& b);
+  // Packs the cols × d row-major matrix b (cols = b.rows(), d = b.cols()),
+  // stored as `dtype`.
+  static PackedBank Pack(const FloatMatrix& b, BankDtype dtype = BankDtype::kFloat32);
 
   int64_t cols() const { return cols_; }
   int64_t dim() const { return dim_; }
-  int64_t num_panels() const { return panels_.rows(); }
-  // Panel q: d × kPanelWidth floats, element (k, c) at k·kPanelWidth + c.
+  BankDtype dtype() const { return dtype_; }
+  int64_t num_panels() const { return (cols_ + kPanelWidth - 1) / kPanelWidth; }
+  // Panel q: d × kPanelWidth values, element (k, c) at k·kPanelWidth + c;
+  // panel() for float32 banks, panel_bf16() for bf16 banks.
   const float* panel(int64_t q) const { return panels_.row(q); }
-  size_t bytes() const { return panels_.bytes(); }
+  const uint16_t* panel_bf16(int64_t q) const { return panels16_.row(q); }
+  const void* panel_data(int64_t q) const {
+    return dtype_ == BankDtype::kBfloat16 ? static_cast<const void*>(panel_bf16(q))
+                                          : static_cast<const void*>(panel(q));
+  }
+  size_t bytes() const { return panels_.bytes() + panels16_.bytes(); }
 
  private:
-  FloatMatrix panels_;  // num_panels × (d·kPanelWidth), 64-byte aligned
+  // num_panels × (d·kPanelWidth), 64-byte aligned; one of them is used.
+  FloatMatrix panels_;
+  Array2D<uint16_t> panels16_;
+  BankDtype dtype_ = BankDtype::kFloat32;
   int64_t cols_ = 0;
   int64_t dim_ = 0;
 };

@@ -39,13 +39,13 @@ std::vector<float> RowSquaredNorms(const FloatMatrix& rows) {
   return norms;
 }
 
-Projector Projector::OverBank(TemplateBank bank) {
+Projector Projector::OverBank(TemplateBank bank, BankDtype bank_dtype) {
   Projector p;
   p.placement_ = Placement::kTemplates;
   p.num_templates_ = bank.num_templates();
   p.r_ = bank.num_group_elements();
   p.rows_ = bank.rows();
-  p.packed_ = std::make_shared<const PackedBank>(PackedBank::Pack(p.rows_));
+  p.packed_ = std::make_shared<const PackedBank>(PackedBank::Pack(p.rows_, bank_dtype));
   return p;
 }
 

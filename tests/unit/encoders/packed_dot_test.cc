@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <iostream>
+#include <limits>
 #include <vector>
 
 #include "core/base/random.h"
@@ -139,6 +140,55 @@ TEST_F(PackedDotTest, ParallelSplitGivesTheSameBitsForAnyThreadCount) {
       }
     }
   }
+}
+
+}  // namespace
+}  // namespace invariant
+
+namespace invariant {
+namespace {
+
+FloatMatrix RoundedToBf16(const FloatMatrix& b) {
+  FloatMatrix r = FloatMatrix::Zeros(b.rows(), b.cols());
+  for (int64_t i = 0; i < b.size(); ++i) r.mutable_data()[i] = Bf16Value(FloatToBf16(b.data()[i]));
+  return r;
+}
+
+TEST(Bf16Test, RoundsToNearestEven) {
+  EXPECT_EQ(FloatToBf16(1.0f), 0x3f80);
+  EXPECT_EQ(Bf16Value(0x3f80), 1.0f);
+  // 1 + 2^-8 is halfway between 1 and 1 + 2^-7: ties to even (1).
+  EXPECT_EQ(FloatToBf16(1.0f + 1.0f / 256), 0x3f80);
+  // 1 + 3·2^-8 is halfway between 1 + 2^-7 and 1 + 2^-6: ties to even.
+  EXPECT_EQ(FloatToBf16(1.0f + 3.0f / 256), 0x3f82);
+  EXPECT_EQ(FloatToBf16(-2.0f), 0xc000);
+  EXPECT_TRUE(std::isnan(Bf16Value(FloatToBf16(std::nanf("")))));
+  EXPECT_TRUE(std::isinf(Bf16Value(FloatToBf16(std::numeric_limits<float>::infinity()))));
+  EXPECT_STREQ(BankDtypeName(BankDtype::kBfloat16), "bf16");
+}
+
+// A bf16 bank gives, on every path, exactly the float result of the bank
+// rounded to bf16 (the widening is exact, the fma order unchanged); the
+// scalar path needs no bf16 instructions.
+TEST(Bf16Test, EveryPathEqualsTheNaiveLoopOnTheRoundedBank) {
+  for (KernelPath path : SupportedKernelPaths()) {
+    ASSERT_TRUE(SetKernelPath(path).ok());
+    for (int64_t cols : {1, 17, 50}) {
+      const FloatMatrix b = Gaussian(cols, 37, 300 + cols);
+      const PackedBank packed = PackedBank::Pack(b, BankDtype::kBfloat16);
+      EXPECT_EQ(packed.dtype(), BankDtype::kBfloat16);
+      EXPECT_EQ(packed.bytes(), static_cast<size_t>(packed.num_panels() * 37 * 16 * 2));
+      const FloatMatrix x = Gaussian(23, 37, 400 + cols);
+      const std::vector<float> want = NaiveDot(x, RoundedToBf16(b));
+      for (int64_t n : {1, 7, 9, 23}) {
+        std::vector<float> got(static_cast<size_t>(n * cols));
+        PackedDot(packed, n, x.data(), got.data(), cols);
+        ASSERT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float)))
+            << KernelPathName(path) << " cols " << cols << " n " << n;
+      }
+    }
+  }
+  ASSERT_TRUE(SetKernelPath(SupportedKernelPaths().front()).ok());
 }
 
 }  // namespace

@@ -126,3 +126,46 @@ TEST_F(ParallelDeterminismTest, ConcurrentCallersOnTheSharedPoolAgree) {
 
 }  // namespace
 }  // namespace invariant
+
+namespace invariant {
+namespace {
+
+// A bf16 bank: same bits across paths and thread counts, features close to
+// the float bank's (the bank values move by ≤ 2^-9 relative).
+TEST(Bf16BankTest, RandomFourierIsDeterministicAndCloseToFloat) {
+  auto shifts = MakeGroup(testing::CyclicShiftSpec(kDim, false));
+  TemplateOptions t;
+  t.kind = TemplateKind::kGaussian;
+  t.num_templates = 70;
+  t.sigma = 1.0;
+  const TemplateBank bank = testing::MakeBank(*shifts, t, 23, false, 3);
+  auto as_float = RandomFourierEncoder::Create({1.0}, Projector::OverBank(bank));
+  auto as_bf16 =
+      RandomFourierEncoder::Create({1.0}, Projector::OverBank(bank, BankDtype::kBfloat16));
+  ASSERT_TRUE(as_float.ok() && as_bf16.ok());
+  EXPECT_EQ((*as_bf16)->projector().bank_dtype(), BankDtype::kBfloat16);
+  const FloatMatrix x = UnitRows(100, kDim, 21);
+  ASSERT_TRUE(SetKernelPath(KernelPath::kScalar).ok());
+  ResetDefaultThreadPoolForTesting(1);
+  const FloatMatrix want = EncodeAll(**as_bf16, x);
+  for (KernelPath path : SupportedKernelPaths()) {
+    ASSERT_TRUE(SetKernelPath(path).ok());
+    for (int threads : {1, 2, 5, 8}) {
+      ResetDefaultThreadPoolForTesting(threads);
+      for (int64_t batch : {1, 17, 100}) {
+        std::vector<float> got(static_cast<size_t>(batch * want.cols()));
+        (*as_bf16)->Encode(batch, x.data(), got.data());
+        ASSERT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float)))
+            << KernelPathName(path) << " threads " << threads << " batch " << batch;
+      }
+    }
+  }
+  const double diff = testing::MaxAbsDiff(EncodeAll(**as_float, x), want);
+  EXPECT_GT(diff, 0.0);   // the rounding is real
+  EXPECT_LT(diff, 2e-3);  // and small: features are O(1/√s) ≈ 0.12
+  ASSERT_TRUE(SetKernelPath(SupportedKernelPaths().front()).ok());
+  ResetDefaultThreadPoolForTesting(2);
+}
+
+}  // namespace
+}  // namespace invariant
