@@ -6,6 +6,7 @@
 //       featurizes shard i of n and writes its partial sums
 //   invariant-train reduce --config=... --models=DIR --name=NAME --shards=n [--shard_dir=D]
 //       merges the n shards, solves, evaluates, writes the version
+// --threads=N sizes the thread pool the encoders featurize on (0: all cores).
 //
 // Exit codes: 0 done, 1 training failed (the message names the cause),
 // 2 usage error, 130 interrupted (no partial version is left behind).
@@ -19,6 +20,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "core/base/thread_pool.h"
 #include "train/pipeline/trainer.h"
 #include "train/pipeline/versions.h"
 
@@ -28,6 +30,7 @@ ABSL_FLAG(std::string, name, "", "Model name.");
 ABSL_FLAG(int64_t, version, 0, "Version to write; 0 = one above the highest existing.");
 ABSL_FLAG(std::string, shard, "", "i/n: featurize only shard i of n and write its partial sums.");
 ABSL_FLAG(int, shards, 0, "reduce: the number of shards to merge.");
+ABSL_FLAG(int, threads, 0, "Threads for featurizing (the process thread pool); 0 = all cores.");
 ABSL_FLAG(std::string, shard_dir, "", "Where shard files go (default <models>/<name>/shards).");
 
 namespace {
@@ -77,6 +80,11 @@ int main(int argc, char** argv) {
   if (reduce) {
     o.num_shards = absl::GetFlag(FLAGS_shards);
     if (o.num_shards < 1) return Usage("reduce needs --shards=N with N >= 1");
+  }
+  if (const int threads = absl::GetFlag(FLAGS_threads); threads != 0) {
+    if (absl::Status s = invariant::SetDefaultThreadCount(threads); !s.ok()) {
+      return Usage("--threads: " + std::string(s.message()));
+    }
   }
   std::signal(SIGINT, OnInterrupt);
   std::signal(SIGTERM, OnInterrupt);

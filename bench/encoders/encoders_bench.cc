@@ -3,23 +3,35 @@
 // MNIST-sized inputs (d = 784), batches of 1, 16, 64, 256 rows, banks of
 // 10⁴ and 10⁵ rows (m = 100 or 1000 templates × r = 100 group elements).
 // References in the same run, same shapes:
-//   BM_Sgemm        bare OpenBLAS cblas_sgemm, P = X · Bankᵀ (multi-threaded)
-//   BM_Dot          the batch-independent kernel alone (dot_kernel.h)
-//   BM_ReadBank     one pass reading the bank from memory (batch-1 floor)
-// Every benchmark reports rows_per_second; ratios of those are the report.
+//   BM_SgemmAllCores  bare OpenBLAS cblas_sgemm, P = X · Bankᵀ, all cores
+//   BM_Sgemm          the same with OpenBLAS threads = the pool's threads
+//   BM_PackedDot      the batch-independent packed kernel alone, on the pool
+//   BM_PackedDotBf16  the same with the bank stored as bf16
+//   BM_ReadBank       one pass reading the bank with all pool threads (the
+//                     batch-1 floor)
+// then every encoder: CDF, random Fourier (float and bf16 bank), Nyström, a
+// second layer on the random Fourier map, and a chain preprocess → CDF. Every benchmark reports
+// rows_per_second (and threads); ratios of those are the report. The kernel
+// path is the label of BM_PackedDot (INVARIANT_KERNEL selects it).
 // Bank contents do not matter for speed, so banks are seeded Gaussian rows.
 #include <cblas.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "benchmark/benchmark.h"
 #include "core/base/random.h"
+#include "core/base/thread_pool.h"
 #include "core/encoders/cdf_encoder.h"
-#include "core/encoders/dot_kernel.h"
+#include "core/encoders/chain_encoder.h"
 #include "core/encoders/nystrom_encoder.h"
+#include "core/encoders/packed_dot.h"
+#include "core/encoders/preprocess_encoder.h"
 #include "core/encoders/random_fourier_encoder.h"
+#include "core/encoders/second_layer_encoder.h"
 #include "core/encoders/templates.h"
 
 namespace invariant {
@@ -27,13 +39,19 @@ namespace {
 
 constexpr int64_t kDim = 784;
 constexpr int64_t kGroupElements = 100;
+constexpr int64_t kSecondLayerFeatures = 1000;
 
 struct Setup {
   FloatMatrix inputs;  // 256 × 784 unit rows
   TemplateBank bank;   // (m·r) × 784
-  std::unique_ptr<CdfEncoder> cdf;
-  std::unique_ptr<RandomFourierEncoder> rf;
-  std::unique_ptr<NystromEncoder> nystrom;
+  PackedBank packed;   // the bank packed for BM_PackedDot
+  PackedBank packed_bf16;
+  std::shared_ptr<const Encoder> cdf;
+  std::shared_ptr<const Encoder> rf;
+  std::shared_ptr<const Encoder> rf_bf16;
+  std::shared_ptr<const Encoder> nystrom;
+  std::shared_ptr<const Encoder> second_layer;
+  std::shared_ptr<const Encoder> chain;
 };
 
 const Setup& GetSetup(int64_t bank_rows) {
@@ -46,17 +64,26 @@ const Setup& GetSetup(int64_t bank_rows) {
   slot->inputs = *SampleSphereTemplates(256, kDim, rng);
   FloatMatrix rows = *SampleGaussianTemplates(bank_rows, kDim, 10.0, rng);
   slot->bank = *TemplateBank::FromRows(rows, m, kGroupElements);
+  slot->packed = PackedBank::Pack(slot->bank.rows());
+  slot->packed_bf16 = PackedBank::Pack(slot->bank.rows(), BankDtype::kBfloat16);
   const Projector projector = Projector::OverBank(slot->bank);
   CdfOptions cdf;
   cdf.num_bins = 25;
   cdf.range = 1.1;
   slot->cdf = std::move(*CdfEncoder::Create(cdf, projector));
   slot->rf = std::move(*RandomFourierEncoder::Create({0.1}, projector));
+  slot->rf_bf16 = std::move(
+      *RandomFourierEncoder::Create({0.1}, Projector::OverBank(slot->bank, BankDtype::kBfloat16)));
   NystromOptions nystrom;
   nystrom.sigma = 10.0;
   const FloatMatrix landmarks = *SampleSphereTemplates(m, kDim, rng);
   slot->nystrom = std::move(
       *NystromEncoder::Create(nystrom, projector, *ComputeNystromProjection(landmarks, nystrom)));
+  FloatMatrix w = *SampleGaussianTemplates(kSecondLayerFeatures, slot->rf->d_out(), 1.0, rng);
+  slot->second_layer = std::move(*SecondLayerEncoder::Create({1.0, 1}, slot->rf, w));
+  std::shared_ptr<const Encoder> pre =
+      std::move(*PreprocessEncoder::Create({false, false, true}, kDim, {}, {}));
+  slot->chain = std::move(*ChainEncoder::Create({pre, slot->cdf}));
   return *slot;
 }
 
@@ -64,6 +91,7 @@ void Report(benchmark::State& state, int64_t batch, const Setup& s) {
   state.counters["rows_per_second"] =
       benchmark::Counter(static_cast<double>(batch), benchmark::Counter::kIsIterationInvariantRate);
   state.counters["bank_bytes"] = static_cast<double>(s.bank.rows().bytes());
+  state.counters["threads"] = static_cast<double>(DefaultThreadCount());
 }
 
 void RunEncoder(benchmark::State& state, const Encoder& (*pick)(const Setup&)) {
@@ -86,14 +114,24 @@ void BM_Cdf(benchmark::State& state) {
 void BM_RandomFourier(benchmark::State& state) {
   RunEncoder(state, [](const Setup& s) -> const Encoder& { return *s.rf; });
 }
+void BM_RandomFourierBf16(benchmark::State& state) {
+  RunEncoder(state, [](const Setup& s) -> const Encoder& { return *s.rf_bf16; });
+}
 void BM_Nystrom(benchmark::State& state) {
   RunEncoder(state, [](const Setup& s) -> const Encoder& { return *s.nystrom; });
 }
+void BM_SecondLayer(benchmark::State& state) {
+  RunEncoder(state, [](const Setup& s) -> const Encoder& { return *s.second_layer; });
+}
+void BM_ChainPreprocessCdf(benchmark::State& state) {
+  RunEncoder(state, [](const Setup& s) -> const Encoder& { return *s.chain; });
+}
 
-void BM_Sgemm(benchmark::State& state) {
+void RunSgemm(benchmark::State& state, int threads) {
   const int64_t bank_rows = state.range(0);
   const int64_t batch = state.range(1);
   const Setup& s = GetSetup(bank_rows);
+  openblas_set_num_threads(threads);
   std::vector<float> p(static_cast<size_t>(batch * bank_rows));
   for (auto _ : state) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(batch),
@@ -104,38 +142,64 @@ void BM_Sgemm(benchmark::State& state) {
     benchmark::ClobberMemory();
   }
   Report(state, batch, s);
+  state.counters["threads"] = static_cast<double>(openblas_get_num_threads());
   state.SetLabel(openblas_get_corename());
 }
 
-void BM_Dot(benchmark::State& state) {
+void BM_SgemmAllCores(benchmark::State& state) {
+  RunSgemm(state, std::max(1, static_cast<int>(std::thread::hardware_concurrency())));
+}
+void BM_Sgemm(benchmark::State& state) { RunSgemm(state, DefaultThreadCount()); }
+
+void RunPackedDot(benchmark::State& state, const PackedBank& (*pick)(const Setup&)) {
   const int64_t bank_rows = state.range(0);
   const int64_t batch = state.range(1);
   const Setup& s = GetSetup(bank_rows);
   std::vector<float> p(static_cast<size_t>(batch * bank_rows));
   for (auto _ : state) {
-    BatchIndependentDot(batch, s.inputs.data(), kDim, bank_rows, s.bank.rows().data(), p.data(),
-                        bank_rows);
+    ParallelPackedDot(pick(s), batch, s.inputs.data(), p.data(), bank_rows);
     benchmark::DoNotOptimize(p.data());
     benchmark::ClobberMemory();
   }
   Report(state, batch, s);
-  state.SetLabel(BatchIndependentDotIsa());
+  state.SetLabel(KernelPathName(ActiveKernelPath()));
 }
 
-// Reads every float of the bank once (the floor for a batch of one row).
+void BM_PackedDot(benchmark::State& state) {
+  RunPackedDot(state, [](const Setup& s) -> const PackedBank& { return s.packed; });
+}
+void BM_PackedDotBf16(benchmark::State& state) {
+  RunPackedDot(state, [](const Setup& s) -> const PackedBank& { return s.packed_bf16; });
+}
+
+// Reads every float of the packed bank once, split over the pool threads
+// (the floor for a batch of one row).
 void BM_ReadBank(benchmark::State& state) {
   const Setup& s = GetSetup(state.range(0));
-  const float* data = s.bank.rows().data();
-  const int64_t n = s.bank.rows().size();
+  const PackedBank& bank = s.packed;
+  const int64_t panel_floats = bank.dim() * PackedBank::kPanelWidth;
+  constexpr int64_t kPanelsPerTask = 32;
+  const int64_t tasks = (bank.num_panels() + kPanelsPerTask - 1) / kPanelsPerTask;
+  std::vector<float> sums(static_cast<size_t>(tasks));
   for (auto _ : state) {
-    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (int64_t i = 0; i + 8 <= n; i += 8) {
-      for (int l = 0; l < 8; ++l) acc[l] += data[i + l];
-    }
-    benchmark::DoNotOptimize(acc);
+    ParallelFor(tasks, [&](int64_t t) {
+      float acc[32] = {};
+      const int64_t end = std::min(bank.num_panels(), (t + 1) * kPanelsPerTask);
+      for (int64_t q = t * kPanelsPerTask; q < end; ++q) {
+        const float* data = bank.panel(q);
+        for (int64_t i = 0; i < panel_floats; i += 32) {
+          for (int l = 0; l < 32; ++l) acc[l] += data[i + l];
+        }
+      }
+      float total = 0.0f;
+      for (float a : acc) total += a;
+      sums[static_cast<size_t>(t)] = total;
+    });
+    benchmark::DoNotOptimize(sums.data());
+    benchmark::ClobberMemory();
   }
   state.counters["bytes_per_second"] = benchmark::Counter(
-      static_cast<double>(s.bank.rows().bytes()), benchmark::Counter::kIsIterationInvariantRate);
+      static_cast<double>(bank.bytes()), benchmark::Counter::kIsIterationInvariantRate);
   Report(state, 1, s);
 }
 
@@ -147,11 +211,16 @@ void Shapes(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(BM_ReadBank)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_SgemmAllCores)->Apply(Shapes);
 BENCHMARK(BM_Sgemm)->Apply(Shapes);
-BENCHMARK(BM_Dot)->Apply(Shapes);
+BENCHMARK(BM_PackedDot)->Apply(Shapes);
+BENCHMARK(BM_PackedDotBf16)->Apply(Shapes);
 BENCHMARK(BM_Cdf)->Apply(Shapes);
 BENCHMARK(BM_RandomFourier)->Apply(Shapes);
+BENCHMARK(BM_RandomFourierBf16)->Apply(Shapes);
 BENCHMARK(BM_Nystrom)->Apply(Shapes);
+BENCHMARK(BM_SecondLayer)->Apply(Shapes);
+BENCHMARK(BM_ChainPreprocessCdf)->Apply(Shapes);
 
 }  // namespace
 }  // namespace invariant

@@ -50,8 +50,8 @@ CdfEncoder::CdfEncoder(const CdfOptions& options, Projector projector, int64_t p
 void CdfEncoder::Encode(int64_t n, const float* x, float* out) const {
   const int64_t r = projector_.num_group_elements();
   const int64_t width = d_out();
-  std::vector<int32_t> counts(thresholds_.size() + 1);
   projector_.ForEachBlock(n, x, /*need_sq_norms=*/false, [&](const ProjectionBlock& b) {
+    std::vector<int32_t> counts(thresholds_.size() + 1);
     for (int64_t i = 0; i < b.num_rows; ++i) {
       const float* row = b.values + i * b.stride;
       float* dst = out + (b.row_begin + i) * width + b.template_begin * per_template_;

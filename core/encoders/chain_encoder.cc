@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/thread_pool.h"
 
 namespace invariant {
 
@@ -40,11 +42,14 @@ void ChainEncoder::Encode(int64_t n, const float* x, float* out) const {
   }
   int64_t widest = 0;
   for (size_t i = 0; i + 1 < stages_.size(); ++i) widest = std::max(widest, stages_[i]->d_out());
-  const int64_t block = std::min(n, kRowBlock);
-  std::vector<float> a(static_cast<size_t>(block * widest));
-  std::vector<float> b(static_cast<size_t>(block * widest));
-  for (int64_t row0 = 0; row0 < n; row0 += kRowBlock) {
+  // Row blocks run as pool tasks; each stage splits its own work further
+  // (nested ParallelFor), so batch 1 still uses every core.
+  const int64_t blocks = (n + kRowBlock - 1) / kRowBlock;
+  ParallelFor(blocks, [&](int64_t block) {
+    const int64_t row0 = block * kRowBlock;
     const int64_t rows = std::min(kRowBlock, n - row0);
+    std::vector<float> a(static_cast<size_t>(rows * widest));
+    std::vector<float> b(static_cast<size_t>(rows * widest));
     const float* in = x + row0 * d_in();
     for (size_t i = 0; i < stages_.size(); ++i) {
       const bool last = i + 1 == stages_.size();
@@ -52,7 +57,7 @@ void ChainEncoder::Encode(int64_t n, const float* x, float* out) const {
       stages_[i]->Encode(rows, in, dst);
       in = dst;
     }
-  }
+  });
 }
 
 }  // namespace invariant

@@ -2,9 +2,10 @@
 // second layer, as one Encoder.
 //
 // Stage i's output feeds stage i+1; d_in is the first stage's, d_out the
-// last's. Rows go through the stages in blocks of kRowBlock with per-call
-// scratch, so Encode is const, thread-safe and batch-independent whenever
-// every stage is. kind() is the last stage's kind (what the chain produces).
+// last's. Rows go through the stages in blocks of kRowBlock, one thread-pool
+// task per block with its own scratch (the stages split their work further),
+// so Encode is const, thread-safe and batch-independent whenever every
+// stage is. kind() is the last stage's kind (what the chain produces).
 #ifndef INVARIANT_CORE_ENCODERS_CHAIN_ENCODER_H_
 #define INVARIANT_CORE_ENCODERS_CHAIN_ENCODER_H_
 

@@ -1,12 +1,12 @@
 #include "core/encoders/nystrom_encoder.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
 #include "Eigen/Eigenvalues"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "core/encoders/dot_kernel.h"
 #include "core/encoders/fast_math.h"
 
 namespace invariant {
@@ -85,6 +85,7 @@ NystromEncoder::NystromEncoder(const NystromOptions& options, Projector projecto
       options_(options),
       projector_(std::move(projector)),
       projection_(std::move(projection)),
+      packed_projection_(PackedBank::Pack(projection_)),
       bank_sq_norms_(RowSquaredNorms(projector_.rows())) {}
 
 void NystromEncoder::Encode(int64_t n, const float* x, float* out) const {
@@ -95,35 +96,36 @@ void NystromEncoder::Encode(int64_t n, const float* x, float* out) const {
   const float neg_inv_two_sigma2 =
       static_cast<float>(-1.0 / (2.0 * options_.sigma * options_.sigma));
   const float inv_r = 1.0f / static_cast<float>(r);
-  std::vector<float> means;    // rows of the row block × s: a_j(x)
-  std::vector<float> kernels;  // one row of a block: exp arguments, then values
-  projector_.ForEachBlock(n, x, /*need_sq_norms=*/true, [&](const ProjectionBlock& b) {
-    const int64_t cols = b.num_templates * r;
-    means.resize(static_cast<size_t>(b.num_rows * s));
-    kernels.resize(static_cast<size_t>(cols));
-    for (int64_t i = 0; i < b.num_rows; ++i) {
-      const float* p = b.values + i * b.stride;
-      for (int64_t j = 0; j < b.num_templates; ++j) {
-        const int64_t template_index = b.template_begin + j;
-        for (int64_t k = 0; k < r; ++k) {
-          const float z2 = norms_per_element ? bank_sq_norms_[template_index * r + k]
-                                             : bank_sq_norms_[template_index];
-          const float d2 = b.InputSqNorm(i, k) + z2 - 2.0f * p[j * r + k];
-          kernels[j * r + k] = (d2 > 0.0f ? d2 : 0.0f) * neg_inv_two_sigma2;
-        }
-      }
-      FastExp(cols, kernels.data(), kernels.data());
-      float* a = means.data() + i * s + b.template_begin;
-      for (int64_t j = 0; j < b.num_templates; ++j) {
-        a[j] = SumInFixedOrder(kernels.data() + j * r, r) * inv_r;
-      }
-    }
-    if (b.rows_complete) {
-      // ψ = A · Lᵀ for the rows of this row block.
-      BatchIndependentDot(b.num_rows, means.data(), s, rank, projection_.data(),
-                          out + b.row_begin * rank, rank);
-    }
-  });
+  // Rows go in chunks whose means (chunk × s) stay within kMeansFloats.
+  const int64_t chunk = std::max<int64_t>(1, std::min(n, kMeansFloats / s));
+  std::vector<float> means(static_cast<size_t>(chunk * s));  // a_j(x), row-major
+  for (int64_t row0 = 0; row0 < n; row0 += chunk) {
+    const int64_t rows = std::min(chunk, n - row0);
+    projector_.ForEachBlock(
+        rows, x + row0 * d_in(), /*need_sq_norms=*/true, [&](const ProjectionBlock& b) {
+          const int64_t cols = b.num_templates * r;
+          std::vector<float> kernels(static_cast<size_t>(cols));  // exp arguments, then values
+          for (int64_t i = 0; i < b.num_rows; ++i) {
+            const float* p = b.values + i * b.stride;
+            for (int64_t j = 0; j < b.num_templates; ++j) {
+              const int64_t template_index = b.template_begin + j;
+              for (int64_t k = 0; k < r; ++k) {
+                const float z2 = norms_per_element ? bank_sq_norms_[template_index * r + k]
+                                                   : bank_sq_norms_[template_index];
+                const float d2 = b.InputSqNorm(i, k) + z2 - 2.0f * p[j * r + k];
+                kernels[j * r + k] = (d2 > 0.0f ? d2 : 0.0f) * neg_inv_two_sigma2;
+              }
+            }
+            FastExp(cols, kernels.data(), kernels.data());
+            float* a = means.data() + (b.row_begin + i) * s + b.template_begin;
+            for (int64_t j = 0; j < b.num_templates; ++j) {
+              a[j] = SumInFixedOrder(kernels.data() + j * r, r) * inv_r;
+            }
+          }
+        });
+    // ψ = A · Lᵀ for the rows of this chunk.
+    ParallelPackedDot(packed_projection_, rows, means.data(), out + row0 * rank, rank);
+  }
 }
 
 }  // namespace invariant

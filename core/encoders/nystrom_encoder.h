@@ -27,6 +27,7 @@
 #include "absl/status/statusor.h"
 #include "core/base/tensor.h"
 #include "core/encoders/encoder.h"
+#include "core/encoders/packed_dot.h"
 #include "core/encoders/projector.h"
 
 namespace invariant {
@@ -46,6 +47,8 @@ class NystromEncoder final : public Encoder {
  public:
   // `projection` is L (rank × s, s = projector.num_templates()).
   // Errors: empty projector, bad sigma, projection.cols() != s, rank 0.
+  static constexpr int64_t kMeansFloats = 1 << 19;  // rows × s orbit means per chunk
+
   static absl::StatusOr<std::unique_ptr<NystromEncoder>> Create(const NystromOptions& options,
                                                                 Projector projector,
                                                                 FloatMatrix projection);
@@ -67,6 +70,7 @@ class NystromEncoder final : public Encoder {
   NystromOptions options_;
   Projector projector_;
   FloatMatrix projection_;
+  PackedBank packed_projection_;      // L packed for PackedDot
   std::vector<float> bank_sq_norms_;  // ‖row‖² of every projector row
 };
 

@@ -20,22 +20,34 @@ void PoolCdf(const float* p, int64_t r, const std::vector<float>& thresholds, in
   const int64_t n = (bins - 1) / 2;
   const float scale = static_cast<float>(n) / thresholds[static_cast<size_t>(bins - 1)];
   for (int64_t b = 0; b <= bins; ++b) counts[b] = 0;
-  for (int64_t i = 0; i < r; ++i) {
-    const float v = p[i];
-    // First guess of the first bin b with v ≤ thresholds[b]; then exact fix-up.
+  const float top = static_cast<float>(bins);
+  const float offset = static_cast<float>(n);
+  constexpr int64_t kChunk = 64;
+  int32_t guesses[kChunk];
+  for (int64_t i0 = 0; i0 < r; i0 += kChunk) {
+    const int64_t len = r - i0 < kChunk ? r - i0 : kChunk;
+    // First guess of the first bin b with v ≤ thresholds[b], branch-free so
+    // that the compiler vectorises it; then an exact fix-up per value.
     // ceil without a libm call: round to nearest (|t| < 2^22), then step up.
-    float t = v * scale;
-    t = t < -static_cast<float>(bins) ? -static_cast<float>(bins) : t;
-    t = t > static_cast<float>(bins) ? static_cast<float>(bins) : t;
-    float rounded = (t + 12582912.0f) - 12582912.0f;
-    rounded += rounded < t ? 1.0f : 0.0f;
-    float guess = rounded + static_cast<float>(n);
-    if (!(guess >= 0.0f)) guess = (v == v) ? 0.0f : static_cast<float>(bins);
-    if (guess > static_cast<float>(bins)) guess = static_cast<float>(bins);
-    int64_t b = static_cast<int64_t>(guess);
-    while (b > 0 && v <= thresholds[static_cast<size_t>(b - 1)]) --b;
-    while (b < bins && !(v <= thresholds[static_cast<size_t>(b)])) ++b;
-    ++counts[b];
+    for (int64_t i = 0; i < len; ++i) {
+      const float v = p[i0 + i];
+      float t = v * scale;
+      t = t < -top ? -top : t;
+      t = t > top ? top : t;
+      float rounded = (t + 12582912.0f) - 12582912.0f;
+      rounded += rounded < t ? 1.0f : 0.0f;
+      float guess = rounded + offset;
+      guess = guess >= 0.0f ? guess : (v == v ? 0.0f : top);
+      guess = guess > top ? top : guess;
+      guesses[i] = static_cast<int32_t>(guess);
+    }
+    for (int64_t i = 0; i < len; ++i) {
+      const float v = p[i0 + i];
+      int64_t b = guesses[i];
+      while (b > 0 && v <= thresholds[static_cast<size_t>(b - 1)]) --b;
+      while (b < bins && !(v <= thresholds[static_cast<size_t>(b)])) ++b;
+      ++counts[b];
+    }
   }
   const float inv_r = 1.0f / static_cast<float>(r);
   int32_t running = 0;

@@ -1,13 +1,18 @@
 #include "core/encoders/preprocess_encoder.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/thread_pool.h"
 
 namespace invariant {
+namespace {
+constexpr int64_t kValuesPerTask = 1 << 16;
+}  // namespace
 
 ColumnStatistics::ColumnStatistics(int64_t d)
     : d_(d), mean_(static_cast<size_t>(d), 0.0), m2_(static_cast<size_t>(d), 0.0) {}
@@ -95,24 +100,29 @@ PreprocessEncoder::PreprocessEncoder(const PreprocessOptions& options, int64_t d
 
 void PreprocessEncoder::Encode(int64_t n, const float* x, float* out) const {
   const int64_t d = d_in();
-  for (int64_t i = 0; i < n; ++i) {
-    const float* src = x + i * d;
-    float* dst = out + i * d;
-    for (int64_t c = 0; c < d; ++c) {
-      float v = src[c];
-      if (options_.center) v -= mean_.data()[c];
-      if (options_.scale) v /= scale_.data()[c];
-      dst[c] = v;
-    }
-    if (options_.l2_normalize) {
-      double norm2 = 0.0;
-      for (int64_t c = 0; c < d; ++c) norm2 += static_cast<double>(dst[c]) * dst[c];
-      if (norm2 > 0.0) {
-        const double inv = 1.0 / std::sqrt(norm2);
-        for (int64_t c = 0; c < d; ++c) dst[c] = static_cast<float>(dst[c] * inv);
+  // Row-wise: ~kValuesPerTask values per pool task.
+  const int64_t rows_per_task = std::max<int64_t>(1, kValuesPerTask / d);
+  ParallelFor((n + rows_per_task - 1) / rows_per_task, [&](int64_t task) {
+    const int64_t end = std::min(n, (task + 1) * rows_per_task);
+    for (int64_t i = task * rows_per_task; i < end; ++i) {
+      const float* src = x + i * d;
+      float* dst = out + i * d;
+      for (int64_t c = 0; c < d; ++c) {
+        float v = src[c];
+        if (options_.center) v -= mean_.data()[c];
+        if (options_.scale) v /= scale_.data()[c];
+        dst[c] = v;
+      }
+      if (options_.l2_normalize) {
+        double norm2 = 0.0;
+        for (int64_t c = 0; c < d; ++c) norm2 += static_cast<double>(dst[c]) * dst[c];
+        if (norm2 > 0.0) {
+          const double inv = 1.0 / std::sqrt(norm2);
+          for (int64_t c = 0; c < d; ++c) dst[c] = static_cast<float>(dst[c] * inv);
+        }
       }
     }
-  }
+  });
 }
 
 }  // namespace invariant

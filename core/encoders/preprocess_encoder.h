@@ -4,7 +4,8 @@
 // only when enabled), then x ← x / ‖x‖ when l2_normalize (the norm is
 // accumulated in double; a zero row stays zero). d_out = d_in. Tensors:
 // mean() and scale() are 1 × d ("preprocess/mean", "preprocess/scale"),
-// empty when the step is off. Encode is const, thread-safe, row-wise.
+// empty when the step is off. Encode is const, thread-safe, row-wise (row
+// blocks split over the thread pool).
 #ifndef INVARIANT_CORE_ENCODERS_PREPROCESS_ENCODER_H_
 #define INVARIANT_CORE_ENCODERS_PREPROCESS_ENCODER_H_
 

@@ -7,7 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "core/base/random.h"
-#include "core/encoders/dot_kernel.h"
+#include "core/base/thread_pool.h"
 
 namespace invariant {
 namespace {
@@ -39,12 +39,13 @@ std::vector<float> RowSquaredNorms(const FloatMatrix& rows) {
   return norms;
 }
 
-Projector Projector::OverBank(TemplateBank bank) {
+Projector Projector::OverBank(TemplateBank bank, BankDtype bank_dtype) {
   Projector p;
   p.placement_ = Placement::kTemplates;
   p.num_templates_ = bank.num_templates();
   p.r_ = bank.num_group_elements();
   p.rows_ = bank.rows();
+  p.packed_ = std::make_shared<const PackedBank>(PackedBank::Pack(p.rows_, bank_dtype));
   return p;
 }
 
@@ -67,6 +68,7 @@ absl::StatusOr<Projector> Projector::OverInput(FloatMatrix templates, int64_t r,
   p.num_templates_ = templates.rows();
   p.r_ = r;
   p.rows_ = std::move(templates);
+  p.packed_ = std::make_shared<const PackedBank>(PackedBank::Pack(p.rows_));
   p.q_ = std::move(q);
   p.seed_ = seed;
   return p;
@@ -86,41 +88,50 @@ void Projector::ForEachBlockOverBank(
     int64_t n, const float* x, bool need_sq_norms,
     absl::FunctionRef<void(const ProjectionBlock&)> on_block) const {
   const int64_t d = dim();
-  // Column blocks (whole templates) sized so one block of projections for
-  // the rows of a row block fits kScratchFloats; block sizes never change a
-  // value, only how many are computed at once.
-  const int64_t templates_per_block =
-      std::min(num_templates_, std::max<int64_t>(1, kScratchFloats / std::min(n, kRowBlock) / r_));
-  const int64_t max_cols = templates_per_block * r_;
-  std::vector<float> scratch(static_cast<size_t>(std::min(n, kRowBlock) * max_cols));
   std::vector<float> norms;
-  for (int64_t row0 = 0; row0 < n; row0 += kRowBlock) {
-    const int64_t rows = std::min(kRowBlock, n - row0);
-    const float* xb = x + row0 * d;
-    if (need_sq_norms) {
-      norms.resize(static_cast<size_t>(rows));
-      for (int64_t i = 0; i < rows; ++i) {
-        norms[static_cast<size_t>(i)] = static_cast<float>(SquaredNorm(xb + i * d, d));
-      }
-    }
-    for (int64_t j0 = 0; j0 < num_templates_; j0 += templates_per_block) {
-      const int64_t nt = std::min(templates_per_block, num_templates_ - j0);
-      const int64_t cols = nt * r_;
-      BatchIndependentDot(rows, xb, d, cols, rows_.row(j0 * r_), scratch.data(), cols);
-      ProjectionBlock block;
-      block.row_begin = row0;
-      block.num_rows = rows;
-      block.template_begin = j0;
-      block.num_templates = nt;
-      block.r = r_;
-      block.values = scratch.data();
-      block.stride = cols;
-      block.input_sq_norms = need_sq_norms ? norms.data() : nullptr;
-      block.per_element_norms = false;
-      block.rows_complete = j0 + nt >= num_templates_;
-      on_block(block);
+  if (need_sq_norms) {
+    norms.resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      norms[static_cast<size_t>(i)] = static_cast<float>(SquaredNorm(x + i * d, d));
     }
   }
+  // The task grid. Block sizes never change a value, only what is computed
+  // together: row blocks of equal size ≤ kRowBlock; template blocks of
+  // ~kBlockColumns columns, smaller while there are fewer than 4 tasks per
+  // thread (batch 1 and small batches split over templates).
+  const int64_t row_blocks = (n + kRowBlock - 1) / kRowBlock;
+  const int64_t row_block = (n + row_blocks - 1) / row_blocks;
+  const int64_t want_tasks = 4 * static_cast<int64_t>(DefaultThreadCount());
+  int64_t templates_per_block =
+      std::min(num_templates_, std::max<int64_t>(1, (kBlockColumns + r_ - 1) / r_));
+  while (templates_per_block > 1 &&
+         row_blocks * ((num_templates_ + templates_per_block - 1) / templates_per_block) <
+             want_tasks) {
+    templates_per_block = (templates_per_block + 1) / 2;
+  }
+  const int64_t template_blocks = (num_templates_ + templates_per_block - 1) / templates_per_block;
+  ParallelFor(row_blocks * template_blocks, [&](int64_t task) {
+    const int64_t row0 = (task / template_blocks) * row_block;
+    const int64_t rows = std::min(row_block, n - row0);
+    const int64_t j0 = (task % template_blocks) * templates_per_block;
+    const int64_t nt = std::min(templates_per_block, num_templates_ - j0);
+    if (rows <= 0) return;
+    const int64_t cols = nt * r_;
+    thread_local std::vector<float> scratch;
+    scratch.resize(static_cast<size_t>(rows * cols));
+    PackedDot(*packed_, rows, x + row0 * d, d, j0 * r_, j0 * r_ + cols, scratch.data(), cols);
+    ProjectionBlock block;
+    block.row_begin = row0;
+    block.num_rows = rows;
+    block.template_begin = j0;
+    block.num_templates = nt;
+    block.r = r_;
+    block.values = scratch.data();
+    block.stride = cols;
+    block.input_sq_norms = need_sq_norms ? norms.data() + row0 : nullptr;
+    block.per_element_norms = false;
+    on_block(block);
+  });
 }
 
 void Projector::ForEachBlockOverInput(
@@ -128,10 +139,12 @@ void Projector::ForEachBlockOverInput(
     absl::FunctionRef<void(const ProjectionBlock&)> on_block) const {
   const int64_t d = dim();
   const GroupAction& action = q_->action();
-  std::vector<float> transformed(static_cast<size_t>(r_ * d));
-  std::vector<float> scratch(static_cast<size_t>(num_templates_ * r_));
-  std::vector<float> norms(static_cast<size_t>(r_));
-  for (int64_t i = 0; i < n; ++i) {
+  ParallelFor(n, [&](int64_t i) {
+    thread_local std::vector<float> transformed, by_element, scratch, norms;
+    transformed.resize(static_cast<size_t>(r_ * d));
+    by_element.resize(static_cast<size_t>(r_ * num_templates_));
+    scratch.resize(static_cast<size_t>(num_templates_ * r_));
+    norms.resize(static_cast<size_t>(r_));
     const float* xi = x + i * d;
     Rng rng = Rng::ForStream(seed_, HashRowBytes(xi, d));
     const std::vector<GroupElement> elements = q_->SampleFor(xi, r_, rng);
@@ -146,9 +159,14 @@ void Projector::ForEachBlockOverInput(
             static_cast<float>(SquaredNorm(transformed.data() + k * d, d));
       }
     }
-    // P (m × r) = T (m × d) · Yᵀ (d × r): entry j·r + k = ⟨t_j, g_k·x_i⟩.
-    BatchIndependentDot(num_templates_, rows_.data(), d, r_, transformed.data(), scratch.data(),
-                        r_);
+    // (r × m) = Y (r × d) · Tᵀ, then transposed: entry j·r + k = ⟨t_j, g_k·x_i⟩.
+    PackedDot(*packed_, r_, transformed.data(), by_element.data(), num_templates_);
+    for (int64_t k = 0; k < r_; ++k) {
+      for (int64_t j = 0; j < num_templates_; ++j) {
+        scratch[static_cast<size_t>(j * r_ + k)] =
+            by_element[static_cast<size_t>(k * num_templates_ + j)];
+      }
+    }
     ProjectionBlock block;
     block.row_begin = i;
     block.num_rows = 1;
@@ -159,9 +177,8 @@ void Projector::ForEachBlockOverInput(
     block.stride = num_templates_ * r_;
     block.input_sq_norms = need_sq_norms ? norms.data() : nullptr;
     block.per_element_norms = true;
-    block.rows_complete = true;
     on_block(block);
-  }
+  });
 }
 
 }  // namespace invariant

@@ -2,28 +2,35 @@
 //
 // A Projector computes the projections p_{i,j,k} = ⟨g_k⁻¹·t_j, x_i⟩ of input
 // rows onto a bank and hands them to a pooling callback block by block, so
-// that scratch memory stays bounded (≤ kScratchFloats floats per block, or
-// one template's r columns per row if r is larger) however large the bank
-// is. The bank is streamed from memory once per kRowBlock input rows. Values in a
-// block are laid out row-major, num_rows × (num_templates·r), column
-// (j − template_begin)·r + k — all r projections of one template are in the
-// same block, so pooling never needs a second pass.
+// that scratch memory stays bounded (≤ kRowBlock rows × ~kBlockColumns
+// columns per task, or one template's r columns per row if r is larger)
+// however large the bank is. The bank is streamed from memory once per
+// kRowBlock input rows. Values in a block are laid out row-major, num_rows × (num_templates·r),
+// column (j − template_begin)·r + k — all r projections of one template are in the same block, so
+// pooling never needs a second pass.
 //
 // Two placements (core/groups/group.h):
-//  * kTemplates: the bank holds g_k⁻¹·t_j; rows are processed in blocks of
-//    kRowBlock through BatchIndependentDot (dot_kernel.h), column blocks
-//    aligned to r.
-//  * kInput: the bank holds only the m templates; for each input row the
-//    projector seeds an Rng from (seed, FNV-1a hash of the row's bytes), draws
-//    r elements with q.SampleFor(x, r, rng), computes g_k·x and projects them
-//    onto the templates: p_{i,j,k} = ⟨t_j, g_k·x_i⟩. The same row always gets
-//    the same elements, in-process or on a server.
+//  * kTemplates: the bank holds g_k⁻¹·t_j, packed once at construction
+//    (packed_dot.h). The work is a grid of tasks, row blocks of ≤ kRowBlock
+//    rows × template blocks of ~kBlockColumns columns (whole templates),
+//    run on the default thread pool: large batches split over rows, small
+//    batches and batch 1 over templates. Each task computes its tile with
+//    PackedDot and hands it to on_block at once, while it is in cache.
+//  * kInput: the bank holds only the m templates (packed once); for each
+//    input row the projector seeds an Rng from (seed, FNV-1a hash of the
+//    row's bytes), draws r elements with q.SampleFor(x, r, rng), computes
+//    g_k·x and projects them onto the templates: p_{i,j,k} = ⟨t_j, g_k·x_i⟩.
+//    The same row always gets the same elements, in-process or on a server.
+//    Rows are split over the pool.
 //
-// Batch independence: a row's projections never depend on the other rows:
-// every product goes through BatchIndependentDot, whose summation order per
-// output depends only on d (OpenBLAS sgemm's does not, see dot_kernel.h).
+// Batch independence: a row's projections never depend on the other rows,
+// the tiling or the thread: every product goes through PackedDot, whose
+// summation order per output depends only on d.
 //
-// Thread-safety: ForEachBlock is const and allocates its scratch per call.
+// Thread-safety: ForEachBlock is const and may be called concurrently; it
+// calls on_block concurrently from pool threads, each call with a disjoint
+// rows × templates region, so on_block must only write outputs of its own
+// region and keep its scratch local.
 #ifndef INVARIANT_CORE_ENCODERS_PROJECTOR_H_
 #define INVARIANT_CORE_ENCODERS_PROJECTOR_H_
 
@@ -34,6 +41,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "core/base/tensor.h"
+#include "core/encoders/packed_dot.h"
 #include "core/encoders/template_bank.h"
 #include "core/groups/group.h"
 
@@ -51,9 +59,6 @@ struct ProjectionBlock {
   // ‖x_i‖² at [i − row_begin]; kInput: ‖g_k·x_i‖² at [(i − row_begin)·r + k].
   const float* input_sq_norms = nullptr;
   bool per_element_norms = false;  // true for kInput
-  // True on the last block of a row block: every template of rows
-  // [row_begin, row_begin + num_rows) has now been delivered.
-  bool rows_complete = false;
 
   float InputSqNorm(int64_t row_in_block, int64_t k) const {
     return per_element_norms ? input_sq_norms[row_in_block * r + k] : input_sq_norms[row_in_block];
@@ -62,13 +67,15 @@ struct ProjectionBlock {
 
 class Projector {
  public:
-  static constexpr int64_t kRowBlock = 256;           // input rows per bank pass
-  static constexpr int64_t kScratchFloats = 1 << 19;  // 2 MB of projections per block
+  static constexpr int64_t kRowBlock = 96;       // input rows per task
+  static constexpr int64_t kBlockColumns = 512;  // bank columns per task (whole templates)
 
   Projector() = default;
 
-  // Projects onto a bank of transformed templates (Placement::kTemplates).
-  static Projector OverBank(TemplateBank bank);
+  // Projects onto a bank of transformed templates (Placement::kTemplates),
+  // packed as `bank_dtype` (kBfloat16 halves the bytes read per request;
+  // rows() keeps the float bank for bundles).
+  static Projector OverBank(TemplateBank bank, BankDtype bank_dtype = BankDtype::kFloat32);
 
   // Projects transformed inputs onto m × d templates (Placement::kInput).
   // Errors: r ≤ 0, null q, empty templates, templates.cols() != q's dim().
@@ -83,12 +90,16 @@ class Projector {
   // kTemplates: the (m·r) × d bank; kInput: the m × d templates. This is the
   // "encoder/bank" tensor of a bundle.
   const FloatMatrix& rows() const { return rows_; }
+  // rows(), packed for PackedDot (shared by copies of this projector).
+  const PackedBank& packed() const { return *packed_; }
+  BankDtype bank_dtype() const { return packed_->dtype(); }
   const std::shared_ptr<const GroupDistribution>& distribution() const { return q_; }
   uint64_t seed() const { return seed_; }
 
-  // Calls on_block for every block of projections of the n rows of x
-  // (n × dim(), row-major), row blocks in order, templates in order within
-  // a row block. With need_sq_norms the blocks carry input_sq_norms.
+  // Calls on_block once for every block of projections of the n rows of x
+  // (n × dim(), row-major); blocks cover every (row, template) exactly
+  // once, in unspecified order, concurrently (see Thread-safety). With
+  // need_sq_norms the blocks carry input_sq_norms.
   void ForEachBlock(int64_t n, const float* x, bool need_sq_norms,
                     absl::FunctionRef<void(const ProjectionBlock&)> on_block) const;
 
@@ -100,6 +111,7 @@ class Projector {
 
   Placement placement_ = Placement::kTemplates;
   FloatMatrix rows_;
+  std::shared_ptr<const PackedBank> packed_;
   int64_t num_templates_ = 0;
   int64_t r_ = 0;
   std::shared_ptr<const GroupDistribution> q_;

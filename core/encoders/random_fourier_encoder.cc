@@ -34,12 +34,10 @@ void RandomFourierEncoder::Encode(int64_t n, const float* x, float* out) const {
   const int64_t width = d_out();
   const float scale =
       static_cast<float>(1.0 / (static_cast<double>(r) * std::sqrt(static_cast<double>(s))));
-  std::vector<float> sines;
-  std::vector<float> cosines;
   projector_.ForEachBlock(n, x, /*need_sq_norms=*/false, [&](const ProjectionBlock& b) {
     const int64_t cols = b.num_templates * r;
-    sines.resize(static_cast<size_t>(cols));
-    cosines.resize(static_cast<size_t>(cols));
+    std::vector<float> sines(static_cast<size_t>(cols));
+    std::vector<float> cosines(static_cast<size_t>(cols));
     for (int64_t i = 0; i < b.num_rows; ++i) {
       FastSinCos(cols, b.values + i * b.stride, sines.data(), cosines.data());
       float* dst = out + (b.row_begin + i) * width;

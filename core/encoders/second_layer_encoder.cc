@@ -7,12 +7,13 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "core/encoders/dot_kernel.h"
+#include "core/base/thread_pool.h"
 #include "core/encoders/fast_math.h"
 
 namespace invariant {
 namespace {
-constexpr int64_t kRowBlock = 64;
+constexpr int64_t kRowBlock = 96;       // rows encoded by the inner encoder at once
+constexpr int64_t kBlockColumns = 256;  // frequencies per task (a multiple of 16)
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<SecondLayerEncoder>> SecondLayerEncoder::Create(
@@ -41,30 +42,37 @@ SecondLayerEncoder::SecondLayerEncoder(const SecondLayerOptions& options,
     : Encoder(inner->d_in(), 2 * frequencies.rows()),
       options_(options),
       inner_(std::move(inner)),
-      frequencies_(std::move(frequencies)) {}
+      frequencies_(std::move(frequencies)),
+      packed_frequencies_(PackedBank::Pack(frequencies_)) {}
 
 void SecondLayerEncoder::Encode(int64_t n, const float* x, float* out) const {
   const int64_t d_feat = inner_->d_out();
   const int64_t s2 = frequencies_.rows();
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(s2)));
   const int64_t block = std::min(n, kRowBlock);
+  const int64_t col_blocks = (s2 + kBlockColumns - 1) / kBlockColumns;
   std::vector<float> features(static_cast<size_t>(block * d_feat));
-  std::vector<float> projections(static_cast<size_t>(block * s2));
-  std::vector<float> sines(static_cast<size_t>(s2));
-  std::vector<float> cosines(static_cast<size_t>(s2));
   for (int64_t row0 = 0; row0 < n; row0 += kRowBlock) {
     const int64_t rows = std::min(kRowBlock, n - row0);
     inner_->Encode(rows, x + row0 * d_in(), features.data());
-    BatchIndependentDot(rows, features.data(), d_feat, s2, frequencies_.data(), projections.data(),
-                        s2);
-    for (int64_t i = 0; i < rows; ++i) {
-      FastSinCos(s2, projections.data() + i * s2, sines.data(), cosines.data());
-      float* dst = out + (row0 + i) * d_out();
-      for (int64_t j = 0; j < s2; ++j) {
-        dst[j] = cosines[static_cast<size_t>(j)] * scale;
-        dst[s2 + j] = sines[static_cast<size_t>(j)] * scale;
+    // Tasks over frequency blocks; cos/sin fused right after each tile.
+    ParallelFor(col_blocks, [&](int64_t task) {
+      const int64_t c0 = task * kBlockColumns;
+      const int64_t cols = std::min(kBlockColumns, s2 - c0);
+      std::vector<float> projections(static_cast<size_t>(rows * cols));
+      std::vector<float> sines(static_cast<size_t>(cols));
+      std::vector<float> cosines(static_cast<size_t>(cols));
+      PackedDot(packed_frequencies_, rows, features.data(), d_feat, c0, c0 + cols,
+                projections.data(), cols);
+      for (int64_t i = 0; i < rows; ++i) {
+        FastSinCos(cols, projections.data() + i * cols, sines.data(), cosines.data());
+        float* dst = out + (row0 + i) * d_out();
+        for (int64_t j = 0; j < cols; ++j) {
+          dst[c0 + j] = cosines[static_cast<size_t>(j)] * scale;
+          dst[s2 + c0 + j] = sines[static_cast<size_t>(j)] * scale;
+        }
       }
-    }
+    });
   }
 }
 

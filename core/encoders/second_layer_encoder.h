@@ -6,7 +6,9 @@
 //   ψ2(x) = (1/√s2) [cos(W ψ(x)); sin(W ψ(x))]    (d_out = 2·s2: cos then sin)
 // so ⟨ψ2(x), ψ2(z)⟩ → exp(−‖ψ(x) − ψ(z)‖² / (2σ2²)).
 // Parameters: invariant.v1.SecondLayerParams; tensor frequencies() is
-// "second_layer/frequencies". Encode is const, thread-safe, batch-independent.
+// "second_layer/frequencies", packed once at construction. Encode runs the
+// inner encoder on row blocks, then splits the frequencies over the thread
+// pool (cos/sin right after each tile). Const, thread-safe, batch-independent.
 #ifndef INVARIANT_CORE_ENCODERS_SECOND_LAYER_ENCODER_H_
 #define INVARIANT_CORE_ENCODERS_SECOND_LAYER_ENCODER_H_
 
@@ -17,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "core/base/tensor.h"
 #include "core/encoders/encoder.h"
+#include "core/encoders/packed_dot.h"
 
 namespace invariant {
 
@@ -50,6 +53,7 @@ class SecondLayerEncoder final : public Encoder {
   SecondLayerOptions options_;
   std::shared_ptr<const Encoder> inner_;
   FloatMatrix frequencies_;
+  PackedBank packed_frequencies_;  // frequencies_ packed for PackedDot
 };
 
 }  // namespace invariant

@@ -12,11 +12,11 @@
 #include <map>
 #include <optional>
 #include <sstream>
-#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
+#include "core/base/thread_pool.h"
 #include "core/model/featurizer_factory.h"
 #include "core/rls/gram_accumulator.h"
 #include "core/rls/lambda_selection.h"
@@ -93,24 +93,17 @@ absl::StatusOr<Run> Prepare(const TrainOptions& options) {
   return run;
 }
 
-// model.Featurize over n rows, split across the machine's cores. Every row's
-// features depend only on that row (the encoders' kernels are
+// model.Featurize over n rows in row chunks on the process thread pool
+// (each chunk's encoder splits its work further on the same pool). Every
+// row's features depend only on that row (the encoders' kernels are
 // batch-independent), so the result is the same bits as one call.
 void ParallelFeaturize(const Model& model, int64_t n, const float* x, float* out) {
-  const int64_t threads = std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, 16);
-  const int64_t chunk = (n + threads - 1) / threads;
-  if (threads == 1 || n < 2 * threads) {
-    model.Featurize(n, x, out);
-    return;
-  }
-  std::vector<std::thread> workers;
-  for (int64_t start = chunk; start < n; start += chunk) {
-    const int64_t rows = std::min(chunk, n - start);
-    workers.emplace_back([&model, rows, x = x + start * model.input_dim(),
-                          o = out + start * model.feature_dim()] { model.Featurize(rows, x, o); });
-  }
-  model.Featurize(std::min(chunk, n), x, out);
-  for (std::thread& t : workers) t.join();
+  constexpr int64_t kChunkRows = 256;
+  ParallelFor((n + kChunkRows - 1) / kChunkRows, [&](int64_t chunk) {
+    const int64_t start = chunk * kChunkRows;
+    const int64_t rows = std::min(kChunkRows, n - start);
+    model.Featurize(rows, x + start * model.input_dim(), out + start * model.feature_dim());
+  });
 }
 
 // Stage featurize: ΦᵀΦ and ΦᵀY over this shard's training rows.
