@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "core/base/tensor.h"
 #include "core/encoders/encoder.h"
+#include "core/rls/linear_model.h"
 #include "invariant/v1/bundle.pb.h"
 
 namespace invariant {
@@ -30,6 +31,10 @@ struct ModelTensors {
 
 // The file name of the bundle inside a version directory.
 inline constexpr char kBundleFileName[] = "model.bundle";
+
+// The bundle tensors of the linear head: feature_dim × T and 1 × T.
+inline constexpr char kHeadWeightsTensor[] = "head/weights";
+inline constexpr char kHeadBiasTensor[] = "head/bias";
 
 class Model {
  public:
@@ -65,17 +70,19 @@ class Model {
 
   // x: n × input_dim → features: n × feature_dim. Thread-safe.
   void Featurize(int64_t n, const float* x, float* features) const;
-  // x: n × input_dim → scores: n × output_dim (one-vs-all scores or values).
-  // Requires has_head(). Thread-safe.
+  // x: n × input_dim → scores: n × output_dim (one-vs-all scores or values),
+  // featurized in blocks and scored by ApplyLinearModel. Requires has_head().
+  // Thread-safe.
   void Predict(int64_t n, const float* x, float* scores) const;
+  // The linear head (empty weights without a head).
+  const LinearModel& head() const { return head_; }
 
  private:
   Model() = default;
   v1::Manifest manifest_;
   ModelTensors tensors_;
   std::shared_ptr<const Encoder> featurizer_;
-  FloatMatrix head_weights_;  // feature_dim × T, empty without a head
-  FloatMatrix head_bias_;     // 1 × T
+  LinearModel head_;                    // feature_dim × T and 1 × T, empty without a head
   std::shared_ptr<const void> keeper_;  // the mapped bundle, when loaded
 };
 

@@ -265,8 +265,8 @@ absl::StatusOr<std::string> Finish(Run& run, const std::optional<GramAccumulator
     } else {
       for (int64_t t = 0; t < head.output_dim(); ++t) h.add_target_names(absl::StrCat("y", t));
     }
-    tensors.f32["head/weights"] = head.weights;
-    tensors.f32["head/bias"] = head.bias;
+    tensors.f32[kHeadWeightsTensor] = head.weights;
+    tensors.f32[kHeadBiasTensor] = head.bias;
   }
   ASSIGN_OR_RETURN(std::shared_ptr<const Model> model, Model::Assemble(manifest, tensors));
   if (model->has_head()) {
