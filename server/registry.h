@@ -1,7 +1,7 @@
 // registry.h: the versioned model registry with hot reload (ARCHITECTURE decision 4).
 //
 // ModelRegistry<T> owns every loaded version of every model under a models
-// root (layout in model_directory.h) as std::shared_ptr<const T>. Rescan()
+// root (layout in core/model/repository.h) as std::shared_ptr<const T>. Rescan()
 // lists the root, loads the versions the VersionPolicy wants with the injected
 // Loader — off the request path, without holding the lookup lock — and swaps
 // each finished load in atomically. Requests take a Handle (a shared_ptr), so a
@@ -39,7 +39,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "server/model_directory.h"
+#include "core/model/repository.h"
+#include "server/version_policy.h"
 
 namespace invariant::server {
 
@@ -49,8 +50,7 @@ enum class VersionState { kLoading, kReady, kFailed, kUnloaded };
 const char* VersionStateName(VersionState state);
 
 struct RegistryOptions {
-  std::string root;  // the models directory
-  std::string bundle_file_name = "model.bundle";
+  std::string root;      // the models directory
   VersionPolicy policy;  // default: latest
   absl::Duration removal_grace = absl::Seconds(30);
   std::function<absl::Time()> clock = [] { return absl::Now(); };
@@ -178,8 +178,7 @@ ScanReport ModelRegistry<T>::Rescan() {
 template <typename T>
 void ModelRegistry<T>::ScanModel(const std::string& name, bool listed, ScanReport& report) {
   const std::map<int64_t, VersionFile> on_disk =
-      listed ? ListVersions(options_.root, name, options_.bundle_file_name)
-             : std::map<int64_t, VersionFile>{};
+      listed ? ListPublishedVersions(options_.root, name) : std::map<int64_t, VersionFile>{};
   if (listed && on_disk.empty()) {
     std::lock_guard<std::mutex> lock(mu_);
     if (models_.count(name) == 0) return;  // an empty directory is not a model (yet)

@@ -108,7 +108,6 @@ absl::Status Server::Init() {
 
   RegistryOptions registry_options;
   registry_options.root = options_.models_dir;
-  registry_options.bundle_file_name = kBundleFileName;
   registry_options.policy = policy;
   registry_options.removal_grace = absl::Seconds(options_.removal_grace_seconds);
   Registry::Observers observers;

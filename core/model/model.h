@@ -1,10 +1,11 @@
 // model.h: a served model = preprocess → encoder (→ second layer) (→ linear head).
 //
 // Model is what the training job writes and the server loads: one bundle file
-// (core/bundle/bundle.h) at MODELS/<name>/<version>/model.bundle. Loading maps
-// the file read-only, checks the format version and every checksum, and
-// rebuilds the encoder over the mapped tensors without copying them. A Model
-// is immutable after Load and is shared as std::shared_ptr<const Model>.
+// (core/bundle/bundle.h) at MODELS/<name>/<version>/model.bundle (the layout
+// is core/model/repository.h's). Loading maps the file read-only, checks the
+// format version and every checksum, and rebuilds the encoder over the mapped
+// tensors without copying them. A Model is immutable after Load and is shared
+// as std::shared_ptr<const Model>.
 #ifndef INVARIANT_CORE_MODEL_MODEL_H_
 #define INVARIANT_CORE_MODEL_MODEL_H_
 
@@ -17,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "core/base/tensor.h"
 #include "core/encoders/encoder.h"
+#include "core/model/repository.h"
 #include "core/rls/linear_model.h"
 #include "invariant/v1/bundle.pb.h"
 
@@ -28,9 +30,6 @@ struct ModelTensors {
   std::map<std::string, DoubleMatrix> f64;
   std::map<std::string, IntMatrix> i32;
 };
-
-// The file name of the bundle inside a version directory.
-inline constexpr char kBundleFileName[] = "model.bundle";
 
 // The bundle tensors of the linear head: feature_dim × T and 1 × T.
 inline constexpr char kHeadWeightsTensor[] = "head/weights";

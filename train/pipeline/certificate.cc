@@ -15,7 +15,7 @@
 #include "core/spectral/spectral_proto.h"
 #include "core/spectral/torus_group.h"
 
-namespace invariant {
+namespace invariant::train {
 namespace {
 
 using Transform = std::function<void(int64_t n, const float* x, float* out)>;
@@ -163,4 +163,4 @@ absl::StatusOr<v1::InvarianceCertificate> CertifyModel(const Model& model,
   return c;
 }
 
-}  // namespace invariant
+}  // namespace invariant::train

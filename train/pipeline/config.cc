@@ -9,7 +9,7 @@
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 
-namespace invariant {
+namespace invariant::train {
 namespace {
 
 class CollectErrors : public google::protobuf::io::ErrorCollector {
@@ -209,4 +209,4 @@ absl::StatusOr<v1::TrainConfig> LoadTrainConfig(const std::string& path) {
   return ParseTrainConfig(ss.str(), path);
 }
 
-}  // namespace invariant
+}  // namespace invariant::train

@@ -19,7 +19,7 @@
 #include "core/spectral/spectral_proto.h"
 #include "train/data/splits.h"
 
-namespace invariant {
+namespace invariant::train {
 namespace {
 
 // Per-coordinate mean and standard deviation of the training rows.
@@ -198,4 +198,4 @@ absl::StatusOr<FeatureMap> BuildFeatureMap(const v1::TrainConfig& config, DataPl
   return fm;
 }
 
-}  // namespace invariant
+}  // namespace invariant::train

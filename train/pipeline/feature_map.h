@@ -25,7 +25,7 @@
 #include "invariant/v1/train_config.pb.h"
 #include "train/pipeline/data_plan.h"
 
-namespace invariant {
+namespace invariant::train {
 
 struct FeatureMap {
   v1::Manifest manifest;  // input_dim, feature_dim, preprocess, encoder, second_layer
@@ -37,6 +37,6 @@ struct FeatureMap {
 // config needs them. Errors name the config field.
 absl::StatusOr<FeatureMap> BuildFeatureMap(const v1::TrainConfig& config, DataPlan& plan);
 
-}  // namespace invariant
+}  // namespace invariant::train
 
 #endif  // INVARIANT_TRAIN_PIPELINE_FEATURE_MAP_H_

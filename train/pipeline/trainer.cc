@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "core/model/featurizer_factory.h"
+#include "core/model/repository.h"
 #include "core/rls/gram_accumulator.h"
 #include "core/rls/lambda_selection.h"
 #include "core/rls/linear_model.h"
@@ -32,9 +33,8 @@
 #include "train/pipeline/progress.h"
 #include "train/pipeline/report.h"
 #include "train/pipeline/shard_file.h"
-#include "train/pipeline/versions.h"
 
-namespace invariant {
+namespace invariant::train {
 namespace {
 
 namespace fs = std::filesystem;
@@ -65,7 +65,7 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
   return ss.str();
 }
 
-std::string ModelDir(const TrainOptions& o) { return (fs::path(o.models_dir) / o.name).string(); }
+std::string ModelDir(const TrainOptions& o) { return invariant::ModelDir(o.models_dir, o.name); }
 
 std::string ShardDir(const TrainOptions& o) {
   return o.shard_dir.empty() ? (fs::path(ModelDir(o)) / "shards").string() : o.shard_dir;
@@ -240,7 +240,7 @@ absl::StatusOr<std::string> WriteVersion(Run& run, int64_t version, const Model*
       WriteText((fs::path(staged.path()) / "report.json").string(), ReportToJson(run.report)));
   RETURN_IF_ERROR(
       WriteText((fs::path(staged.path()) / "report.md").string(), ReportToMarkdown(run.report)));
-  RETURN_IF_ERROR(staged.Commit());
+  RETURN_IF_ERROR(staged.Publish());
   return staged.final_path();
 }
 
@@ -398,4 +398,4 @@ absl::StatusOr<std::string> RunReduce(const TrainOptions& options) {
   return Finish(run, std::move(total));
 }
 
-}  // namespace invariant
+}  // namespace invariant::train

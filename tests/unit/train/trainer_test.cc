@@ -11,9 +11,9 @@
 #include "gtest/gtest.h"
 #include "tests/unit/train/train_test_util.h"
 #include "train/data/xperm.h"
-#include "train/pipeline/versions.h"
+#include "core/model/repository.h"
 
-namespace invariant {
+namespace invariant::train {
 namespace {
 
 namespace fs = std::filesystem;
@@ -252,4 +252,4 @@ TEST(TrainerTest, DataErrorsNameTheProblem) {
 }
 
 }  // namespace
-}  // namespace invariant
+}  // namespace invariant::train
