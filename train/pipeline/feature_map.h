@@ -1,8 +1,9 @@
 // feature_map.h: drawing the feature map of a new model from its config.
 //
-// BuildFeatureMap turns config.preprocess, config.encoder and
-// config.second_layer into the manifest fields and tensors that
-// core/model/featurizer_factory.h rebuilds the featurizer from:
+// BuildFeatureMap turns config.preprocess, config.encoder (its kind's draw in
+// core/model/encoder_kinds.h) and config.second_layer into the manifest
+// fields and tensors that core/model/featurizer_factory.h rebuilds the
+// featurizer from:
 //   preprocess   "preprocess/mean", "preprocess/scale" from training statistics
 //   cdf / random_fourier / nystrom
 //                templates (Rng::ForStream(encoder.seed, 1)), group elements
