@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/base/file.h"
 #include "core/base/status_macros.h"
 #include "core/model/encoder_kinds.h"
 #include "google/protobuf/io/tokenizer.h"
@@ -137,11 +138,9 @@ absl::StatusOr<v1::TrainConfig> ParseTrainConfig(const std::string& text,
 }
 
 absl::StatusOr<v1::TrainConfig> LoadTrainConfig(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open config"));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ParseTrainConfig(ss.str(), path);
+  std::optional<std::string> text = ReadWholeFile(path);
+  if (!text.has_value()) return absl::NotFoundError(absl::StrCat(path, ": cannot open config"));
+  return ParseTrainConfig(*text, path);
 }
 
 }  // namespace invariant::train

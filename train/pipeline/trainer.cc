@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/file.h"
 #include "core/base/status_macros.h"
 #include "core/model/featurizer_factory.h"
 #include "core/model/repository.h"
@@ -58,11 +59,11 @@ struct Run {
 };
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open the config file"));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::optional<std::string> text = ReadWholeFile(path);
+  if (!text.has_value()) {
+    return absl::NotFoundError(absl::StrCat(path, ": cannot open the config file"));
+  }
+  return *std::move(text);
 }
 
 std::string ModelDir(const TrainOptions& o) { return invariant::ModelDir(o.models_dir, o.name); }

@@ -19,6 +19,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "core/base/file.h"
 #include "core/bundle/crc32c.h"
 #include "core/model/model.h"
 #include "google/protobuf/text_format.h"
@@ -33,12 +34,7 @@ std::string FixturePath(const std::string& name, const std::string& file) {
   return std::string(INVARIANT_FIXTURE_DIR) + "/" + name + "/1/" + file;
 }
 
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+std::string ReadText(const std::string& path) { return ReadWholeFile(path).value_or(""); }
 
 // Row i, column j: sin(0.37 (i·d + j) + 0.1), inside [-1, 1] as the torus wants.
 std::vector<float> FixedRows(int64_t d) {
