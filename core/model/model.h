@@ -81,8 +81,7 @@ class Model {
   v1::Manifest manifest_;
   ModelTensors tensors_;
   std::shared_ptr<const Encoder> featurizer_;
-  LinearModel head_;                    // feature_dim × T and 1 × T, empty without a head
-  std::shared_ptr<const void> keeper_;  // the mapped bundle, when loaded
+  LinearModel head_;  // feature_dim × T and 1 × T, empty without a head
 };
 
 }  // namespace invariant
