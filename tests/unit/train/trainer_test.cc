@@ -7,11 +7,11 @@
 #include <string>
 
 #include "core/model/model.h"
+#include "core/model/repository.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/train/train_test_util.h"
 #include "train/data/xperm.h"
-#include "core/model/repository.h"
 
 namespace invariant::train {
 namespace {
