@@ -12,7 +12,7 @@
 #include "core/base/random.h"
 #include "server/admin_service.h"
 #include "server/metrics_interceptor.h"
-#include "tests/integration/test_models.h"
+#include "tools/test_models/test_models.h"
 
 namespace invariant::server {
 namespace {

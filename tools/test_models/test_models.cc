@@ -1,4 +1,4 @@
-#include "tests/integration/test_models.h"
+#include "tools/test_models/test_models.h"
 
 #include <cmath>
 #include <filesystem>
@@ -23,7 +23,7 @@ absl::StatusOr<std::shared_ptr<const Model>> MakeTestModel(const TestModelSpec& 
   manifest.set_model_name(spec.name);
   manifest.set_version(spec.version);
   manifest.set_input_dim(d);
-  manifest.set_created_by("tests/integration/test_models");
+  manifest.set_created_by("tools/test_models");
   v1::EncoderSpec* encoder = manifest.mutable_encoder();
   encoder->set_seed(spec.seed);
   encoder->add_input_shape(d);
