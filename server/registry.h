@@ -51,29 +51,42 @@ struct ScanReport {
   int unloaded = 0;
 };
 
+// Observers (each may be empty), called outside the registry lock; the
+// servable argument of on_ready is `ServableArg`.
+template <typename ServableArg>
+struct RegistryObservers {
+  std::function<void(const std::string& name, int64_t version, const ServableArg& servable)>
+      on_ready;
+  std::function<void(const std::string& name, int64_t version, const absl::Status& error)>
+      on_failed;
+  std::function<void(const std::string& name, int64_t version)> on_unloaded;
+};
+
+// A ready version held by a request.
+template <typename ServablePtr>
+struct RegistryHandle {
+  std::string name;
+  int64_t version = 0;
+  ServablePtr servable;
+};
+
+// The state of one version (servable set only when ready).
+template <typename ServablePtr>
+struct RegistryVersionInfo {
+  int64_t version = 0;
+  VersionState state = VersionState::kLoading;
+  std::string error;
+  ServablePtr servable;
+};
+
 // The registry over servables of any type (std::shared_ptr<const void>).
 class VersionRegistry {
  public:
   using Servable = std::shared_ptr<const void>;
   using Loader = std::function<absl::StatusOr<Servable>(const std::string& path)>;
-  struct Observers {
-    std::function<void(const std::string& name, int64_t version, const Servable& servable)>
-        on_ready;
-    std::function<void(const std::string& name, int64_t version, const absl::Status& error)>
-        on_failed;
-    std::function<void(const std::string& name, int64_t version)> on_unloaded;
-  };
-  struct Handle {
-    std::string name;
-    int64_t version = 0;
-    Servable servable;
-  };
-  struct VersionInfo {
-    int64_t version = 0;
-    VersionState state = VersionState::kLoading;
-    std::string error;
-    Servable servable;
-  };
+  using Observers = RegistryObservers<Servable>;
+  using Handle = RegistryHandle<Servable>;
+  using VersionInfo = RegistryVersionInfo<Servable>;
 
   VersionRegistry(RegistryOptions options, Loader loader, Observers observers)
       : options_(std::move(options)),
@@ -126,28 +139,9 @@ class ModelRegistry {
  public:
   using Loader = std::function<absl::StatusOr<std::shared_ptr<const T>>(const std::string& path)>;
 
-  // Observers (each may be empty), called outside the registry lock.
-  struct Observers {
-    std::function<void(const std::string& name, int64_t version, const T& servable)> on_ready;
-    std::function<void(const std::string& name, int64_t version, const absl::Status& error)>
-        on_failed;
-    std::function<void(const std::string& name, int64_t version)> on_unloaded;
-  };
-
-  // A ready version held by a request.
-  struct Handle {
-    std::string name;
-    int64_t version = 0;
-    std::shared_ptr<const T> servable;
-  };
-
-  // The state of one version (servable set only when ready).
-  struct VersionInfo {
-    int64_t version = 0;
-    VersionState state = VersionState::kLoading;
-    std::string error;
-    std::shared_ptr<const T> servable;
-  };
+  using Observers = RegistryObservers<T>;
+  using Handle = RegistryHandle<std::shared_ptr<const T>>;
+  using VersionInfo = RegistryVersionInfo<std::shared_ptr<const T>>;
 
   ModelRegistry(RegistryOptions options, Loader loader, Observers observers = {})
       : core_(std::move(options), EraseLoader(std::move(loader)),
