@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/rls/linear_model.h"
 #include "server/validation.h"
 
 namespace invariant::server {
@@ -30,16 +31,20 @@ int64_t PredictBytesPerRow(const Model& model) {
   return bytes;
 }
 
-// Fills the argmax index and class name of every row of a classifier.
+// Fills the argmax index and class name of every row of a classifier (the
+// head's ArgmaxRows: NaN never wins; a row of only NaN gets index -1 and an
+// empty class name).
 void FillPredictedClasses(const Model& model, v1::PredictResponse* response) {
   if (model.task() != v1::TASK_CLASSIFICATION) return;
-  const int64_t t = response->output_dim();
   const auto& names = model.manifest().head().class_names();
-  for (int64_t i = 0; i < response->num_rows(); ++i) {
-    const float* row = response->scores().data() + i * t;
-    const int64_t best = std::max_element(row, row + t) - row;
-    response->add_predicted_indices(static_cast<int32_t>(best));
-    response->add_predicted_classes(best < names.size() ? names[best] : absl::StrCat(best));
+  for (int32_t best :
+       ArgmaxRows(response->num_rows(), response->output_dim(), response->scores().data())) {
+    response->add_predicted_indices(best);
+    if (best < 0) {
+      response->add_predicted_classes("");
+    } else {
+      response->add_predicted_classes(best < names.size() ? names[best] : absl::StrCat(best));
+    }
   }
 }
 

@@ -3,8 +3,9 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "server/status_util.h"
 
 namespace invariant::server {
@@ -38,7 +39,7 @@ class PipelinedStreamReactor final : public grpc::ServerBidiReactor<Request, Res
       : call_(std::move(call)), deadline_(deadline) {
     Actions actions;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       actions.read = NextReadLocked();
     }
     Run(actions);
@@ -48,7 +49,7 @@ class PipelinedStreamReactor final : public grpc::ServerBidiReactor<Request, Res
     Slot* slot = nullptr;
     Actions actions;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       reading_ = false;
       if (!ok || failed_) {  // half-closed (or broken), or stopping after an error
         reads_done_ = true;
@@ -72,7 +73,7 @@ class PipelinedStreamReactor final : public grpc::ServerBidiReactor<Request, Res
   void OnWriteDone(bool ok) override {
     Actions actions;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       writing_ = false;
       if (!ok) {
         Fail(absl::CancelledError("stream: writing a response failed"));
@@ -106,7 +107,7 @@ class PipelinedStreamReactor final : public grpc::ServerBidiReactor<Request, Res
   void OnComputed(Slot* slot, absl::Status status) {
     Actions actions;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       --computing_;
       slot->status = std::move(status);
       slot->done = true;
@@ -115,14 +116,14 @@ class PipelinedStreamReactor final : public grpc::ServerBidiReactor<Request, Res
     Run(actions);
   }
 
-  void Fail(absl::Status status) {
+  void Fail(absl::Status status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (failed_) return;
     failed_ = true;
     final_status_ = std::move(status);
   }
 
   // A read to start now, or null (one at a time, bounded in-flight count).
-  Request* NextReadLocked() {
+  Request* NextReadLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (reading_ || reads_done_ || failed_ || finishing_ || slots_.size() >= kMaxStreamInFlight ||
         buffered_bytes_ >= kMaxStreamBufferedBytes) {
       return nullptr;
@@ -135,7 +136,7 @@ class PipelinedStreamReactor final : public grpc::ServerBidiReactor<Request, Res
   // Writes the next response in order if it is ready, and finishes the
   // stream when everything is written (or after an error, once no
   // computation is pending).
-  void PumpLocked(Actions& actions) {
+  void PumpLocked(Actions& actions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (finishing_) return;
     if (!writing_ && !failed_ && !slots_.empty() && slots_.front()->done) {
       Slot* front = slots_.front().get();
@@ -161,17 +162,17 @@ class PipelinedStreamReactor final : public grpc::ServerBidiReactor<Request, Res
 
   const Call call_;
   const absl::Time deadline_;
-  std::mutex mu_;
-  std::deque<std::unique_ptr<Slot>> slots_;  // read, in order, not yet written
-  std::unique_ptr<Slot> next_;               // the slot being read into
-  size_t buffered_bytes_ = 0;                // request bytes of `slots_`
-  bool reading_ = false;
-  bool reads_done_ = false;
-  bool writing_ = false;
-  int computing_ = 0;
-  bool failed_ = false;
-  absl::Status final_status_;
-  bool finishing_ = false;
+  absl::Mutex mu_;
+  std::deque<std::unique_ptr<Slot>> slots_ ABSL_GUARDED_BY(mu_);  // read, in order, not yet written
+  std::unique_ptr<Slot> next_ ABSL_GUARDED_BY(mu_);               // the slot being read into
+  size_t buffered_bytes_ ABSL_GUARDED_BY(mu_) = 0;                // request bytes of `slots_`
+  bool reading_ ABSL_GUARDED_BY(mu_) = false;
+  bool reads_done_ ABSL_GUARDED_BY(mu_) = false;
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  int computing_ ABSL_GUARDED_BY(mu_) = 0;
+  bool failed_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status final_status_ ABSL_GUARDED_BY(mu_);
+  bool finishing_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace

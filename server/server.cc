@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/file.h"
 #include "core/base/status_macros.h"
 #include "core/model/featurizer_factory.h"
 #include "server/metrics_interceptor.h"
@@ -29,13 +30,11 @@ constexpr char kFeatureServiceName[] = "invariant.v1.FeatureService";
 void Log(const std::string& line) { std::cerr << "invariant-server: " << line << std::endl; }
 
 absl::StatusOr<std::string> ReadFile(const std::string& flag, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  std::optional<std::string> text = ReadWholeFile(path);
+  if (!text.has_value()) {
     return absl::NotFoundError(absl::StrCat(flag, ": cannot read '", path, "'"));
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return *std::move(text);
 }
 
 absl::Status ValidateOptions(const ServerOptions& o) {
@@ -109,7 +108,6 @@ absl::Status Server::Init() {
 
   RegistryOptions registry_options;
   registry_options.root = options_.models_dir;
-  registry_options.bundle_file_name = kBundleFileName;
   registry_options.policy = policy;
   registry_options.removal_grace = absl::Seconds(options_.removal_grace_seconds);
   Registry::Observers observers;

@@ -21,8 +21,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "core/base/thread_pool.h"
+#include "core/model/repository.h"
 #include "train/pipeline/trainer.h"
-#include "train/pipeline/versions.h"
 
 ABSL_FLAG(std::string, config, "", "Training config (protobuf text, invariant.v1.TrainConfig).");
 ABSL_FLAG(std::string, models, "", "Model repository: versions go to <models>/<name>/<version>/.");
@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
       "invariant-train --config=FILE --models=DIR --name=NAME [--version=N] [--shard=i/n]\n"
       "       invariant-train reduce --config=FILE --models=DIR --name=NAME --shards=N");
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
-  invariant::TrainOptions o;
+  invariant::train::TrainOptions o;
   o.config_path = absl::GetFlag(FLAGS_config);
   o.models_dir = absl::GetFlag(FLAGS_models);
   o.name = absl::GetFlag(FLAGS_name);
@@ -88,9 +88,9 @@ int main(int argc, char** argv) {
   }
   std::signal(SIGINT, OnInterrupt);
   std::signal(SIGTERM, OnInterrupt);
-  absl::StatusOr<std::string> result = reduce           ? invariant::RunReduce(o)
-                                       : !shard.empty() ? invariant::RunShard(o)
-                                                        : invariant::RunTraining(o);
+  absl::StatusOr<std::string> result = reduce           ? invariant::train::RunReduce(o)
+                                       : !shard.empty() ? invariant::train::RunShard(o)
+                                                        : invariant::train::RunTraining(o);
   if (!result.ok()) {
     std::fprintf(stderr, "invariant-train: %s\n", result.status().ToString().c_str());
     return 1;

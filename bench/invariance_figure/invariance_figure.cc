@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
                  (!raw.ok() ? raw.status() : inv.status()).ToString().c_str());
     return 1;
   }
-  auto source = invariant::OpenFashionMnist(invariant::FashionMnistPart::kTest);
+  auto source = invariant::train::OpenFashionMnist(invariant::train::FashionMnistPart::kTest);
   if (!source.ok()) {
     std::fprintf(stderr, "invariance-figure: %s\n", source.status().ToString().c_str());
     return 1;

@@ -45,6 +45,12 @@ ABSL_FLAG(std::string, fixed_angles_deg, "",
 namespace invariant {
 namespace {
 
+using train::CertifyPredictor;
+using train::DataParts;
+using train::LoadTrainConfig;
+using train::OpenDataConfig;
+using train::RowSource;
+
 // The same four numbers over fixed angles (|Δ| mean over every entry).
 absl::Status RunFixed(const Model& model, const FloatMatrix& x) {
   const int64_t n = x.rows(), d = x.cols(), t = model.output_dim();

@@ -25,6 +25,17 @@
 namespace invariant {
 namespace {
 
+using train::Complement;
+using train::Dataset;
+using train::kXpermAlphabet;
+using train::kXpermDim;
+using train::kXpermLength;
+using train::MakeXperm;
+using train::SamplePerClass;
+using train::ShuffleInPlace;
+using train::XpermBagOfWords;
+using train::XpermOptions;
+
 // Symbol counts of a one-hot row → a base-6 key (counts 0..5 over 8 symbols).
 int64_t MultisetKey(const float* row) {
   int64_t key = 0;

@@ -49,6 +49,9 @@ ABSL_FLAG(std::string, out_dir, "docs/results", "where the outputs go");
 namespace invariant {
 namespace {
 
+using train::SamplePerClass;
+using train::ShuffledIndices;
+
 using Clock = std::chrono::steady_clock;
 double Since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();

@@ -35,7 +35,7 @@
 #include "absl/time/clock.h"
 #include "core/base/random.h"
 #include "server/server.h"
-#include "tests/integration/test_models.h"
+#include "tools/test_models/test_models.h"
 #include "tools/loadgen/loadgen.h"
 
 ABSL_FLAG(int64_t, input_dim, 784, "d");

@@ -20,7 +20,6 @@
 #include <iostream>
 #include <map>
 #include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -33,6 +32,7 @@
 #include "client/cli/format.h"
 #include "client/cli/rows.h"
 #include "client/client.h"
+#include "core/base/random.h"
 
 ABSL_FLAG(std::string, target, "localhost:8500",
           "Server address host:port (or any gRPC target URI).");
@@ -283,12 +283,11 @@ int LoadRows(Client& client, const ClientOptions& options, const std::string& mo
     v1::GetModelMetadataResponse m;
     const grpc::Status status = GetMetadata(client, options, model, &m);
     if (!status.ok()) return ServerError("metadata (for --random_rows)", status);
-    std::mt19937_64 rng(absl::GetFlag(FLAGS_seed));
-    std::normal_distribution<float> normal;
+    Rng rng(absl::GetFlag(FLAGS_seed));  // the same rows on every platform
     table->num_rows = random_rows;
     table->dim = m.input_dim();
     table->values.resize(static_cast<size_t>(random_rows * m.input_dim()));
-    for (float& v : table->values) v = normal(rng);
+    for (float& v : table->values) v = static_cast<float>(rng.Normal());
     return kExitOk;
   }
   RowReadOptions read;

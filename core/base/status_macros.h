@@ -14,9 +14,9 @@
 #define INVARIANT_CONCAT_INNER_(a, b) a##b
 #define INVARIANT_CONCAT_(a, b) INVARIANT_CONCAT_INNER_(a, b)
 
-#define RETURN_IF_ERROR(expr)                          \
-  do {                                                 \
-    const ::absl::Status _invariant_status = (expr);   \
+#define RETURN_IF_ERROR(expr)                              \
+  do {                                                     \
+    const ::absl::Status _invariant_status = (expr);       \
     if (!_invariant_status.ok()) return _invariant_status; \
   } while (0)
 

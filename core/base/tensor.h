@@ -3,7 +3,10 @@
 // Banks, landmark sets and model weights live in `Array2D<T>`. Storage is
 // either owned (64-byte aligned, zero-initialised) or borrowed from memory
 // that a `keeper` keeps alive (an mmap'ed bundle file), so a multi-GB bank is
-// never copied. Copies share storage; an array is immutable once shared.
+// never copied. Copies share storage, so an array is immutable once shared:
+// mutable_data() hands out the storage only while this array is the sole
+// owner of its owned storage, and returns nullptr for views and for every
+// copy (the original included) while another copy is alive.
 #ifndef INVARIANT_CORE_BASE_TENSOR_H_
 #define INVARIANT_CORE_BASE_TENSOR_H_
 
@@ -34,7 +37,8 @@ class Array2D {
     if (p == nullptr) throw std::bad_alloc();
     std::memset(p, 0, bytes == 0 ? 64 : bytes);
     a.data_ = static_cast<T*>(p);
-    a.keeper_ = std::shared_ptr<const void>(p, [](const void* q) { std::free(const_cast<void*>(q)); });
+    a.keeper_ =
+        std::shared_ptr<const void>(p, [](const void* q) { std::free(const_cast<void*>(q)); });
     a.owned_ = true;
     return a;
   }
@@ -48,7 +52,8 @@ class Array2D {
   }
 
   // Borrowed view of rows × cols values at `data`, kept alive by `keeper`.
-  static Array2D View(const T* data, int64_t rows, int64_t cols, std::shared_ptr<const void> keeper) {
+  static Array2D View(const T* data, int64_t rows, int64_t cols,
+                      std::shared_ptr<const void> keeper) {
     Array2D a;
     a.data_ = const_cast<T*>(data);
     a.rows_ = rows;
@@ -65,8 +70,8 @@ class Array2D {
   size_t bytes() const { return static_cast<size_t>(size()) * sizeof(T); }
   const T* data() const { return data_; }
   const T* row(int64_t i) const { return data_ + i * cols_; }
-  // Writable storage: only for owned arrays, before they are shared.
-  T* mutable_data() { return owned_ ? data_ : nullptr; }
+  // Writable storage: only for owned arrays that are not shared.
+  T* mutable_data() { return owned_ && keeper_.use_count() == 1 ? data_ : nullptr; }
   T* mutable_row(int64_t i) { return mutable_data() + i * cols_; }
 
   Eigen::Map<const RowMajor> map() const { return {data_, rows_, cols_}; }

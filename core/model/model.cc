@@ -1,7 +1,6 @@
 #include "core/model/model.h"
 
-#include <cblas.h>
-
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -38,15 +37,14 @@ absl::StatusOr<std::shared_ptr<const Model>> Model::Assemble(v1::Manifest manife
   }
   if (manifest.feature_dim() == 0) manifest.set_feature_dim(featurizer->d_out());
   if (manifest.feature_dim() != featurizer->d_out()) {
-    return absl::InvalidArgumentError(absl::StrCat("manifest.feature_dim is ",
-                                                   manifest.feature_dim(),
-                                                   " but the encoder produces ",
-                                                   featurizer->d_out()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("manifest.feature_dim is ", manifest.feature_dim(),
+                     " but the encoder produces ", featurizer->d_out()));
   }
   auto model = std::shared_ptr<Model>(new Model());
   if (manifest.has_head()) {
-    auto w = tensors.f32.find("head/weights");
-    auto b = tensors.f32.find("head/bias");
+    auto w = tensors.f32.find(kHeadWeightsTensor);
+    auto b = tensors.f32.find(kHeadBiasTensor);
     if (w == tensors.f32.end() || b == tensors.f32.end()) {
       return absl::InvalidArgumentError(
           "manifest.head is set but tensor 'head/weights' or 'head/bias' is missing");
@@ -54,23 +52,24 @@ absl::StatusOr<std::shared_ptr<const Model>> Model::Assemble(v1::Manifest manife
     const int64_t t = w->second.cols();
     if (w->second.rows() != manifest.feature_dim() || t <= 0 || b->second.rows() != 1 ||
         b->second.cols() != t) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "tensor 'head/weights' must be feature_dim × T = ", manifest.feature_dim(),
-          " × T and 'head/bias' 1 × T, got ", w->second.rows(), " × ", t, " and ",
-          b->second.rows(), " × ", b->second.cols()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor 'head/weights' must be feature_dim × T = ", manifest.feature_dim(),
+                       " × T and 'head/bias' 1 × T, got ", w->second.rows(), " × ", t, " and ",
+                       b->second.rows(), " × ", b->second.cols()));
     }
     const auto& head = manifest.head();
     if (head.task() == v1::TASK_CLASSIFICATION && head.class_names_size() != t) {
       return absl::InvalidArgumentError(absl::StrCat("manifest.head.class_names has ",
-                                                     head.class_names_size(),
-                                                     " names for ", t, " score columns"));
+                                                     head.class_names_size(), " names for ", t,
+                                                     " score columns"));
     }
     if (head.task() == v1::TASK_UNSPECIFIED) {
       return absl::InvalidArgumentError(
           "manifest.head.task must be TASK_CLASSIFICATION or TASK_REGRESSION");
     }
-    model->head_weights_ = w->second;
-    model->head_bias_ = b->second;
+    model->head_.weights = w->second;
+    model->head_.bias = b->second;
+    model->head_.lambda = head.lambda();
   }
   model->manifest_ = std::move(manifest);
   model->tensors_ = std::move(tensors);
@@ -100,9 +99,9 @@ absl::StatusOr<std::shared_ptr<const Model>> Model::Load(const std::string& path
             absl::StrCat(path, ": tensor '", e.name(), "' has unsupported dtype"));
     }
   }
+  // Each tensor view holds the file mapping, so the model keeps it alive.
   auto model = Assemble(bundle->manifest(), std::move(tensors));
   if (!model.ok()) return Prefix(path, model.status());
-  std::const_pointer_cast<Model>(*model)->keeper_ = bundle;
   return model;
 }
 
@@ -114,7 +113,7 @@ absl::Status Model::Save(const std::string& path) const {
   return WriteBundle(path, manifest_, refs);
 }
 
-int64_t Model::output_dim() const { return has_head() ? head_weights_.cols() : 0; }
+int64_t Model::output_dim() const { return has_head() ? head_.output_dim() : 0; }
 
 size_t Model::bytes() const {
   size_t b = 0;
@@ -138,16 +137,7 @@ void Model::Predict(int64_t n, const float* x, float* scores) const {
   for (int64_t i0 = 0; i0 < n; i0 += kRows) {
     const int64_t b = std::min(kRows, n - i0);
     featurizer_->Encode(b, x + i0 * input_dim(), phi.data());
-    float* out = scores + i0 * t;
-    for (int64_t i = 0; i < b; ++i) {
-      std::copy(head_bias_.data(), head_bias_.data() + t, out + i * t);
-    }
-    // Row by row (M = 1) so a row's scores never depend on the batch size.
-    for (int64_t i = 0; i < b; ++i) {
-      cblas_sgemv(CblasRowMajor, CblasTrans, static_cast<int>(f), static_cast<int>(t), 1.0f,
-                  head_weights_.data(), static_cast<int>(t), phi.data() + i * f, 1, 1.0f,
-                  out + i * t, 1);
-    }
+    ApplyLinearModel(head_, b, phi.data(), scores + i0 * t);
   }
 }
 

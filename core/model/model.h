@@ -1,10 +1,11 @@
 // model.h: a served model = preprocess → encoder (→ second layer) (→ linear head).
 //
 // Model is what the training job writes and the server loads: one bundle file
-// (core/bundle/bundle.h) at MODELS/<name>/<version>/model.bundle. Loading maps
-// the file read-only, checks the format version and every checksum, and
-// rebuilds the encoder over the mapped tensors without copying them. A Model
-// is immutable after Load and is shared as std::shared_ptr<const Model>.
+// (core/bundle/bundle.h) at MODELS/<name>/<version>/model.bundle (the layout
+// is core/model/repository.h's). Loading maps the file read-only, checks the
+// format version and every checksum, and rebuilds the encoder over the mapped
+// tensors without copying them. A Model is immutable after Load and is shared
+// as std::shared_ptr<const Model>.
 #ifndef INVARIANT_CORE_MODEL_MODEL_H_
 #define INVARIANT_CORE_MODEL_MODEL_H_
 
@@ -17,6 +18,8 @@
 #include "absl/status/statusor.h"
 #include "core/base/tensor.h"
 #include "core/encoders/encoder.h"
+#include "core/model/repository.h"
+#include "core/rls/linear_model.h"
 #include "invariant/v1/bundle.pb.h"
 
 namespace invariant {
@@ -28,8 +31,9 @@ struct ModelTensors {
   std::map<std::string, IntMatrix> i32;
 };
 
-// The file name of the bundle inside a version directory.
-inline constexpr char kBundleFileName[] = "model.bundle";
+// The bundle tensors of the linear head: feature_dim × T and 1 × T.
+inline constexpr char kHeadWeightsTensor[] = "head/weights";
+inline constexpr char kHeadBiasTensor[] = "head/bias";
 
 class Model {
  public:
@@ -65,18 +69,19 @@ class Model {
 
   // x: n × input_dim → features: n × feature_dim. Thread-safe.
   void Featurize(int64_t n, const float* x, float* features) const;
-  // x: n × input_dim → scores: n × output_dim (one-vs-all scores or values).
-  // Requires has_head(). Thread-safe.
+  // x: n × input_dim → scores: n × output_dim (one-vs-all scores or values),
+  // featurized in blocks and scored by ApplyLinearModel. Requires has_head().
+  // Thread-safe.
   void Predict(int64_t n, const float* x, float* scores) const;
+  // The linear head (empty weights without a head).
+  const LinearModel& head() const { return head_; }
 
  private:
   Model() = default;
   v1::Manifest manifest_;
   ModelTensors tensors_;
   std::shared_ptr<const Encoder> featurizer_;
-  FloatMatrix head_weights_;  // feature_dim × T, empty without a head
-  FloatMatrix head_bias_;     // 1 × T
-  std::shared_ptr<const void> keeper_;  // the mapped bundle, when loaded
+  LinearModel head_;  // feature_dim × T and 1 × T, empty without a head
 };
 
 }  // namespace invariant

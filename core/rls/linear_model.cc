@@ -1,18 +1,26 @@
 #include "core/rls/linear_model.h"
 
+#include <cblas.h>
+
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 
 namespace invariant {
 
 void ApplyLinearModel(const LinearModel& model, int64_t n, const float* features, float* scores) {
-  using RowMajorF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   const int64_t d = model.feature_dim();
   const int64_t t = model.output_dim();
   if (n == 0 || t == 0) return;
-  Eigen::Map<const RowMajorF> x(features, n, d);
-  Eigen::Map<RowMajorF> out(scores, n, t);
-  out.noalias() = x * model.weights.map();
-  out.rowwise() += model.bias.map().row(0);
+  for (int64_t i = 0; i < n; ++i) {
+    std::copy(model.bias.data(), model.bias.data() + t, scores + i * t);
+  }
+  // Row by row (M = 1) so a row's scores never depend on the batch size.
+  for (int64_t i = 0; i < n; ++i) {
+    cblas_sgemv(CblasRowMajor, CblasTrans, static_cast<int>(d), static_cast<int>(t), 1.0f,
+                model.weights.data(), static_cast<int>(t), features + i * d, 1, 1.0f,
+                scores + i * t, 1);
+  }
 }
 
 absl::StatusOr<FloatMatrix> ApplyLinearModel(const LinearModel& model,

@@ -1,11 +1,14 @@
-// linear_model.h: the served linear head, scores = features · W + b, and the
-// one-vs-all encoding of class labels.
+// linear_model.h: THE linear head, scores = features · W + b, its one apply
+// function, its one argmax, and the one-vs-all encoding of class labels.
 //
-// A LinearModel is what every ridge solver (ridge.h) produces and what a
-// bundle stores as "head/weights" (D × T) and "head/bias" (1 × T). For
-// classification the T columns are one-vs-all scores and the predicted class
-// is the argmax of a row (ties go to the smaller class index); for
-// regression T is the number of targets (usually 1).
+// A LinearModel is what every ridge solver (ridge.h) produces, what a Model
+// (core/model/model.h) owns and serves, and what a bundle stores as
+// "head/weights" (D × T) and "head/bias" (1 × T). Serving, training,
+// λ selection and evaluation all score through ApplyLinearModel, so what is
+// evaluated is what is served. For classification the T columns are
+// one-vs-all scores and the predicted class is ArgmaxRows of a row (ties go
+// to the smaller class index, NaN never wins); for regression T is the
+// number of targets (usually 1).
 #ifndef INVARIANT_CORE_RLS_LINEAR_MODEL_H_
 #define INVARIANT_CORE_RLS_LINEAR_MODEL_H_
 
@@ -30,7 +33,8 @@ struct LinearModel {
 // scores (n × T, row-major) = features (n × D, row-major) · W + b.
 // Preconditions (unchecked, this is the serving hot path): the pointers hold
 // n × model.feature_dim() and n × model.output_dim() floats, and the bias is
-// 1 × output_dim(). Thread-safe; single-threaded Eigen GEMM.
+// 1 × output_dim(). Rows are scored one at a time (BLAS sgemv), so a row's
+// scores never depend on how many rows are scored with it. Thread-safe.
 void ApplyLinearModel(const LinearModel& model, int64_t n, const float* features, float* scores);
 
 // Checked form: features must be n × model.feature_dim(), and the model's

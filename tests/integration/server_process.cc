@@ -16,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/file.h"
 
 namespace invariant::testing_server {
 
@@ -98,12 +99,7 @@ int ServerProcess::WaitForExit(absl::Duration timeout) {
   return -1;
 }
 
-std::string ServerProcess::Log() const {
-  std::ifstream in(stderr_path_);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+std::string ServerProcess::Log() const { return ReadWholeFile(stderr_path_).value_or(""); }
 
 absl::StatusOr<std::string> HttpExchange(int port, const std::string& request,
                                          absl::Duration timeout, bool half_close) {

@@ -7,16 +7,14 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/file.h"
 #include "tests/integration/integration_env.h"
 
 namespace invariant::testing_server {
 namespace {
 
 std::string ReadText(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return ReadWholeFile(path.string()).value_or("");
 }
 
 class TlsTest : public ServerTestBase {

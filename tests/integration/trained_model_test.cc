@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,40 @@ TEST_F(TrainedModelTest, ServedXpermFeaturesIgnoreTheOrderOfTheBlocks) {
   const size_t k = f.size() / 3;
   EXPECT_TRUE(std::equal(f.begin(), f.begin() + k, f.begin() + k));
   EXPECT_FALSE(std::equal(f.begin(), f.begin() + k, f.begin() + 2 * k));
+}
+
+// The compatibility fixture (tests/fixtures/compat_models, bundles written by
+// an earlier build; tests/unit/model/compat_fixture_test.cc checks their
+// in-process outputs against the stored ones): the server serves exactly what
+// the loaded bundle computes.
+TEST_F(TrainedModelTest, ServesTheCompatibilityFixtureBitForBit) {
+  const std::vector<std::string> names = {"xperm_cdf", "coulomb_rf", "torus_spectral"};
+  for (const std::string& name : names) {
+    std::filesystem::create_directories(models() + "/" + name + "/1");
+    std::filesystem::copy_file(std::string(INVARIANT_SOURCE_DIR) +
+                                   "/tests/fixtures/compat_models/" + name + "/1/" +
+                                   kBundleFileName,
+                               models() + "/" + name + "/1/" + kBundleFileName);
+  }
+  StartServer({"--port=0", "--metrics_port=0"});
+  for (const std::string& name : names) {
+    std::shared_ptr<const Model> model = Load(name);
+    ASSERT_NE(model, nullptr);
+    const int64_t n = 9, d = model->input_dim();
+    std::vector<float> x = RandomRows(n, d, 5);
+    for (float& v : x) v = std::tanh(v);
+    std::vector<float> served, local(static_cast<size_t>(n * model->feature_dim()));
+    ASSERT_TRUE(client_->Featurize(name, n, x, &served).ok()) << name;
+    model->Featurize(n, x.data(), local.data());
+    ASSERT_EQ(served.size(), local.size());
+    EXPECT_EQ(std::memcmp(served.data(), local.data(), local.size() * sizeof(float)), 0) << name;
+    std::vector<float> scores, expected(static_cast<size_t>(n * model->output_dim()));
+    ASSERT_TRUE(client_->Predict(name, n, x, &scores).ok()) << name;
+    model->Predict(n, x.data(), expected.data());
+    ASSERT_EQ(scores.size(), expected.size());
+    EXPECT_EQ(std::memcmp(scores.data(), expected.data(), scores.size() * sizeof(float)), 0)
+        << name;
+  }
 }
 
 }  // namespace

@@ -17,7 +17,6 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <random>
 #include <string>
 
 #include "absl/flags/flag.h"
@@ -27,6 +26,7 @@
 #include "client/cli/format.h"
 #include "client/cli/rows.h"
 #include "client/client.h"
+#include "core/base/random.h"
 #include "tools/loadgen/loadgen.h"
 
 ABSL_FLAG(std::string, target, "127.0.0.1:8500", "Server address host:port.");
@@ -141,10 +141,9 @@ int Run(int argc, char** argv) {
       return cli::kExitServerError;
     }
     load.input_dim = metadata.input_dim();
-    std::mt19937_64 rng(absl::GetFlag(FLAGS_seed));
-    std::normal_distribution<float> normal;
+    Rng rng(absl::GetFlag(FLAGS_seed));  // the same rows on every platform
     load.rows.resize(static_cast<size_t>(random_rows * load.input_dim));
-    for (float& v : load.rows) v = normal(rng);
+    for (float& v : load.rows) v = static_cast<float>(rng.Normal());
   }
 
   std::unique_ptr<Client> stream_client;

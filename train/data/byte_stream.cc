@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace invariant {
+namespace invariant::train {
 
 absl::StatusOr<std::unique_ptr<ByteReader>> ByteReader::Open(const std::string& path) {
   std::FILE* probe = std::fopen(path.c_str(), "rb");
@@ -134,4 +134,4 @@ absl::Status ByteWriter::Close() {
   return absl::OkStatus();
 }
 
-}  // namespace invariant
+}  // namespace invariant::train

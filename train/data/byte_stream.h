@@ -15,7 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-namespace invariant {
+namespace invariant::train {
 
 class ByteReader {
  public:
@@ -59,6 +59,6 @@ class ByteWriter {
   void* handle_ = nullptr;
 };
 
-}  // namespace invariant
+}  // namespace invariant::train
 
 #endif  // INVARIANT_TRAIN_DATA_BYTE_STREAM_H_

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 
-namespace invariant {
+namespace invariant::train {
 namespace {
 
 double Distance(const std::array<double, 3>& a, const std::array<double, 3>& b) {
@@ -126,4 +126,4 @@ absl::StatusOr<Dataset> MakeCoulomb(const CoulombOptions& options) {
   return ReadAllRows(*source);
 }
 
-}  // namespace invariant
+}  // namespace invariant::train

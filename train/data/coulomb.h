@@ -29,7 +29,7 @@
 #include "train/data/dataset.h"
 #include "train/data/row_source.h"
 
-namespace invariant {
+namespace invariant::train {
 
 struct Molecule {
   std::vector<std::array<double, 3>> positions;
@@ -71,6 +71,6 @@ void SortedCoulomb(int32_t n, const float* in, float* out);
 absl::StatusOr<std::unique_ptr<RowSource>> MakeCoulombSource(const CoulombOptions& options);
 absl::StatusOr<Dataset> MakeCoulomb(const CoulombOptions& options);
 
-}  // namespace invariant
+}  // namespace invariant::train
 
 #endif  // INVARIANT_TRAIN_DATA_COULOMB_H_

@@ -15,7 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "core/base/status_macros.h"
 
-namespace invariant {
+namespace invariant::train {
 namespace {
 
 std::vector<std::string> SplitFields(const std::string& line, char delimiter) {
@@ -213,4 +213,4 @@ absl::StatusOr<Dataset> LoadCsv(const std::string& path, const CsvOptions& optio
   return ReadAllRows(*source);
 }
 
-}  // namespace invariant
+}  // namespace invariant::train

@@ -24,7 +24,7 @@
 #include "train/data/dataset.h"
 #include "train/data/row_source.h"
 
-namespace invariant {
+namespace invariant::train {
 
 struct CsvOptions {
   char delimiter = ',';       // '\t' for TSV
@@ -38,6 +38,6 @@ absl::StatusOr<std::unique_ptr<RowSource>> OpenCsvSource(const std::string& path
 
 absl::StatusOr<Dataset> LoadCsv(const std::string& path, const CsvOptions& options = {});
 
-}  // namespace invariant
+}  // namespace invariant::train
 
 #endif  // INVARIANT_TRAIN_DATA_CSV_H_

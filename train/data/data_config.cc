@@ -14,7 +14,7 @@
 #include "train/data/torus.h"
 #include "train/data/xperm.h"
 
-namespace invariant {
+namespace invariant::train {
 namespace {
 
 absl::StatusOr<DataParts> OpenIdxParts(const v1::IdxSource& idx) {
@@ -116,4 +116,4 @@ absl::StatusOr<DataParts> OpenDataConfig(const v1::DataConfig& config) {
   return parts;
 }
 
-}  // namespace invariant
+}  // namespace invariant::train

@@ -20,7 +20,7 @@
 #include "invariant/v1/train_config.pb.h"
 #include "train/data/row_source.h"
 
-namespace invariant {
+namespace invariant::train {
 
 struct DataParts {
   std::unique_ptr<RowSource> train;
@@ -29,6 +29,6 @@ struct DataParts {
 
 absl::StatusOr<DataParts> OpenDataConfig(const v1::DataConfig& config);
 
-}  // namespace invariant
+}  // namespace invariant::train
 
 #endif  // INVARIANT_TRAIN_DATA_DATA_CONFIG_H_

@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
-namespace invariant {
+namespace invariant::train {
 
 absl::Status ValidateDataset(const Dataset& data) {
   const std::string who = data.name.empty() ? "dataset" : data.name;
@@ -104,4 +104,4 @@ std::vector<int64_t> ClassCounts(const Dataset& data) {
   return counts;
 }
 
-}  // namespace invariant
+}  // namespace invariant::train

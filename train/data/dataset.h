@@ -23,7 +23,7 @@
 #include "absl/types/span.h"
 #include "core/base/tensor.h"
 
-namespace invariant {
+namespace invariant::train {
 
 struct Dataset {
   std::string name;                      // e.g. "fashion-mnist/train", "xperm"
@@ -56,6 +56,6 @@ absl::StatusOr<Dataset> ConcatRows(const Dataset& a, const Dataset& b);
 // Number of rows of each class: counts[c] for c in [0, num_classes()).
 std::vector<int64_t> ClassCounts(const Dataset& data);
 
-}  // namespace invariant
+}  // namespace invariant::train
 
 #endif  // INVARIANT_TRAIN_DATA_DATASET_H_

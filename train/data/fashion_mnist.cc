@@ -4,7 +4,7 @@
 #include "core/base/status_macros.h"
 #include "train/data/idx.h"
 
-namespace invariant {
+namespace invariant::train {
 namespace {
 
 const char* Prefix(FashionMnistPart part) {
@@ -52,4 +52,4 @@ absl::StatusOr<Dataset> LoadFashionMnist(FashionMnistPart part, const std::strin
   return ReadAllRows(*source);
 }
 
-}  // namespace invariant
+}  // namespace invariant::train

@@ -16,7 +16,7 @@
 #include "train/data/dataset.h"
 #include "train/data/row_source.h"
 
-namespace invariant {
+namespace invariant::train {
 
 inline constexpr char kFashionMnistDefaultDir[] = "/usr/share/datasets/fashion-mnist";
 
@@ -39,6 +39,6 @@ absl::StatusOr<std::unique_ptr<RowSource>> OpenFashionMnist(
 absl::StatusOr<Dataset> LoadFashionMnist(FashionMnistPart part,
                                          const std::string& dir = kFashionMnistDefaultDir);
 
-}  // namespace invariant
+}  // namespace invariant::train
 
 #endif  // INVARIANT_TRAIN_DATA_FASHION_MNIST_H_

@@ -7,7 +7,7 @@
 #include "core/base/status_macros.h"
 #include "train/data/byte_stream.h"
 
-namespace invariant {
+namespace invariant::train {
 namespace {
 
 uint32_t BigEndian32(const unsigned char* b) {
@@ -214,4 +214,4 @@ absl::Status WriteIdxLabels(const std::string& path, absl::Span<const uint8_t> l
   return writer->Close();
 }
 
-}  // namespace invariant
+}  // namespace invariant::train

@@ -27,7 +27,7 @@
 #include "train/data/dataset.h"
 #include "train/data/row_source.h"
 
-namespace invariant {
+namespace invariant::train {
 
 inline constexpr uint32_t kIdxLabelMagic = 0x00000801;
 inline constexpr uint32_t kIdxImageMagic = 0x00000803;
@@ -57,6 +57,6 @@ absl::Status WriteIdxImages(const std::string& path, int64_t n, int64_t rows, in
 // Writes an IDX label file (0x00000801, n bytes).
 absl::Status WriteIdxLabels(const std::string& path, absl::Span<const uint8_t> labels, bool gzip);
 
-}  // namespace invariant
+}  // namespace invariant::train
 
 #endif  // INVARIANT_TRAIN_DATA_IDX_H_

@@ -9,7 +9,7 @@
 #include "core/base/status_macros.h"
 #include "core/groups/image_transform.h"
 
-namespace invariant {
+namespace invariant::train {
 namespace {
 
 constexpr double kTwoPi = 6.283185307179586476925;
@@ -150,4 +150,4 @@ absl::StatusOr<RotatedSplit> MakeRotatedProtocol(const Dataset& source_train,
   return out;
 }
 
-}  // namespace invariant
+}  // namespace invariant::train

@@ -29,7 +29,7 @@
 #include "train/data/row_source.h"
 #include "train/data/splits.h"
 
-namespace invariant {
+namespace invariant::train {
 
 // θ_i for the image with row index i under `seed`, in [0, 2π).
 double RotationAngle(uint64_t seed, int64_t index);
@@ -76,6 +76,6 @@ absl::StatusOr<RotatedSplit> MakeRotatedProtocol(const Dataset& source_train,
                                                  const Dataset& source_test,
                                                  const RotatedOptions& options);
 
-}  // namespace invariant
+}  // namespace invariant::train
 
 #endif  // INVARIANT_TRAIN_DATA_ROTATED_H_

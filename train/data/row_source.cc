@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 
-namespace invariant {
+namespace invariant::train {
 namespace {
 
 class DatasetSource : public RowSource {
@@ -162,4 +162,4 @@ absl::StatusOr<Dataset> ReadAllRows(RowSource& source, int64_t block_rows) {
   return data;
 }
 
-}  // namespace invariant
+}  // namespace invariant::train

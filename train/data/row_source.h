@@ -29,7 +29,7 @@
 #include "absl/status/statusor.h"
 #include "train/data/dataset.h"
 
-namespace invariant {
+namespace invariant::train {
 
 // What every row of a source looks like.
 struct RowSchema {
@@ -79,6 +79,6 @@ absl::StatusOr<Dataset> ReadAllRows(RowSource& source, int64_t block_rows = 4096
 // The schema describing `data`.
 RowSchema SchemaOf(const Dataset& data);
 
-}  // namespace invariant
+}  // namespace invariant::train
 
 #endif  // INVARIANT_TRAIN_DATA_ROW_SOURCE_H_

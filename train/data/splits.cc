@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 
-namespace invariant {
+namespace invariant::train {
 
 void ShuffleInPlace(std::vector<int64_t>& v, Rng& rng) {
   for (int64_t i = static_cast<int64_t>(v.size()) - 1; i > 0; --i) {
@@ -164,4 +164,4 @@ std::vector<int64_t> Complement(int64_t n, absl::Span<const int64_t> used) {
   return rest;
 }
 
-}  // namespace invariant
+}  // namespace invariant::train

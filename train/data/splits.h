@@ -15,7 +15,7 @@
 #include "absl/types/span.h"
 #include "core/base/random.h"
 
-namespace invariant {
+namespace invariant::train {
 
 // Shuffles `v` in place (Fisher–Yates).
 void ShuffleInPlace(std::vector<int64_t>& v, Rng& rng);
@@ -69,6 +69,6 @@ absl::StatusOr<SplitIndices> SplitPerClass(absl::Span<const int32_t> labels, int
 // The indices in [0, n) not in `used`, ascending.
 std::vector<int64_t> Complement(int64_t n, absl::Span<const int64_t> used);
 
-}  // namespace invariant
+}  // namespace invariant::train
 
 #endif  // INVARIANT_TRAIN_DATA_SPLITS_H_

@@ -7,7 +7,7 @@
 #include "core/base/random.h"
 #include "core/base/status_macros.h"
 
-namespace invariant {
+namespace invariant::train {
 
 double TorusTarget(int32_t dim, const float* x) {
   double sum = 0.0;
@@ -52,4 +52,4 @@ absl::StatusOr<Dataset> MakeTorus(const TorusOptions& options) {
   return ReadAllRows(*source);
 }
 
-}  // namespace invariant
+}  // namespace invariant::train

@@ -15,7 +15,7 @@
 #include "train/data/dataset.h"
 #include "train/data/row_source.h"
 
-namespace invariant {
+namespace invariant::train {
 
 struct TorusOptions {
   int32_t dim = 10;
@@ -32,6 +32,6 @@ double TorusTarget(int32_t dim, const float* x);
 absl::StatusOr<std::unique_ptr<RowSource>> MakeTorusSource(const TorusOptions& options);
 absl::StatusOr<Dataset> MakeTorus(const TorusOptions& options);
 
-}  // namespace invariant
+}  // namespace invariant::train
 
 #endif  // INVARIANT_TRAIN_DATA_TORUS_H_

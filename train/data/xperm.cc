@@ -4,7 +4,7 @@
 
 #include "core/base/random.h"
 
-namespace invariant {
+namespace invariant::train {
 
 std::array<int, 2> XpermTargetSymbols(uint64_t seed) {
   Rng rng(seed);
@@ -72,4 +72,4 @@ Dataset MakeXperm(const XpermOptions& options) {
   return *ReadAllRows(*source);  // a generated source of known size cannot fail
 }
 
-}  // namespace invariant
+}  // namespace invariant::train

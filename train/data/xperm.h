@@ -22,7 +22,7 @@
 #include "train/data/dataset.h"
 #include "train/data/row_source.h"
 
-namespace invariant {
+namespace invariant::train {
 
 inline constexpr int kXpermLength = 5;
 inline constexpr int kXpermAlphabet = 8;
@@ -53,6 +53,6 @@ Dataset MakeXperm(const XpermOptions& options);
 // (out is n × 8).
 void XpermBagOfWords(int64_t n, const float* one_hot, float* out);
 
-}  // namespace invariant
+}  // namespace invariant::train
 
 #endif  // INVARIANT_TRAIN_DATA_XPERM_H_

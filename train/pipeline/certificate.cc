@@ -15,7 +15,7 @@
 #include "core/spectral/spectral_proto.h"
 #include "core/spectral/torus_group.h"
 
-namespace invariant {
+namespace invariant::train {
 namespace {
 
 using Transform = std::function<void(int64_t n, const float* x, float* out)>;
@@ -89,7 +89,7 @@ absl::StatusOr<double> SpectralGeneratorResidual(const Model& model) {
   st.combination_value = t.f64.at(kSpectralCombinationValueTensor);
   ASSIGN_OR_RETURN(std::unique_ptr<SpectralEncoder> enc, SpectralEncoderFromProto(p, st));
   ASSIGN_OR_RETURN(std::vector<TorusGeneratorSpec> gens, Generators(p));
-  const FloatMatrix& w = t.f32.at("head/weights");
+  const FloatMatrix& w = model.head().weights;
   double worst = 0;
   for (int64_t c = 0; c < w.cols(); ++c) {
     Eigen::VectorXd coef(w.rows());
@@ -163,4 +163,4 @@ absl::StatusOr<v1::InvarianceCertificate> CertifyModel(const Model& model,
   return c;
 }
 
-}  // namespace invariant
+}  // namespace invariant::train

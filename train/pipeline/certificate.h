@@ -19,7 +19,7 @@
 #include "core/model/model.h"
 #include "invariant/v1/train_config.pb.h"
 
-namespace invariant {
+namespace invariant::train {
 
 inline constexpr int64_t kMaxEnumeratedElements = 5040;
 
@@ -39,6 +39,6 @@ absl::StatusOr<v1::InvarianceCertificate> CertifyModel(const Model& model,
                                                        const v1::CertificateConfig& config,
                                                        uint64_t seed);
 
-}  // namespace invariant
+}  // namespace invariant::train
 
 #endif  // INVARIANT_TRAIN_PIPELINE_CERTIFICATE_H_

@@ -5,11 +5,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/base/file.h"
 #include "core/base/status_macros.h"
+#include "core/model/encoder_kinds.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 
-namespace invariant {
+namespace invariant::train {
 namespace {
 
 class CollectErrors : public google::protobuf::io::ErrorCollector {
@@ -28,79 +30,11 @@ class CollectErrors : public google::protobuf::io::ErrorCollector {
   std::vector<std::string> errors_;
 };
 
-absl::Status Range(const std::string& field, double v, double lo, double hi) {
-  if (v >= lo && v <= hi) return absl::OkStatus();
-  return absl::InvalidArgumentError(
-      absl::StrCat(field, " must be in [", lo, ", ", hi, "], got ", v));
-}
-
-absl::Status Positive(const std::string& field, double v) {
-  if (v > 0) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(field, " must be > 0, got ", v));
-}
-
 absl::Status ValidateEncoder(v1::TrainConfig& c) {
   v1::EncoderSpec& e = *c.mutable_encoder();
-  switch (e.params_case()) {
-    case v1::EncoderSpec::kCdf: {
-      v1::CdfParams& p = *e.mutable_cdf();
-      RETURN_IF_ERROR(Range("encoder.cdf.num_templates", p.num_templates(), 1, 1e6));
-      if (!e.group().enumerate()) {
-        RETURN_IF_ERROR(Range("encoder.cdf.num_group_elements", p.num_group_elements(), 1, 1e5));
-      }
-      if (p.pooling() == v1::POOLING_UNSPECIFIED) p.set_pooling(v1::POOLING_CDF);
-      if (p.pooling() == v1::POOLING_CDF) {
-        RETURN_IF_ERROR(Range("encoder.cdf.num_bins", p.num_bins(), 1, 1000));
-        if (p.range() == 0) p.set_range(1.0);
-        RETURN_IF_ERROR(Positive("encoder.cdf.range", p.range()));
-      }
-      if (p.template_kind() == v1::TEMPLATE_KIND_UNSPECIFIED) {
-        p.set_template_kind(v1::TEMPLATE_GAUSSIAN_REJECTION);
-      }
-      if (p.template_kind() == v1::TEMPLATE_GAUSSIAN) {
-        return absl::InvalidArgumentError(
-            "encoder.cdf.template_kind must be one of GAUSSIAN_REJECTION, SPHERE, "
-            "STANDARD_NORMAL, DATA, got TEMPLATE_GAUSSIAN");
-      }
-      if (p.epsilon() == 0) p.set_epsilon(0.1);
-      break;
-    }
-    case v1::EncoderSpec::kRandomFourier: {
-      v1::RandomFourierParams& p = *e.mutable_random_fourier();
-      RETURN_IF_ERROR(Range("encoder.random_fourier.num_features", p.num_features(), 1, 1e6));
-      if (!e.group().enumerate()) {
-        RETURN_IF_ERROR(
-            Range("encoder.random_fourier.num_group_elements", p.num_group_elements(), 1, 1e5));
-      }
-      RETURN_IF_ERROR(Positive("encoder.random_fourier.sigma", p.sigma()));
-      break;
-    }
-    case v1::EncoderSpec::kNystrom: {
-      v1::NystromParams& p = *e.mutable_nystrom();
-      RETURN_IF_ERROR(Range("encoder.nystrom.num_landmarks", p.num_landmarks(), 1, 1e5));
-      if (!e.group().enumerate()) {
-        RETURN_IF_ERROR(
-            Range("encoder.nystrom.num_group_elements", p.num_group_elements(), 1, 1e5));
-      }
-      RETURN_IF_ERROR(Positive("encoder.nystrom.sigma", p.sigma()));
-      if (p.eigen_cutoff() == 0) p.set_eigen_cutoff(1e-6);
-      break;
-    }
-    case v1::EncoderSpec::kSpectral: {
-      const v1::SpectralParams& p = e.spectral();
-      RETURN_IF_ERROR(Range("encoder.spectral.dim", p.dim(), 1, 64));
-      if (p.generators().empty()) {
-        return absl::InvalidArgumentError(
-            "encoder.spectral.generators must name at least one generator, got none");
-      }
-      break;
-    }
-    case v1::EncoderSpec::PARAMS_NOT_SET:
-      return absl::InvalidArgumentError(
-          "encoder must set one of cdf, random_fourier, nystrom, spectral; got none");
-  }
-  if (e.params_case() != v1::EncoderSpec::kSpectral &&
-      e.group().kind_case() == v1::GroupSpec::KIND_NOT_SET) {
+  ASSIGN_OR_RETURN(const EncoderKind* kind, FindEncoderKind(e, "encoder"));
+  RETURN_IF_ERROR(kind->validate_config(e));
+  if (kind->needs_group && e.group().kind_case() == v1::GroupSpec::KIND_NOT_SET) {
     return absl::InvalidArgumentError(
         "encoder.group must set one of permutation, block_permutation, matrix_permutation, "
         "cyclic_shift, sign_flip, image; got none");
@@ -157,13 +91,14 @@ absl::Status ValidateTrainConfig(v1::TrainConfig& c) {
     }
   }
   if (c.data().has_torus()) {
-    RETURN_IF_ERROR(Range("data.torus.dim", c.data().torus().dim(), 1, 64));
-    RETURN_IF_ERROR(Range("data.torus.num_points", c.data().torus().num_points(), 2, 1e8));
+    RETURN_IF_ERROR(CheckFieldRange("data.torus.dim", c.data().torus().dim(), 1, 64));
+    RETURN_IF_ERROR(
+        CheckFieldRange("data.torus.num_points", c.data().torus().num_points(), 2, 1e8));
   }
   if (c.data().has_coulomb()) {
     const auto& q = c.data().coulomb();
-    RETURN_IF_ERROR(Range("data.coulomb.num_molecules", q.num_molecules(), 2, 1e8));
-    RETURN_IF_ERROR(Range("data.coulomb.max_atoms", q.max_atoms(), 2, 64));
+    RETURN_IF_ERROR(CheckFieldRange("data.coulomb.num_molecules", q.num_molecules(), 2, 1e8));
+    RETURN_IF_ERROR(CheckFieldRange("data.coulomb.max_atoms", q.max_atoms(), 2, 64));
   }
   const auto& s = c.split();
   for (auto [name, v] : {std::pair<const char*, int64_t>{"split.train", s.train()},
@@ -175,15 +110,16 @@ absl::Status ValidateTrainConfig(v1::TrainConfig& c) {
   RETURN_IF_ERROR(ValidateEncoder(c));
   RETURN_IF_ERROR(ValidateLearner(c));
   if (c.has_second_layer()) {
-    RETURN_IF_ERROR(Range("second_layer.num_features", c.second_layer().num_features(), 1, 1e6));
-    RETURN_IF_ERROR(Positive("second_layer.sigma", c.second_layer().sigma()));
+    RETURN_IF_ERROR(
+        CheckFieldRange("second_layer.num_features", c.second_layer().num_features(), 1, 1e6));
+    RETURN_IF_ERROR(CheckFieldPositive("second_layer.sigma", c.second_layer().sigma()));
   }
   if (c.certificate().num_points() == 0) c.mutable_certificate()->set_num_points(200);
   if (c.certificate().num_group_elements() == 0) {
     c.mutable_certificate()->set_num_group_elements(32);
   }
   if (c.block_rows() == 0) c.set_block_rows(4096);
-  RETURN_IF_ERROR(Range("block_rows", c.block_rows(), 1, 1 << 20));
+  RETURN_IF_ERROR(CheckFieldRange("block_rows", c.block_rows(), 1, 1 << 20));
   return absl::OkStatus();
 }
 
@@ -202,11 +138,9 @@ absl::StatusOr<v1::TrainConfig> ParseTrainConfig(const std::string& text,
 }
 
 absl::StatusOr<v1::TrainConfig> LoadTrainConfig(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open config"));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ParseTrainConfig(ss.str(), path);
+  std::optional<std::string> text = ReadWholeFile(path);
+  if (!text.has_value()) return absl::NotFoundError(absl::StrCat(path, ": cannot open config"));
+  return ParseTrainConfig(*text, path);
 }
 
-}  // namespace invariant
+}  // namespace invariant::train

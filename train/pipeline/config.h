@@ -14,7 +14,7 @@
 #include "absl/status/statusor.h"
 #include "invariant/v1/train_config.pb.h"
 
-namespace invariant {
+namespace invariant::train {
 
 // Parses the text at `path` (INVALID_ARGUMENT with path:line:col on errors,
 // NOT_FOUND for a missing file) and validates it.
@@ -27,6 +27,6 @@ absl::StatusOr<v1::TrainConfig> ParseTrainConfig(const std::string& text,
 // Checks ranges and combinations and fills defaults in place.
 absl::Status ValidateTrainConfig(v1::TrainConfig& config);
 
-}  // namespace invariant
+}  // namespace invariant::train
 
 #endif  // INVARIANT_TRAIN_PIPELINE_CONFIG_H_

@@ -10,7 +10,7 @@
 #include "train/data/data_config.h"
 #include "train/data/splits.h"
 
-namespace invariant {
+namespace invariant::train {
 namespace {
 
 constexpr int64_t kScanBlock = 4096;
@@ -236,4 +236,4 @@ absl::StatusOr<FloatMatrix> DatasetTargets(const DataPlan& plan, const Dataset& 
   return data.y;
 }
 
-}  // namespace invariant
+}  // namespace invariant::train

@@ -30,7 +30,7 @@
 #include "train/data/dataset.h"
 #include "train/data/row_source.h"
 
-namespace invariant {
+namespace invariant::train {
 
 struct DataPlan {
   RowSchema schema;                  // of the train source
@@ -78,6 +78,6 @@ absl::StatusOr<FloatMatrix> BlockTargets(const DataPlan& plan, const TrainBlock&
 // The same for an in-memory data set (validation, test).
 absl::StatusOr<FloatMatrix> DatasetTargets(const DataPlan& plan, const Dataset& data);
 
-}  // namespace invariant
+}  // namespace invariant::train
 
 #endif  // INVARIANT_TRAIN_PIPELINE_DATA_PLAN_H_

@@ -9,17 +9,12 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/random.h"
 #include "core/base/status_macros.h"
-#include "core/encoders/nystrom_encoder.h"
 #include "core/encoders/preprocess_encoder.h"
-#include "core/encoders/template_bank.h"
 #include "core/encoders/templates.h"
-#include "core/groups/group_factory.h"
-#include "core/spectral/spec_avg.h"
-#include "core/spectral/spectral_encoder.h"
-#include "core/spectral/spectral_proto.h"
+#include "core/model/encoder_kinds.h"
 #include "train/data/splits.h"
 
-namespace invariant {
+namespace invariant::train {
 namespace {
 
 // Per-coordinate mean and standard deviation of the training rows.
@@ -64,97 +59,6 @@ absl::StatusOr<FloatMatrix> DrawLandmarks(int64_t m, uint64_t seed, DataPlan& pl
   return out;
 }
 
-TemplateOptions CdfTemplateOptions(const v1::CdfParams& p) {
-  TemplateOptions o;
-  o.kind = static_cast<TemplateKind>(p.template_kind());
-  o.num_templates = p.num_templates();
-  o.epsilon = p.epsilon();
-  return o;
-}
-
-// Fills "encoder/bank" for the template-based encoders and returns r.
-absl::StatusOr<int64_t> BuildBank(const v1::EncoderSpec& spec, const FloatMatrix& templates,
-                                  int64_t r, ModelTensors& t) {
-  ASSIGN_OR_RETURN(std::unique_ptr<GroupDistribution> q, MakeGroupDistribution(spec.group()));
-  ASSIGN_OR_RETURN(Placement placement, ResolvePlacement(spec.group(), *q));
-  if (q->action().dim() != templates.cols()) {
-    return absl::InvalidArgumentError(absl::StrCat("encoder.group acts on vectors of length ",
-                                                   q->action().dim(), ", but the data rows have ",
-                                                   templates.cols(), " values"));
-  }
-  if (placement == Placement::kInput) {
-    if (spec.group().enumerate()) r = static_cast<int64_t>(q->Enumerate().size());
-    t.f32["encoder/bank"] = templates;
-    return r;
-  }
-  Rng rng = Rng::ForStream(spec.seed(), 2);
-  ASSIGN_OR_RETURN(TemplateBank bank,
-                   TemplateBank::Sample(templates, *q, r, spec.group().enumerate(), rng));
-  t.f32["encoder/bank"] = bank.rows();
-  return bank.num_group_elements();
-}
-
-absl::Status BuildEncoder(v1::EncoderSpec& spec, DataPlan& plan, int64_t block_rows,
-                          const Encoder* preprocess, ModelTensors& t) {
-  const int64_t d = plan.schema.dim;
-  Rng rng = Rng::ForStream(spec.seed(), 1);
-  switch (spec.params_case()) {
-    case v1::EncoderSpec::kCdf: {
-      v1::CdfParams& p = *spec.mutable_cdf();
-      FloatMatrix templates;
-      if (p.template_kind() == v1::TEMPLATE_DATA) {
-        ASSIGN_OR_RETURN(
-            templates, DrawLandmarks(p.num_templates(), spec.seed(), plan, block_rows, preprocess));
-      } else {
-        ASSIGN_OR_RETURN(templates, SampleTemplates(CdfTemplateOptions(p), d, nullptr, rng));
-      }
-      ASSIGN_OR_RETURN(int64_t r, BuildBank(spec, templates, p.num_group_elements(), t));
-      p.set_num_group_elements(static_cast<int32_t>(r));
-      return absl::OkStatus();
-    }
-    case v1::EncoderSpec::kRandomFourier: {
-      v1::RandomFourierParams& p = *spec.mutable_random_fourier();
-      ASSIGN_OR_RETURN(FloatMatrix freqs,
-                       SampleGaussianTemplates(p.num_features(), d, p.sigma(), rng));
-      ASSIGN_OR_RETURN(int64_t r, BuildBank(spec, freqs, p.num_group_elements(), t));
-      p.set_num_group_elements(static_cast<int32_t>(r));
-      return absl::OkStatus();
-    }
-    case v1::EncoderSpec::kNystrom: {
-      v1::NystromParams& p = *spec.mutable_nystrom();
-      ASSIGN_OR_RETURN(FloatMatrix landmarks,
-                       DrawLandmarks(p.num_landmarks(), spec.seed(), plan, block_rows, preprocess));
-      NystromOptions o;
-      o.sigma = p.sigma();
-      o.eigen_cutoff = p.eigen_cutoff();
-      ASSIGN_OR_RETURN(FloatMatrix projection, ComputeNystromProjection(landmarks, o));
-      p.set_rank(static_cast<int32_t>(projection.rows()));
-      t.f32["encoder/projection"] = std::move(projection);
-      ASSIGN_OR_RETURN(int64_t r, BuildBank(spec, landmarks, p.num_group_elements(), t));
-      p.set_num_group_elements(static_cast<int32_t>(r));
-      return absl::OkStatus();
-    }
-    case v1::EncoderSpec::kSpectral: {
-      v1::SpectralParams& p = *spec.mutable_spectral();
-      if (p.budget() == 0) {
-        p.set_budget(static_cast<int32_t>(DefaultSpecAvgBudget(plan.train_rows, 1.0)));
-      }
-      ASSIGN_OR_RETURN(SpectralEncoderOptions o, SpectralOptionsFromProto(p));
-      ASSIGN_OR_RETURN(std::unique_ptr<SpectralEncoder> enc, SpectralEncoder::Build(o));
-      p = SpectralParamsToProto(*enc);
-      t.i32[kSpectralBasisTensor] = enc->tensors().basis;
-      t.i32[kSpectralCombinationIndexTensor] = enc->tensors().combination_index;
-      t.f64[kSpectralCombinationValueTensor] = enc->tensors().combination_value;
-      return absl::OkStatus();
-    }
-    case v1::EncoderSpec::PARAMS_NOT_SET:
-      break;
-  }
-  return absl::InvalidArgumentError(
-      "encoder must set one of cdf, random_fourier, nystrom, "
-      "spectral; got none");
-}
-
 }  // namespace
 
 absl::StatusOr<FeatureMap> BuildFeatureMap(const v1::TrainConfig& config, DataPlan& plan) {
@@ -181,7 +85,14 @@ absl::StatusOr<FeatureMap> BuildFeatureMap(const v1::TrainConfig& config, DataPl
                      PreprocessEncoder::Create(o, plan.schema.dim, tensor("preprocess/mean"),
                                                tensor("preprocess/scale")));
   }
-  RETURN_IF_ERROR(BuildEncoder(spec, plan, config.block_rows(), preprocess.get(), fm.tensors));
+  EncoderTrainingData data;
+  data.input_dim = plan.schema.dim;
+  data.train_rows = plan.train_rows;
+  data.draw_rows = [&](int64_t m, uint64_t seed) {
+    return DrawLandmarks(m, seed, plan, config.block_rows(), preprocess.get());
+  };
+  ASSIGN_OR_RETURN(const EncoderKind* kind, FindEncoderKind(spec, "encoder"));
+  RETURN_IF_ERROR(kind->draw(spec, data, fm.tensors));
   ASSIGN_OR_RETURN(std::shared_ptr<const Model> first, Model::Assemble(m, fm.tensors));
   if (config.has_second_layer()) {
     v1::SecondLayerParams p = config.second_layer();
@@ -198,4 +109,4 @@ absl::StatusOr<FeatureMap> BuildFeatureMap(const v1::TrainConfig& config, DataPl
   return fm;
 }
 
-}  // namespace invariant
+}  // namespace invariant::train

@@ -1,8 +1,9 @@
 // feature_map.h: drawing the feature map of a new model from its config.
 //
-// BuildFeatureMap turns config.preprocess, config.encoder and
-// config.second_layer into the manifest fields and tensors that
-// core/model/featurizer_factory.h rebuilds the featurizer from:
+// BuildFeatureMap turns config.preprocess, config.encoder (its kind's draw in
+// core/model/encoder_kinds.h) and config.second_layer into the manifest
+// fields and tensors that core/model/featurizer_factory.h rebuilds the
+// featurizer from:
 //   preprocess   "preprocess/mean", "preprocess/scale" from training statistics
 //   cdf / random_fourier / nystrom
 //                templates (Rng::ForStream(encoder.seed, 1)), group elements
@@ -25,7 +26,7 @@
 #include "invariant/v1/train_config.pb.h"
 #include "train/pipeline/data_plan.h"
 
-namespace invariant {
+namespace invariant::train {
 
 struct FeatureMap {
   v1::Manifest manifest;  // input_dim, feature_dim, preprocess, encoder, second_layer
@@ -37,6 +38,6 @@ struct FeatureMap {
 // config needs them. Errors name the config field.
 absl::StatusOr<FeatureMap> BuildFeatureMap(const v1::TrainConfig& config, DataPlan& plan);
 
-}  // namespace invariant
+}  // namespace invariant::train
 
 #endif  // INVARIANT_TRAIN_PIPELINE_FEATURE_MAP_H_

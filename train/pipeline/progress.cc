@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-namespace invariant {
+namespace invariant::train {
 
 Progress::Progress(std::string stage, int64_t total)
     : stage_(std::move(stage)),
@@ -47,4 +47,4 @@ double Progress::Finish() {
   return s;
 }
 
-}  // namespace invariant
+}  // namespace invariant::train

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-namespace invariant {
+namespace invariant::train {
 
 class Progress {
  public:
@@ -31,6 +31,6 @@ class Progress {
   std::chrono::steady_clock::time_point last_draw_;
 };
 
-}  // namespace invariant
+}  // namespace invariant::train
 
 #endif  // INVARIANT_TRAIN_PIPELINE_PROGRESS_H_

@@ -7,7 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "core/base/json.h"
 
-namespace invariant {
+namespace invariant::train {
 namespace {
 
 std::string Num(double v) {
@@ -90,4 +90,4 @@ std::string ReportToMarkdown(const TrainReport& r) {
   return m;
 }
 
-}  // namespace invariant
+}  // namespace invariant::train

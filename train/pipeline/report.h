@@ -12,7 +12,7 @@
 
 #include "invariant/v1/bundle.pb.h"
 
-namespace invariant {
+namespace invariant::train {
 
 struct TrainReport {
   std::string model_name;
@@ -40,6 +40,6 @@ std::string ReportToJson(const TrainReport& report);
 // A short Markdown page with the same facts.
 std::string ReportToMarkdown(const TrainReport& report);
 
-}  // namespace invariant
+}  // namespace invariant::train
 
 #endif  // INVARIANT_TRAIN_PIPELINE_REPORT_H_

@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace invariant {
+namespace invariant::train {
 namespace {
 
 constexpr char kMagic[8] = {'I', 'N', 'V', 'S', 'H', 'R', 'D', '1'};
@@ -91,4 +91,4 @@ absl::StatusOr<GramAccumulator> ReadShardFile(const std::string& path, uint64_t 
   return acc;
 }
 
-}  // namespace invariant
+}  // namespace invariant::train

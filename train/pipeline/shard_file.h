@@ -13,7 +13,7 @@
 #include "absl/status/statusor.h"
 #include "core/rls/gram_accumulator.h"
 
-namespace invariant {
+namespace invariant::train {
 
 // FNV-1a 64 of the config text: shards of different configs never merge.
 uint64_t ConfigFingerprint(const std::string& config_text);
@@ -31,6 +31,6 @@ absl::Status WriteShardFile(const std::string& path, uint64_t fingerprint, int s
 absl::StatusOr<GramAccumulator> ReadShardFile(const std::string& path, uint64_t fingerprint,
                                               int shard, int num_shards);
 
-}  // namespace invariant
+}  // namespace invariant::train
 
 #endif  // INVARIANT_TRAIN_PIPELINE_SHARD_FILE_H_

@@ -15,9 +15,11 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/file.h"
 #include "core/base/status_macros.h"
 #include "core/base/thread_pool.h"
 #include "core/model/featurizer_factory.h"
+#include "core/model/repository.h"
 #include "core/rls/gram_accumulator.h"
 #include "core/rls/lambda_selection.h"
 #include "core/rls/linear_model.h"
@@ -32,9 +34,8 @@
 #include "train/pipeline/progress.h"
 #include "train/pipeline/report.h"
 #include "train/pipeline/shard_file.h"
-#include "train/pipeline/versions.h"
 
-namespace invariant {
+namespace invariant::train {
 namespace {
 
 namespace fs = std::filesystem;
@@ -58,14 +59,14 @@ struct Run {
 };
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open the config file"));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::optional<std::string> text = ReadWholeFile(path);
+  if (!text.has_value()) {
+    return absl::NotFoundError(absl::StrCat(path, ": cannot open the config file"));
+  }
+  return *std::move(text);
 }
 
-std::string ModelDir(const TrainOptions& o) { return (fs::path(o.models_dir) / o.name).string(); }
+std::string ModelDir(const TrainOptions& o) { return invariant::ModelDir(o.models_dir, o.name); }
 
 std::string ShardDir(const TrainOptions& o) {
   return o.shard_dir.empty() ? (fs::path(ModelDir(o)) / "shards").string() : o.shard_dir;
@@ -233,7 +234,7 @@ absl::StatusOr<std::string> WriteVersion(Run& run, int64_t version, const Model*
       WriteText((fs::path(staged.path()) / "report.json").string(), ReportToJson(run.report)));
   RETURN_IF_ERROR(
       WriteText((fs::path(staged.path()) / "report.md").string(), ReportToMarkdown(run.report)));
-  RETURN_IF_ERROR(staged.Commit());
+  RETURN_IF_ERROR(staged.Publish());
   return staged.final_path();
 }
 
@@ -258,8 +259,8 @@ absl::StatusOr<std::string> Finish(Run& run, const std::optional<GramAccumulator
     } else {
       for (int64_t t = 0; t < head.output_dim(); ++t) h.add_target_names(absl::StrCat("y", t));
     }
-    tensors.f32["head/weights"] = head.weights;
-    tensors.f32["head/bias"] = head.bias;
+    tensors.f32[kHeadWeightsTensor] = head.weights;
+    tensors.f32[kHeadBiasTensor] = head.bias;
   }
   ASSIGN_OR_RETURN(std::shared_ptr<const Model> model, Model::Assemble(manifest, tensors));
   if (model->has_head()) {
@@ -391,4 +392,4 @@ absl::StatusOr<std::string> RunReduce(const TrainOptions& options) {
   return Finish(run, std::move(total));
 }
 
-}  // namespace invariant
+}  // namespace invariant::train

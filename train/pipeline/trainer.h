@@ -20,7 +20,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace invariant {
+namespace invariant::train {
 
 struct TrainOptions {
   std::string config_path;
@@ -43,6 +43,6 @@ absl::StatusOr<std::string> RunShard(const TrainOptions& options);
 // the same config: checked by a fingerprint of its text) and finishes the run.
 absl::StatusOr<std::string> RunReduce(const TrainOptions& options);
 
-}  // namespace invariant
+}  // namespace invariant::train
 
 #endif  // INVARIANT_TRAIN_PIPELINE_TRAINER_H_

@@ -35,5 +35,23 @@ TEST(Array2DTest, FromEigenCopiesValues) {
   EXPECT_EQ(m.row(1)[0], 3.0);
 }
 
+TEST(TensorTest, SharedStorageIsReadOnlyForEveryCopy) {
+  FloatMatrix a = FloatMatrix::Zeros(2, 3);
+  ASSERT_NE(a.mutable_data(), nullptr);
+  a.mutable_data()[0] = 1.5f;
+  {
+    const FloatMatrix b = a;  // shares a's storage
+    EXPECT_EQ(a.mutable_data(), nullptr);
+    FloatMatrix c = b;
+    EXPECT_EQ(c.mutable_data(), nullptr);
+    EXPECT_EQ(c.data()[0], 1.5f);
+    EXPECT_EQ(c.data(), a.data());
+  }
+  EXPECT_NE(a.mutable_data(), nullptr);  // sole owner again
+  const float x = 2.0f;
+  FloatMatrix view = FloatMatrix::View(&x, 1, 1, nullptr);
+  EXPECT_EQ(view.mutable_data(), nullptr);
+}
+
 }  // namespace
 }  // namespace invariant

@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/data/test_files.h"
 
-namespace invariant {
+namespace invariant::train {
 namespace {
 
 using ::testing::HasSubstr;
@@ -133,4 +133,4 @@ TEST(CsvTest, StreamsInBlocksAndResets) {
 }
 
 }  // namespace
-}  // namespace invariant
+}  // namespace invariant::train

@@ -7,7 +7,7 @@
 #include "train/data/rotated.h"
 #include "train/data/xperm.h"
 
-namespace invariant {
+namespace invariant::train {
 namespace {
 
 TEST(DataConfigTest, XpermBagOfWords) {
@@ -76,4 +76,4 @@ TEST(DataConfigTest, MissingSourceIsAnError) {
 }
 
 }  // namespace
-}  // namespace invariant
+}  // namespace invariant::train

@@ -4,7 +4,7 @@
 
 #include "gtest/gtest.h"
 
-namespace invariant {
+namespace invariant::train {
 namespace {
 
 // The Debian package dataset-fashion-mnist is a build dependency
@@ -51,4 +51,4 @@ TEST(FashionMnistTest, MissingDirectoryExplainsThePackage) {
 }
 
 }  // namespace
-}  // namespace invariant
+}  // namespace invariant::train

@@ -11,7 +11,7 @@
 #include "train/data/torus.h"
 #include "train/data/xperm.h"
 
-namespace invariant {
+namespace invariant::train {
 namespace {
 
 // ---- Xperm (Mroueh et al. 2015, Appendix D.1) ----
@@ -273,4 +273,4 @@ TEST(CoulombTest, RejectsBadOptions) {
 }
 
 }  // namespace
-}  // namespace invariant
+}  // namespace invariant::train

@@ -10,7 +10,7 @@
 #include "tests/unit/data/test_files.h"
 #include "train/data/byte_stream.h"
 
-namespace invariant {
+namespace invariant::train {
 namespace {
 
 using ::testing::HasSubstr;
@@ -158,4 +158,4 @@ TEST(IdxTest, MissingFileIsNotFound) {
 }
 
 }  // namespace
-}  // namespace invariant
+}  // namespace invariant::train

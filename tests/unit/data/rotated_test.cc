@@ -10,7 +10,7 @@
 #include "gtest/gtest.h"
 #include "train/data/fashion_mnist.h"
 
-namespace invariant {
+namespace invariant::train {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
@@ -179,4 +179,4 @@ TEST(RotatedTest, ProtocolRejectsTooLargeCountsAndFlatRows) {
 }
 
 }  // namespace
-}  // namespace invariant
+}  // namespace invariant::train

@@ -11,7 +11,7 @@
 #include "train/data/torus.h"
 #include "train/data/xperm.h"
 
-namespace invariant {
+namespace invariant::train {
 namespace {
 
 // Reads `source` to the end in blocks of `block` and compares every row,
@@ -128,4 +128,4 @@ TEST(RowSourceTest, ValidateDatasetCatchesBadLabels) {
 }
 
 }  // namespace
-}  // namespace invariant
+}  // namespace invariant::train

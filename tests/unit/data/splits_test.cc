@@ -7,7 +7,7 @@
 
 #include "gtest/gtest.h"
 
-namespace invariant {
+namespace invariant::train {
 namespace {
 
 // Asserts the parts are pairwise disjoint and, when `n` >= 0, cover 0..n-1.
@@ -120,4 +120,4 @@ TEST(SplitsTest, ComplementIsAscending) {
 }
 
 }  // namespace
-}  // namespace invariant
+}  // namespace invariant::train

@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
-namespace invariant {
+namespace invariant::train {
 
 // A path unique to the running test: <TempDir>/data_test_<suite>_<test>_<leaf>.
 inline std::string ScratchPath(const std::string& leaf) {
@@ -25,6 +25,6 @@ inline std::string WriteText(const std::string& leaf, const std::string& text) {
   return path;
 }
 
-}  // namespace invariant
+}  // namespace invariant::train
 
 #endif  // INVARIANT_TESTS_UNIT_DATA_TEST_FILES_H_

@@ -7,11 +7,12 @@
 #include <cstring>
 #include <filesystem>
 #include <future>
+#include <limits>
 
 #include "core/base/random.h"
 #include "server/admin_service.h"
 #include "server/metrics_interceptor.h"
-#include "tests/integration/test_models.h"
+#include "tools/test_models/test_models.h"
 
 namespace invariant::server {
 namespace {
@@ -112,6 +113,48 @@ TEST_F(FeatureHandlerTest, PredictReturnsScoresAndArgmaxClassNames) {
     EXPECT_EQ(response.predicted_classes(i), "class_" + std::to_string(best));
   }
   EXPECT_EQ(response.task(), v1::TASK_CLASSIFICATION);
+}
+
+TEST_F(FeatureHandlerTest, PredictedClassIsNeverANanScore) {
+  // A classifier whose bias makes score column 0 NaN for every row (and
+  // column 1 NaN too in a second model): column 0 must never be predicted,
+  // and a row of only NaN scores predicts -1 with no class name.
+  for (const int nan_columns : {1, 3}) {
+    auto base = testing_models::MakeTestModel(TestModelSpec{});
+    ASSERT_TRUE(base.ok()) << base.status();
+    ModelTensors tensors = (*base)->tensors();
+    FloatMatrix bias = FloatMatrix::Zeros(1, 3);
+    for (int c = 0; c < 3; ++c) {
+      bias.mutable_data()[c] = c < nan_columns ? std::numeric_limits<float>::quiet_NaN() : 0.f;
+    }
+    tensors.f32[kHeadBiasTensor] = bias;
+    auto model = Model::Assemble((*base)->manifest(), tensors);
+    ASSERT_TRUE(model.ok()) << model.status();
+    const std::string name = "nan" + std::to_string(nan_columns);
+    fs::create_directories(fs::path(root_) / name / "1");
+    ASSERT_TRUE((*model)->Save((fs::path(root_) / name / "1" / kBundleFileName).string()).ok());
+  }
+  registry_->Rescan();
+  const std::vector<float> x = RandomRows(5, 16, 9);
+  for (const int nan_columns : {1, 3}) {
+    v1::PredictRequest request;
+    request.mutable_model()->set_name("nan" + std::to_string(nan_columns));
+    *request.mutable_inputs()->mutable_values() = {x.begin(), x.end()};
+    v1::PredictResponse response;
+    ASSERT_TRUE(Call(&FeatureHandler::Predict, request, &response).ok());
+    ASSERT_EQ(response.predicted_indices_size(), 5);
+    for (int i = 0; i < 5; ++i) {
+      if (nan_columns == 3) {
+        EXPECT_EQ(response.predicted_indices(i), -1);
+        EXPECT_EQ(response.predicted_classes(i), "");
+        continue;
+      }
+      const float* row = response.scores().data() + i * 3;
+      const int best = row[1] >= row[2] ? 1 : 2;
+      EXPECT_EQ(response.predicted_indices(i), best) << i;
+      EXPECT_EQ(response.predicted_classes(i), "class_" + std::to_string(best));
+    }
+  }
 }
 
 TEST_F(FeatureHandlerTest, PredictWithoutHeadIsFailedPrecondition) {

@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/train/train_test_util.h"
 
-namespace invariant {
+namespace invariant::train {
 namespace {
 
 using ::testing::HasSubstr;
@@ -56,4 +56,4 @@ TEST(TrainConfigTest, MissingDataSourceIsNamed) {
 }
 
 }  // namespace
-}  // namespace invariant
+}  // namespace invariant::train

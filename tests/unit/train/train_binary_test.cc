@@ -15,7 +15,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/train/train_test_util.h"
 
-namespace invariant {
+namespace invariant::train {
 namespace {
 
 namespace fs = std::filesystem;
@@ -103,4 +103,4 @@ TEST(TrainBinaryTest, InterruptLeavesNoVersionAndNoStagingDirectory) {
 }
 
 }  // namespace
-}  // namespace invariant
+}  // namespace invariant::train

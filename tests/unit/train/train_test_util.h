@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include "core/base/file.h"
 #include "gtest/gtest.h"
 
 namespace invariant::testing {
@@ -36,12 +37,7 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-inline std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+inline std::string ReadText(const std::string& path) { return ReadWholeFile(path).value_or(""); }
 
 // A small Xperm run: CDF pooling over all 120 block permutations.
 inline constexpr char kXpermConfig[] = R"pb(

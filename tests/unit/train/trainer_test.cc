@@ -7,13 +7,13 @@
 #include <string>
 
 #include "core/model/model.h"
+#include "core/model/repository.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/train/train_test_util.h"
 #include "train/data/xperm.h"
-#include "train/pipeline/versions.h"
 
-namespace invariant {
+namespace invariant::train {
 namespace {
 
 namespace fs = std::filesystem;
@@ -252,4 +252,4 @@ TEST(TrainerTest, DataErrorsNameTheProblem) {
 }
 
 }  // namespace
-}  // namespace invariant
+}  // namespace invariant::train

@@ -1,4 +1,4 @@
-#include "tests/integration/test_models.h"
+#include "tools/test_models/test_models.h"
 
 #include <cmath>
 #include <filesystem>
@@ -23,7 +23,7 @@ absl::StatusOr<std::shared_ptr<const Model>> MakeTestModel(const TestModelSpec& 
   manifest.set_model_name(spec.name);
   manifest.set_version(spec.version);
   manifest.set_input_dim(d);
-  manifest.set_created_by("tests/integration/test_models");
+  manifest.set_created_by("tools/test_models");
   v1::EncoderSpec* encoder = manifest.mutable_encoder();
   encoder->set_seed(spec.seed);
   encoder->add_input_shape(d);
@@ -68,8 +68,8 @@ absl::StatusOr<std::shared_ptr<const Model>> MakeTestModel(const TestModelSpec& 
       weights.mutable_data()[i] = static_cast<float>(rng.Normal());
     FloatMatrix bias = FloatMatrix::Zeros(1, t);
     for (int64_t c = 0; c < t; ++c) bias.mutable_data()[c] = static_cast<float>(0.1 * rng.Normal());
-    tensors.f32["head/weights"] = std::move(weights);
-    tensors.f32["head/bias"] = std::move(bias);
+    tensors.f32[kHeadWeightsTensor] = std::move(weights);
+    tensors.f32[kHeadBiasTensor] = std::move(bias);
   }
   return Model::Assemble(std::move(manifest), std::move(tensors));
 }

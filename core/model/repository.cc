@@ -1,0 +1,195 @@
+#include "core/model/repository.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <system_error>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace invariant {
+namespace fs = std::filesystem;
+namespace {
+
+std::mutex& StagedMutex() {
+  static std::mutex m;
+  return m;
+}
+std::set<std::string>& Staged() {
+  static auto* s = new std::set<std::string>();
+  return *s;
+}
+
+}  // namespace
+
+std::optional<int64_t> ParseVersion(absl::string_view dir_name) {
+  if (dir_name.empty() || dir_name.size() > 18 ||
+      !std::all_of(dir_name.begin(), dir_name.end(), absl::ascii_isdigit)) {
+    return std::nullopt;
+  }
+  int64_t version = 0;
+  if (!absl::SimpleAtoi(dir_name, &version) || version < 1) return std::nullopt;
+  return version;
+}
+
+std::string ModelDir(const std::string& root, const std::string& name) {
+  return (fs::path(root) / name).string();
+}
+
+std::string BundlePath(const std::string& root, const std::string& name, int64_t version) {
+  return (fs::path(root) / name / std::to_string(version) / kBundleFileName).string();
+}
+
+absl::StatusOr<std::vector<std::string>> ListModelNames(const std::string& root) {
+  std::error_code ec;
+  fs::directory_iterator it(root, ec);
+  if (ec) {
+    return absl::NotFoundError(
+        absl::StrCat("models root '", root, "': cannot list: ", ec.message()));
+  }
+  std::vector<std::string> names;
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    if (ec) break;
+    std::error_code type_ec;
+    if (it->is_directory(type_ec)) names.push_back(it->path().filename().string());
+  }
+  if (ec) {
+    return absl::UnavailableError(
+        absl::StrCat("models root '", root, "': listing failed: ", ec.message()));
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+absl::StatusOr<std::vector<int64_t>> ListVersionDirs(const std::string& model_dir) {
+  std::vector<int64_t> out;
+  std::error_code ec;
+  if (!fs::exists(model_dir, ec)) return out;
+  if (!fs::is_directory(model_dir, ec)) {
+    return absl::FailedPreconditionError(absl::StrCat(model_dir, ": not a directory"));
+  }
+  for (const auto& e : fs::directory_iterator(model_dir, ec)) {
+    std::optional<int64_t> version = ParseVersion(e.path().filename().string());
+    std::error_code type_ec;
+    if (version.has_value() && e.is_directory(type_ec)) out.push_back(*version);
+  }
+  if (ec) return absl::UnavailableError(absl::StrCat(model_dir, ": ", ec.message()));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+absl::StatusOr<int64_t> NextVersion(const std::string& model_dir) {
+  absl::StatusOr<std::vector<int64_t>> versions = ListVersionDirs(model_dir);
+  if (!versions.ok()) return versions.status();
+  return versions->empty() ? 1 : versions->back() + 1;
+}
+
+std::map<int64_t, VersionFile> ListPublishedVersions(const std::string& root,
+                                                     const std::string& name) {
+  std::map<int64_t, VersionFile> versions;
+  std::error_code ec;
+  fs::directory_iterator it(fs::path(root) / name, ec);
+  if (ec) return versions;
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    if (ec) break;
+    std::optional<int64_t> version = ParseVersion(it->path().filename().string());
+    if (!version.has_value()) continue;
+    const fs::path bundle = it->path() / kBundleFileName;
+    std::error_code stat_ec;
+    if (!fs::is_regular_file(bundle, stat_ec)) continue;
+    const auto size = fs::file_size(bundle, stat_ec);
+    const auto mtime = fs::last_write_time(bundle, stat_ec);
+    VersionFile file;
+    file.bundle_path = bundle.string();
+    file.stamp =
+        static_cast<int64_t>(mtime.time_since_epoch().count()) ^ static_cast<int64_t>(size);
+    versions[*version] = std::move(file);
+  }
+  return versions;
+}
+
+std::map<std::string, int64_t> ReadLabels(const std::string& root, const std::string& name) {
+  std::map<std::string, int64_t> labels;
+  std::ifstream in(fs::path(root) / name / kLabelsFileName);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string label;
+    int64_t version = 0;
+    if (!(fields >> label) || label[0] == '#') continue;
+    if (fields >> version && version > 0) labels[label] = version;
+  }
+  return labels;
+}
+
+absl::StatusOr<StagedVersion> StagedVersion::Create(const std::string& model_dir, int64_t version) {
+  if (version < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("--version must be >= 1, got ", version));
+  }
+  const std::string final_path = (fs::path(model_dir) / std::to_string(version)).string();
+  std::error_code ec;
+  if (fs::exists(final_path, ec)) {
+    return absl::AlreadyExistsError(
+        absl::StrCat(final_path, ": version ", version, " exists and is never overwritten"));
+  }
+  fs::create_directories(model_dir, ec);
+  if (ec) return absl::PermissionDeniedError(absl::StrCat(model_dir, ": ", ec.message()));
+  const std::string tmp =
+      (fs::path(model_dir) / absl::StrCat(".tmp-", version, "-", static_cast<int64_t>(getpid())))
+          .string();
+  fs::remove_all(tmp, ec);
+  fs::create_directory(tmp, ec);
+  if (ec) return absl::PermissionDeniedError(absl::StrCat(tmp, ": ", ec.message()));
+  {
+    std::lock_guard<std::mutex> lock(StagedMutex());
+    Staged().insert(tmp);
+  }
+  return StagedVersion(tmp, final_path);
+}
+
+StagedVersion::StagedVersion(StagedVersion&& o) noexcept
+    : tmp_path_(std::move(o.tmp_path_)),
+      final_path_(std::move(o.final_path_)),
+      published_(o.published_) {
+  o.published_ = true;  // the moved-from object owns nothing
+}
+
+StagedVersion::~StagedVersion() {
+  if (published_ || tmp_path_.empty()) return;
+  std::error_code ec;
+  fs::remove_all(tmp_path_, ec);
+  std::lock_guard<std::mutex> lock(StagedMutex());
+  Staged().erase(tmp_path_);
+}
+
+absl::Status StagedVersion::Publish() {
+  std::error_code ec;
+  // rename(2) of a directory fails if the target exists and is non-empty, so a
+  // concurrent writer of the same version cannot be overwritten.
+  if (fs::exists(final_path_, ec)) {
+    return absl::AlreadyExistsError(absl::StrCat(final_path_, ": appeared while training"));
+  }
+  fs::rename(tmp_path_, final_path_, ec);
+  if (ec) return absl::InternalError(absl::StrCat("rename to ", final_path_, ": ", ec.message()));
+  published_ = true;
+  std::lock_guard<std::mutex> lock(StagedMutex());
+  Staged().erase(tmp_path_);
+  return absl::OkStatus();
+}
+
+void RemoveStagedVersions() {
+  std::lock_guard<std::mutex> lock(StagedMutex());
+  std::error_code ec;
+  for (const auto& p : Staged()) fs::remove_all(p, ec);
+  Staged().clear();
+}
+
+}  // namespace invariant

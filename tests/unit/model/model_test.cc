@@ -1,0 +1,74 @@
+// Model's own contracts: Assemble and Load errors name what is wrong, and
+// Predict is the head applied to the features.
+#include "core/model/model.h"
+
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tools/test_models/test_models.h"
+
+namespace invariant {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+TEST(ModelTest, LoadErrorsNameThePathAndTheProblem) {
+  const fs::path dir = fs::path(::testing::TempDir()) / ("model_test_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string missing = (dir / "absent.bundle").string();
+  absl::Status s = Model::Load(missing).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(s.message()), HasSubstr(missing));
+  const std::string corrupt = (dir / kBundleFileName).string();
+  std::ofstream(corrupt) << "INVBNDL" << std::string(200, 'Z');
+  s = Model::Load(corrupt).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(s.message()), HasSubstr(corrupt));
+  fs::remove_all(dir);
+}
+
+TEST(ModelTest, AssembleRejectsAHeadWithoutItsTensorsOrWithWrongShapes) {
+  auto base = testing_models::MakeTestModel({});
+  ASSERT_TRUE(base.ok()) << base.status();
+  ModelTensors tensors = (*base)->tensors();
+  tensors.f32.erase(kHeadBiasTensor);
+  absl::Status s = Model::Assemble((*base)->manifest(), tensors).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("'head/bias' is missing"));
+  tensors.f32[kHeadBiasTensor] = FloatMatrix::Zeros(1, 2);  // 3 classes
+  s = Model::Assemble((*base)->manifest(), tensors).status();
+  EXPECT_THAT(std::string(s.message()), HasSubstr("'head/bias' 1 × T"));
+  v1::Manifest wrong_input = (*base)->manifest();
+  wrong_input.set_input_dim(15);
+  s = Model::Assemble(wrong_input, (*base)->tensors()).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(ModelTest, PredictIsTheHeadAppliedToTheFeaturesBitForBit) {
+  auto model = testing_models::MakeTestModel({});
+  ASSERT_TRUE(model.ok()) << model.status();
+  const int64_t n = 300;  // more than one featurization block
+  std::vector<float> x(static_cast<size_t>(n * (*model)->input_dim()));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 37 % 101) - 50) / 25.f;
+  std::vector<float> features(static_cast<size_t>(n * (*model)->feature_dim()));
+  (*model)->Featurize(n, x.data(), features.data());
+  std::vector<float> expected(static_cast<size_t>(n * (*model)->output_dim()));
+  ApplyLinearModel((*model)->head(), n, features.data(), expected.data());
+  std::vector<float> scores(expected.size());
+  (*model)->Predict(n, x.data(), scores.data());
+  EXPECT_EQ(std::memcmp(scores.data(), expected.data(), scores.size() * sizeof(float)), 0);
+  std::vector<float> one_row((*model)->output_dim());
+  (*model)->Predict(1, x.data() + 7 * (*model)->input_dim(), one_row.data());
+  EXPECT_EQ(std::memcmp(one_row.data(), scores.data() + 7 * (*model)->output_dim(),
+                        one_row.size() * sizeof(float)),
+            0);
+}
+
+}  // namespace
+}  // namespace invariant

@@ -1,0 +1,91 @@
+// The model repository layout: one version-name rule for readers and
+// writers, labels, and staging with atomic publish.
+#include "core/model/repository.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "gtest/gtest.h"
+
+namespace invariant {
+namespace {
+
+namespace fs = std::filesystem;
+
+class RepositoryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::path(::testing::TempDir()) / ("repository_" + std::to_string(getpid()));
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  void MakeVersionDir(const std::string& dir_name, bool with_bundle) {
+    fs::create_directories(root_ / "m" / dir_name);
+    if (with_bundle) std::ofstream(root_ / "m" / dir_name / kBundleFileName) << "x";
+  }
+  fs::path root_;
+};
+
+TEST(ParseVersionTest, OnlyPlainPositiveDecimalNumbersAreVersions) {
+  EXPECT_EQ(ParseVersion("1"), 1);
+  EXPECT_EQ(ParseVersion("007"), 7);
+  EXPECT_EQ(ParseVersion("123456789012345678"), 123456789012345678);
+  for (const char* not_a_version :
+       {"", "0", "00", "+3", "-3", " 3", "3 ", "3a", "1e3", ".tmp-3-42", "1234567890123456789"}) {
+    EXPECT_EQ(ParseVersion(not_a_version), std::nullopt) << "'" << not_a_version << "'";
+  }
+}
+
+TEST_F(RepositoryTest, ReadersAndWritersAgreeOnWhichDirectoriesAreVersions) {
+  MakeVersionDir("1", true);
+  MakeVersionDir("3", false);  // still being written by hand: listed for writers only
+  MakeVersionDir("0", true);
+  MakeVersionDir("+5", true);
+  MakeVersionDir(".tmp-9-1", true);
+  const std::string model_dir = ModelDir(root_.string(), "m");
+  EXPECT_EQ(*ListVersionDirs(model_dir), (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(*NextVersion(model_dir), 4);
+  const std::map<int64_t, VersionFile> published = ListPublishedVersions(root_.string(), "m");
+  ASSERT_EQ(published.size(), 1u);
+  EXPECT_EQ(published.at(1).bundle_path, BundlePath(root_.string(), "m", 1));
+  EXPECT_EQ(*ListModelNames(root_.string()), std::vector<std::string>{"m"});
+  EXPECT_EQ(*NextVersion(ModelDir(root_.string(), "absent")), 1);
+  EXPECT_EQ(ListModelNames((root_ / "absent").string()).status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST_F(RepositoryTest, LabelsSkipCommentsAndMalformedLines) {
+  fs::create_directories(root_ / "m");
+  std::ofstream(root_ / "m" / kLabelsFileName) << "# comment\n\nstable 2\ncanary 0\nbad\nnext 5\n";
+  EXPECT_EQ(ReadLabels(root_.string(), "m"),
+            (std::map<std::string, int64_t>{{"next", 5}, {"stable", 2}}));
+  EXPECT_TRUE(ReadLabels(root_.string(), "absent").empty());
+}
+
+TEST_F(RepositoryTest, StagedVersionIsInvisibleUntilPublishedAndNeverOverwrites) {
+  const std::string model_dir = ModelDir(root_.string(), "m");
+  {
+    auto staged = StagedVersion::Create(model_dir, 2);
+    ASSERT_TRUE(staged.ok()) << staged.status();
+    std::ofstream(fs::path(staged->path()) / kBundleFileName) << "x";
+    EXPECT_TRUE(ListPublishedVersions(root_.string(), "m").empty());
+    EXPECT_TRUE(ListVersionDirs(model_dir)->empty());
+    ASSERT_TRUE(staged->Publish().ok());
+    EXPECT_EQ(ListPublishedVersions(root_.string(), "m").count(2), 1u);
+  }
+  {
+    auto abandoned = StagedVersion::Create(model_dir, 3);
+    ASSERT_TRUE(abandoned.ok());
+  }
+  EXPECT_EQ(*ListVersionDirs(model_dir), std::vector<int64_t>{2});
+  EXPECT_EQ(std::distance(fs::directory_iterator(model_dir), fs::directory_iterator()), 1);
+  EXPECT_EQ(StagedVersion::Create(model_dir, 2).status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(StagedVersion::Create(model_dir, 0).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace invariant
