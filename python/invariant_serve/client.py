@@ -277,7 +277,8 @@ class Client:
         return _features(self._call(self._methods.featurize, "Featurize", request))
 
     def predict(self, model: str, X, version: Version = None) -> Prediction:
-        """Scores (and for a classifier the predicted classes) of the rows of X."""
+        """Scores (and for a classifier the predicted classes) of the rows of X. The first
+        call per model version also fetches its metadata once, to name the columns."""
         data = self._call(self._methods.predict, "Predict", _predict_request(model, X, version))
         prediction = _prediction(data, ())
         key = (prediction.model_name, prediction.model_version)
