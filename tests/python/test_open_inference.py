@@ -13,6 +13,7 @@ import urllib.request
 import grpc
 import numpy as np
 import pytest
+from google.protobuf.descriptor import FieldDescriptor as FD
 
 from invariant_serve._proto.inference import grpc_service_pb2 as oip
 from invariant_serve._proto.inference import grpc_service_pb2_grpc as oip_grpc
@@ -404,3 +405,86 @@ def test_calls_are_counted_under_the_protocol_method_names(server, infer, rows):
     ok_after, not_found_after = counts()
     assert ok_after == ok_before + 1
     assert not_found_after == not_found_before + 1
+
+
+# --- the wire contract: names, numbers and types of the protocol's fields -------
+
+WIRE_CONTRACT = {
+    "ServerLiveResponse": [("live", 1, "bool")],
+    "ServerReadyResponse": [("ready", 1, "bool")],
+    "ModelReadyRequest": [("name", 1, "string"), ("version", 2, "string")],
+    "ModelReadyResponse": [("ready", 1, "bool")],
+    "ServerMetadataResponse": [("name", 1, "string"), ("version", 2, "string"),
+                               ("extensions", 3, "repeated string")],
+    "ModelMetadataRequest": [("name", 1, "string"), ("version", 2, "string")],
+    "ModelMetadataResponse": [
+        ("name", 1, "string"), ("versions", 2, "repeated string"), ("platform", 3, "string"),
+        ("inputs", 4, "repeated inference.ModelMetadataResponse.TensorMetadata"),
+        ("outputs", 5, "repeated inference.ModelMetadataResponse.TensorMetadata"),
+        ("properties", 6, "map<string, string>")],
+    "ModelMetadataResponse.TensorMetadata": [("name", 1, "string"), ("datatype", 2, "string"),
+                                             ("shape", 3, "repeated int64")],
+    "ModelInferRequest": [
+        ("model_name", 1, "string"), ("model_version", 2, "string"), ("id", 3, "string"),
+        ("parameters", 4, "map<string, inference.InferParameter>"),
+        ("inputs", 5, "repeated inference.ModelInferRequest.InferInputTensor"),
+        ("outputs", 6, "repeated inference.ModelInferRequest.InferRequestedOutputTensor"),
+        ("raw_input_contents", 7, "repeated bytes")],
+    "ModelInferRequest.InferInputTensor": [
+        ("name", 1, "string"), ("datatype", 2, "string"), ("shape", 3, "repeated int64"),
+        ("parameters", 4, "map<string, inference.InferParameter>"),
+        ("contents", 5, "inference.InferTensorContents")],
+    "ModelInferRequest.InferRequestedOutputTensor": [
+        ("name", 1, "string"), ("parameters", 2, "map<string, inference.InferParameter>")],
+    "ModelInferResponse": [
+        ("model_name", 1, "string"), ("model_version", 2, "string"), ("id", 3, "string"),
+        ("parameters", 4, "map<string, inference.InferParameter>"),
+        ("outputs", 5, "repeated inference.ModelInferResponse.InferOutputTensor"),
+        ("raw_output_contents", 6, "repeated bytes")],
+    "ModelInferResponse.InferOutputTensor": [
+        ("name", 1, "string"), ("datatype", 2, "string"), ("shape", 3, "repeated int64"),
+        ("parameters", 4, "map<string, inference.InferParameter>"),
+        ("contents", 5, "inference.InferTensorContents")],
+    "InferParameter": [("bool_param", 1, "bool"), ("int64_param", 2, "int64"),
+                       ("string_param", 3, "string"), ("double_param", 4, "double"),
+                       ("uint64_param", 5, "uint64")],
+    "InferTensorContents": [
+        ("bool_contents", 1, "repeated bool"), ("int_contents", 2, "repeated int32"),
+        ("int64_contents", 3, "repeated int64"), ("uint_contents", 4, "repeated uint32"),
+        ("uint64_contents", 5, "repeated uint64"), ("fp32_contents", 6, "repeated float"),
+        ("fp64_contents", 7, "repeated double"), ("bytes_contents", 8, "repeated bytes")],
+}
+
+
+def type_name(field):
+    if field.message_type is not None and field.message_type.GetOptions().map_entry:
+        key = field.message_type.fields_by_name["key"]
+        value = field.message_type.fields_by_name["value"]
+        return f"map<{type_name(key)}, {type_name(value)}>"
+    names = {FD.TYPE_BOOL: "bool", FD.TYPE_INT32: "int32", FD.TYPE_INT64: "int64",
+             FD.TYPE_UINT32: "uint32", FD.TYPE_UINT64: "uint64", FD.TYPE_FLOAT: "float",
+             FD.TYPE_DOUBLE: "double", FD.TYPE_STRING: "string", FD.TYPE_BYTES: "bytes"}
+    base = field.message_type.full_name if field.message_type is not None else names[field.type]
+    return f"repeated {base}" if field.label == FD.LABEL_REPEATED else base
+
+
+@pytest.mark.parametrize("message", sorted(WIRE_CONTRACT))
+def test_wire_contract_of_the_protocol(message):
+    descriptor = oip.DESCRIPTOR.message_types_by_name[message.split(".")[0]]
+    for nested in message.split(".")[1:]:
+        descriptor = descriptor.nested_types_by_name[nested]
+    assert descriptor.full_name == f"inference.{message}"
+    fields = [(f.name, f.number, type_name(f)) for f in descriptor.fields]
+    assert fields == WIRE_CONTRACT[message]
+    if message == "InferParameter":
+        assert [f.name for f in descriptor.oneofs_by_name["parameter_choice"].fields] == [
+            "bool_param", "int64_param", "string_param", "double_param", "uint64_param"]
+
+
+def test_service_methods_of_the_protocol():
+    service = oip.DESCRIPTOR.services_by_name["GRPCInferenceService"]
+    assert service.full_name == "inference.GRPCInferenceService"
+    assert [(m.name, m.input_type.name, m.output_type.name) for m in service.methods] == [
+        (name, f"{name}Request", f"{name}Response") for name in
+        ["ServerLive", "ServerReady", "ModelReady", "ServerMetadata", "ModelMetadata",
+         "ModelInfer"]]
