@@ -171,6 +171,11 @@ void InferenceHandler::ModelInfer(const inference::ModelInferRequest& request,
   if (!batch.ok()) return done(batch.status());
   absl::StatusOr<std::vector<std::string>> outputs = SelectOutputs(request, shape);
   if (!outputs.ok()) return done(outputs.status());
+  if (absl::Status s =
+          CheckInferResponseSize(batch->num_rows(), shape, *outputs, max_response_bytes_);
+      !s.ok()) {
+    return done(s);
+  }
 
   call->request = &request;
   call->response = response;

@@ -21,7 +21,9 @@
 #ifndef INVARIANT_SERVER_INFERENCE_HANDLER_H_
 #define INVARIANT_SERVER_INFERENCE_HANDLER_H_
 
+#include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 
 #include "absl/status/status.h"
@@ -36,13 +38,18 @@ namespace invariant::server {
 class InferenceHandler {
  public:
   // `registry` and `features` must outlive the handler. `server_version` is
-  // reported by ServerMetadata; `server_ready` answers ServerReady.
+  // reported by ServerMetadata; `server_ready` answers ServerReady. A request
+  // whose response (all its outputs together) would exceed
+  // `max_response_bytes` (the server's max_message_bytes) is refused with
+  // INVALID_ARGUMENT before anything is computed.
   InferenceHandler(const Registry* registry, const FeatureHandler* features,
-                   std::string server_version, std::function<bool()> server_ready)
+                   std::string server_version, std::function<bool()> server_ready,
+                   int64_t max_response_bytes = std::numeric_limits<int32_t>::max())
       : registry_(registry),
         features_(features),
         server_version_(std::move(server_version)),
-        server_ready_(std::move(server_ready)) {}
+        server_ready_(std::move(server_ready)),
+        max_response_bytes_(max_response_bytes) {}
 
   absl::Status ServerLive(const inference::ServerLiveRequest& request,
                           inference::ServerLiveResponse* response) const;
@@ -70,6 +77,7 @@ class InferenceHandler {
   const FeatureHandler* features_;
   const std::string server_version_;
   const std::function<bool()> server_ready_;
+  const int64_t max_response_bytes_;
 };
 
 }  // namespace invariant::server

@@ -251,6 +251,31 @@ absl::StatusOr<std::vector<std::string>> SelectOutputs(const inference::ModelInf
   return selected;
 }
 
+absl::Status CheckInferResponseSize(int64_t rows, const InferenceModelShape& model,
+                                    const std::vector<std::string>& outputs,
+                                    int64_t max_response_bytes) {
+  constexpr int64_t kOverheadBytes = 1024;  // names, shapes, message framing
+  int64_t bytes_per_row = 0;
+  for (const std::string& name : outputs) {
+    if (name == kFeaturesOutputName) {
+      bytes_per_row += static_cast<int64_t>(sizeof(float)) * model.feature_dim;
+    } else if (name == kScoresOutputName) {
+      bytes_per_row += static_cast<int64_t>(sizeof(float)) * model.output_dim;
+    } else if (name == kPredictedClassOutputName) {
+      bytes_per_row += 8 + model.longest_class_name;  // length prefix or tag + length
+    } else if (name == kPredictedIndexOutputName) {
+      bytes_per_row += 8;
+    }
+  }
+  const int64_t budget = std::max<int64_t>(0, max_response_bytes - kOverheadBytes);
+  const int64_t max_rows = budget / std::max<int64_t>(1, bytes_per_row);
+  if (rows <= max_rows) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("inputs[0].shape: expected at most ", max_rows, " rows so that the response (",
+                   bytes_per_row, " bytes per row for ", absl::StrJoin(outputs, ", "),
+                   ") fits max_message_bytes=", max_response_bytes, ", received ", rows));
+}
+
 void AppendFp32Output(const std::string& name, int64_t rows, int64_t cols,
                       google::protobuf::RepeatedField<float>* values, bool raw,
                       inference::ModelInferResponse* response) {
@@ -308,6 +333,12 @@ InferenceModelShape ShapeFromMetadata(const v1::GetModelMetadataResponse& metada
   shape.output_dim = metadata.output_dim();
   shape.has_head = metadata.has_head() && metadata.output_dim() > 0;
   shape.classifier = shape.has_head && metadata.head().task() == v1::TASK_CLASSIFICATION;
+  for (const std::string& name : metadata.head().class_names()) {
+    shape.longest_class_name =
+        std::max(shape.longest_class_name, static_cast<int64_t>(name.size()));
+  }
+  // A class without a name is answered with its index.
+  shape.longest_class_name = std::max<int64_t>(shape.longest_class_name, 20);
   return shape;
 }
 

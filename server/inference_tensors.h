@@ -41,6 +41,7 @@ struct InferenceModelShape {
   int64_t output_dim = 0;  // 0 without a head
   bool has_head = false;
   bool classifier = false;
+  int64_t longest_class_name = 0;  // bytes
 };
 
 // The model named `name` at protocol version `version`: "" or "latest" = the
@@ -73,6 +74,14 @@ absl::StatusOr<v1::InputBatch> DecodeInferInput(const inference::ModelInferReque
 // none), in request order; INVALID_ARGUMENT for an unknown or repeated name.
 absl::StatusOr<std::vector<std::string>> SelectOutputs(const inference::ModelInferRequest& request,
                                                        const InferenceModelShape& model);
+
+// OK when a response with `outputs` for `rows` rows fits `max_response_bytes`
+// (bounded from above, with the same framing allowance as invariant.v1);
+// INVALID_ARGUMENT naming inputs[0].shape otherwise. invariant.v1 checks each
+// of features and scores alone; this checks them together.
+absl::Status CheckInferResponseSize(int64_t rows, const InferenceModelShape& model,
+                                    const std::vector<std::string>& outputs,
+                                    int64_t max_response_bytes);
 
 // Appends an output tensor of `rows` × `cols` floats (shape [rows, cols]),
 // `rows` int32 values or `rows` strings (shape [rows]) to `response`: in

@@ -160,10 +160,12 @@ absl::Status Server::Init() {
   admin_service_ = std::make_unique<ModelAdminImpl>(
       options_.admin_token, [this] { return Reload(); }, registry_.get());
   inference_handler_ = std::make_unique<InferenceHandler>(
-      registry_.get(), handler_.get(), INVARIANT_VERSION, [this] {
+      registry_.get(), handler_.get(), INVARIANT_VERSION,
+      [this] {
         std::lock_guard<std::mutex> lock(mu_);
         return !shutting_down_ && registry_->AllModelsReady();
-      });
+      },
+      options_.max_message_bytes);
   inference_service_ = std::make_unique<InferenceServiceImpl>(inference_handler_.get());
 
   grpc::EnableDefaultHealthCheckService(true);

@@ -210,6 +210,28 @@ TEST_F(InferenceHandlerTest, ErrorsNameTheProtocolFields) {
               StartsWith("raw_input_contents[0]: expected at most 100 rows"));
 }
 
+TEST_F(InferenceHandlerTest, ResponseOfAllOutputsTogetherMustFitTheMessageLimit) {
+  // 1024 bytes of framing + 10 rows of 16 features: features alone fit, and
+  // so do scores alone (invariant.v1's checks), but not everything at once.
+  constexpr int64_t kMaxBytes = 1024 + 10 * 16 * 4;
+  FeatureHandler features(registry_.get(), batcher_.get(), 100, kMaxBytes);
+  InferenceHandler handler(registry_.get(), &features, "1.2.3", nullptr, kMaxBytes);
+  const std::vector<float> x = RandomRows(10, 5);
+  inference::ModelInferRequest only_features = Request("clf", x, true);
+  only_features.add_outputs()->set_name("features");
+  EXPECT_TRUE(handler.ModelInfer(only_features, absl::InfiniteFuture()).ok());
+  inference::ModelInferRequest only_scores = Request("clf", x, true);
+  only_scores.add_outputs()->set_name("scores");
+  EXPECT_TRUE(handler.ModelInfer(only_scores, absl::InfiniteFuture()).ok());
+  const absl::Status status =
+      handler.ModelInfer(Request("clf", x, true), absl::InfiniteFuture()).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()),
+              StartsWith("inputs[0].shape: expected at most 5 rows so that the response (112 "
+                         "bytes per row for features, scores, predicted_class, predicted_index) "
+                         "fits max_message_bytes=1664, received 10"));
+}
+
 TEST_F(InferenceHandlerTest, ReadinessAndServerMetadata) {
   inference::ServerReadyResponse server_ready;
   ASSERT_TRUE(handler_->ServerReady({}, &server_ready).ok());
