@@ -17,7 +17,7 @@ BUILD_PKGS=(
 )
 TEST_PKGS=(
   openssl prometheus curl python3 python3-yaml yamllint gnuplot-nox dataset-fashion-mnist
-  podman runc debootstrap uidmap
+  podman runc debootstrap uidmap python3-grpcio python3-grpc-tools python3-numpy python3-protobuf python3-pytest python3-venv python3-pip python3-setuptools python3-wheel
 )
 RUNTIME_PKGS=(
   libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 libopenblas0-pthread

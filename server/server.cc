@@ -158,6 +158,14 @@ absl::Status Server::Init() {
   feature_service_ = std::make_unique<FeatureServiceImpl>(handler_.get());
   admin_service_ = std::make_unique<ModelAdminImpl>(
       options_.admin_token, [this] { return Reload(); }, registry_.get());
+  inference_handler_ = std::make_unique<InferenceHandler>(
+      registry_.get(), handler_.get(), INVARIANT_VERSION,
+      [this] {
+        std::lock_guard<std::mutex> lock(mu_);
+        return !shutting_down_ && registry_->AllModelsReady();
+      },
+      options_.max_message_bytes);
+  inference_service_ = std::make_unique<InferenceServiceImpl>(inference_handler_.get());
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -174,6 +182,7 @@ absl::Status Server::Init() {
   }
   builder.RegisterService(feature_service_.get());
   builder.RegisterService(admin_service_.get());
+  builder.RegisterService(inference_service_.get());
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
   creators.push_back(MakeMetricsInterceptorFactory(metrics));
   builder.experimental().SetInterceptorCreators(std::move(creators));

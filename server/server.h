@@ -25,6 +25,8 @@
 #include "server/batcher.h"
 #include "server/feature_handler.h"
 #include "server/feature_service.h"
+#include "server/inference_handler.h"
+#include "server/inference_service.h"
 #include "server/metrics.h"
 #include "server/model_metadata.h"
 
@@ -84,6 +86,8 @@ class Server {
   std::unique_ptr<FeatureHandler> handler_;
   std::unique_ptr<FeatureServiceImpl> feature_service_;
   std::unique_ptr<ModelAdminImpl> admin_service_;
+  std::unique_ptr<InferenceHandler> inference_handler_;
+  std::unique_ptr<InferenceServiceImpl> inference_service_;
   std::unique_ptr<grpc::Server> server_;
   int grpc_port_ = 0;
 

@@ -1,0 +1,375 @@
+"""Client and AsyncClient: invariant.v1 over gRPC with numpy in and out."""
+
+import dataclasses
+from typing import Dict, List, Optional, Sequence, Tuple, Union
+
+import grpc
+import numpy as np
+from google.protobuf import json_format
+
+from invariant_serve import _wire
+from invariant_serve._proto.grpc.health.v1 import health_pb2
+from invariant_serve._proto.invariant.v1 import bundle_pb2
+from invariant_serve._proto.invariant.v1 import feature_service_pb2 as fs
+
+_FEATURE_SERVICE = "invariant.v1.FeatureService"
+_FEATURES_FIELD = fs.FeaturizeResponse.DESCRIPTOR.fields_by_name["features"].number
+_SCORES_FIELD = fs.PredictResponse.DESCRIPTOR.fields_by_name["scores"].number
+_DEFAULT_MAX_MESSAGE_BYTES = 64 << 20
+
+Version = Union[int, str, None]
+
+
+class InvariantServeError(Exception):
+    """A call failed; `code` is the grpc.StatusCode and `message` the server's explanation.
+
+    The server's messages name the field, what was expected and what came, e.g.
+    "inputs.raw_values: expected a multiple of input_dim=16 floats, received 10".
+    """
+
+    def __init__(self, code: grpc.StatusCode, message: str, method: str = ""):
+        super().__init__(f"{code.name}: {message}")
+        self.code = code
+        self.message = message
+        self.method = method
+
+
+@dataclasses.dataclass
+class Prediction:
+    """The result of predict(): one row per input row.
+
+    scores: float32 [n, C] (one-vs-all scores, or regression values).
+    classes: the argmax class name per row (object array [n]); None for regression.
+    indices: the argmax class index per row (int32 [n]); None for regression.
+    columns: the class (or target) names, naming the score columns.
+    """
+
+    scores: np.ndarray
+    classes: Optional[np.ndarray]
+    indices: Optional[np.ndarray]
+    model_name: str = ""
+    model_version: int = 0
+    columns: Tuple[str, ...] = ()
+
+    def to_frame(self):
+        """A pandas DataFrame: the score columns named by class or target, then for a
+        classifier `predicted_class` and `predicted_index`. Needs pandas."""
+        try:
+            import pandas as pd
+        except ImportError as error:
+            raise ImportError("Prediction.to_frame() needs pandas (pip install pandas); "
+                              "the arrays are in .scores, .classes and .indices") from error
+        names = list(self.columns) or [f"score_{i}" for i in range(self.scores.shape[1])]
+        frame = pd.DataFrame(self.scores, columns=names)
+        if self.classes is not None:
+            frame["predicted_class"] = self.classes
+            frame["predicted_index"] = self.indices
+        return frame
+
+
+@dataclasses.dataclass
+class ModelVersion:
+    version: int
+    encoder_kind: str
+    has_head: bool
+
+
+@dataclasses.dataclass
+class ModelSummary:
+    """One served model: its ready versions (newest first) and version labels."""
+
+    name: str
+    versions: List[ModelVersion]
+    labels: Dict[str, int]
+
+
+@dataclasses.dataclass
+class ModelMetadata:
+    """What a model version takes and gives (GetModelMetadata); `raw` is the message."""
+
+    name: str
+    version: int
+    input_shape: Tuple[int, ...]
+    input_dim: int
+    feature_dim: int
+    output_dim: int
+    encoder_kind: str
+    task: Optional[str]
+    class_names: List[str]
+    target_names: List[str]
+    metrics: Dict[str, float]
+    encoder: dict
+    certificate: Optional[dict]
+    model_bytes: int
+    raw: fs.GetModelMetadataResponse
+
+
+# --- requests and responses, shared by Client and AsyncClient ---------------
+
+
+def _model_spec(model: str, version: Version) -> fs.ModelSpec:
+    spec = fs.ModelSpec(name=model)
+    if version is None or version == "":
+        return spec
+    if isinstance(version, (int, np.integer)) or (isinstance(version, str) and version.isdigit()):
+        spec.version = int(version)
+    else:
+        spec.version_label = str(version)
+    return spec
+
+
+def _rows(X) -> Tuple[int, bytes]:
+    """(n, little-endian float32 bytes) of an [n, ...] array-like."""
+    array = np.asarray(X)
+    if array.ndim < 2:
+        raise ValueError(f"X: expected an array of shape [n, d] (one row per sample), "
+                         f"received shape {array.shape}")
+    rows = array.shape[0]
+    return rows, np.ascontiguousarray(array, dtype="<f4").tobytes()
+
+
+def _featurize_request(model: str, X, version: Version) -> fs.FeaturizeRequest:
+    rows, raw = _rows(X)
+    return fs.FeaturizeRequest(model=_model_spec(model, version),
+                               inputs=fs.InputBatch(num_rows=rows, raw_values=raw))
+
+
+def _predict_request(model: str, X, version: Version) -> fs.PredictRequest:
+    rows, raw = _rows(X)
+    return fs.PredictRequest(model=_model_spec(model, version),
+                             inputs=fs.InputBatch(num_rows=rows, raw_values=raw))
+
+
+def _float_matrix(data: bytes, field: int, message_type):
+    """(float32 [num_rows, width] array of `field`, the rest of the message parsed)."""
+    values, rest = _wire.split_packed_floats(data, field)
+    message = message_type.FromString(rest)
+    late = message.features if field == _FEATURES_FIELD else message.scores
+    if len(late) > 0:
+        values = np.concatenate([values, np.asarray(late, dtype=np.float32)])
+    width = message.feature_dim if field == _FEATURES_FIELD else message.output_dim
+    return values.reshape(message.num_rows, width).copy(), message
+
+
+def _features(data: bytes) -> np.ndarray:
+    matrix, _ = _float_matrix(data, _FEATURES_FIELD, fs.FeaturizeResponse)
+    return matrix
+
+
+def _prediction(data: bytes, columns: Sequence[str]) -> Prediction:
+    scores, message = _float_matrix(data, _SCORES_FIELD, fs.PredictResponse)
+    classifier = message.task == bundle_pb2.TASK_CLASSIFICATION
+    classes = np.array(message.predicted_classes, dtype=object) if classifier else None
+    indices = np.array(message.predicted_indices, dtype=np.int32) if classifier else None
+    return Prediction(scores=scores, classes=classes, indices=indices,
+                      model_name=message.model_name, model_version=message.model_version,
+                      columns=tuple(columns))
+
+
+def _metadata(message: fs.GetModelMetadataResponse) -> ModelMetadata:
+    head = message.head
+    task = None
+    if message.output_dim > 0:
+        task = {bundle_pb2.TASK_CLASSIFICATION: "classification",
+                bundle_pb2.TASK_REGRESSION: "regression"}.get(head.task)
+    return ModelMetadata(
+        name=message.model_name, version=message.model_version,
+        input_shape=tuple(message.input_shape), input_dim=message.input_dim,
+        feature_dim=message.feature_dim, output_dim=message.output_dim,
+        encoder_kind=message.encoder_kind, task=task, class_names=list(head.class_names),
+        target_names=list(head.target_names), metrics=dict(message.metrics),
+        encoder=json_format.MessageToDict(message.encoder, preserving_proto_field_name=True),
+        certificate=(json_format.MessageToDict(message.certificate,
+                                               preserving_proto_field_name=True)
+                     if message.HasField("certificate") else None),
+        model_bytes=message.model_bytes, raw=message)
+
+
+def _column_names(metadata: ModelMetadata) -> Tuple[str, ...]:
+    return tuple(metadata.class_names or metadata.target_names)
+
+
+def _summaries(message: fs.ListModelsResponse) -> List[ModelSummary]:
+    return [
+        ModelSummary(name=m.name,
+                     versions=[ModelVersion(v.version, v.encoder_kind, v.has_head)
+                               for v in m.versions],
+                     labels=dict(m.labels)) for m in message.models
+    ]
+
+
+def _channel_options(max_message_bytes: int, options) -> list:
+    merged = [("grpc.max_receive_message_length", max_message_bytes),
+              ("grpc.max_send_message_length", max_message_bytes)]
+    return merged + list(options or [])
+
+
+def _credentials(tls, root_certificates):
+    if isinstance(tls, grpc.ChannelCredentials):
+        return tls
+    if tls:
+        return grpc.ssl_channel_credentials(root_certificates=root_certificates)
+    return None
+
+
+class _Methods:
+    """The unary methods of a channel; Featurize and Predict answer raw bytes."""
+
+    def __init__(self, channel):
+        def method(name, request_type, response_deserializer):
+            return channel.unary_unary(name, request_serializer=request_type.SerializeToString,
+                                       response_deserializer=response_deserializer)
+
+        prefix = f"/{_FEATURE_SERVICE}/"
+        self.featurize = method(prefix + "Featurize", fs.FeaturizeRequest, bytes)
+        self.predict = method(prefix + "Predict", fs.PredictRequest, bytes)
+        self.list_models = method(prefix + "ListModels", fs.ListModelsRequest,
+                                  fs.ListModelsResponse.FromString)
+        self.metadata = method(prefix + "GetModelMetadata", fs.GetModelMetadataRequest,
+                               fs.GetModelMetadataResponse.FromString)
+        self.health = method("/grpc.health.v1.Health/Check", health_pb2.HealthCheckRequest,
+                             health_pb2.HealthCheckResponse.FromString)
+
+
+def _error(error: grpc.RpcError, method: str) -> InvariantServeError:
+    code = error.code() if callable(getattr(error, "code", None)) else grpc.StatusCode.UNKNOWN
+    details = error.details() if callable(getattr(error, "details", None)) else str(error)
+    return InvariantServeError(code, details or "", method)
+
+
+class Client:
+    """A blocking client of invariant-server (invariant.v1 FeatureService).
+
+        client = Client("127.0.0.1:8500")
+        features = client.featurize("digits", X)   # float32 [n, feature_dim]
+        prediction = client.predict("digits", X)   # .scores, .classes, .indices
+
+    target: "host:port" or any gRPC target. tls: False, True (system roots or
+    `root_certificates`), or grpc.ChannelCredentials. token: sent as
+    "authorization: Bearer <token>". timeout: seconds per call (None = none).
+    `version` arguments take a version number, a label ("stable") or None for
+    the newest ready version. Failed calls raise InvariantServeError. One
+    Client may be shared by threads; close() (or `with`) releases the channel.
+    """
+
+    def __init__(self, target: str, tls=False, token: Optional[str] = None,
+                 timeout: Optional[float] = 10.0, root_certificates: Optional[bytes] = None,
+                 max_message_bytes: int = _DEFAULT_MAX_MESSAGE_BYTES, options=None):
+        channel_options = _channel_options(max_message_bytes, options)
+        credentials = _credentials(tls, root_certificates)
+        self._channel = (grpc.secure_channel(target, credentials, channel_options)
+                         if credentials is not None else
+                         grpc.insecure_channel(target, channel_options))
+        self._methods = _Methods(self._channel)
+        self._metadata = (("authorization", f"Bearer {token}"),) if token else None
+        self._timeout = timeout
+        self._columns: Dict[Tuple[str, int], Tuple[str, ...]] = {}
+
+    def _call(self, method, name: str, request):
+        try:
+            return method(request, timeout=self._timeout, metadata=self._metadata)
+        except grpc.RpcError as error:
+            raise _error(error, name) from None
+
+    def featurize(self, model: str, X, version: Version = None) -> np.ndarray:
+        """The features of the rows of X ([n, d] array-like) as float32 [n, feature_dim]."""
+        request = _featurize_request(model, X, version)
+        return _features(self._call(self._methods.featurize, "Featurize", request))
+
+    def predict(self, model: str, X, version: Version = None) -> Prediction:
+        """Scores (and for a classifier the predicted classes) of the rows of X. The first
+        call per model version also fetches its metadata once, to name the columns."""
+        data = self._call(self._methods.predict, "Predict", _predict_request(model, X, version))
+        prediction = _prediction(data, ())
+        key = (prediction.model_name, prediction.model_version)
+        if key not in self._columns:
+            self._columns[key] = _column_names(self.metadata(*key))
+        prediction.columns = self._columns[key]
+        return prediction
+
+    def metadata(self, model: str, version: Version = None) -> ModelMetadata:
+        request = fs.GetModelMetadataRequest(model=_model_spec(model, version))
+        return _metadata(self._call(self._methods.metadata, "GetModelMetadata", request))
+
+    def models(self) -> List[ModelSummary]:
+        return _summaries(self._call(self._methods.list_models, "ListModels",
+                                     fs.ListModelsRequest()))
+
+    def health(self, service: str = "") -> bool:
+        """True when grpc.health.v1 reports SERVING for `service`: "" = the server is
+        live, "invariant.v1.FeatureService" = every model has a ready version."""
+        response = self._call(self._methods.health, "Check",
+                              health_pb2.HealthCheckRequest(service=service))
+        return response.status == health_pb2.HealthCheckResponse.SERVING
+
+    def close(self):
+        self._channel.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+
+
+class AsyncClient:
+    """The asyncio form of Client (grpc.aio); the same arguments and methods, awaited.
+
+        async with AsyncClient("127.0.0.1:8500") as client:
+            features = await client.featurize("digits", X)
+    """
+
+    def __init__(self, target: str, tls=False, token: Optional[str] = None,
+                 timeout: Optional[float] = 10.0, root_certificates: Optional[bytes] = None,
+                 max_message_bytes: int = _DEFAULT_MAX_MESSAGE_BYTES, options=None):
+        channel_options = _channel_options(max_message_bytes, options)
+        credentials = _credentials(tls, root_certificates)
+        self._channel = (grpc.aio.secure_channel(target, credentials, channel_options)
+                         if credentials is not None else
+                         grpc.aio.insecure_channel(target, channel_options))
+        self._methods = _Methods(self._channel)
+        self._metadata = (("authorization", f"Bearer {token}"),) if token else None
+        self._timeout = timeout
+        self._columns: Dict[Tuple[str, int], Tuple[str, ...]] = {}
+
+    async def _call(self, method, name: str, request):
+        try:
+            return await method(request, timeout=self._timeout, metadata=self._metadata)
+        except grpc.RpcError as error:
+            raise _error(error, name) from None
+
+    async def featurize(self, model: str, X, version: Version = None) -> np.ndarray:
+        request = _featurize_request(model, X, version)
+        return _features(await self._call(self._methods.featurize, "Featurize", request))
+
+    async def predict(self, model: str, X, version: Version = None) -> Prediction:
+        data = await self._call(self._methods.predict, "Predict",
+                                _predict_request(model, X, version))
+        prediction = _prediction(data, ())
+        key = (prediction.model_name, prediction.model_version)
+        if key not in self._columns:
+            self._columns[key] = _column_names(await self.metadata(*key))
+        prediction.columns = self._columns[key]
+        return prediction
+
+    async def metadata(self, model: str, version: Version = None) -> ModelMetadata:
+        request = fs.GetModelMetadataRequest(model=_model_spec(model, version))
+        return _metadata(await self._call(self._methods.metadata, "GetModelMetadata", request))
+
+    async def models(self) -> List[ModelSummary]:
+        return _summaries(await self._call(self._methods.list_models, "ListModels",
+                                           fs.ListModelsRequest()))
+
+    async def health(self, service: str = "") -> bool:
+        response = await self._call(self._methods.health, "Check",
+                                    health_pb2.HealthCheckRequest(service=service))
+        return response.status == health_pb2.HealthCheckResponse.SERVING
+
+    async def close(self):
+        await self._channel.close()
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc_info):
+        await self.close()

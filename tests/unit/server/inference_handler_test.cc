@@ -1,0 +1,306 @@
+#include "server/inference_handler.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "core/base/random.h"
+#include "server/inference_tensors.h"
+#include "tools/test_models/test_models.h"
+
+namespace invariant::server {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+using testing_models::TestModelSpec;
+
+constexpr int64_t kInputDim = 16;
+
+// Calls the handler the way an HTTP front end would: the blocking ModelInfer.
+class InferenceHandlerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = (fs::path(::testing::TempDir()) / ("inference_models_" + std::to_string(getpid())))
+                .string();
+    fs::remove_all(root_);
+    TestModelSpec classifier;
+    classifier.name = "clf";
+    ASSERT_TRUE(testing_models::WriteTestModel(root_, classifier).ok());
+    TestModelSpec featurizer;
+    featurizer.name = "feat";
+    featurizer.num_classes = 0;
+    ASSERT_TRUE(testing_models::WriteTestModel(root_, featurizer).ok());
+    RegistryOptions options;
+    options.root = root_;
+    registry_ = std::make_unique<Registry>(
+        options, [](const std::string& path) { return Model::Load(path); });
+    registry_->Rescan();
+    ASSERT_TRUE(registry_->AllModelsReady());
+    BatcherOptions batcher_options;
+    batcher_options.max_batch_rows = 4;  // 10-row requests are split over both threads
+    batcher_options.num_threads = 2;
+    batcher_ = std::make_unique<Batcher>(batcher_options);
+    features_ = std::make_unique<FeatureHandler>(registry_.get(), batcher_.get(), 100);
+    handler_ = std::make_unique<InferenceHandler>(registry_.get(), features_.get(), "1.2.3",
+                                                  [this] { return ready_; });
+  }
+  void TearDown() override {
+    batcher_->Stop();
+    fs::remove_all(root_);
+  }
+
+  static std::vector<float> RandomRows(int64_t n, uint64_t seed) {
+    Rng rng(seed);
+    std::vector<float> x(static_cast<size_t>(n * kInputDim));
+    for (float& v : x) v = static_cast<float>(rng.Normal());
+    return x;
+  }
+
+  static inference::ModelInferRequest Request(const std::string& model, const std::vector<float>& x,
+                                              bool raw) {
+    inference::ModelInferRequest request;
+    request.set_model_name(model);
+    request.set_id("r1");
+    auto* input = request.add_inputs();
+    input->set_name("input");
+    input->set_datatype("FP32");
+    input->add_shape(static_cast<int64_t>(x.size()) / kInputDim);
+    input->add_shape(kInputDim);
+    if (raw) {
+      request.add_raw_input_contents(
+          std::string(reinterpret_cast<const char*>(x.data()), x.size() * sizeof(float)));
+    } else {
+      input->mutable_contents()->mutable_fp32_contents()->Add(x.begin(), x.end());
+    }
+    return request;
+  }
+
+  v1::FeaturizeResponse Featurize(const std::string& model, const std::vector<float>& x) {
+    v1::FeaturizeRequest request;
+    request.mutable_model()->set_name(model);
+    request.mutable_inputs()->mutable_values()->Add(x.begin(), x.end());
+    v1::FeaturizeResponse response;
+    absl::Status status;
+    absl::Notification finished;
+    features_->Featurize(request, &response, absl::InfiniteFuture(), [&](absl::Status s) {
+      status = s;
+      finished.Notify();
+    });
+    finished.WaitForNotification();
+    EXPECT_TRUE(status.ok()) << status;
+    return response;
+  }
+
+  v1::PredictResponse Predict(const std::string& model, const std::vector<float>& x) {
+    v1::PredictRequest request;
+    request.mutable_model()->set_name(model);
+    request.mutable_inputs()->mutable_values()->Add(x.begin(), x.end());
+    v1::PredictResponse response;
+    absl::Status status;
+    absl::Notification finished;
+    features_->Predict(request, &response, absl::InfiniteFuture(), [&](absl::Status s) {
+      status = s;
+      finished.Notify();
+    });
+    finished.WaitForNotification();
+    EXPECT_TRUE(status.ok()) << status;
+    return response;
+  }
+
+  std::string root_;
+  bool ready_ = true;
+  std::unique_ptr<Registry> registry_;
+  std::unique_ptr<Batcher> batcher_;
+  std::unique_ptr<FeatureHandler> features_;
+  std::unique_ptr<InferenceHandler> handler_;
+};
+
+TEST_F(InferenceHandlerTest, TypedInferEqualsFeaturizeAndPredict) {
+  const std::vector<float> x = RandomRows(10, 1);
+  auto response = handler_->ModelInfer(Request("clf", x, /*raw=*/false), absl::InfiniteFuture());
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->model_name(), "clf");
+  EXPECT_EQ(response->model_version(), "1");
+  EXPECT_EQ(response->id(), "r1");
+  ASSERT_EQ(response->outputs_size(), 4);
+  EXPECT_EQ(response->raw_output_contents_size(), 0);
+  const auto& features = response->outputs(0);
+  EXPECT_EQ(features.name(), "features");
+  EXPECT_THAT(features.shape(), ElementsAre(10, 16));
+  const v1::FeaturizeResponse expected_features = Featurize("clf", x);
+  ASSERT_EQ(features.contents().fp32_contents_size(), expected_features.features_size());
+  EXPECT_EQ(
+      std::memcmp(features.contents().fp32_contents().data(), expected_features.features().data(),
+                  expected_features.features_size() * sizeof(float)),
+      0);
+  const v1::PredictResponse expected = Predict("clf", x);
+  const auto& scores = response->outputs(1);
+  EXPECT_THAT(scores.shape(), ElementsAre(10, 3));
+  ASSERT_EQ(scores.contents().fp32_contents_size(), expected.scores_size());
+  EXPECT_EQ(std::memcmp(scores.contents().fp32_contents().data(), expected.scores().data(),
+                        expected.scores_size() * sizeof(float)),
+            0);
+  EXPECT_EQ(response->outputs(2).datatype(), "BYTES");
+  EXPECT_THAT(response->outputs(2).contents().bytes_contents(),
+              ElementsAre(expected.predicted_classes(0), expected.predicted_classes(1),
+                          expected.predicted_classes(2), expected.predicted_classes(3),
+                          expected.predicted_classes(4), expected.predicted_classes(5),
+                          expected.predicted_classes(6), expected.predicted_classes(7),
+                          expected.predicted_classes(8), expected.predicted_classes(9)));
+  EXPECT_EQ(response->outputs(3).datatype(), "INT32");
+  EXPECT_EQ(response->outputs(3).contents().int_contents_size(), 10);
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(response->outputs(3).contents().int_contents(i), expected.predicted_indices(i));
+  }
+}
+
+TEST_F(InferenceHandlerTest, RawInputGivesRawOutputs) {
+  const std::vector<float> x = RandomRows(3, 2);
+  inference::ModelInferRequest request = Request("clf", x, /*raw=*/true);
+  request.add_outputs()->set_name("predicted_class");
+  request.add_outputs()->set_name("features");
+  auto response = handler_->ModelInfer(request, absl::InfiniteFuture());
+  ASSERT_TRUE(response.ok()) << response.status();
+  ASSERT_EQ(response->outputs_size(), 2);
+  ASSERT_EQ(response->raw_output_contents_size(), 2);
+  EXPECT_FALSE(response->outputs(0).has_contents());
+  // BYTES: 4-byte little-endian length, then the name, per row.
+  const v1::PredictResponse expected = Predict("clf", x);
+  std::string bytes;
+  for (const std::string& name : expected.predicted_classes()) {
+    bytes += std::string({static_cast<char>(name.size()), 0, 0, 0}) + name;
+  }
+  EXPECT_EQ(response->raw_output_contents(0), bytes);
+  EXPECT_EQ(response->raw_output_contents(1).size(), 3 * 16 * sizeof(float));
+}
+
+TEST_F(InferenceHandlerTest, ErrorsNameTheProtocolFields) {
+  const std::vector<float> x = RandomRows(2, 3);
+  inference::ModelInferRequest unknown = Request("nope", x, false);
+  auto status = handler_->ModelInfer(unknown, absl::InfiniteFuture()).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(status.message()), StartsWith("model_name: no model named 'nope'"));
+
+  std::vector<float> nan = x;
+  nan[20] = std::numeric_limits<float>::quiet_NaN();
+  status = handler_->ModelInfer(Request("clf", nan, true), absl::InfiniteFuture()).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()), StartsWith("raw_input_contents[0][row 1, column 4]"));
+
+  inference::ModelInferRequest scores = Request("feat", x, false);
+  scores.add_outputs()->set_name("scores");
+  status = handler_->ModelInfer(scores, absl::InfiniteFuture()).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()),
+              StartsWith("outputs[0].name: expected one of [features]"));
+
+  inference::ModelInferRequest too_many = Request("clf", RandomRows(101, 4), true);
+  status = handler_->ModelInfer(too_many, absl::InfiniteFuture()).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()),
+              StartsWith("raw_input_contents[0]: expected at most 100 rows"));
+}
+
+TEST_F(InferenceHandlerTest, ResponseOfAllOutputsTogetherMustFitTheMessageLimit) {
+  // 1024 bytes of framing + 10 rows of 16 features: features alone fit, and
+  // so do scores alone (invariant.v1's checks), but not everything at once.
+  constexpr int64_t kMaxBytes = 1024 + 10 * 16 * 4;
+  FeatureHandler features(registry_.get(), batcher_.get(), 100, kMaxBytes);
+  InferenceHandler handler(registry_.get(), &features, "1.2.3", nullptr, kMaxBytes);
+  const std::vector<float> x = RandomRows(10, 5);
+  inference::ModelInferRequest only_features = Request("clf", x, true);
+  only_features.add_outputs()->set_name("features");
+  EXPECT_TRUE(handler.ModelInfer(only_features, absl::InfiniteFuture()).ok());
+  inference::ModelInferRequest only_scores = Request("clf", x, true);
+  only_scores.add_outputs()->set_name("scores");
+  EXPECT_TRUE(handler.ModelInfer(only_scores, absl::InfiniteFuture()).ok());
+  const absl::Status status =
+      handler.ModelInfer(Request("clf", x, true), absl::InfiniteFuture()).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()),
+              StartsWith("inputs[0].shape: expected at most 5 rows so that the response (112 "
+                         "bytes per row for features, scores, predicted_class, predicted_index) "
+                         "fits max_message_bytes=1664, received 10"));
+}
+
+TEST_F(InferenceHandlerTest, ReadinessAndServerMetadata) {
+  inference::ServerReadyResponse server_ready;
+  ASSERT_TRUE(handler_->ServerReady({}, &server_ready).ok());
+  EXPECT_TRUE(server_ready.ready());
+  ready_ = false;
+  ASSERT_TRUE(handler_->ServerReady({}, &server_ready).ok());
+  EXPECT_FALSE(server_ready.ready());
+
+  inference::ModelReadyRequest request;
+  inference::ModelReadyResponse model_ready;
+  request.set_name("clf");
+  ASSERT_TRUE(handler_->ModelReady(request, &model_ready).ok());
+  EXPECT_TRUE(model_ready.ready());
+  request.set_version("2");
+  ASSERT_TRUE(handler_->ModelReady(request, &model_ready).ok());
+  EXPECT_FALSE(model_ready.ready());
+  request.set_name("nope");
+  request.set_version("");
+  ASSERT_TRUE(handler_->ModelReady(request, &model_ready).ok());
+  EXPECT_FALSE(model_ready.ready());
+
+  inference::ServerMetadataResponse metadata;
+  ASSERT_TRUE(handler_->ServerMetadata({}, &metadata).ok());
+  EXPECT_EQ(metadata.name(), "invariant-server");
+  EXPECT_EQ(metadata.version(), "1.2.3");
+}
+
+TEST(InferenceTensorsTest, VersionStrings) {
+  auto spec = ModelSpecFromProtocol("m", "", "name", "version");
+  ASSERT_TRUE(spec.ok());
+  EXPECT_EQ(spec->version(), 0);
+  EXPECT_EQ(spec->version_label(), "");
+  spec = ModelSpecFromProtocol("m", "12", "name", "version");
+  ASSERT_TRUE(spec.ok());
+  EXPECT_EQ(spec->version(), 12);
+  spec = ModelSpecFromProtocol("m", "stable", "name", "version");
+  ASSERT_TRUE(spec.ok());
+  EXPECT_EQ(spec->version_label(), "stable");
+  for (const char* bad : {"0", "-3", "+3", "1.5", "99999999999999999999", "7a"}) {
+    spec = ModelSpecFromProtocol("m", bad, "name", "model_version");
+    EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(std::string(spec.status().message()),
+                StartsWith("model_version: expected a positive"));
+    EXPECT_THAT(std::string(spec.status().message()),
+                HasSubstr(absl::StrCat("received '", bad, "'")));
+  }
+  spec = ModelSpecFromProtocol("", "1", "model_name", "model_version");
+  EXPECT_THAT(std::string(spec.status().message()),
+              StartsWith("model_name: expected a model name"));
+}
+
+TEST(InferenceTensorsTest, FieldNamesAreRewrittenOnlyAtTheStart) {
+  auto rename = [](const std::string& message, bool raw) {
+    return std::string(WithProtocolFieldNames(absl::InvalidArgumentError(message), "model_name",
+                                              "model_version", raw)
+                           .message());
+  };
+  EXPECT_EQ(rename("model.name: x", false), "model_name: x");
+  EXPECT_EQ(rename("model.version_label: x", false), "model_version: x");
+  EXPECT_EQ(rename("model.version: x", false), "model_version: x");
+  EXPECT_EQ(rename("inputs.values[row 1, column 2]: x", false),
+            "inputs[0].contents.fp32_contents[row 1, column 2]: x");
+  EXPECT_EQ(rename("inputs.raw_values: x", true), "raw_input_contents[0]: x");
+  EXPECT_EQ(rename("inputs: x", true), "raw_input_contents[0]: x");
+  EXPECT_EQ(rename("inputs: x", false), "inputs[0]: x");
+  EXPECT_EQ(rename("model 'm': no ready version", false), "model 'm': no ready version");
+  EXPECT_EQ(rename("inputsX: x", false), "inputsX: x");
+  EXPECT_TRUE(WithProtocolFieldNames(absl::OkStatus(), "a", "b", false).ok());
+}
+
+}  // namespace
+}  // namespace invariant::server
