@@ -16,6 +16,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/ascii.h"
+#include "core/base/thread_pool.h"
 #include "server/server.h"
 
 using invariant::server::ServerOptions;
@@ -50,6 +51,8 @@ ABSL_FLAG(int64_t, max_queue_rows, kDefaults.max_queue_rows,
 ABSL_FLAG(int64_t, max_request_rows, kDefaults.max_request_rows,
           "Rows allowed in one request (capped at --max_queue_rows).");
 ABSL_FLAG(int, threads, kDefaults.threads, "Batcher worker threads.");
+ABSL_FLAG(int, compute_threads, 0,
+          "Threads of the process-wide compute pool every encoder runs on; 0 = all cores.");
 ABSL_FLAG(int, max_message_bytes, kDefaults.max_message_bytes, "gRPC message size limit.");
 ABSL_FLAG(std::string, tls_cert, "", "PEM server certificate (turns TLS on with --tls_key).");
 ABSL_FLAG(std::string, tls_key, "", "PEM server private key.");
@@ -110,6 +113,13 @@ int main(int argc, char** argv) {
     }
   }
 
+  // Before any model loads: packing a bank already uses the pool.
+  if (const int threads = absl::GetFlag(FLAGS_compute_threads); threads != 0) {
+    if (absl::Status s = invariant::SetDefaultThreadCount(threads); !s.ok()) {
+      std::cerr << "invariant-server: compute_threads: " << s.message() << std::endl;
+      return 2;
+    }
+  }
   auto server = invariant::server::Server::Start(options);
   if (!server.ok()) {
     std::cerr << "invariant-server: " << server.status() << std::endl;
