@@ -1,4 +1,4 @@
-// metrics.h: the Prometheus metrics of invariant-server (ARCHITECTURE decision 6).
+// metrics.h: the Prometheus metrics of invariant-server.
 //
 // ServerMetrics owns a prometheus::Registry and, once Expose() is called, an
 // HttpServer (server/http_server.h) serving it at http://HOST:PORT/metrics;

@@ -1,6 +1,6 @@
 // status_util.h: the ONE conversion from absl::Status to grpc::Status.
 //
-// ARCHITECTURE decision 3: errors are absl::Status values inside the server and
+// Errors are absl::Status values inside the server and
 // are converted exactly once, at the RPC boundary. absl::StatusCode and
 // grpc::StatusCode share the canonical numbering (google.rpc.Code); any code
 // outside it becomes UNKNOWN. The message is passed through unchanged.

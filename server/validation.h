@@ -1,4 +1,4 @@
-// validation.h: checks every request at the RPC boundary (ARCHITECTURE decision 3).
+// validation.h: checks every request at the RPC boundary.
 //
 // Nothing past this layer sees a malformed batch. Each error is
 // INVALID_ARGUMENT and names the field, what was expected and what came, e.g.

@@ -1,6 +1,6 @@
 // random.h: the one seeded random generator every draw in invariant-serve uses.
 //
-// Reproducibility (ARCHITECTURE decision 2) needs the same stream on every
+// Reproducibility needs the same stream on every
 // platform and standard library, so the distributions are implemented here
 // instead of taken from <random> (whose normal_distribution is
 // implementation-defined). The engine is xoshiro256**, seeded by splitmix64.

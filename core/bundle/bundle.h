@@ -1,4 +1,4 @@
-// bundle.h: the bundle file — one model version on disk (ARCHITECTURE decision 1).
+// bundle.h: the bundle file — one model version on disk.
 //
 // A bundle is one file: a fixed 64-byte header, the serialized
 // `invariant.v1.Manifest`, then the tensors, each at a 64-byte-aligned offset.

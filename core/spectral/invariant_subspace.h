@@ -1,5 +1,5 @@
 // invariant_subspace.h: how generators act on torus eigenspaces, and the
-// invariant subspace of each eigenspace (MATH §7, Soleymani et al. Alg. 1).
+// invariant subspace of each eigenspace (Soleymani et al. 2025, Alg. 1).
 //
 // For a generator g and a basis function φ_j, the image is the expansion
 //   φ_j(g·x) = Σ_t D(g)[j, t] · φ_t(x),

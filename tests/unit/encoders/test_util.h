@@ -50,7 +50,7 @@ inline std::shared_ptr<const GroupDistribution> MakeGroup(const v1::GroupSpec& s
   return std::shared_ptr<const GroupDistribution>(std::move(*q));
 }
 
-// n × d rows, each standard normal scaled to unit norm (MATH §2 inputs).
+// n × d rows, each standard normal scaled to unit norm.
 inline FloatMatrix UnitRows(int64_t n, int64_t d, uint64_t seed) {
   Rng rng(seed);
   FloatMatrix x = FloatMatrix::Zeros(n, d);
