@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -40,6 +41,12 @@ absl::StatusOr<std::string> ReadFile(const std::string& flag, const std::string&
 absl::Status ValidateOptions(const ServerOptions& o) {
   if (o.models_dir.empty()) {
     return absl::InvalidArgumentError("models: expected a models directory, received none");
+  }
+  std::error_code error;
+  if (!std::filesystem::is_directory(o.models_dir, error)) {
+    // A wrong volume mount must fail loudly, not serve nothing while healthy.
+    return absl::NotFoundError(
+        absl::StrCat("models: expected an existing directory, received '", o.models_dir, "'"));
   }
   if (o.port < 0 || o.port > 65535) {
     return absl::InvalidArgumentError(absl::StrCat("port: expected 0..65535, received ", o.port));
@@ -102,8 +109,9 @@ absl::Status Server::Init() {
 
   metrics_ = std::make_unique<ServerMetrics>(INVARIANT_VERSION);
   if (options_.metrics_port >= 0) {
-    RETURN_IF_ERROR(metrics_->Expose(
-        options_.metrics_host.empty() ? options_.host : options_.metrics_host, options_.metrics_port));
+    RETURN_IF_ERROR(
+        metrics_->Expose(options_.metrics_host.empty() ? options_.host : options_.metrics_host,
+                         options_.metrics_port));
   }
 
   RegistryOptions registry_options;
@@ -172,6 +180,9 @@ absl::Status Server::Init() {
   grpc::ServerBuilder builder;
   builder.AddListeningPort(absl::StrCat(options_.host, ":", options_.port), credentials,
                            &grpc_port_);
+  // gRPC enables SO_REUSEPORT by default: a second server on the same port
+  // would start and silently share the traffic. One port, one server.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(options_.max_message_bytes);
   builder.SetMaxSendMessageSize(options_.max_message_bytes);
   if (options_.max_connection_age_seconds > 0) {
