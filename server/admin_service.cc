@@ -64,7 +64,7 @@ grpc::ServerUnaryReactor* ModelAdminImpl::GetModelStatus(grpc::CallbackServerCon
                                                          v1::GetModelStatusResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   absl::Status status = Authorize(context);
-  if (status.ok()) FillModelStatus(*registry_, request->model_name(), response);
+  if (status.ok()) status = FillModelStatus(*registry_, request->model_name(), response);
   reactor->Finish(ToGrpcStatus(status));
   return reactor;
 }

@@ -1,5 +1,6 @@
 #include "server/model_metadata.h"
 
+#include "absl/strings/str_cat.h"
 #include "core/model/featurizer_factory.h"
 
 namespace invariant::server {
@@ -59,8 +60,8 @@ void FillModelList(const Registry& registry, v1::ListModelsResponse* out) {
   }
 }
 
-void FillModelStatus(const Registry& registry, const std::string& name,
-                     v1::GetModelStatusResponse* out) {
+absl::Status FillModelStatus(const Registry& registry, const std::string& name,
+                             v1::GetModelStatusResponse* out) {
   for (const auto& [model_name, versions] : registry.Snapshot()) {
     if (!name.empty() && model_name != name) continue;
     v1::ModelStatus* status = out->add_models();
@@ -72,6 +73,12 @@ void FillModelStatus(const Registry& registry, const std::string& name,
       v->set_error(info.error);
     }
   }
+  if (!name.empty() && out->models_size() == 0) {
+    constexpr size_t kEcho = 128;  // never echo more than a bounded prefix of client input
+    return absl::NotFoundError(absl::StrCat("model_name: no model named '", name.substr(0, kEcho),
+                                            name.size() > kEcho ? "…" : "", "'"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace invariant::server

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "core/model/model.h"
 #include "invariant/v1/feature_service.pb.h"
 #include "invariant/v1/model_admin_service.pb.h"
@@ -26,9 +27,10 @@ void FillModelMetadata(const std::string& name, int64_t version, const Model& mo
 // One summary per model with its ready versions (newest first) and labels.
 void FillModelList(const Registry& registry, v1::ListModelsResponse* out);
 
-// The per-version states of every model (or only `name` when not empty).
-void FillModelStatus(const Registry& registry, const std::string& name,
-                     v1::GetModelStatusResponse* out);
+// The per-version states of every model (or only `name` when not empty);
+// NOT_FOUND when `name` names no model.
+absl::Status FillModelStatus(const Registry& registry, const std::string& name,
+                             v1::GetModelStatusResponse* out);
 
 }  // namespace invariant::server
 

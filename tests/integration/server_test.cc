@@ -404,6 +404,12 @@ TEST_F(ServerTest, AdminServiceRefusesCallsWithoutTheToken) {
   EXPECT_TRUE(admin->ReloadModels(&reload).ok());
   ASSERT_TRUE(admin->GetModelStatus("", &model_status).ok());
   EXPECT_EQ(model_status.models(0).versions(0).state(), v1::VERSION_STATE_READY);
+  // An unknown model is NOT_FOUND (not an empty OK), echoing a bounded prefix.
+  const std::string long_name(5000, 'z');
+  const grpc::Status unknown = admin->GetModelStatus(long_name, &model_status);
+  EXPECT_EQ(unknown.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_THAT(unknown.error_message(), HasSubstr("model_name: no model named 'zzz"));
+  EXPECT_LT(unknown.error_message().size(), 200u);
   // The feature service needs no token.
   v1::ListModelsResponse list;
   EXPECT_TRUE(client_->ListModels(&list).ok());
