@@ -132,9 +132,11 @@ absl::Status Batcher::Submit(BatchJob job) {
         queue_.push_back(Task{std::move(piece), now});
       }
     }
+    // Published under the lock: two publishers racing after unlock could
+    // leave a stale value in the gauge.
+    if (options_.observers.on_queue_rows) options_.observers.on_queue_rows(label, queued_now);
   }
   cv_.notify_all();
-  if (options_.observers.on_queue_rows) options_.observers.on_queue_rows(label, queued_now);
   return absl::OkStatus();
 }
 
@@ -186,9 +188,9 @@ void Batcher::WorkerLoop() {
     const int64_t queued_after = queued_rows_[label];
     forming_ = false;
     ++computing_;
+    if (options_.observers.on_queue_rows) options_.observers.on_queue_rows(label, queued_after);
     lock.unlock();
     cv_.notify_all();
-    if (options_.observers.on_queue_rows) options_.observers.on_queue_rows(label, queued_after);
     RunBatch(std::move(batch));
     lock.lock();
     --computing_;

@@ -48,6 +48,8 @@ struct BatcherObservers {
                      double compute_seconds)>
       on_batch;
   std::function<void(const std::string& label, double queue_seconds)> on_dequeue;
+  // Called with the batcher's lock held, so the values arrive in order: it
+  // must be quick and must not call into the batcher.
   std::function<void(const std::string& label, int64_t queued_rows)> on_queue_rows;
 };
 
