@@ -2,16 +2,15 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
 #include <future>
 #include <limits>
 
-#include "core/base/random.h"
 #include "server/admin_service.h"
 #include "server/metrics_interceptor.h"
+#include "tests/unit/server/serving_fixture.h"
 #include "tools/test_models/test_models.h"
 
 namespace invariant::server {
@@ -21,58 +20,23 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using testing_models::TestModelSpec;
 
-class FeatureHandlerTest : public ::testing::Test {
+class FeatureHandlerTest : public ServingFixture {
  protected:
+  FeatureHandlerTest() : ServingFixture("feature_handler_models") {}
   void SetUp() override {
-    // One directory per test process: ctest runs the tests of this suite in
-    // parallel processes.
-    root_ =
-        (fs::path(::testing::TempDir()) / ("feature_handler_models_" + std::to_string(getpid())))
-            .string();
-    fs::remove_all(root_);
-    TestModelSpec classifier;
-    classifier.name = "clf";
-    ASSERT_TRUE(testing_models::WriteTestModel(root_, classifier).ok());
-    TestModelSpec featurizer;
-    featurizer.name = "feat";
-    featurizer.num_classes = 0;
-    ASSERT_TRUE(testing_models::WriteTestModel(root_, featurizer).ok());
-    RegistryOptions options;
-    options.root = root_;
-    registry_ = std::make_unique<Registry>(
-        options, [](const std::string& path) { return Model::Load(path); });
-    registry_->Rescan();
-    ASSERT_TRUE(registry_->AllModelsReady());
-    BatcherOptions batcher_options;
-    batcher_options.max_batch_rows = 4;
-    batcher_options.num_threads = 2;
-    batcher_ = std::make_unique<Batcher>(batcher_options);
-    handler_ = std::make_unique<FeatureHandler>(registry_.get(), batcher_.get(), 100);
-  }
-  void TearDown() override {
-    batcher_->Stop();
-    fs::remove_all(root_);
-  }
-
-  static std::vector<float> RandomRows(int64_t n, int64_t d, uint64_t seed) {
-    Rng rng(seed);
-    std::vector<float> x(static_cast<size_t>(n * d));
-    for (float& v : x) v = static_cast<float>(rng.Normal());
-    return x;
+    ServingFixture::SetUp();
+    handler_ = features_.get();
   }
 
   template <typename Request, typename Response, typename Method>
   absl::Status Call(Method method, const Request& request, Response* response) {
     std::promise<absl::Status> result;
-    (handler_.get()->*method)(request, response, absl::InfiniteFuture(),
-                              [&result](absl::Status s) { result.set_value(s); });
+    (handler_->*method)(request, response, absl::InfiniteFuture(),
+                        [&result](absl::Status s) { result.set_value(s); });
     return result.get_future().get();
   }
 
-  std::string root_;
-  std::unique_ptr<Registry> registry_;
-  std::unique_ptr<Batcher> batcher_;
-  std::unique_ptr<FeatureHandler> handler_;
+  FeatureHandler* handler_ = nullptr;
 };
 
 TEST_F(FeatureHandlerTest, FeaturizeMatchesModelBitForBitIncludingSplitRequests) {

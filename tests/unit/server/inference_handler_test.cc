@@ -2,67 +2,37 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstring>
-#include <filesystem>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
-#include "core/base/random.h"
 #include "server/inference_tensors.h"
+#include "tests/unit/server/serving_fixture.h"
 #include "tools/test_models/test_models.h"
 
 namespace invariant::server {
 namespace {
 
-namespace fs = std::filesystem;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-using testing_models::TestModelSpec;
 
 constexpr int64_t kInputDim = 16;
 
 // Calls the handler the way an HTTP front end would: the blocking ModelInfer.
-class InferenceHandlerTest : public ::testing::Test {
+class InferenceHandlerTest : public ServingFixture {
  protected:
+  InferenceHandlerTest() : ServingFixture("inference_models") {}
   void SetUp() override {
-    root_ = (fs::path(::testing::TempDir()) / ("inference_models_" + std::to_string(getpid())))
-                .string();
-    fs::remove_all(root_);
-    TestModelSpec classifier;
-    classifier.name = "clf";
-    ASSERT_TRUE(testing_models::WriteTestModel(root_, classifier).ok());
-    TestModelSpec featurizer;
-    featurizer.name = "feat";
-    featurizer.num_classes = 0;
-    ASSERT_TRUE(testing_models::WriteTestModel(root_, featurizer).ok());
-    RegistryOptions options;
-    options.root = root_;
-    registry_ = std::make_unique<Registry>(
-        options, [](const std::string& path) { return Model::Load(path); });
-    registry_->Rescan();
-    ASSERT_TRUE(registry_->AllModelsReady());
-    BatcherOptions batcher_options;
-    batcher_options.max_batch_rows = 4;  // 10-row requests are split over both threads
-    batcher_options.num_threads = 2;
-    batcher_ = std::make_unique<Batcher>(batcher_options);
-    features_ = std::make_unique<FeatureHandler>(registry_.get(), batcher_.get(), 100);
+    ServingFixture::SetUp();
     handler_ = std::make_unique<InferenceHandler>(registry_.get(), features_.get(), "1.2.3",
                                                   [this] { return ready_; });
   }
-  void TearDown() override {
-    batcher_->Stop();
-    fs::remove_all(root_);
-  }
 
   static std::vector<float> RandomRows(int64_t n, uint64_t seed) {
-    Rng rng(seed);
-    std::vector<float> x(static_cast<size_t>(n * kInputDim));
-    for (float& v : x) v = static_cast<float>(rng.Normal());
-    return x;
+    return ServingFixture::RandomRows(n, kInputDim, seed);
   }
 
   static inference::ModelInferRequest Request(const std::string& model, const std::vector<float>& x,
@@ -116,11 +86,7 @@ class InferenceHandlerTest : public ::testing::Test {
     return response;
   }
 
-  std::string root_;
   bool ready_ = true;
-  std::unique_ptr<Registry> registry_;
-  std::unique_ptr<Batcher> batcher_;
-  std::unique_ptr<FeatureHandler> features_;
   std::unique_ptr<InferenceHandler> handler_;
 };
 

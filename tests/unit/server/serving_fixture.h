@@ -1,0 +1,76 @@
+// serving_fixture.h: the in-process serving stack the handler tests share — a
+// models directory with a classifier "clf" and a featurizer "feat" (test
+// models, input dimension 16), a registry that has loaded both, a batcher of 2
+// threads cutting batches at 4 rows (so 10-row requests are split), and the
+// FeatureHandler over them. One directory per test process: ctest runs the
+// tests of a suite in parallel processes.
+#ifndef INVARIANT_TESTS_UNIT_SERVER_SERVING_FIXTURE_H_
+#define INVARIANT_TESTS_UNIT_SERVER_SERVING_FIXTURE_H_
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/base/random.h"
+#include "server/batcher.h"
+#include "server/feature_handler.h"
+#include "server/registry.h"
+#include "tools/test_models/test_models.h"
+
+namespace invariant::server {
+
+class ServingFixture : public ::testing::Test {
+ protected:
+  // `prefix` names the models directory under the test temp dir.
+  explicit ServingFixture(std::string prefix) : prefix_(std::move(prefix)) {}
+
+  void SetUp() override {
+    namespace fs = std::filesystem;
+    root_ = (fs::path(::testing::TempDir()) / (prefix_ + "_" + std::to_string(getpid()))).string();
+    fs::remove_all(root_);
+    testing_models::TestModelSpec classifier;
+    classifier.name = "clf";
+    ASSERT_TRUE(testing_models::WriteTestModel(root_, classifier).ok());
+    testing_models::TestModelSpec featurizer;
+    featurizer.name = "feat";
+    featurizer.num_classes = 0;
+    ASSERT_TRUE(testing_models::WriteTestModel(root_, featurizer).ok());
+    RegistryOptions options;
+    options.root = root_;
+    registry_ = std::make_unique<Registry>(
+        options, [](const std::string& path) { return Model::Load(path); });
+    registry_->Rescan();
+    ASSERT_TRUE(registry_->AllModelsReady());
+    BatcherOptions batcher_options;
+    batcher_options.max_batch_rows = 4;  // 10-row requests are split over both threads
+    batcher_options.num_threads = 2;
+    batcher_ = std::make_unique<Batcher>(batcher_options);
+    features_ = std::make_unique<FeatureHandler>(registry_.get(), batcher_.get(), 100);
+  }
+  void TearDown() override {
+    if (batcher_ != nullptr) batcher_->Stop();
+    std::filesystem::remove_all(root_);
+  }
+
+  // n × d seeded standard-normal rows.
+  static std::vector<float> RandomRows(int64_t n, int64_t d, uint64_t seed) {
+    Rng rng(seed);
+    std::vector<float> x(static_cast<size_t>(n * d));
+    for (float& v : x) v = static_cast<float>(rng.Normal());
+    return x;
+  }
+
+  std::string prefix_;
+  std::string root_;
+  std::unique_ptr<Registry> registry_;
+  std::unique_ptr<Batcher> batcher_;
+  std::unique_ptr<FeatureHandler> features_;
+};
+
+}  // namespace invariant::server
+
+#endif  // INVARIANT_TESTS_UNIT_SERVER_SERVING_FIXTURE_H_
