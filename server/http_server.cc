@@ -148,6 +148,11 @@ int HttpServer::Dispatch(mg_connection* connection, void* self) {
   return response.status;
 }
 
+HttpResponse HttpServer::Error(int status, const std::string& message) const {
+  if (options_.error_response) return options_.error_response(status, message);
+  return HttpResponse::Text(status, message + "\n");
+}
+
 HttpResponse HttpServer::Handle(mg_connection* connection) const {
   const mg_request_info* info = mg_get_request_info(connection);
   HttpRequest request;
@@ -166,18 +171,17 @@ HttpResponse HttpServer::Handle(mg_connection* connection) const {
       best = prefix.size();
     }
   }
-  if (handler == nullptr) return HttpResponse::Text(404, "not found\n");
+  if (handler == nullptr) return Error(404, "not found");
 
   if (info->content_length > 0) {
     if (static_cast<unsigned long long>(info->content_length) > options_.max_body_bytes) {
-      return HttpResponse::Text(
-          413, absl::StrCat("request body: at most ", options_.max_body_bytes, " bytes\n"));
+      return Error(413, absl::StrCat("request body: at most ", options_.max_body_bytes, " bytes"));
     }
     request.body.resize(static_cast<size_t>(info->content_length));
     size_t got = 0;
     while (got < request.body.size()) {
       const int n = mg_read(connection, request.body.data() + got, request.body.size() - got);
-      if (n <= 0) return HttpResponse::Text(400, "request body: shorter than Content-Length\n");
+      if (n <= 0) return Error(400, "request body: shorter than Content-Length");
       got += static_cast<size_t>(n);
     }
   } else if (info->content_length < 0 &&
@@ -190,8 +194,8 @@ HttpResponse HttpServer::Handle(mg_connection* connection) const {
       const int n = mg_read(connection, buffer.data(), buffer.size());
       if (n <= 0) break;
       if (request.body.size() + static_cast<size_t>(n) > options_.max_body_bytes) {
-        return HttpResponse::Text(
-            413, absl::StrCat("request body: at most ", options_.max_body_bytes, " bytes\n"));
+        return Error(413,
+                     absl::StrCat("request body: at most ", options_.max_body_bytes, " bytes"));
       }
       request.body.append(buffer.data(), static_cast<size_t>(n));
     }

@@ -66,6 +66,10 @@ struct HttpServerOptions {
   // A connection that does not complete its request in this time is closed
   // (slow clients cannot hold the worker threads).
   int request_timeout_ms = 10000;
+  // Writes the answers the server gives itself (404 for a path no route
+  // claims, 413 for a body too large, 400 for a short body) from the status
+  // and a one-line message; empty = plain text "message\n".
+  std::function<HttpResponse(int status, const std::string& message)> error_response;
 };
 
 class HttpServer {
@@ -86,6 +90,7 @@ class HttpServer {
  private:
   static int Dispatch(mg_connection* connection, void* self);
   HttpResponse Handle(mg_connection* connection) const;
+  HttpResponse Error(int status, const std::string& message) const;
 
   HttpServerOptions options_;
   std::vector<std::pair<std::string, HttpHandler>> routes_;

@@ -1,6 +1,7 @@
 // main.cc: invariant-server. Parses flags into ServerOptions (the only place
 // flags are read), starts the server, prints ONE ready line
 //   invariant-server ready grpc_port=NNNN metrics_port=MMMM
+// (followed by " http_port=HHHH" when --http_port turns the REST front end on)
 // and then waits for signals: SIGHUP rescans the models, SIGTERM/SIGINT drain
 // and exit 0.
 #include <pthread.h>
@@ -63,6 +64,17 @@ ABSL_FLAG(double, drain_seconds, kDefaults.drain_seconds,
           "On SIGTERM, time given to in-flight calls.");
 ABSL_FLAG(double, max_connection_age_seconds, kDefaults.max_connection_age_seconds,
           "> 0: connections are closed after this age so clients rebalance.");
+ABSL_FLAG(int, http_port, kDefaults.http_port,
+          "Open Inference Protocol over HTTP/JSON (/v2/...) on this port; 0 = pick (printed); "
+          "-1 = off.");
+ABSL_FLAG(std::string, http_host, "",
+          "Bind address of the HTTP/JSON endpoint; empty = the same as --host.");
+ABSL_FLAG(int64_t, http_max_body_bytes, kDefaults.http_max_body_bytes,
+          "Largest HTTP request body; larger ones are refused with 413.");
+ABSL_FLAG(int, http_threads, kDefaults.http_threads,
+          "HTTP worker threads (each REST infer call holds one while it runs).");
+ABSL_FLAG(double, http_timeout_seconds, kDefaults.http_timeout_seconds,
+          "Deadline of a REST infer call (504 when it passes).");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("invariant-server --models=DIR [--port=8500] ...");
@@ -99,6 +111,11 @@ int main(int argc, char** argv) {
   options.tls_client_ca_file = absl::GetFlag(FLAGS_tls_client_ca);
   options.drain_seconds = absl::GetFlag(FLAGS_drain_seconds);
   options.max_connection_age_seconds = absl::GetFlag(FLAGS_max_connection_age_seconds);
+  options.http_port = absl::GetFlag(FLAGS_http_port);
+  options.http_host = absl::GetFlag(FLAGS_http_host);
+  options.http_max_body_bytes = absl::GetFlag(FLAGS_http_max_body_bytes);
+  options.http_threads = absl::GetFlag(FLAGS_http_threads);
+  options.http_timeout_seconds = absl::GetFlag(FLAGS_http_timeout_seconds);
   const std::string token_file = absl::GetFlag(FLAGS_admin_token_file);
   if (!token_file.empty()) {
     std::ifstream in(token_file);
@@ -125,8 +142,10 @@ int main(int argc, char** argv) {
     std::cerr << "invariant-server: " << server.status() << std::endl;
     return 1;
   }
-  std::printf("invariant-server ready grpc_port=%d metrics_port=%d\n", (*server)->grpc_port(),
+  std::printf("invariant-server ready grpc_port=%d metrics_port=%d", (*server)->grpc_port(),
               (*server)->metrics_port());
+  if ((*server)->http_port() >= 0) std::printf(" http_port=%d", (*server)->http_port());
+  std::printf("\n");
   std::fflush(stdout);
 
   while (true) {

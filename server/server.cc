@@ -70,6 +70,16 @@ absl::Status ValidateOptions(const ServerOptions& o) {
         "received ",
         o.max_queue_rows, ", ", o.max_request_rows, ", ", o.threads, ", ", o.max_message_bytes));
   }
+  if (o.http_port < -1 || o.http_port > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("http_port: expected -1..65535, received ", o.http_port));
+  }
+  if (o.http_port >= 0 &&
+      (o.http_max_body_bytes < 1 || o.http_threads < 1 || !(o.http_timeout_seconds > 0))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "http_max_body_bytes, http_threads, http_timeout_seconds: expected > 0, received ",
+        o.http_max_body_bytes, ", ", o.http_threads, ", ", o.http_timeout_seconds));
+  }
   if (o.tls_cert_file.empty() != o.tls_key_file.empty()) {
     return absl::InvalidArgumentError(
         "tls_cert/tls_key: expected both or neither, received only one");
@@ -202,8 +212,26 @@ absl::Status Server::Init() {
     return absl::UnavailableError(
         absl::StrCat("port: cannot listen on ", options_.host, ":", options_.port));
   }
+  if (options_.http_port >= 0) RETURN_IF_ERROR(StartHttp());
   UpdateHealth();
   if (options_.poll_seconds > 0) poller_ = std::thread([this] { PollLoop(); });
+  return absl::OkStatus();
+}
+
+absl::Status Server::StartHttp() {
+  HttpServerOptions http_options;
+  http_options.host = options_.http_host.empty() ? options_.host : options_.http_host;
+  http_options.port = options_.http_port;
+  http_options.threads = options_.http_threads;
+  http_options.max_body_bytes = static_cast<size_t>(options_.http_max_body_bytes);
+  http_options.error_response = &RestInferenceService::ErrorResponse;
+  rest_service_ = std::make_unique<RestInferenceService>(
+      inference_handler_.get(), metrics_.get(), absl::Seconds(options_.http_timeout_seconds));
+  http_ = std::make_unique<HttpServer>(http_options);
+  rest_service_->Register(http_.get());
+  if (absl::Status s = http_->Start(); !s.ok()) {
+    return absl::UnavailableError(absl::StrCat("http_port: ", s.message()));
+  }
   return absl::OkStatus();
 }
 
@@ -248,6 +276,8 @@ void Server::Shutdown() {
         std::chrono::microseconds(static_cast<int64_t>(options_.drain_seconds * 1e6)));
     server_->Wait();
   }
+  // In-flight REST calls finish (the batcher still runs) before it stops.
+  http_.reset();
   if (batcher_ != nullptr) batcher_->Stop();
 }
 

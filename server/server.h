@@ -3,7 +3,8 @@
 // Server::Start validates ServerOptions, exposes the metrics, scans the models
 // directory once (so the server is ready when Start returns if every model
 // loads), starts the gRPC server (FeatureService, ModelAdmin, grpc.health.v1,
-// reflection) and the poller thread. Health: "" is SERVING while the server
+// reflection, inference.GRPCInferenceService), the HTTP/JSON Open Inference
+// Protocol when http_port >= 0, and the poller thread. Health: "" is SERVING while the server
 // runs; "invariant.v1.FeatureService" is SERVING only while every model seen
 // has a ready version. Shutdown() flips both to NOT_SERVING, lets in-flight
 // calls finish within drain_seconds (then cancels them), and stops the
@@ -29,6 +30,7 @@
 #include "server/inference_service.h"
 #include "server/metrics.h"
 #include "server/model_metadata.h"
+#include "server/rest_service.h"
 
 namespace invariant::server {
 
@@ -56,6 +58,12 @@ struct ServerOptions {
   std::string admin_token;                // empty = ModelAdmin unauthenticated
   double drain_seconds = 10;              // graceful shutdown budget
   double max_connection_age_seconds = 0;  // > 0: clients reconnect (rebalance) after this
+  // Open Inference Protocol over HTTP/JSON (rest_service.h), on a port of its own.
+  int http_port = -1;                      // 0 = pick a free one; -1 = off
+  std::string http_host;                   // HTTP bind address; empty = `host`
+  int64_t http_max_body_bytes = 16 << 20;  // larger request bodies are refused with 413
+  int http_threads = 4;                    // HTTP worker threads (an infer call holds one)
+  double http_timeout_seconds = 30;        // deadline of a REST infer call
 };
 
 class Server {
@@ -65,6 +73,8 @@ class Server {
 
   int grpc_port() const { return grpc_port_; }
   int metrics_port() const { return metrics_->port(); }
+  // The bound port of the HTTP/JSON front end, or -1 when it is off.
+  int http_port() const { return http_ != nullptr ? http_->port() : -1; }
   // The server's metrics (e.g. for in-process benchmarks).
   const ServerMetrics& metrics() const { return *metrics_; }
 
@@ -76,6 +86,7 @@ class Server {
  private:
   explicit Server(const ServerOptions& options) : options_(options) {}
   absl::Status Init();
+  absl::Status StartHttp();
   void UpdateHealth();
   void PollLoop();
 
@@ -88,6 +99,8 @@ class Server {
   std::unique_ptr<ModelAdminImpl> admin_service_;
   std::unique_ptr<InferenceHandler> inference_handler_;
   std::unique_ptr<InferenceServiceImpl> inference_service_;
+  std::unique_ptr<RestInferenceService> rest_service_;
+  std::unique_ptr<HttpServer> http_;  // after rest_service_: destroyed (stopped) first
   std::unique_ptr<grpc::Server> server_;
   int grpc_port_ = 0;
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+
 namespace invariant::server {
 namespace {
 
@@ -43,6 +45,29 @@ TEST(StatusUtilTest, NonCanonicalCodeBecomesUnknown) {
   const grpc::Status g = ToGrpcStatus(absl::Status(static_cast<absl::StatusCode>(42), "odd"));
   EXPECT_EQ(g.error_code(), grpc::StatusCode::UNKNOWN);
   EXPECT_EQ(g.error_message(), "odd");
+}
+
+TEST(StatusUtilTest, HttpStatusOfEveryCanonicalCode) {
+  const std::pair<absl::StatusCode, int> expected[] = {{absl::StatusCode::kOk, 200},
+                                                       {absl::StatusCode::kCancelled, 499},
+                                                       {absl::StatusCode::kUnknown, 500},
+                                                       {absl::StatusCode::kInvalidArgument, 400},
+                                                       {absl::StatusCode::kDeadlineExceeded, 504},
+                                                       {absl::StatusCode::kNotFound, 404},
+                                                       {absl::StatusCode::kAlreadyExists, 409},
+                                                       {absl::StatusCode::kPermissionDenied, 403},
+                                                       {absl::StatusCode::kResourceExhausted, 429},
+                                                       {absl::StatusCode::kFailedPrecondition, 400},
+                                                       {absl::StatusCode::kAborted, 409},
+                                                       {absl::StatusCode::kOutOfRange, 400},
+                                                       {absl::StatusCode::kUnimplemented, 501},
+                                                       {absl::StatusCode::kInternal, 500},
+                                                       {absl::StatusCode::kUnavailable, 503},
+                                                       {absl::StatusCode::kDataLoss, 500},
+                                                       {absl::StatusCode::kUnauthenticated, 401}};
+  for (const auto& [code, http] : expected) {
+    EXPECT_EQ(HttpStatusCode(absl::Status(code, "m")), http) << absl::StatusCodeToString(code);
+  }
 }
 
 }  // namespace

@@ -1,0 +1,65 @@
+// rest_service.h: the Open Inference Protocol over HTTP/JSON (KServe v2 REST).
+//
+// Routes, answered by InferenceHandler (inference_handler.h) exactly as the
+// gRPC service answers them, with the bodies of rest_codec.h:
+//   GET  /v2/health/live                        200 {"live":true}
+//   GET  /v2/health/ready                       200 {"ready":true}, 503 when not ready
+//   GET  /v2                                    server metadata
+//   GET  /v2/models/{name}[/versions/{v}]       model metadata
+//   GET  /v2/models/{name}[/versions/{v}]/ready 200 {"name":…,"ready":true}; 503 when
+//                                               that version is not ready (unknown
+//                                               models included), with the reason
+//   POST /v2/models/{name}[/versions/{v}]/infer infer (JSON tensors)
+// {v} is the protocol's version string: a number, "latest" or a label.
+// HEAD is accepted wherever GET is. Errors are {"error": "message"} with the
+// status of HttpStatusCode (status_util.h): 400 bad request, 404 unknown
+// model / version / path, 405 (with Allow) for a wrong method, 413 for a body
+// over the server's limit, 429 full queue, 503 not ready, 504 deadline.
+//
+// Metrics: every call on a known route is counted by ServerMetrics::RpcStarted
+// / RpcHandled with grpc_service="inference.REST", grpc_method the protocol's
+// method name (ServerLive, ServerReady, ServerMetadata, ModelMetadata,
+// ModelReady, ModelInfer), grpc_type="http" and grpc_code the canonical code
+// name ("OK", "INVALID_ARGUMENT", ...), so one dashboard shows both transports.
+//
+// Thread-safety: Handle may run on many HTTP worker threads at once; an infer
+// call blocks its worker thread until the batcher answers or `timeout` passes.
+#ifndef INVARIANT_SERVER_REST_SERVICE_H_
+#define INVARIANT_SERVER_REST_SERVICE_H_
+
+#include "absl/time/time.h"
+#include "server/http_server.h"
+#include "server/inference_handler.h"
+#include "server/metrics.h"
+
+namespace invariant::server {
+
+inline constexpr char kRestServiceLabel[] = "inference.REST";
+
+class RestInferenceService {
+ public:
+  // `handler` must outlive the service; `metrics` may be null (no metrics).
+  // `timeout` is the deadline of every infer call.
+  RestInferenceService(const InferenceHandler* handler, ServerMetrics* metrics,
+                       absl::Duration timeout)
+      : handler_(handler), metrics_(metrics), timeout_(timeout) {}
+
+  // Routes every path of `server` to Handle. Call before server->Start(),
+  // on a server whose options' error_response is ErrorResponse (so that its
+  // own 413 and 400 answers are JSON too).
+  void Register(HttpServer* server) const;
+
+  HttpResponse Handle(const HttpRequest& request) const;
+
+  // The options' error_response writing {"error": message}.
+  static HttpResponse ErrorResponse(int status, const std::string& message);
+
+ private:
+  const InferenceHandler* handler_;
+  ServerMetrics* metrics_;
+  const absl::Duration timeout_;
+};
+
+}  // namespace invariant::server
+
+#endif  // INVARIANT_SERVER_REST_SERVICE_H_

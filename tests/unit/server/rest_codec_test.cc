@@ -1,0 +1,273 @@
+#include "server/rest_codec.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/base/json.h"
+#include "core/base/random.h"
+
+namespace invariant::server {
+namespace {
+
+uint32_t Bits(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof(bits));
+  return bits;
+}
+
+// `values` as a JSON array, flat or nested as [rows, cols].
+std::string DataJson(const std::vector<float>& values, int cols, bool nested) {
+  std::vector<std::string> items;
+  for (float v : values) items.push_back(JsonNumber(v));
+  if (!nested) return absl::StrCat("[", absl::StrJoin(items, ","), "]");
+  std::vector<std::string> rows;
+  for (size_t r = 0; r < values.size() / cols; ++r) {
+    rows.push_back(absl::StrCat(
+        "[", absl::StrJoin(items.begin() + r * cols, items.begin() + (r + 1) * cols, ","), "]"));
+  }
+  return absl::StrCat("[", absl::StrJoin(rows, ","), "]");
+}
+
+std::string Body(const std::string& data, const std::string& shape = "[3, 4]") {
+  return absl::StrCat(R"({"inputs": [{"name": "input", "datatype": "FP32", "shape": )", shape,
+                      R"(, "data": )", data, "}]}");
+}
+
+std::string ErrorOf(const std::string& body) {
+  absl::StatusOr<inference::ModelInferRequest> request = InferRequestFromJson(body, "m", "");
+  EXPECT_FALSE(request.ok()) << body;
+  if (request.ok()) return "";
+  EXPECT_EQ(request.status().code(), absl::StatusCode::kInvalidArgument);
+  return std::string(request.status().message());
+}
+
+JsonValue ParseOrDie(const std::string& text) {
+  absl::StatusOr<JsonValue> value = ParseJson(text);
+  EXPECT_TRUE(value.ok()) << text << ": " << value.status();
+  return value.ok() ? *std::move(value) : JsonValue();
+}
+
+TEST(RestCodecTest, FlatAndNestedDataGiveTheSameFloatsBitForBit) {
+  Rng rng(3);
+  std::vector<float> values(12);
+  for (float& v : values) v = static_cast<float>(rng.Normal() * 1e3);
+  values[0] = 1e-40f;  // subnormal
+  values[1] = -0.0f;
+  for (bool nested : {false, true}) {
+    absl::StatusOr<inference::ModelInferRequest> request =
+        InferRequestFromJson(Body(DataJson(values, 4, nested)), "clf", "2");
+    ASSERT_TRUE(request.ok()) << request.status();
+    EXPECT_EQ(request->model_name(), "clf");
+    EXPECT_EQ(request->model_version(), "2");
+    ASSERT_EQ(request->inputs_size(), 1);
+    const auto& input = request->inputs(0);
+    EXPECT_EQ(input.name(), "input");
+    EXPECT_EQ(input.datatype(), "FP32");
+    EXPECT_EQ(std::vector<int64_t>(input.shape().begin(), input.shape().end()),
+              (std::vector<int64_t>{3, 4}));
+    ASSERT_EQ(input.contents().fp32_contents_size(), 12);
+    for (int i = 0; i < 12; ++i) {
+      EXPECT_EQ(Bits(input.contents().fp32_contents(i)), Bits(values[i])) << i;
+    }
+  }
+}
+
+TEST(RestCodecTest, ReadsIdParametersAndRequestedOutputs) {
+  absl::StatusOr<inference::ModelInferRequest> request = InferRequestFromJson(
+      R"({"id": "r-1", "parameters": {"b": true, "i": -7, "u": 18446744073709551615,
+          "d": 0.5, "s": "x"},
+          "inputs": [{"name": "input", "datatype": "FP32", "shape": [1, 1], "data": [2],
+                      "parameters": {"p": 1}}],
+          "outputs": [{"name": "scores"}, {"name": "features", "parameters": {"q": false}}]})",
+      "clf", "");
+  ASSERT_TRUE(request.ok()) << request.status();
+  EXPECT_EQ(request->id(), "r-1");
+  const auto& p = request->parameters();
+  EXPECT_TRUE(p.at("b").bool_param());
+  EXPECT_EQ(p.at("i").int64_param(), -7);
+  EXPECT_EQ(p.at("u").uint64_param(), 18446744073709551615ull);
+  EXPECT_EQ(p.at("d").double_param(), 0.5);
+  EXPECT_EQ(p.at("s").string_param(), "x");
+  EXPECT_EQ(request->inputs(0).parameters().at("p").int64_param(), 1);
+  ASSERT_EQ(request->outputs_size(), 2);
+  EXPECT_EQ(request->outputs(0).name(), "scores");
+  EXPECT_EQ(request->outputs(1).name(), "features");
+  EXPECT_FALSE(request->outputs(1).parameters().at("q").bool_param());
+}
+
+TEST(RestCodecTest, OtherDatatypesArePassedOnWithoutContents) {
+  absl::StatusOr<inference::ModelInferRequest> request = InferRequestFromJson(
+      R"({"inputs": [{"name": "input", "datatype": "FP64", "shape": [1, 2], "data": [1, 2]}]})",
+      "clf", "");
+  ASSERT_TRUE(request.ok()) << request.status();
+  EXPECT_EQ(request->inputs(0).datatype(), "FP64");
+  EXPECT_FALSE(request->inputs(0).has_contents());
+}
+
+TEST(RestCodecTest, ErrorsNameTheMember) {
+  EXPECT_EQ(ErrorOf("{\"inputs\": [}"),
+            "request body: byte 12: expected a value (object, array, string, number, true, false "
+            "or null), received '}'");
+  EXPECT_EQ(ErrorOf("[]"), "request body: expected a JSON object, received an array");
+  EXPECT_EQ(ErrorOf("{\"input\": []}"),
+            "request body: expected only the members id, parameters, inputs, outputs, received "
+            "unknown member \"input\"");
+  EXPECT_EQ(ErrorOf("{}"), "inputs: expected an array of input tensors, received nothing");
+  EXPECT_EQ(ErrorOf("{\"inputs\": {}}"),
+            "inputs: expected an array of input tensors, received an object");
+  EXPECT_EQ(ErrorOf("{\"inputs\": [1]}"), "inputs[0]: expected an object, received a number");
+  EXPECT_EQ(ErrorOf(R"({"inputs": [{"name": "input", "datatype": "FP32", "data": []}]})"),
+            "inputs[0].shape: expected an array of integers, received nothing");
+  EXPECT_EQ(ErrorOf(R"({"inputs": [{"datatype": "FP32", "shape": [1], "data": []}]})"),
+            "inputs[0].name: expected a string, received nothing");
+  EXPECT_EQ(ErrorOf(R"({"inputs": [{"name": 3, "datatype": "FP32", "shape": [1], "data": []}]})"),
+            "inputs[0].name: expected a string, received a number");
+  EXPECT_EQ(ErrorOf(R"({"inputs": [{"name": "input", "shape": [1], "data": []}]})"),
+            "inputs[0].datatype: expected a string, received nothing");
+  EXPECT_EQ(ErrorOf(R"({"inputs": [{"name": "input", "datatype": "FP32", "shape": [1]}]})"),
+            "inputs[0].data: expected an array, received nothing");
+  EXPECT_EQ(ErrorOf(Body("[1]", "[1, 2.5]")),
+            "inputs[0].shape[1]: expected an integer, received 2.5");
+  EXPECT_EQ(ErrorOf(Body("[1]", "[1, \"4\"]")),
+            "inputs[0].shape[1]: expected an integer, received a string");
+  EXPECT_EQ(ErrorOf(Body("{}")), "inputs[0].data: expected an array, received an object");
+  EXPECT_EQ(ErrorOf(Body("[1, \"2\", 3]")),
+            "inputs[0].data[1]: expected a number, received a string");
+  EXPECT_EQ(ErrorOf(Body("[1, null]")), "inputs[0].data[1]: expected a number, received null");
+  EXPECT_EQ(ErrorOf(Body("[1, 1e39]")),
+            "inputs[0].data[1]: expected a finite FP32 value, received 1e39");
+  EXPECT_EQ(ErrorOf(Body("[1, [2]]")), "inputs[0].data[1]: expected a number, received an array");
+  EXPECT_EQ(ErrorOf(Body("[[1,2,3,4],[1,2,3,4]]")),
+            "inputs[0].data: expected 3 items (dimension 0 of the shape [3, 4]), received 2");
+  EXPECT_EQ(ErrorOf(Body("[[1,2,3,4],[1,2,3],[1,2,3,4]]")),
+            "inputs[0].data[1]: expected 4 items (dimension 1 of the shape [3, 4]), received 3");
+  EXPECT_EQ(ErrorOf(Body("[[1,2,3,4],[1,2,3,[4]],[1,2,3,4]]")),
+            "inputs[0].data[1][3]: expected a number, received an array");
+  EXPECT_EQ(ErrorOf(Body("[[1,2,3,4],5,[1,2,3,4]]")),
+            "inputs[0].data[1]: expected an array nested as the shape [3, 4], received a number");
+  EXPECT_EQ(ErrorOf(Body("[[1]]", "[]")),
+            "inputs[0].data: expected flat data for the shape [], received nested arrays");
+  EXPECT_EQ(ErrorOf(R"({"id": 5, "inputs": []})"), "id: expected a string, received a number");
+  EXPECT_EQ(ErrorOf(R"({"parameters": {"a": []}, "inputs": []})"),
+            "parameters.a: expected a boolean, a number or a string, received an array");
+  EXPECT_EQ(ErrorOf(R"({"parameters": {"a": 1e999}, "inputs": []})"),
+            "parameters.a: expected a finite number, received 1e999");
+  EXPECT_EQ(ErrorOf(R"({"inputs": [], "outputs": [{"name": "x", "binary_data": true}]})"),
+            "outputs[0]: expected only the members name, parameters, received unknown member "
+            "\"binary_data\"");
+  EXPECT_EQ(ErrorOf(R"({"inputs": [], "outputs": [{}]})"),
+            "outputs[0].name: expected a string, received nothing");
+  EXPECT_EQ(ErrorOf(R"({"inputs": [], "outputs": {}})"),
+            "outputs: expected an array, received an object");
+}
+
+inference::ModelInferResponse TypedResponse(const std::vector<float>& features) {
+  inference::ModelInferResponse response;
+  response.set_model_name("clf");
+  response.set_model_version("2");
+  response.set_id("q\"1");
+  auto* f = response.add_outputs();
+  f->set_name("features");
+  f->set_datatype("FP32");
+  f->add_shape(2);
+  f->add_shape(2);
+  for (float v : features) f->mutable_contents()->add_fp32_contents(v);
+  auto* c = response.add_outputs();
+  c->set_name("predicted_class");
+  c->set_datatype("BYTES");
+  c->add_shape(2);
+  c->mutable_contents()->add_bytes_contents("cat");
+  c->mutable_contents()->add_bytes_contents("d\"og");
+  auto* i = response.add_outputs();
+  i->set_name("predicted_index");
+  i->set_datatype("INT32");
+  i->add_shape(2);
+  i->mutable_contents()->add_int_contents(0);
+  i->mutable_contents()->add_int_contents(-2);
+  return response;
+}
+
+TEST(RestCodecTest, InferResponseAsJsonReadsBackBitForBit) {
+  const std::vector<float> features = {0.1f, -1e-40f, 3.4028235e38f, 123456.7f};
+  const std::string json = InferResponseToJson(TypedResponse(features));
+  const JsonValue v = ParseOrDie(json);
+  EXPECT_EQ(v.Find("model_name")->text(), "clf");
+  EXPECT_EQ(v.Find("model_version")->text(), "2");
+  EXPECT_EQ(v.Find("id")->text(), "q\"1");
+  EXPECT_EQ(v.Find("parameters"), nullptr);
+  const auto& outputs = v.Find("outputs")->items();
+  ASSERT_EQ(outputs.size(), 3u);
+  EXPECT_EQ(outputs[0].Find("name")->text(), "features");
+  EXPECT_EQ(outputs[0].Find("datatype")->text(), "FP32");
+  ASSERT_EQ(outputs[0].Find("shape")->items().size(), 2u);
+  const auto& data = outputs[0].Find("data")->items();
+  ASSERT_EQ(data.size(), features.size());
+  for (size_t k = 0; k < features.size(); ++k) {
+    float back;
+    ASSERT_TRUE(data[k].NumberAsFloat(&back));
+    EXPECT_EQ(Bits(back), Bits(features[k])) << data[k].text();
+  }
+  EXPECT_EQ(outputs[1].Find("data")->items()[1].text(), "d\"og");
+  int64_t index;
+  ASSERT_TRUE(outputs[2].Find("data")->items()[1].NumberAsInt64(&index));
+  EXPECT_EQ(index, -2);
+}
+
+TEST(RestCodecTest, RawOutputsGiveTheSameJsonAsTypedOnes) {
+  const std::vector<float> features = {1.5f, -2.25f, 0.0f, 7.0f};
+  const inference::ModelInferResponse typed = TypedResponse(features);
+  inference::ModelInferResponse raw = typed;
+  std::string bytes(features.size() * sizeof(float), '\0');
+  std::memcpy(bytes.data(), features.data(), bytes.size());
+  raw.add_raw_output_contents(bytes);
+  raw.add_raw_output_contents(std::string("\x03\0\0\0cat\x04\0\0\0d\"og", 15));
+  const int32_t indices[] = {0, -2};
+  raw.add_raw_output_contents(std::string(reinterpret_cast<const char*>(indices), sizeof(indices)));
+  for (int i = 0; i < 3; ++i) raw.mutable_outputs(i)->clear_contents();
+  EXPECT_EQ(InferResponseToJson(raw), InferResponseToJson(typed));
+}
+
+TEST(RestCodecTest, ResponseParametersAreWritten) {
+  inference::ModelInferResponse response;
+  (*response.mutable_parameters())["n"].set_int64_param(3);
+  (*response.mutable_parameters())["a"].set_string_param("x");
+  EXPECT_EQ(InferResponseToJson(response),
+            R"({"model_name":"","model_version":"","id":"","parameters":{"a":"x","n":3},)"
+            R"("outputs":[]})");
+}
+
+TEST(RestCodecTest, MetadataAndErrorsAsJson) {
+  inference::ServerMetadataResponse server;
+  server.set_name("invariant-server");
+  server.set_version("1.2.3");
+  EXPECT_EQ(ServerMetadataToJson(server),
+            R"({"name":"invariant-server","version":"1.2.3","extensions":[]})");
+
+  inference::ModelMetadataResponse model;
+  model.set_name("clf");
+  model.add_versions("2");
+  model.add_versions("1");
+  model.set_platform("invariant");
+  auto* input = model.add_inputs();
+  input->set_name("input");
+  input->set_datatype("FP32");
+  input->add_shape(-1);
+  input->add_shape(16);
+  (*model.mutable_properties())["task"] = "classification";
+  (*model.mutable_properties())["class_names"] = R"(["a","b"])";
+  EXPECT_EQ(ModelMetadataToJson(model),
+            R"({"name":"clf","versions":["2","1"],"platform":"invariant",)"
+            R"("inputs":[{"name":"input","datatype":"FP32","shape":[-1,16]}],"outputs":[],)"
+            R"("properties":{"class_names":"[\"a\",\"b\"]","task":"classification"}})");
+
+  EXPECT_EQ(ErrorToJson("model_name: no model named 'x\"'"),
+            R"({"error":"model_name: no model named 'x\"'"})");
+}
+
+}  // namespace
+}  // namespace invariant::server
