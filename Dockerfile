@@ -16,7 +16,8 @@
 #   podman build --format=docker -t invariant-serve .
 #
 # The server reads model bundles from /models/<name>/<version>/ (a VOLUME); the
-# gRPC port is 8500 and the Prometheus metrics port is 9100.
+# gRPC port is 8500, the Open Inference Protocol's HTTP/JSON port 8501 and the
+# Prometheus metrics port 9100.
 
 ARG BASE_IMAGE=debian:bookworm-slim
 
@@ -48,13 +49,13 @@ RUN /tmp/install-deps.sh --runtime && rm -rf /var/lib/apt/lists/* /tmp/install-d
 USER 10001:10001
 WORKDIR /models
 VOLUME ["/models"]
-EXPOSE 8500 9100
+EXPOSE 8500 8501 9100
 # INVARIANT_GRPC_PORT: set it when you pass another --port to the server.
 ENV INVARIANT_GRPC_PORT=8500
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["/bin/sh", "-c", "exec /usr/local/bin/invariant-client health --target=127.0.0.1:${INVARIANT_GRPC_PORT}"]
 ENTRYPOINT ["/usr/local/bin/invariant-server"]
-CMD ["--models=/models", "--port=8500", "--metrics_port=9100"]
+CMD ["--models=/models", "--port=8500", "--http_port=8501", "--metrics_port=9100"]
 
 FROM runtime-base AS runtime-prebuilt
 COPY prebuilt/bin/ /usr/local/bin/

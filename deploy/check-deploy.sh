@@ -69,8 +69,8 @@ run "Dockerfile: runtime installs only runtime libraries" dockerfile_has 'instal
 run "Dockerfile: non-root USER" bash -c 'grep -E "^USER " Dockerfile | grep -vqE "^USER (root|0)(:|$)"'
 run "Dockerfile: HEALTHCHECK via invariant-client health" \
   bash -c 'grep -A1 "^HEALTHCHECK " Dockerfile | grep -q "invariant-client health --target=127.0.0.1:\${INVARIANT_GRPC_PORT}" && grep -q "^ENV INVARIANT_GRPC_PORT=8500" Dockerfile'
-run "Dockerfile: EXPOSE 8500 9100, VOLUME /models" \
-  bash -c 'grep -Eq "^EXPOSE 8500 9100" Dockerfile && grep -Eq "^VOLUME \[\"/models\"\]" Dockerfile'
+run "Dockerfile: EXPOSE 8500 8501 9100, VOLUME /models" \
+  bash -c 'grep -Eq "^EXPOSE 8500 8501 9100" Dockerfile && grep -Eq "^VOLUME \[\"/models\"\]" Dockerfile'
 run ".dockerignore excludes .git and build dirs" \
   bash -c 'grep -qx ".git" .dockerignore && grep -qx "build" .dockerignore && grep -qx "build-\*" .dockerignore'
 

@@ -199,10 +199,12 @@ chmod -R a+rX "$WORK"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 GRPC_PORT=$(free_port)
 METRICS_PORT=$(free_port)
+HTTP_PORT=$(free_port)
 if podman run -d --name "$CONTAINER" "${RUN_ARGS[@]}" -v "$MODELS:/models:ro" \
   -e INVARIANT_GRPC_PORT="$GRPC_PORT" "$IMAGE_TAG" \
-  --models=/models --port="$GRPC_PORT" --metrics_port="$METRICS_PORT" >/dev/null; then
-  pass "run: container $CONTAINER started (grpc $GRPC_PORT, metrics $METRICS_PORT)"
+  --models=/models --port="$GRPC_PORT" --metrics_port="$METRICS_PORT" \
+  --http_port="$HTTP_PORT" >/dev/null; then
+  pass "run: container $CONTAINER started (grpc $GRPC_PORT, http $HTTP_PORT, metrics $METRICS_PORT)"
 else
   die "run: podman run failed"
 fi
@@ -243,6 +245,25 @@ for call in "models" "metadata default" "featurize default --random_rows=4" \
     fail "client: $call (output tail above)"
   fi
 done
+
+# The Open Inference Protocol's REST binding: readiness and one infer call.
+if timeout 30 python3 - "$HTTP_PORT" >"$WORK/rest.out" 2>&1 <<'EOF'; then
+import json, sys, urllib.request
+base = f"http://127.0.0.1:{sys.argv[1]}/v2"
+urllib.request.urlopen(f"{base}/health/ready", timeout=5).read()
+meta = json.load(urllib.request.urlopen(f"{base}/models/default", timeout=5))
+d = meta["inputs"][0]["shape"][1]
+body = json.dumps({"inputs": [{"name": "input", "datatype": "FP32", "shape": [1, d],
+                               "data": [0.0] * d}]}).encode()
+out = json.load(urllib.request.urlopen(urllib.request.Request(
+    f"{base}/models/default/infer", data=body, method="POST"), timeout=10))
+print(sorted(t["name"] for t in out["outputs"]))
+EOF
+  pass "rest: /v2/health/ready and /v2/models/default/infer on $HTTP_PORT"
+else
+  tail -5 "$WORK/rest.out"
+  fail "rest: Open Inference Protocol REST on 127.0.0.1:$HTTP_PORT"
+fi
 
 if timeout 10 python3 - "$METRICS_PORT" >"$WORK/metrics.out" 2>&1 <<'EOF'; then
 import sys, urllib.request

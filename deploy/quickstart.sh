@@ -3,14 +3,17 @@
 #   1. install the Debian packages         (bash deploy/install-deps.sh)
 #   2. configure and build                 (cmake -G Ninja, Release, into build/)
 #   3. train the default model             (invariant-train, train/configs/default.textproto)
-#   4. start invariant-server              (127.0.0.1, --port=${PORT:-0}, metrics port picked)
+#   4. start invariant-server              (127.0.0.1, --port=${PORT:-0}, metrics and REST ports picked)
 #   5. call it with invariant-client       (health, metadata, featurize, predict on a tiny CSV)
-#   6. print the invariant_rows_total lines of /metrics, then stop the server
+#   6. call the Open Inference Protocol's REST endpoint (/v2/models/default/infer, curl or python3)
+#   7. print the invariant_rows_total lines of /metrics, then stop the server
 #
 #   deploy/quickstart.sh [--skip-deps] [--skip-build] [--workdir=DIR]
 #
 # --workdir=DIR   where models/ (and the example CSV and the server log) go;
-#                 default: the repository root.
+#                 default: the repository root, where models/ and quickstart-*
+#                 are ignored by git (.gitignore): the script writes nothing
+#                 else outside build/.
 # Environment: PORT (gRPC port, default 0 = a free one), BUILD_DIR (default
 # REPO/build), JOBS (build parallelism, default 2), TRAIN_CONFIG (default
 # train/configs/default.textproto).
@@ -29,7 +32,7 @@ for arg in "$@"; do
     --skip-deps) SKIP_DEPS=1 ;;
     --skip-build) SKIP_BUILD=1 ;;
     --workdir=*) WORKDIR="${arg#--workdir=}" ;;
-    -h | --help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "quickstart: unknown argument '$arg' (expected --skip-deps, --skip-build, --workdir=DIR)" >&2; exit 2 ;;
   esac
 done
@@ -100,7 +103,7 @@ fi
 step "starting invariant-server (models $MODELS)"
 SERVER_OUT="$RUN_DIR/server.out"
 SERVER_LOG="$WORKDIR/quickstart-server.log"
-"$BIN/invariant-server" --models="$MODELS" --host=127.0.0.1 --port="${PORT:-0}" --metrics_port=0 \
+"$BIN/invariant-server" --models="$MODELS" --host=127.0.0.1 --port="${PORT:-0}" --metrics_port=0 --http_port=0 \
   >"$SERVER_OUT" 2>"$SERVER_LOG" &
 SERVER_PID=$!
 READY=""
@@ -114,7 +117,8 @@ done
 echo "$READY"
 GRPC_PORT="$(sed -n 's/.*grpc_port=\([0-9]*\).*/\1/p' <<<"$READY")"
 METRICS_PORT="$(sed -n 's/.*metrics_port=\([0-9]*\).*/\1/p' <<<"$READY")"
-[[ -n "$GRPC_PORT" && -n "$METRICS_PORT" ]] || die "cannot parse the ready line '$READY'"
+HTTP_PORT="$(sed -n 's/.*http_port=\([0-9]*\).*/\1/p' <<<"$READY")"
+[[ -n "$GRPC_PORT" && -n "$METRICS_PORT" && -n "$HTTP_PORT" ]] || die "cannot parse the ready line '$READY'"
 TARGET="127.0.0.1:$GRPC_PORT"
 
 # --- 5. call it ----------------------------------------------------------------
@@ -150,9 +154,29 @@ cut -d, -f1-8 <<<"$FEATURES"
 [[ "$(wc -l <<<"$FEATURES")" -eq 5 ]] || die "featurize: expected a header and 4 rows"
 
 step "invariant-client predict default --input=$ROWS_CSV"
-"$CLIENT" predict default --target="$TARGET" --input="$ROWS_CSV" || die "predict"
+PREDICTIONS="$("$CLIENT" predict default --target="$TARGET" --input="$ROWS_CSV")" || die "predict"
+echo "$PREDICTIONS"
 
-# --- 6. metrics ----------------------------------------------------------------
+# --- 6. the Open Inference Protocol over REST ------------------------------------
+REST_URL="http://127.0.0.1:$HTTP_PORT/v2/models/default/infer"
+REST_BODY="{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1,$DIM],\"data\":[$(sed -n 2p "$ROWS_CSV")]}],\"outputs\":[{\"name\":\"predicted_class\"}]}"
+step "POST $REST_URL (the first example row)"
+post() {  # post URL BODY: curl when installed, else python3's urllib
+  if command -v curl >/dev/null; then
+    curl -fsS --max-time 10 -H 'Content-Type: application/json' -d "$2" "$1"
+  else
+    python3 -c 'import sys, urllib.request as u; print(u.urlopen(u.Request(sys.argv[1], data=sys.argv[2].encode(), method="POST"), timeout=10).read().decode())' "$1" "$2"
+  fi
+}
+REST_REPLY="$(post "$REST_URL" "$REST_BODY")" || die "REST infer"
+echo "$REST_REPLY"
+REST_CLASS="$(sed -n 's/.*"name":"predicted_class","datatype":"BYTES","shape":\[1\],"data":\["\([^"]*\)"\].*/\1/p' <<<"$REST_REPLY")"
+CLI_CLASS="$(sed -n 2p <<<"$PREDICTIONS" | cut -d, -f1)"
+[[ -n "$REST_CLASS" && "$REST_CLASS" == "$CLI_CLASS" ]] \
+  || die "REST predicted_class '$REST_CLASS' differs from invariant-client's '$CLI_CLASS'"
+echo "REST predicted_class of row 1: $REST_CLASS (the same as invariant-client predict)"
+
+# --- 7. metrics ----------------------------------------------------------------
 step "invariant_rows_total from http://127.0.0.1:$METRICS_PORT/metrics"
 scrape() {
   if command -v curl >/dev/null; then

@@ -60,7 +60,7 @@ def main(argv):
     check("compose: server waits for training to complete", condition == "service_completed_successfully",
           f"depends_on.train.condition = {condition}")
     published = {str(p).split(":")[-1] for p in server.get("ports", [])}
-    for name in ("port", "metrics_port"):
+    for name in ("port", "http_port", "metrics_port"):
         value = flag(server.get("command"), name)
         check(f"compose: server --{name} is published", value in published, f"--{name}={value}, ports {published}")
     mounts = [str(v) for v in prometheus.get("volumes", [])]

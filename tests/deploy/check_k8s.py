@@ -12,7 +12,7 @@ fields a broken rollout would otherwise only reveal in a cluster:
     memory requests <= limits, a preStop sleep, terminationGracePeriodSeconds
     above preStop + --drain_seconds, --max_connection_age_seconds set, and every
     $(VAR) in its args defined (env or a ConfigMap that exists);
-  * --port / --metrics_port match the named container ports (and the
+  * --port / --http_port / --metrics_port match the named container ports (and the
     Dockerfile's EXPOSE when --dockerfile is given);
   * Services, PDB and PodMonitor/ServiceMonitor select the Deployment's pod
     labels and name ports that exist; one Service is headless;
@@ -189,7 +189,7 @@ def check_all(k8s_dir, dockerfile=None):
     c.check("deployment: --max_connection_age_seconds set (> 0)",
             age is not None and float(age) > 0, f"value {age}")
 
-    for flag, port_name in (("port", "grpc"), ("metrics_port", "metrics")):
+    for flag, port_name in (("port", "grpc"), ("http_port", "http"), ("metrics_port", "metrics")):
         value = flag_value(args, flag)
         c.check(f"ports: --{flag} equals container port '{port_name}'",
                 value is not None and port_name in ports and int(value) == ports[port_name],
