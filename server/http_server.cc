@@ -83,8 +83,48 @@ HttpResponse HttpResponse::Text(int status, std::string body) {
 
 HttpServer::HttpServer(HttpServerOptions options) : options_(std::move(options)) {}
 
+struct HttpServer::Call {
+  const HttpHandler* handler;
+  const HttpRequest* request;
+  HttpResponse response;
+  bool done = false;
+};
+
 HttpServer::~HttpServer() {
+  // Civetweb's workers wait for their calls; the handler threads end after.
   if (context_ != nullptr) mg_stop(context_);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  work_ready_.notify_all();
+  for (std::thread& thread : handler_threads_) thread.join();
+}
+
+void HttpServer::HandlerLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    work_ready_.wait(lock, [this] { return stopping_ || !calls_.empty(); });
+    if (calls_.empty()) return;  // stopping, nothing left
+    Call* call = calls_.front();
+    calls_.pop_front();
+    lock.unlock();
+    HttpResponse response = (*call->handler)(*call->request);
+    lock.lock();
+    call->response = std::move(response);
+    call->done = true;
+    work_done_.notify_all();
+  }
+}
+
+HttpResponse HttpServer::RunOnHandlerThread(const HttpHandler& handler,
+                                            const HttpRequest& request) const {
+  Call call{&handler, &request, {}, false};
+  std::unique_lock<std::mutex> lock(mu_);
+  calls_.push_back(&call);
+  work_ready_.notify_one();
+  work_done_.wait(lock, [&call] { return call.done; });
+  return std::move(call.response);
 }
 
 void HttpServer::Route(std::string prefix, HttpHandler handler) {
@@ -124,6 +164,9 @@ absl::Status HttpServer::Start() {
   if (context_ == nullptr) {
     return absl::UnavailableError(
         absl::StrCat("http: cannot listen on '", address, "': ", error_text));
+  }
+  for (int i = 0; i < std::max(1, options_.threads); ++i) {
+    handler_threads_.emplace_back([this] { HandlerLoop(); });
   }
   mg_set_request_handler(context_, "/", &HttpServer::Dispatch, this);
   mg_server_port ports[1];
@@ -200,7 +243,7 @@ HttpResponse HttpServer::Handle(mg_connection* connection) const {
       request.body.append(buffer.data(), static_cast<size_t>(n));
     }
   }
-  return (*handler)(request);
+  return RunOnHandlerThread(*handler, request);
 }
 
 }  // namespace invariant::server

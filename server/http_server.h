@@ -12,8 +12,12 @@
 // handler.
 //
 // Contract:
-//   * Routes are added before Start(); handlers run on civetweb's worker
-//     threads, concurrently: they must be thread-safe.
+//   * Routes are added before Start(); handlers run concurrently, so they
+//     must be thread-safe. They run on HttpServer's own `threads` handler
+//     threads, with the default (large) stacks: civetweb's worker threads
+//     have 100 KiB stacks (Debian builds it with USE_STACK_SIZE), too small
+//     for a JSON parser or an encoder running inline, so a worker only reads
+//     the request, hands it over and writes the answer.
 //   * A request body larger than max_body_bytes is refused with 413 before it
 //     is read; a body shorter than its Content-Length is 400.
 //   * Start() binds `host:port` (port 0 = pick; port() tells which) and fails
@@ -22,10 +26,14 @@
 #ifndef INVARIANT_SERVER_HTTP_SERVER_H_
 #define INVARIANT_SERVER_HTTP_SERVER_H_
 
+#include <condition_variable>
 #include <cstddef>
+#include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -91,6 +99,17 @@ class HttpServer {
   static int Dispatch(mg_connection* connection, void* self);
   HttpResponse Handle(mg_connection* connection) const;
   HttpResponse Error(int status, const std::string& message) const;
+  // Runs `handler` on a handler thread and waits for its response.
+  HttpResponse RunOnHandlerThread(const HttpHandler& handler, const HttpRequest& request) const;
+  void HandlerLoop();
+
+  struct Call;
+  mutable std::mutex mu_;
+  mutable std::condition_variable work_ready_;
+  mutable std::condition_variable work_done_;
+  mutable std::deque<Call*> calls_;
+  bool stopping_ = false;
+  std::vector<std::thread> handler_threads_;
 
   HttpServerOptions options_;
   std::vector<std::pair<std::string, HttpHandler>> routes_;

@@ -30,6 +30,15 @@ std::string StatusLine(const std::string& response) {
   return response.substr(0, response.find("\r\n"));
 }
 
+// Recurses `depth` times with 50 KiB frames; returns a value that depends on
+// every frame, so the compiler cannot drop them.
+int UseStack(int depth, int seed) {
+  volatile char frame[50 * 1024];
+  for (size_t i = 0; i < sizeof(frame); i += 4096) frame[i] = static_cast<char>(seed + i);
+  const int here = frame[(static_cast<size_t>(seed) * 4096) % sizeof(frame)];
+  return depth == 0 ? here : here + UseStack(depth - 1, seed + 1);
+}
+
 class HttpServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -42,6 +51,10 @@ class HttpServerTest : public ::testing::Test {
           200, absl::StrCat("a ", r.method, " ", r.path, " ", r.query, " [", r.body, "]"));
     });
     server_->Route("/a/b", [](const HttpRequest& r) { return HttpResponse::Text(201, "ab"); });
+    // 1 MiB of stack: ten times civetweb's worker stacks.
+    server_->Route("/deep", [](const HttpRequest&) {
+      return HttpResponse::Text(200, std::to_string(UseStack(20, 0)));
+    });
     ASSERT_TRUE(server_->Start().ok());
     ASSERT_GT(server_->port(), 0);
   }
@@ -77,6 +90,15 @@ TEST_F(HttpServerTest, ReadsBodiesUpToTheLimitAndRefusesLarger) {
               StartsWith("HTTP/1.1 413"));
   EXPECT_THAT(Send("POST /a HTTP/1.1\r\nHost: h\r\nContent-Length: 9\r\n\r\nshort"),
               StartsWith("HTTP/1.1 400"));
+}
+
+TEST_F(HttpServerTest, HandlersRunOnThreadsWithLargeStacks) {
+  const std::string expected = std::to_string(UseStack(20, 0));
+  for (int i = 0; i < 3; ++i) {
+    const std::string response = Send("GET /deep HTTP/1.1\r\nHost: h\r\n\r\n");
+    EXPECT_THAT(response, StartsWith("HTTP/1.1 200"));
+    EXPECT_EQ(response.substr(response.find("\r\n\r\n") + 4), expected);
+  }
 }
 
 TEST_F(HttpServerTest, HeadSendsNoBody) {

@@ -28,21 +28,28 @@ def _env(name):
     return value
 
 
+# The REST tests send a body just over this limit to see the 413.
+HTTP_MAX_BODY_BYTES = 1 << 20
+
+
 class ServerProcess:
-    """invariant-server started with --port=0; `target` once its ready line is read."""
+    """invariant-server started with --port=0 and --http_port=0; `target` (gRPC) and
+    `http_base` (Open Inference Protocol over HTTP/JSON) once its ready line is read."""
 
     def __init__(self, models_dir, log_path):
         self.log_path = log_path
         self._log = open(log_path, "wb")
         self.process = subprocess.Popen(
             [_env("INVARIANT_SERVER_BINARY"), f"--models={models_dir}", "--host=127.0.0.1",
-             "--port=0", "--metrics_port=0", "--poll_seconds=0", "--version_policy=all"],
+             "--port=0", "--metrics_port=0", "--poll_seconds=0", "--version_policy=all",
+             "--http_port=0", f"--http_max_body_bytes={HTTP_MAX_BODY_BYTES}"],
             stdout=subprocess.PIPE, stderr=self._log)
-        self.grpc_port, self.metrics_port = self._read_ready_line()
+        self.grpc_port, self.metrics_port, self.http_port = self._read_ready_line()
         self.target = f"127.0.0.1:{self.grpc_port}"
+        self.http_base = f"http://127.0.0.1:{self.http_port}"
 
     def _read_ready_line(self):
-        # Bounded wait for "invariant-server ready grpc_port=N metrics_port=M".
+        # Bounded wait for "invariant-server ready grpc_port=N metrics_port=M http_port=H".
         selector = selectors.DefaultSelector()
         selector.register(self.process.stdout, selectors.EVENT_READ)
         deadline = time.monotonic() + READY_TIMEOUT_SECONDS
@@ -59,7 +66,7 @@ class ServerProcess:
             buffered += chunk
         line = buffered.split(b"\n", 1)[0].decode()
         fields = dict(part.split("=", 1) for part in line.split() if "=" in part)
-        return int(fields["grpc_port"]), int(fields["metrics_port"])
+        return int(fields["grpc_port"]), int(fields["metrics_port"]), int(fields["http_port"])
 
     def log(self):
         return pathlib.Path(self.log_path).read_text(errors="replace")
