@@ -7,6 +7,7 @@
 //   grpc_server_started_total{grpc_service,grpc_method,grpc_type}       counter
 //   grpc_server_handled_total{grpc_service,grpc_method,grpc_type,grpc_code} counter
 //   grpc_server_handling_seconds{grpc_service,grpc_method,grpc_type}    histogram
+//     (REST calls too: grpc_service="inference.REST", grpc_type="http"; rest_service.h)
 //   invariant_batch_rows{model,method}        histogram of rows per compute call
 //   invariant_queue_seconds{model}            histogram of time in the batch queue
 //   invariant_compute_seconds{model,method}   histogram of compute-call durations

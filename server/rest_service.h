@@ -11,7 +11,9 @@
 //                                               models included), with the reason
 //   POST /v2/models/{name}[/versions/{v}]/infer infer (JSON tensors)
 // {v} is the protocol's version string: a number, "latest" or a label.
-// HEAD is accepted wherever GET is. Errors are {"error": "message"} with the
+// HEAD is accepted wherever GET is. Errors are {"error": "message"}, the
+// message of the gRPC binding (with "inputs[0].data" where that one says
+// "inputs[0].contents.fp32_contents"), with the
 // status of HttpStatusCode (status_util.h): 400 bad request, 404 unknown
 // model / version / path, 405 (with Allow) for a wrong method, 413 for a body
 // over the server's limit, 429 full queue, 503 not ready, 504 deadline.

@@ -28,7 +28,19 @@ check "featurize header" "$WORK/run1.out" "f_0,f_1,f_2"
 check "predict header" "$WORK/run1.out" "predicted_class,predicted_index,score_0"
 check "predict rows metric" "$WORK/run1.out" 'invariant_rows_total{method="Predict",model="default"} 4'
 check "featurize rows metric" "$WORK/run1.out" 'invariant_rows_total{method="Featurize",model="default"} 4'
+check "REST infer agrees with the client" "$WORK/run1.out" "(the same as invariant-client predict)"
+check "ready line has the REST port" "$WORK/run1.out" " http_port="
 check "ok line" "$WORK/run1.out" "quickstart: OK"
+# What the quick start writes into its work directory (the repository root by
+# default) must be ignored by git, so a clone stays clean after it.
+WRITTEN="$(cd "$WORK/w" && ls -A | tr '\n' ' ')"
+verdict "work directory holds only models/ and quickstart-* (got: $WRITTEN)" \
+  test "$WRITTEN" = "models quickstart-rows.csv quickstart-server.log "
+if git -C "$REPO" rev-parse --git-dir >/dev/null 2>&1; then
+  for f in models/default/1/model.bundle quickstart-rows.csv quickstart-server.log; do
+    verdict "git ignores $f" git -C "$REPO" check-ignore -q "$f"
+  done
+fi
 verdict "model in the work directory" test -f "$WORK/w/models/default/1/model.bundle"
 
 # The server was stopped: its port no longer answers.
