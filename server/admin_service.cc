@@ -1,40 +1,20 @@
 #include "server/admin_service.h"
 
-#include <thread>
-
 #include "server/status_util.h"
 
 namespace invariant::server {
-namespace {
-
-bool ConstantTimeEquals(const std::string& a, const std::string& b) {
-  if (a.size() != b.size()) return false;
-  unsigned char diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
-}
-
-}  // namespace
-
-absl::Status CheckBearerToken(const std::string& token, const std::string* authorization) {
-  if (token.empty()) return absl::OkStatus();
-  if (authorization == nullptr) {
-    return absl::UnauthenticatedError(
-        "authorization: expected metadata 'authorization: Bearer <token>', received none");
-  }
-  if (!ConstantTimeEquals(*authorization, "Bearer " + token)) {
-    return absl::UnauthenticatedError(
-        "authorization: expected 'Bearer <admin token>', received a different credential");
-  }
-  return absl::OkStatus();
-}
 
 absl::Status ModelAdminImpl::Authorize(const grpc::CallbackServerContext* context) const {
-  const auto& metadata = context->client_metadata();
-  auto it = metadata.find("authorization");
-  if (it == metadata.end()) return CheckBearerToken(token_, nullptr);
-  const std::string value(it->second.data(), it->second.size());
-  return CheckBearerToken(token_, &value);
+  switch (access_) {
+    case AdminAccess::kOpen:
+      return absl::OkStatus();
+    case AdminAccess::kDisabled:
+      return AdminDisabledError();
+    case AdminAccess::kToken:
+      break;
+  }
+  if (token_.empty()) return absl::InternalError("ModelAdmin: token access without a token");
+  return CheckCallToken(token_, *context, "admin token");
 }
 
 grpc::ServerUnaryReactor* ModelAdminImpl::ReloadModels(grpc::CallbackServerContext* context,
@@ -46,16 +26,15 @@ grpc::ServerUnaryReactor* ModelAdminImpl::ReloadModels(grpc::CallbackServerConte
     reactor->Finish(ToGrpcStatus(status));
     return reactor;
   }
-  // Loading may take long: run it off the gRPC callback thread. The call stays
-  // in flight until Finish, and the server's shutdown waits for in-flight
-  // calls, so `this` and `response` outlive the thread.
-  std::thread([this, reactor, response] {
-    const ScanReport report = reload_();
+  // The rescan runs on the coalescer's worker thread, not a gRPC callback
+  // thread. The call stays in flight until Finish, and the server's shutdown
+  // waits for in-flight calls, so `response` outlives the rescan.
+  reloads_.Request([reactor, response](const ScanReport& report) {
     response->set_versions_loaded(report.loaded);
     response->set_versions_failed(report.failed);
     response->set_versions_unloaded(report.unloaded);
     reactor->Finish(grpc::Status::OK);
-  }).detach();
+  });
   return reactor;
 }
 

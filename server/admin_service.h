@@ -1,10 +1,12 @@
 // admin_service.h: the gRPC ModelAdmin service (reload, per-version status).
 //
-// When `token` is not empty every call must carry the metadata
-// "authorization: Bearer <token>"; otherwise it is refused with
-// UNAUTHENTICATED before anything runs. The comparison takes constant time.
-// ReloadModels runs the rescan on its own thread (not a gRPC callback thread)
-// and answers when it is done.
+// Access (auth.h): with AdminAccess::kToken every call must carry the
+// metadata "authorization: Bearer <token>" (compared in constant time) or is
+// refused with UNAUTHENTICATED before anything runs; with kDisabled every
+// call is PERMISSION_DENIED; kOpen lets every caller in.
+// ReloadModels queues the call on a ReloadCoalescer (reload_coalescer.h): one
+// rescan at a time on one worker thread, concurrent calls share a rescan, and
+// each call answers when the rescan it joined is done.
 #ifndef INVARIANT_SERVER_ADMIN_SERVICE_H_
 #define INVARIANT_SERVER_ADMIN_SERVICE_H_
 
@@ -13,19 +15,24 @@
 
 #include "absl/status/status.h"
 #include "invariant/v1/model_admin_service.grpc.pb.h"
+#include "server/auth.h"
 #include "server/model_metadata.h"
+#include "server/reload_coalescer.h"
 
 namespace invariant::server {
-
-// OK when `authorization` is "Bearer <token>" (or `token` is empty),
-// UNAUTHENTICATED otherwise, naming what was expected but never the token.
-absl::Status CheckBearerToken(const std::string& token, const std::string* authorization);
 
 class ModelAdminImpl final : public v1::ModelAdmin::CallbackService {
  public:
   // `reload` rescans the models now; `registry` must outlive the service.
-  ModelAdminImpl(std::string token, std::function<ScanReport()> reload, const Registry* registry)
-      : token_(std::move(token)), reload_(std::move(reload)), registry_(registry) {}
+  // `token` is used with AdminAccess::kToken only. `on_reload_queued` is the
+  // coalescer's test hook (reload_coalescer.h).
+  ModelAdminImpl(AdminAccess access, std::string token, std::function<ScanReport()> reload,
+                 const Registry* registry,
+                 std::function<void(size_t queued)> on_reload_queued = nullptr)
+      : access_(access),
+        token_(std::move(token)),
+        reloads_(std::move(reload), std::move(on_reload_queued)),
+        registry_(registry) {}
 
   grpc::ServerUnaryReactor* ReloadModels(grpc::CallbackServerContext* context,
                                          const v1::ReloadModelsRequest* request,
@@ -34,11 +41,15 @@ class ModelAdminImpl final : public v1::ModelAdmin::CallbackService {
                                            const v1::GetModelStatusRequest* request,
                                            v1::GetModelStatusResponse* response) override;
 
+  // Rescans run for ReloadModels so far.
+  int64_t reload_runs() const { return reloads_.runs(); }
+
  private:
   absl::Status Authorize(const grpc::CallbackServerContext* context) const;
 
+  const AdminAccess access_;
   const std::string token_;
-  const std::function<ScanReport()> reload_;
+  ReloadCoalescer reloads_;
   const Registry* registry_;
 };
 

@@ -13,6 +13,7 @@
 #include "core/base/json.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
+#include "server/validation.h"
 
 namespace invariant::server {
 namespace {
@@ -21,8 +22,12 @@ constexpr char kFp32[] = "FP32";
 constexpr char kInt32[] = "INT32";
 constexpr char kBytes[] = "BYTES";
 
+// A client's shape, bounded like EchoInput: at most 8 dimensions quoted.
 std::string ShapeText(const google::protobuf::RepeatedField<int64_t>& shape) {
-  return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
+  constexpr int kMaxDims = 8;
+  if (shape.size() <= kMaxDims) return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
+  return absl::StrCat("[", absl::StrJoin(shape.begin(), shape.begin() + kMaxDims, ", "), ", ...] (",
+                      shape.size(), " dimensions)");
 }
 
 std::string ShapeText(const std::vector<int64_t>& shape) {
@@ -122,7 +127,7 @@ absl::StatusOr<v1::ModelSpec> ModelSpecFromProtocol(const std::string& name,
         absl::StrCat(version_field,
                      ": expected a positive integer version, a version label or empty (the "
                      "newest ready version), received '",
-                     version, "'"));
+                     EchoInput(version), "'"));
   }
   spec.set_version(number);
   return spec;
@@ -162,12 +167,13 @@ absl::StatusOr<v1::InputBatch> DecodeInferInput(const inference::ModelInferReque
   }
   const inference::ModelInferRequest::InferInputTensor& input = request.inputs(0);
   if (input.name() != kInferenceInputName) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "inputs[0].name: expected '", kInferenceInputName, "', received '", input.name(), "'"));
+    return absl::InvalidArgumentError(absl::StrCat("inputs[0].name: expected '",
+                                                   kInferenceInputName, "', received '",
+                                                   EchoInput(input.name()), "'"));
   }
   if (input.datatype() != kFp32) {
-    return absl::InvalidArgumentError(absl::StrCat("inputs[0].datatype: expected ", kFp32,
-                                                   ", received '", input.datatype(), "'"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "inputs[0].datatype: expected ", kFp32, ", received '", EchoInput(input.datatype()), "'"));
   }
   // Shape: [n, input_dim] or [n, *input_shape], n ≥ 1.
   const auto& shape = input.shape();
@@ -238,13 +244,15 @@ absl::StatusOr<std::vector<std::string>> SelectOutputs(const inference::ModelInf
   for (int i = 0; i < request.outputs_size(); ++i) {
     const std::string& name = request.outputs(i).name();
     if (std::find(available.begin(), available.end(), name) == available.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "outputs[", i, "].name: expected one of [", absl::StrJoin(available, ", "), "]",
-          model.has_head ? "" : " (the model has no linear head)", ", received '", name, "'"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("outputs[", i, "].name: expected one of [", absl::StrJoin(available, ", "),
+                       "]", model.has_head ? "" : " (the model has no linear head)", ", received '",
+                       EchoInput(name), "'"));
     }
     if (std::find(selected.begin(), selected.end(), name) != selected.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "outputs[", i, "].name: expected each output at most once, received '", name, "' again"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("outputs[", i, "].name: expected each output at most once, received '",
+                       EchoInput(name), "' again"));
     }
     selected.push_back(name);
   }

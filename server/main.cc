@@ -8,16 +8,16 @@
 #include <signal.h>
 
 #include <cstdio>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <string>
+#include <tuple>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "absl/strings/ascii.h"
 #include "core/base/thread_pool.h"
+#include "server/auth.h"
+#include "server/protobuf_log.h"
 #include "server/server.h"
 
 using invariant::server::ServerOptions;
@@ -59,7 +59,15 @@ ABSL_FLAG(std::string, tls_cert, "", "PEM server certificate (turns TLS on with 
 ABSL_FLAG(std::string, tls_key, "", "PEM server private key.");
 ABSL_FLAG(std::string, tls_client_ca, "", "PEM CA for client certificates (mTLS).");
 ABSL_FLAG(std::string, admin_token_file, "",
-          "File holding the bearer token required by ModelAdmin; empty = no token.");
+          "File holding the bearer token required by ModelAdmin; empty = no token (then "
+          "ModelAdmin is open on a loopback --host and DISABLED on any other, see "
+          "--insecure_admin).");
+ABSL_FLAG(bool, insecure_admin, false,
+          "Open ModelAdmin without a token even on a non-loopback --host (not recommended).");
+ABSL_FLAG(std::string, data_token_file, "",
+          "File holding the bearer token required by FeatureService and "
+          "inference.GRPCInferenceService; empty = no token. Health, reflection and the HTTP "
+          "ports are not covered.");
 ABSL_FLAG(double, drain_seconds, kDefaults.drain_seconds,
           "On SIGTERM, time given to in-flight calls.");
 ABSL_FLAG(double, max_connection_age_seconds, kDefaults.max_connection_age_seconds,
@@ -116,19 +124,20 @@ int main(int argc, char** argv) {
   options.http_max_body_bytes = absl::GetFlag(FLAGS_http_max_body_bytes);
   options.http_threads = absl::GetFlag(FLAGS_http_threads);
   options.http_timeout_seconds = absl::GetFlag(FLAGS_http_timeout_seconds);
-  const std::string token_file = absl::GetFlag(FLAGS_admin_token_file);
-  if (!token_file.empty()) {
-    std::ifstream in(token_file);
-    std::stringstream text;
-    text << in.rdbuf();
-    options.admin_token = std::string(absl::StripAsciiWhitespace(text.str()));
-    if (!in || options.admin_token.empty()) {
-      std::cerr << "invariant-server: admin_token_file: expected a readable file holding a "
-                   "token, received '"
-                << token_file << "'" << std::endl;
+  options.insecure_admin = absl::GetFlag(FLAGS_insecure_admin);
+  for (const auto& [flag, path, token] :
+       {std::tuple("admin_token_file", absl::GetFlag(FLAGS_admin_token_file), &options.admin_token),
+        std::tuple("data_token_file", absl::GetFlag(FLAGS_data_token_file), &options.data_token)}) {
+    if (path.empty()) continue;
+    absl::StatusOr<std::string> read = invariant::server::ReadTokenFile(flag, path);
+    if (!read.ok()) {
+      std::cerr << "invariant-server: " << read.status().message() << std::endl;
       return 2;
     }
+    *token = *std::move(read);
   }
+  // Bad requests (e.g. a model name that is not UTF-8) must not flood the log.
+  invariant::server::InstallProtobufLogThrottle();
 
   // Before any model loads: packing a bank already uses the pool.
   if (const int threads = absl::GetFlag(FLAGS_compute_threads); threads != 0) {

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/model/featurizer_factory.h"
+#include "server/validation.h"
 
 namespace invariant::server {
 namespace {
@@ -74,9 +75,7 @@ absl::Status FillModelStatus(const Registry& registry, const std::string& name,
     }
   }
   if (!name.empty() && out->models_size() == 0) {
-    constexpr size_t kEcho = 128;  // never echo more than a bounded prefix of client input
-    return absl::NotFoundError(absl::StrCat("model_name: no model named '", name.substr(0, kEcho),
-                                            name.size() > kEcho ? "…" : "", "'"));
+    return absl::NotFoundError(absl::StrCat("model_name: no model named '", EchoInput(name), "'"));
   }
   return absl::OkStatus();
 }

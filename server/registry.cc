@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/validation.h"
 
 namespace invariant::server {
 
@@ -138,7 +139,7 @@ absl::StatusOr<VersionRegistry::Handle> VersionRegistry::Lookup(const std::strin
   if (model_it == models_.end()) {
     std::vector<std::string> known;
     for (const auto& [n, m] : models_) known.push_back(n);
-    return absl::NotFoundError(absl::StrCat("model.name: no model named '", name,
+    return absl::NotFoundError(absl::StrCat("model.name: no model named '", EchoInput(name),
                                             "'; expected one of [", absl::StrJoin(known, ", "),
                                             "]"));
   }
@@ -153,9 +154,9 @@ absl::StatusOr<VersionRegistry::Handle> VersionRegistry::Lookup(const std::strin
     if (label_it == model.labels.end()) {
       std::vector<std::string> labels;
       for (const auto& [l, v] : model.labels) labels.push_back(l);
-      return absl::NotFoundError(absl::StrCat("model.version_label: model '", name,
-                                              "' has no label '", label, "'; expected one of [",
-                                              absl::StrJoin(labels, ", "), "]"));
+      return absl::NotFoundError(
+          absl::StrCat("model.version_label: model '", name, "' has no label '", EchoInput(label),
+                       "'; expected one of [", absl::StrJoin(labels, ", "), "]"));
     }
     wanted = label_it->second;
   }
@@ -168,10 +169,12 @@ absl::StatusOr<VersionRegistry::Handle> VersionRegistry::Lookup(const std::strin
   }
   auto it = model.versions.find(wanted);
   if (it == model.versions.end() || it->second.info.state != VersionState::kReady) {
+    // The load error names paths and may quote file bytes: it goes to the
+    // server log and ModelAdmin.GetModelStatus only, never to a data-path reply.
     std::string state =
         it == model.versions.end() ? "unknown" : VersionStateName(it->second.info.state);
-    if (it != model.versions.end() && !it->second.info.error.empty()) {
-      absl::StrAppend(&state, ": ", it->second.info.error);
+    if (it != model.versions.end() && it->second.info.state == VersionState::kFailed) {
+      absl::StrAppend(&state, " to load; the reason is in the server log and ModelAdmin");
     }
     return absl::NotFoundError(
         absl::StrCat("model.version: model '", name, "' version ", wanted, " is not ready (", state,

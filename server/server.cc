@@ -17,6 +17,7 @@
 #include "core/base/file.h"
 #include "core/base/status_macros.h"
 #include "core/model/featurizer_factory.h"
+#include "core/model/repository.h"
 #include "server/metrics_interceptor.h"
 
 #ifndef INVARIANT_VERSION
@@ -145,8 +146,17 @@ absl::Status Server::Init() {
     Log(absl::StrCat("model '", name, "' version ", version, " unloaded"));
     metrics->ModelUnloaded(name, version);
   };
+  // A bundle (or version directory) that is a symlink out of the models root
+  // is refused: its failure (with the resolved path) goes to the log and to
+  // ModelAdmin, never to the data path.
   registry_ = std::make_unique<Registry>(
-      registry_options, [](const std::string& path) { return Model::Load(path); }, observers);
+      registry_options,
+      [root = options_.models_dir](
+          const std::string& path) -> absl::StatusOr<std::shared_ptr<const Model>> {
+        ASSIGN_OR_RETURN(std::string resolved, ResolveInsideRoot(root, path));
+        return Model::Load(resolved);
+      },
+      observers);
   registry_->Rescan();
 
   BatcherOptions batcher_options;
@@ -174,8 +184,16 @@ absl::Status Server::Init() {
       registry_.get(), batcher_.get(), std::min(options_.max_request_rows, options_.max_queue_rows),
       options_.max_message_bytes);
   feature_service_ = std::make_unique<FeatureServiceImpl>(handler_.get());
+  AccessInputs access;
+  access.host = options_.host;
+  access.tls = !options_.tls_cert_file.empty();
+  access.has_admin_token = !options_.admin_token.empty();
+  access.has_data_token = !options_.data_token.empty();
+  access.insecure_admin = options_.insecure_admin;
+  const AccessPlan plan = PlanAccess(access);
+  for (const std::string& warning : plan.warnings) Log(warning);
   admin_service_ = std::make_unique<ModelAdminImpl>(
-      options_.admin_token, [this] { return Reload(); }, registry_.get());
+      plan.admin, options_.admin_token, [this] { return Reload(); }, registry_.get());
   inference_handler_ = std::make_unique<InferenceHandler>(
       registry_.get(), handler_.get(), INVARIANT_VERSION,
       [this] {
@@ -201,9 +219,18 @@ absl::Status Server::Init() {
     builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
                                static_cast<int>(options_.drain_seconds * 1000));
   }
-  builder.RegisterService(feature_service_.get());
+  if (options_.data_token.empty()) {
+    builder.RegisterService(feature_service_.get());
+    builder.RegisterService(inference_service_.get());
+  } else {
+    authorized_feature_service_ =
+        std::make_unique<AuthorizedFeatureService>(options_.data_token, feature_service_.get());
+    authorized_inference_service_ =
+        std::make_unique<AuthorizedInferenceService>(options_.data_token, inference_service_.get());
+    builder.RegisterService(authorized_feature_service_.get());
+    builder.RegisterService(authorized_inference_service_.get());
+  }
   builder.RegisterService(admin_service_.get());
-  builder.RegisterService(inference_service_.get());
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
   creators.push_back(MakeMetricsInterceptorFactory(metrics));
   builder.experimental().SetInterceptorCreators(std::move(creators));

@@ -6,9 +6,12 @@
 // reflection, inference.GRPCInferenceService), the HTTP/JSON Open Inference
 // Protocol when http_port >= 0, and the poller thread. Health: "" is SERVING while the server
 // runs; "invariant.v1.FeatureService" is SERVING only while every model seen
-// has a ready version. Shutdown() flips both to NOT_SERVING, lets in-flight
-// calls finish within drain_seconds (then cancels them), and stops the
-// batcher and poller. Flags are parsed in main.cc only.
+// has a ready version. Access (auth.h, data_auth.h): the admin and data
+// tokens, ModelAdmin disabled on a non-loopback bind without an admin token
+// (unless insecure_admin), warnings logged at startup. Bundles that resolve
+// outside models_dir (symlinks) are refused as failed loads. Shutdown() flips both to NOT_SERVING,
+// lets in-flight calls finish within drain_seconds (then cancels them), and stops the batcher and
+// poller. Flags are parsed in main.cc only.
 #ifndef INVARIANT_SERVER_SERVER_H_
 #define INVARIANT_SERVER_SERVER_H_
 
@@ -23,7 +26,9 @@
 
 #include "absl/status/statusor.h"
 #include "server/admin_service.h"
+#include "server/auth.h"
 #include "server/batcher.h"
+#include "server/data_auth.h"
 #include "server/feature_handler.h"
 #include "server/feature_service.h"
 #include "server/inference_handler.h"
@@ -55,7 +60,9 @@ struct ServerOptions {
   std::string tls_cert_file;              // PEM; with tls_key_file turns TLS on
   std::string tls_key_file;
   std::string tls_client_ca_file;         // PEM; requires and verifies client certificates (mTLS)
-  std::string admin_token;                // empty = ModelAdmin unauthenticated
+  std::string admin_token;                // empty = no admin token (see insecure_admin)
+  bool insecure_admin = false;            // no admin token on a non-loopback host: open, not off
+  std::string data_token;                 // empty = FeatureService/inference unauthenticated
   double drain_seconds = 10;              // graceful shutdown budget
   double max_connection_age_seconds = 0;  // > 0: clients reconnect (rebalance) after this
   // Open Inference Protocol over HTTP/JSON (rest_service.h), on a port of its own.
@@ -101,6 +108,9 @@ class Server {
   std::unique_ptr<InferenceServiceImpl> inference_service_;
   std::unique_ptr<RestInferenceService> rest_service_;
   std::unique_ptr<HttpServer> http_;  // after rest_service_: destroyed (stopped) first
+  // Registered instead of the two above when options_.data_token is set.
+  std::unique_ptr<AuthorizedFeatureService> authorized_feature_service_;
+  std::unique_ptr<AuthorizedInferenceService> authorized_inference_service_;
   std::unique_ptr<grpc::Server> server_;
   int grpc_port_ = 0;
 

@@ -7,11 +7,14 @@
 #ifndef INVARIANT_SERVER_VALIDATION_H_
 #define INVARIANT_SERVER_VALIDATION_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "invariant/v1/feature_service.pb.h"
 
 namespace invariant::server {
@@ -35,7 +38,20 @@ class DecodedRows {
   std::vector<float> owned_;
 };
 
-// Checks `spec`: a non-empty name and a non-negative version.
+// Every error message that quotes a client string (a model name, a label, a
+// tensor or output name, a version string) quotes EchoInput(s), never `s`:
+// at most kMaxEchoBytes bytes of it, cut at a character boundary, with control
+// characters and bytes that are not UTF-8 written as \xNN, and
+// "...(N bytes)" after a cut. A reply's status never grows with the input
+// and never carries raw control bytes into a log line.
+inline constexpr size_t kMaxEchoBytes = 64;
+std::string EchoInput(absl::string_view input);
+
+// The longest model name: a name is a directory name (NAME_MAX).
+inline constexpr size_t kMaxModelNameBytes = 255;
+
+// Checks `spec`: a non-empty name of at most kMaxModelNameBytes bytes and a
+// non-negative version.
 absl::Status ValidateModelSpec(const v1::ModelSpec& spec);
 
 // Decodes and checks `batch` for a model taking rows of `input_dim` floats:

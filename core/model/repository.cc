@@ -116,6 +116,24 @@ std::map<int64_t, VersionFile> ListPublishedVersions(const std::string& root,
   return versions;
 }
 
+absl::StatusOr<std::string> ResolveInsideRoot(const std::string& root, const std::string& path) {
+  std::error_code ec;
+  const fs::path real_root = fs::canonical(root, ec);
+  if (ec) {
+    return absl::NotFoundError(
+        absl::StrCat("models root '", root, "': cannot resolve: ", ec.message()));
+  }
+  const fs::path real = fs::canonical(path, ec);
+  if (ec) return absl::NotFoundError(absl::StrCat("'", path, "': cannot resolve: ", ec.message()));
+  const fs::path relative = real.lexically_relative(real_root);
+  if (relative.empty() || relative == "." || *relative.begin() == "..") {
+    return absl::PermissionDeniedError(
+        absl::StrCat("'", path, "' resolves to '", real.string(), "', outside the models root '",
+                     real_root.string(), "': symlinks out of the models root are refused"));
+  }
+  return real.string();
+}
+
 std::map<std::string, int64_t> ReadLabels(const std::string& root, const std::string& name) {
   std::map<std::string, int64_t> labels;
   std::ifstream in(fs::path(root) / name / kLabelsFileName);

@@ -11,7 +11,8 @@
 // ROOT/<name>/.tmp-<version>-<pid> (not a version name, so readers skip it)
 // and published by renaming the complete directory into place; an existing
 // version is never overwritten. Readers list a version only once its bundle
-// file exists.
+// file exists, and the server loads a bundle only when its real path is
+// inside the real models root (ResolveInsideRoot).
 #ifndef INVARIANT_CORE_MODEL_REPOSITORY_H_
 #define INVARIANT_CORE_MODEL_REPOSITORY_H_
 
@@ -60,6 +61,14 @@ struct VersionFile {
 // The versions of model `name` whose bundle file exists.
 std::map<int64_t, VersionFile> ListPublishedVersions(const std::string& root,
                                                      const std::string& name);
+
+// The real path of `path` (every symlink resolved) when it lies inside the
+// real path of `root`. A version directory or bundle file that is a symlink
+// resolving outside the models root is refused with PERMISSION_DENIED naming
+// both real paths (for the server log and ModelAdmin, never a data-path
+// reply); NOT_FOUND when either cannot be resolved. Symlinks that stay inside
+// the root are allowed, and so is a root that is itself a symlink.
+absl::StatusOr<std::string> ResolveInsideRoot(const std::string& root, const std::string& path);
 
 // Labels from ROOT/<name>/labels.txt; empty when the file is absent.
 std::map<std::string, int64_t> ReadLabels(const std::string& root, const std::string& name);

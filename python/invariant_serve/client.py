@@ -246,7 +246,8 @@ class Client:
 
     target: "host:port" or any gRPC target. tls: False, True (system roots or
     `root_certificates`), or grpc.ChannelCredentials. token: sent as
-    "authorization: Bearer <token>". timeout: seconds per call (None = none).
+    "authorization: Bearer <token>" on every call (the server's
+    --data_token_file; health checks need none). timeout: seconds per call (None = none).
     `version` arguments take a version number, a label ("stable") or None for
     the newest ready version. Failed calls raise InvariantServeError. One
     Client may be shared by threads; close() (or `with`) releases the channel.

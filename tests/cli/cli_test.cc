@@ -507,5 +507,42 @@ TEST_F(CliTlsTest, MutualTlsFlagsReachTheServer) {
   EXPECT_THAT(r.err, HasSubstr("UNAVAILABLE"));
 }
 
+// A server requiring a data token (--data_token_file): --token_file sends it
+// on every data call the CLI makes, unary and through its own stub.
+class CliDataTokenTest : public testing_server::ServerTestBase {
+ protected:
+  void SetUp() override {
+    ServerTestBase::SetUp();
+    testing_models::TestModelSpec spec;
+    spec.name = "rf";
+    WriteModel(spec);
+    WriteFile(models() + "/rf/labels.txt", "stable 1\n");
+    token_file_ = (dir_ / "token").string();
+    WriteFile(token_file_, "cli-secret\n");
+    StartServer({"--data_token_file=" + token_file_});
+  }
+  ToolResult Cli(std::vector<std::string> args) {
+    args.push_back("--target=" + server_->target());
+    return RunTool(INVARIANT_CLIENT_BINARY, args, dir_.string());
+  }
+  std::string token_file_;
+};
+
+TEST_F(CliDataTokenTest, TokenFileIsSentOnDataCalls) {
+  ToolResult r = Cli({"predict", "rf", "--random_rows=2", "--token_file=" + token_file_});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Lines(r.out).size(), 3u);
+  r = Cli({"metadata", "rf", "--version_label=stable", "--token_file=" + token_file_});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = Cli({"models", "--token_file=" + token_file_});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  // Without the token: exit 3 with the code; health needs none.
+  r = Cli({"predict", "rf", "--random_rows=2"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.err, HasSubstr("UNAUTHENTICATED"));
+  r = Cli({"health"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
 }  // namespace
 }  // namespace invariant::cli_test

@@ -50,6 +50,24 @@ class CheckK8sTest(unittest.TestCase):
         self.assertEqual(code, 0, out)
         self.assertNotIn("FAIL", out)
 
+    def test_admin_token_missing(self):
+        self.edit("deployment.yaml", "            - --admin_token_file=/etc/invariant/admin/token\n", "")
+        self.assert_fails("--admin_token_file set")
+
+    def test_admin_token_not_from_a_secret(self):
+        self.edit("deployment.yaml", "          secret:\n            secretName: invariant-admin-token\n"
+                  "            defaultMode: 0440", "          emptyDir: {}")
+        self.assert_fails("admin token file is mounted from a Secret volume")
+
+    def test_admin_token_secret_undefined(self):
+        self.edit("kustomization.yaml", "  - name: invariant-admin-token\n", "  - name: other-secret\n")
+        self.assert_fails("secret: 'invariant-admin-token' is a Secret or a kustomization secretGenerator")
+
+    def test_insecure_admin_rejected(self):
+        self.edit("deployment.yaml", "            - --admin_token_file=/etc/invariant/admin/token\n",
+                  "            - --insecure_admin\n")
+        self.assert_fails("deployment: no --insecure_admin")
+
     def test_grace_period_not_above_drain(self):
         self.edit("deployment.yaml", "terminationGracePeriodSeconds: 40", "terminationGracePeriodSeconds: 20")
         self.assert_fails("grace period > preStop + drain")

@@ -36,13 +36,14 @@ class ServerProcess:
     """invariant-server started with --port=0 and --http_port=0; `target` (gRPC) and
     `http_base` (Open Inference Protocol over HTTP/JSON) once its ready line is read."""
 
-    def __init__(self, models_dir, log_path):
+    def __init__(self, models_dir, log_path, extra_flags=()):
         self.log_path = log_path
         self._log = open(log_path, "wb")
         self.process = subprocess.Popen(
             [_env("INVARIANT_SERVER_BINARY"), f"--models={models_dir}", "--host=127.0.0.1",
              "--port=0", "--metrics_port=0", "--poll_seconds=0", "--version_policy=all",
-             "--http_port=0", f"--http_max_body_bytes={HTTP_MAX_BODY_BYTES}"],
+             "--http_port=0", f"--http_max_body_bytes={HTTP_MAX_BODY_BYTES}",
+             *extra_flags],
             stdout=subprocess.PIPE, stderr=self._log)
         self.grpc_port, self.metrics_port, self.http_port = self._read_ready_line()
         self.target = f"127.0.0.1:{self.grpc_port}"

@@ -12,6 +12,8 @@ import invariant_serve
 from invariant_serve import AsyncClient, Client, InvariantServeError, Prediction, _wire
 from invariant_serve._proto.invariant.v1 import feature_service_pb2 as v1
 
+from conftest import ServerProcess
+
 
 @pytest.fixture(scope="module")
 def client(server):
@@ -157,6 +159,40 @@ def test_token_and_any_array_like(server, rows):
     with Client(server.target, token="secret") as c:
         assert np.array_equal(c.featurize("rf", X.astype(np.float64).tolist()),
                               c.featurize("rf", X))
+
+
+@pytest.fixture(scope="module")
+def token_server(models_dir, tmp_path_factory):
+    """A second server that requires the data token "py-secret" (--data_token_file)."""
+    directory = tmp_path_factory.mktemp("token_server")
+    token_file = directory / "data_token"
+    token_file.write_text("py-secret\n")
+    process = ServerProcess(models_dir, directory / "server.log",
+                            extra_flags=[f"--data_token_file={token_file}"])
+    yield process
+    process.stop()
+
+
+def test_data_token_is_sent_on_every_call(token_server, rows):
+    X = rows(3, seed=20)
+    with Client(token_server.target, token="py-secret", timeout=30) as c:
+        assert c.featurize("rf", X).shape[0] == 3
+        assert c.predict("rf", X).scores.shape[0] == 3
+        assert c.metadata("rf").input_dim == 16
+        assert {m.name for m in c.models()} >= {"rf"}
+    for token in (None, "wrong"):
+        with Client(token_server.target, token=token, timeout=30) as c:
+            with pytest.raises(InvariantServeError) as error:
+                c.featurize("rf", X)
+            assert error.value.code == grpc.StatusCode.UNAUTHENTICATED
+            assert "data token" in str(error.value)
+            assert c.health() is True  # health is not covered by the token
+
+    async def main():
+        async with AsyncClient(token_server.target, token="py-secret", timeout=30) as c:
+            return await c.featurize("rf", X)
+
+    assert asyncio.run(main()).shape[0] == 3
 
 
 def test_async_client(server, client, rows):

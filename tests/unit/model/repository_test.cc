@@ -87,5 +87,51 @@ TEST_F(RepositoryTest, StagedVersionIsInvisibleUntilPublishedAndNeverOverwrites)
             absl::StatusCode::kInvalidArgument);
 }
 
+TEST_F(RepositoryTest, BundlesResolvingOutsideTheRootAreRefused) {
+  const fs::path outside = fs::path(root_.string() + "_outside");
+  const fs::path sibling = fs::path(root_.string() + "2");  // shares the root's prefix
+  fs::create_directories(outside / "v");
+  fs::create_directories(sibling);
+  std::ofstream(outside / "passwd") << "root:x:0:0:root:/root:/bin/bash\n";
+  std::ofstream(outside / "v" / kBundleFileName) << "bundle";
+  std::ofstream(sibling / kBundleFileName) << "bundle";
+  fs::create_directories(root_ / "m" / "1");
+  fs::create_symlink(outside / "passwd", root_ / "m" / "1" / kBundleFileName);  // file link
+  fs::create_symlink(outside / "v", root_ / "m" / "2");                         // version dir link
+  fs::create_directories(root_ / "m" / "3");
+  fs::create_symlink(sibling / kBundleFileName, root_ / "m" / "3" / kBundleFileName);
+  for (int64_t v : {1, 2, 3}) {
+    const absl::StatusOr<std::string> resolved =
+        ResolveInsideRoot(root_.string(), BundlePath(root_.string(), "m", v));
+    ASSERT_EQ(resolved.status().code(), absl::StatusCode::kPermissionDenied) << v;
+    EXPECT_NE(resolved.status().message().find("outside the models root"), std::string::npos);
+  }
+  // The readers still list them (so the refusal is reported as a failed load).
+  EXPECT_EQ(ListPublishedVersions(root_.string(), "m").size(), 3u);
+  fs::remove_all(outside);
+  fs::remove_all(sibling);
+}
+
+TEST_F(RepositoryTest, SymlinksInsideTheRootAndASymlinkedRootAreAllowed) {
+  fs::create_directories(root_ / "store");
+  std::ofstream(root_ / "store" / kBundleFileName) << "bundle";
+  fs::create_directories(root_ / "m" / "1");
+  fs::create_symlink(root_ / "store" / kBundleFileName, root_ / "m" / "1" / kBundleFileName);
+  MakeVersionDir("2", true);
+  const absl::StatusOr<std::string> linked =
+      ResolveInsideRoot(root_.string(), BundlePath(root_.string(), "m", 1));
+  ASSERT_TRUE(linked.ok()) << linked.status();
+  EXPECT_EQ(*linked, fs::canonical(root_ / "store" / kBundleFileName).string());
+  const fs::path root_link = fs::path(root_.string() + "_link");
+  fs::remove(root_link);
+  fs::create_directory_symlink(root_, root_link);
+  const absl::StatusOr<std::string> via_link =
+      ResolveInsideRoot(root_link.string(), BundlePath(root_link.string(), "m", 2));
+  EXPECT_TRUE(via_link.ok()) << via_link.status();
+  EXPECT_EQ(ResolveInsideRoot(root_.string(), BundlePath(root_.string(), "m", 9)).status().code(),
+            absl::StatusCode::kNotFound);
+  fs::remove(root_link);
+}
+
 }  // namespace
 }  // namespace invariant

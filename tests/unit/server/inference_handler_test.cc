@@ -268,5 +268,32 @@ TEST(InferenceTensorsTest, FieldNamesAreRewrittenOnlyAtTheStart) {
   EXPECT_TRUE(WithProtocolFieldNames(absl::OkStatus(), "a", "b", false).ok());
 }
 
+TEST(InferenceTensorsTest, ClientStringsAndShapesAreEchoedBounded) {
+  const std::string long_text(8000, 'q');
+  const auto bounded = [](const absl::Status& status) {
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_LT(status.message().size(), 300u) << status.message().substr(0, 300);
+  };
+  bounded(ModelSpecFromProtocol("m", "1" + long_text, "name", "version").status());
+  InferenceModelShape model;
+  model.input_dim = 16;
+  model.input_shape = {16};
+  model.feature_dim = 8;
+  inference::ModelInferRequest request;
+  auto* input = request.add_inputs();
+  input->set_name(long_text);
+  input->set_datatype("FP32");
+  bool raw = false;
+  bounded(DecodeInferInput(request, model, &raw).status());
+  input->set_name("input");
+  input->set_datatype(long_text);
+  bounded(DecodeInferInput(request, model, &raw).status());
+  input->set_datatype("FP32");
+  for (int i = 0; i < 5000; ++i) input->add_shape(3);  // a 5000-dimensional shape
+  bounded(DecodeInferInput(request, model, &raw).status());
+  request.add_outputs()->set_name(long_text);
+  bounded(SelectOutputs(request, model).status());
+}
+
 }  // namespace
 }  // namespace invariant::server

@@ -109,5 +109,46 @@ TEST(ValidationTest, ModelSpecNeedsNameAndNonNegativeVersion) {
   EXPECT_THAT(status.message(), HasSubstr("received -2"));
 }
 
+TEST(ValidationTest, ModelNameLongerThanADirectoryNameIsRefusedWithABoundedEcho) {
+  v1::ModelSpec spec;
+  spec.set_name(std::string(kMaxModelNameBytes, 'n'));
+  EXPECT_TRUE(ValidateModelSpec(spec).ok());
+  spec.set_name(std::string(8000, 'n'));
+  const absl::Status status = ValidateModelSpec(spec);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("model.name: expected at most 255 bytes, received 8000"));
+  EXPECT_LT(status.message().size(), 200u);
+}
+
+TEST(EchoInputTest, ShortPrintableInputIsUnchanged) {
+  EXPECT_EQ(EchoInput("digits"), "digits");
+  EXPECT_EQ(EchoInput(""), "");
+  EXPECT_EQ(EchoInput("caf\xc3\xa9 \xe2\x82\xac"), "caf\xc3\xa9 \xe2\x82\xac");  // UTF-8 kept
+}
+
+TEST(EchoInputTest, LongInputIsCutToABoundedPrefixWithItsLength) {
+  const std::string echoed = EchoInput(std::string(8000, 'a'));
+  EXPECT_EQ(echoed, std::string(kMaxEchoBytes, 'a') + "...(8000 bytes)");
+  // Exactly the bound: not cut.
+  EXPECT_EQ(EchoInput(std::string(kMaxEchoBytes, 'a')), std::string(kMaxEchoBytes, 'a'));
+}
+
+TEST(EchoInputTest, CutsAtACharacterBoundary) {
+  // 63 ASCII bytes, then a 2-byte character that would straddle the bound.
+  const std::string input = std::string(kMaxEchoBytes - 1, 'a') + "\xc3\xa9tail";
+  EXPECT_EQ(EchoInput(input), std::string(kMaxEchoBytes - 1, 'a') + "...(" +
+                                  std::to_string(input.size()) + " bytes)");
+}
+
+TEST(EchoInputTest, ControlBytesAndInvalidUtf8AreEscaped) {
+  EXPECT_EQ(EchoInput("a\nb\x01"), "a\\x0ab\\x01");
+  EXPECT_EQ(EchoInput("\xff\xfe"), "\\xff\\xfe");
+  EXPECT_EQ(EchoInput("\xc3"), "\\xc3");                    // truncated sequence
+  EXPECT_EQ(EchoInput("\xc0\xaf"), "\\xc0\\xaf");           // overlong '/'
+  EXPECT_EQ(EchoInput("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a surrogate
+  // Escaping never lets the echo grow past 4 output bytes per input byte.
+  EXPECT_LE(EchoInput(std::string(8000, '\x01')).size(), 4 * kMaxEchoBytes + 32);
+}
+
 }  // namespace
 }  // namespace invariant::server
