@@ -4,8 +4,8 @@
 // the data token (FeatureService and inference.GRPCInferenceService). A
 // caller presents one as the metadata "authorization: Bearer <token>"; it is
 // compared in constant time and never echoed. grpc.health.v1 and reflection
-// stay open (Kubernetes gRPC probes cannot send metadata), and so do the
-// HTTP ports (metrics, REST), which are not covered by either token.
+// stay open (Kubernetes gRPC probes cannot send metadata), and so does the
+// metrics port. The REST port checks the data token itself (rest_service.h).
 //
 // PlanAccess decides, from the bind address and the flags, whether ModelAdmin
 // is open, token-protected or disabled, and which warnings the server logs at

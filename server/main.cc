@@ -66,8 +66,8 @@ ABSL_FLAG(bool, insecure_admin, false,
           "Open ModelAdmin without a token even on a non-loopback --host (not recommended).");
 ABSL_FLAG(std::string, data_token_file, "",
           "File holding the bearer token required by FeatureService and "
-          "inference.GRPCInferenceService; empty = no token. Health, reflection and the HTTP "
-          "ports are not covered.");
+          "inference.GRPCInferenceService (and the REST routes of --http_port but health); "
+          "empty = no token. Health, reflection and the metrics port are not covered.");
 ABSL_FLAG(double, drain_seconds, kDefaults.drain_seconds,
           "On SIGTERM, time given to in-flight calls.");
 ABSL_FLAG(double, max_connection_age_seconds, kDefaults.max_connection_age_seconds,

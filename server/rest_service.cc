@@ -9,9 +9,11 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "core/base/json.h"
+#include "server/auth.h"
 #include "server/metrics_interceptor.h"
 #include "server/rest_codec.h"
 #include "server/status_util.h"
+#include "server/validation.h"
 
 namespace invariant::server {
 namespace {
@@ -93,7 +95,7 @@ HttpResponse RestInferenceService::Handle(const HttpRequest& request) const {
   if (route.method.empty()) {
     return ErrorResponse(404, absl::StrCat("path: expected a route of the Open Inference "
                                            "Protocol under /v2, received '",
-                                           request.path, "'"));
+                                           EchoInput(request.path), "'"));
   }
   if (!MethodAllowed(request.method, route)) {
     HttpResponse response =
@@ -108,7 +110,15 @@ HttpResponse RestInferenceService::Handle(const HttpRequest& request) const {
   if (metrics_ != nullptr) metrics_->RpcStarted(kRestServiceLabel, route.method, "http");
   absl::Status status;
   HttpResponse response;
-  if (route.method == "ServerLive") {
+  if (route.method != "ServerLive" && route.method != "ServerReady") {
+    const std::string authorization = request.Header("Authorization");
+    status = CheckBearerToken(data_token_, authorization.empty() ? nullptr : &authorization,
+                              "data token");
+  }
+  if (!status.ok()) {
+    response = ErrorResponse(HttpStatusCode(status), std::string(status.message()));
+    response.headers.emplace_back("WWW-Authenticate", "Bearer");
+  } else if (route.method == "ServerLive") {
     inference::ServerLiveResponse live;
     status = handler_->ServerLive({}, &live);
     if (status.ok()) {
@@ -150,9 +160,9 @@ HttpResponse RestInferenceService::Handle(const HttpRequest& request) const {
       why.set_version(route.version);
       inference::ModelMetadataResponse ignored;
       const absl::Status reason = handler_->ModelMetadata(why, &ignored);
-      response =
-          ErrorResponse(503, reason.ok() ? absl::StrCat("model '", route.model, "' is not ready")
-                                         : std::string(reason.message()));
+      response = ErrorResponse(
+          503, reason.ok() ? absl::StrCat("model '", EchoInput(route.model), "' is not ready")
+                           : std::string(reason.message()));
     }
   } else {  // ModelInfer
     absl::StatusOr<inference::ModelInferRequest> infer_request =
@@ -165,7 +175,9 @@ HttpResponse RestInferenceService::Handle(const HttpRequest& request) const {
       if (status.ok()) response = Json(200, InferResponseToJson(*infer_response));
     }
   }
-  if (!status.ok()) response = ErrorResponse(HttpStatusCode(status), std::string(status.message()));
+  if (!status.ok() && response.body.empty()) {
+    response = ErrorResponse(HttpStatusCode(status), std::string(status.message()));
+  }
   if (metrics_ != nullptr) {
     metrics_->RpcHandled(kRestServiceLabel, route.method, "http",
                          GrpcCodeName(static_cast<grpc::StatusCode>(status.code())),

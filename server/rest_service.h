@@ -18,6 +18,12 @@
 // model / version / path, 405 (with Allow) for a wrong method, 413 for a body
 // over the server's limit, 429 full queue, 503 not ready, 504 deadline.
 //
+// Auth: with a data token (the server's --data_token_file), every route but
+// the two health routes needs the header "Authorization: Bearer <token>", as
+// the gRPC data services need the same metadata; a missing or wrong one is 401
+// with "WWW-Authenticate: Bearer". The health routes stay open, like
+// grpc.health.v1 (probes send no credentials).
+//
 // Metrics: every call on a known route is counted by ServerMetrics::RpcStarted
 // / RpcHandled with grpc_service="inference.REST", grpc_method the protocol's
 // method name (ServerLive, ServerReady, ServerMetadata, ModelMetadata,
@@ -28,6 +34,9 @@
 // call blocks its worker thread until the batcher answers or `timeout` passes.
 #ifndef INVARIANT_SERVER_REST_SERVICE_H_
 #define INVARIANT_SERVER_REST_SERVICE_H_
+
+#include <string>
+#include <utility>
 
 #include "absl/time/time.h"
 #include "server/http_server.h"
@@ -41,10 +50,14 @@ inline constexpr char kRestServiceLabel[] = "inference.REST";
 class RestInferenceService {
  public:
   // `handler` must outlive the service; `metrics` may be null (no metrics).
-  // `timeout` is the deadline of every infer call.
+  // `timeout` is the deadline of every infer call; an empty `data_token`
+  // leaves every route open.
   RestInferenceService(const InferenceHandler* handler, ServerMetrics* metrics,
-                       absl::Duration timeout)
-      : handler_(handler), metrics_(metrics), timeout_(timeout) {}
+                       absl::Duration timeout, std::string data_token = "")
+      : handler_(handler),
+        metrics_(metrics),
+        timeout_(timeout),
+        data_token_(std::move(data_token)) {}
 
   // Routes every path of `server` to Handle. Call before server->Start(),
   // on a server whose options' error_response is ErrorResponse (so that its
@@ -60,6 +73,7 @@ class RestInferenceService {
   const InferenceHandler* handler_;
   ServerMetrics* metrics_;
   const absl::Duration timeout_;
+  const std::string data_token_;
 };
 
 }  // namespace invariant::server

@@ -253,7 +253,8 @@ absl::Status Server::StartHttp() {
   http_options.max_body_bytes = static_cast<size_t>(options_.http_max_body_bytes);
   http_options.error_response = &RestInferenceService::ErrorResponse;
   rest_service_ = std::make_unique<RestInferenceService>(
-      inference_handler_.get(), metrics_.get(), absl::Seconds(options_.http_timeout_seconds));
+      inference_handler_.get(), metrics_.get(), absl::Seconds(options_.http_timeout_seconds),
+      options_.data_token);
   http_ = std::make_unique<HttpServer>(http_options);
   rest_service_->Register(http_.get());
   if (absl::Status s = http_->Start(); !s.ok()) {

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -18,6 +19,7 @@ namespace invariant::server {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 // The REST routes over the in-process serving stack, without a socket (the
@@ -130,6 +132,43 @@ TEST_F(RestServiceTest, InferAndItsMetrics) {
   EXPECT_THAT(text, HasSubstr(R"(grpc_server_handled_total{grpc_code="NOT_FOUND",)"
                               R"(grpc_method="ModelInfer",grpc_service="inference.REST",)"
                               R"(grpc_type="http"} 1)"));
+}
+
+TEST_F(RestServiceTest, DataTokenGuardsEveryRouteButHealth) {
+  rest_ = std::make_unique<RestInferenceService>(handler_.get(), metrics_.get(), absl::Seconds(60),
+                                                 "s3cret");
+  auto call = [this](const std::string& method, const std::string& path, const std::string& body,
+                     const std::string& authorization) {
+    HttpRequest request;
+    request.method = method;
+    request.path = path;
+    request.body = body;
+    if (!authorization.empty()) request.headers.emplace_back("authorization", authorization);
+    return rest_->Handle(request);
+  };
+  // Probes send no credentials: health stays open.
+  EXPECT_EQ(call("GET", "/v2/health/live", "", "").status, 200);
+  EXPECT_EQ(call("GET", "/v2/health/ready", "", "").status, 200);
+  const std::vector<std::pair<std::string, std::string>> guarded = {
+      {"GET", "/v2"},
+      {"GET", "/v2/models/clf"},
+      {"GET", "/v2/models/clf/ready"},
+      {"POST", "/v2/models/clf/infer"}};
+  for (const auto& [method, path] : guarded) {
+    for (const std::string& credential : {std::string(), std::string("Bearer wrong")}) {
+      const HttpResponse refused = call(method, path, InferBody(1), credential);
+      EXPECT_EQ(refused.status, 401) << path << " with '" << credential << "'";
+      EXPECT_THAT(ErrorOf(refused), StartsWith("authorization: expected")) << path;
+      EXPECT_THAT(ErrorOf(refused), Not(HasSubstr("s3cret")));
+      ASSERT_EQ(refused.headers.size(), 1u);
+      EXPECT_EQ(refused.headers[0].first, "WWW-Authenticate");
+    }
+    EXPECT_EQ(call(method, path, InferBody(1), "Bearer s3cret").status, 200) << path;
+  }
+  EXPECT_THAT(metrics_->Serialize(),
+              HasSubstr(R"(grpc_server_handled_total{grpc_code="UNAUTHENTICATED",)"
+                        R"(grpc_method="ModelInfer",grpc_service="inference.REST",)"
+                        R"(grpc_type="http"} 2)"));
 }
 
 }  // namespace
