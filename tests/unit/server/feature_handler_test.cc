@@ -31,8 +31,9 @@ class FeatureHandlerTest : public ServingFixture {
   template <typename Request, typename Response, typename Method>
   absl::Status Call(Method method, const Request& request, Response* response) {
     std::promise<absl::Status> result;
-    (handler_->*method)(request, response, absl::InfiniteFuture(),
-                        [&result](absl::Status s) { result.set_value(s); });
+    (handler_->*method)(
+        request, response, absl::InfiniteFuture(),
+        [&result](absl::Status s) { result.set_value(s); }, nullptr);
     return result.get_future().get();
   }
 
