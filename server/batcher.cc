@@ -112,7 +112,7 @@ void Batcher::Stop() {
   Launch(std::move(ready), {});
   {
     absl::MutexLock lock(&mu_);
-    while (running_ > 0 || !queues_.empty()) idle_cv_.Wait(&mu_);
+    while (running_ > 0 || exiting_ > 0 || !queues_.empty()) idle_cv_.Wait(&mu_);
     clock_exit_ = true;
     clock_cv_.Signal();
   }
@@ -272,7 +272,7 @@ void Batcher::DropJobLocked(Job& job, absl::Status reason,
   if (job.queue->pieces.empty() && job.queue->running == 0) {
     const std::pair<const void*, std::string> id = job.queue->id;
     queues_.erase(id);  // no piece refers to it any more
-    if (running_ == 0 && queues_.empty()) idle_cv_.SignalAll();
+    if (running_ == 0 && exiting_ == 0 && queues_.empty()) idle_cv_.SignalAll();
   }
 }
 
@@ -478,11 +478,13 @@ void Batcher::RunBatch(Batch& batch) {
     }
     DispatchLocked(absl::Now(), ready);
     WakeClockLocked();
-    if (running_ == 0 && queues_.empty()) idle_cv_.SignalAll();
+    ++exiting_;  // this thread still uses the batcher below
   }
   batch.pieces.clear();
   live.clear();
   Launch(std::move(ready), std::move(finished));
+  absl::MutexLock lock(&mu_);
+  if (--exiting_ == 0 && running_ == 0 && queues_.empty()) idle_cv_.SignalAll();
 }
 
 }  // namespace invariant::server

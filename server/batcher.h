@@ -221,6 +221,7 @@ class Batcher {
   // Jobs with queued pieces and a finite deadline, by deadline.
   std::multimap<absl::Time, Job*> deadlines_ ABSL_GUARDED_BY(mu_);
   int running_ ABSL_GUARDED_BY(mu_) = 0;  // batches scheduled or computing
+  int exiting_ ABSL_GUARDED_BY(mu_) = 0;  // finished batches still handing over (Stop waits)
   bool paused_ ABSL_GUARDED_BY(mu_);
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   bool clock_exit_ ABSL_GUARDED_BY(mu_) = false;

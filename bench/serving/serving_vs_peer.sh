@@ -42,6 +42,7 @@ wait_ready() { # log-file pattern
   echo "not ready: $1" >&2; cat "$1" >&2; return 1
 }
 
+LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
 "$BUILD/bin/invariant-server" --models="$MODELS" --host=127.0.0.1 --port=0 --metrics_port=-1 \
   --poll_seconds=0 >"$WORK/server.out" 2>"$WORK/server.err" &
 PIDS+=($!)
@@ -70,9 +71,10 @@ done
 "$PY" "$ROOT/bench/peers/peer_server.py" sgemm --bundle="$BUNDLE" --batch=64 \
   --seconds="$RUN_SECONDS" >"$WORK/sgemm.txt"
 
-"$PY" - "$WORK" "$(nproc)" "${OUT:-}" <<'PYEOF'
+"$PY" - "$WORK" "$(nproc)" "${OUT:-}" "$LOAD_BEFORE" "$(cut -d' ' -f1-3 /proc/loadavg)" <<'PYEOF'
 import json, pathlib, re, sys
 work, cores, out = pathlib.Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+load_before, load_after = sys.argv[4], sys.argv[5]
 r = lambda who, run: json.loads((work / f"{who}-{run}.json").read_text())
 sgemm = float(re.search(r"rows_per_second=([0-9.]+)", (work / "sgemm.txt").read_text()).group(1))
 rows = []
@@ -87,7 +89,8 @@ fails = {w: sum(r(w, run)["requests"]["failed"] for run in ("1x1", "1x64", "64x1
 lines = ["| load | invariant-server | Python grpcio + numpy peer | ratio |", "|---|---|---|---|"]
 lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
 lines.append(f"| in-process all-core sgemm X·Bankᵀ, batch 64 (numpy OpenBLAS, {cores} cores) | {sgemm:,.0f} rows/s | | reference |")
-lines.append(f"\nFailed requests: invariant-server {fails['ours']}, peer {fails['peer']}.")
+lines.append(f"\nFailed requests: invariant-server {fails['ours']}, peer {fails['peer']}. "
+             f"Load average (1/5/15 min) before: {load_before}; after: {load_after}.")
 text = "\n".join(lines)
 print(text)
 if out:

@@ -466,29 +466,5 @@ TEST_F(BatcherTest, StopComputesQueuedJobsEvenWhenPaused) {
   EXPECT_EQ(batcher.Submit(MakeJob(compute, late)).code(), absl::StatusCode::kUnavailable);
 }
 
-TEST(ThreadPoolScheduleTest, ScheduledTasksRunOnWorkersAndGetHelpersForParallelFor) {
-  ThreadPool pool(3);
-  std::promise<std::vector<std::thread::id>> ran;
-  pool.Schedule([&] {
-    std::mutex mu;
-    std::vector<std::thread::id> ids;
-    std::atomic<int> inside{0};
-    // Three tasks that each wait until all three run at once: only possible
-    // when the scheduled caller gets both other workers as helpers.
-    pool.ParallelFor(3, [&](int64_t) {
-      inside.fetch_add(1);
-      while (inside.load() < 3) std::this_thread::yield();
-      std::lock_guard<std::mutex> lock(mu);
-      ids.push_back(std::this_thread::get_id());
-    });
-    ran.set_value(ids);
-  });
-  std::vector<std::thread::id> ids = ran.get_future().get();
-  ASSERT_EQ(ids.size(), 3u);
-  for (std::thread::id id : ids) EXPECT_NE(id, std::this_thread::get_id());
-  std::sort(ids.begin(), ids.end());
-  EXPECT_EQ(std::unique(ids.begin(), ids.end()), ids.end());
-}
-
 }  // namespace
 }  // namespace invariant::server
