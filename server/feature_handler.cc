@@ -65,7 +65,8 @@ absl::Status FeatureHandler::CheckResponseSize(int64_t rows, int64_t bytes_per_r
 }
 
 void FeatureHandler::Featurize(const v1::FeaturizeRequest& request, v1::FeaturizeResponse* response,
-                               absl::Time deadline, DoneFn done) const {
+                               absl::Time deadline, DoneFn done,
+                               const std::shared_ptr<CancelToken>& cancel) const {
   absl::StatusOr<Registry::Handle> handle = Resolve(request.model());
   if (!handle.ok()) return done(handle.status());
   std::shared_ptr<const Model> model = handle->servable;
@@ -94,11 +95,12 @@ void FeatureHandler::Featurize(const v1::FeaturizeRequest& request, v1::Featuriz
   job.out = response->mutable_features()->mutable_data();
   job.deadline = deadline;
   job.done = [decoded, done](absl::Status status) { done(status); };
-  if (absl::Status s = batcher_->Submit(std::move(job)); !s.ok()) done(s);
+  if (absl::Status s = batcher_->Submit(std::move(job), cancel); !s.ok()) done(s);
 }
 
 void FeatureHandler::Predict(const v1::PredictRequest& request, v1::PredictResponse* response,
-                             absl::Time deadline, DoneFn done) const {
+                             absl::Time deadline, DoneFn done,
+                             const std::shared_ptr<CancelToken>& cancel) const {
   absl::StatusOr<Registry::Handle> handle = Resolve(request.model());
   if (!handle.ok()) return done(handle.status());
   std::shared_ptr<const Model> model = handle->servable;
@@ -137,7 +139,7 @@ void FeatureHandler::Predict(const v1::PredictRequest& request, v1::PredictRespo
     if (status.ok()) FillPredictedClasses(*model, response);
     done(status);
   };
-  if (absl::Status s = batcher_->Submit(std::move(job)); !s.ok()) done(s);
+  if (absl::Status s = batcher_->Submit(std::move(job), cancel); !s.ok()) done(s);
 }
 
 absl::Status FeatureHandler::ListModels(v1::ListModelsResponse* response) const {

@@ -8,6 +8,10 @@
 // handler holds the model's shared_ptr for the whole call, so a hot reload
 // never frees a model a request still uses.
 //
+// Cancellation: `cancel` (may be null) is the call's CancelToken; cancelling
+// it (gRPC's OnCancel) takes the request out of the batch queue at once and
+// `done` runs with the token's status.
+//
 // Limits: at most `max_request_rows` rows per request, and a request whose
 // response would exceed `max_response_bytes` (the server's max_message_bytes)
 // is refused with INVALID_ARGUMENT before any output memory is allocated, so
@@ -18,6 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -40,10 +45,12 @@ class FeatureHandler {
         max_response_bytes_(max_response_bytes) {}
 
   void Featurize(const v1::FeaturizeRequest& request, v1::FeaturizeResponse* response,
-                 absl::Time deadline, DoneFn done) const;
+                 absl::Time deadline, DoneFn done,
+                 const std::shared_ptr<CancelToken>& cancel = nullptr) const;
   // FAILED_PRECONDITION when the model has no head.
   void Predict(const v1::PredictRequest& request, v1::PredictResponse* response,
-               absl::Time deadline, DoneFn done) const;
+               absl::Time deadline, DoneFn done,
+               const std::shared_ptr<CancelToken>& cancel = nullptr) const;
   absl::Status ListModels(v1::ListModelsResponse* response) const;
   absl::Status GetModelMetadata(const v1::GetModelMetadataRequest& request,
                                 v1::GetModelMetadataResponse* response) const;

@@ -6,6 +6,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "server/cancellable_reactor.h"
 #include "server/status_util.h"
 
 namespace invariant::server {
@@ -33,10 +34,11 @@ constexpr size_t kMaxStreamBufferedBytes = 8 << 20;
 template <typename Request, typename Response>
 class PipelinedStreamReactor final : public grpc::ServerBidiReactor<Request, Response> {
  public:
-  using Call = std::function<void(const Request&, Response*, absl::Time, DoneFn)>;
+  using Call = std::function<void(const Request&, Response*, absl::Time, DoneFn,
+                                  const std::shared_ptr<CancelToken>&)>;
 
   PipelinedStreamReactor(Call call, absl::Time deadline)
-      : call_(std::move(call)), deadline_(deadline) {
+      : call_(std::move(call)), deadline_(deadline), cancel_(std::make_shared<CancelToken>()) {
     Actions actions;
     {
       absl::MutexLock lock(&mu_);
@@ -65,8 +67,9 @@ class PipelinedStreamReactor final : public grpc::ServerBidiReactor<Request, Res
     }
     Run(actions);
     if (slot != nullptr) {
-      call_(slot->request, &slot->response, deadline_,
-            [this, slot](absl::Status status) { OnComputed(slot, std::move(status)); });
+      call_(
+          slot->request, &slot->response, deadline_,
+          [this, slot](absl::Status status) { OnComputed(slot, std::move(status)); }, cancel_);
     }
   }
 
@@ -85,6 +88,12 @@ class PipelinedStreamReactor final : public grpc::ServerBidiReactor<Request, Res
       PumpLocked(actions);
     }
     Run(actions);
+  }
+
+  // The stream's queued requests leave the batch queue at once.
+  void OnCancel() override {
+    const std::shared_ptr<CancelToken> token = cancel_;  // outlives a Finish inside Cancel
+    token->Cancel(CallCancelledStatus(deadline_));
   }
 
   void OnDone() override { delete this; }
@@ -162,6 +171,7 @@ class PipelinedStreamReactor final : public grpc::ServerBidiReactor<Request, Res
 
   const Call call_;
   const absl::Time deadline_;
+  const std::shared_ptr<CancelToken> cancel_;
   absl::Mutex mu_;
   std::deque<std::unique_ptr<Slot>> slots_ ABSL_GUARDED_BY(mu_);  // read, in order, not yet written
   std::unique_ptr<Slot> next_ ABSL_GUARDED_BY(mu_);               // the slot being read into
@@ -180,18 +190,20 @@ class PipelinedStreamReactor final : public grpc::ServerBidiReactor<Request, Res
 grpc::ServerUnaryReactor* FeatureServiceImpl::Featurize(grpc::CallbackServerContext* context,
                                                         const v1::FeaturizeRequest* request,
                                                         v1::FeaturizeResponse* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  handler_->Featurize(*request, response, DeadlineOf(context),
-                      [reactor](absl::Status status) { reactor->Finish(ToGrpcStatus(status)); });
+  auto* reactor = new CancellableUnaryReactor(DeadlineOf(context));
+  handler_->Featurize(
+      *request, response, reactor->deadline(),
+      [reactor](absl::Status status) { reactor->Finish(ToGrpcStatus(status)); }, reactor->token());
   return reactor;
 }
 
 grpc::ServerUnaryReactor* FeatureServiceImpl::Predict(grpc::CallbackServerContext* context,
                                                       const v1::PredictRequest* request,
                                                       v1::PredictResponse* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  handler_->Predict(*request, response, DeadlineOf(context),
-                    [reactor](absl::Status status) { reactor->Finish(ToGrpcStatus(status)); });
+  auto* reactor = new CancellableUnaryReactor(DeadlineOf(context));
+  handler_->Predict(
+      *request, response, reactor->deadline(),
+      [reactor](absl::Status status) { reactor->Finish(ToGrpcStatus(status)); }, reactor->token());
   return reactor;
 }
 
@@ -200,8 +212,9 @@ FeatureServiceImpl::StreamFeaturize(grpc::CallbackServerContext* context) {
   const FeatureHandler* handler = handler_;
   return new PipelinedStreamReactor<v1::FeaturizeRequest, v1::FeaturizeResponse>(
       [handler](const v1::FeaturizeRequest& request, v1::FeaturizeResponse* response,
-                absl::Time deadline,
-                DoneFn done) { handler->Featurize(request, response, deadline, std::move(done)); },
+                absl::Time deadline, DoneFn done, const std::shared_ptr<CancelToken>& cancel) {
+        handler->Featurize(request, response, deadline, std::move(done), cancel);
+      },
       DeadlineOf(context));
 }
 
@@ -210,8 +223,9 @@ grpc::ServerBidiReactor<v1::PredictRequest, v1::PredictResponse>* FeatureService
   const FeatureHandler* handler = handler_;
   return new PipelinedStreamReactor<v1::PredictRequest, v1::PredictResponse>(
       [handler](const v1::PredictRequest& request, v1::PredictResponse* response,
-                absl::Time deadline,
-                DoneFn done) { handler->Predict(request, response, deadline, std::move(done)); },
+                absl::Time deadline, DoneFn done, const std::shared_ptr<CancelToken>& cancel) {
+        handler->Predict(request, response, deadline, std::move(done), cancel);
+      },
       DeadlineOf(context));
 }
 

@@ -157,7 +157,7 @@ absl::Status InferenceHandler::ModelMetadata(const inference::ModelMetadataReque
 
 void InferenceHandler::ModelInfer(const inference::ModelInferRequest& request,
                                   inference::ModelInferResponse* response, absl::Time deadline,
-                                  DoneFn done) const {
+                                  DoneFn done, const std::shared_ptr<CancelToken>& cancel) const {
   absl::StatusOr<Registry::Handle> handle =
       ResolveProtocolModel(*registry_, request.model_name(), request.model_version(),
                            kInferNameField, kInferVersionField);
@@ -212,12 +212,14 @@ void InferenceHandler::ModelInfer(const inference::ModelInferRequest& request,
   const bool featurize = call->featurize;
   const bool predict = call->predict;
   if (featurize) {
-    features_->Featurize(call->featurize_request, &call->featurize_response, deadline,
-                         [call](absl::Status status) { call->Finished(status); });
+    features_->Featurize(
+        call->featurize_request, &call->featurize_response, deadline,
+        [call](absl::Status status) { call->Finished(status); }, cancel);
   }
   if (predict) {
-    features_->Predict(call->predict_request, &call->predict_response, deadline,
-                       [call](absl::Status status) { call->Finished(status); });
+    features_->Predict(
+        call->predict_request, &call->predict_response, deadline,
+        [call](absl::Status status) { call->Finished(status); }, cancel);
   }
 }
 

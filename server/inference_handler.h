@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
@@ -65,8 +66,10 @@ class InferenceHandler {
   // Asynchronous: `done` runs exactly once (possibly before ModelInfer
   // returns, possibly on a batcher thread); `request` and `response` must
   // stay valid until then.
+  // `cancel` (may be null): the call's CancelToken (see feature_handler.h).
   void ModelInfer(const inference::ModelInferRequest& request,
-                  inference::ModelInferResponse* response, absl::Time deadline, DoneFn done) const;
+                  inference::ModelInferResponse* response, absl::Time deadline, DoneFn done,
+                  const std::shared_ptr<CancelToken>& cancel = nullptr) const;
   // Blocking form of ModelInfer for callers on their own worker threads
   // (an HTTP server): waits for the outcome.
   absl::StatusOr<inference::ModelInferResponse> ModelInfer(

@@ -1,5 +1,6 @@
 #include "server/inference_service.h"
 
+#include "server/cancellable_reactor.h"
 #include "server/status_util.h"
 
 namespace invariant::server {
@@ -47,9 +48,10 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::ModelMetadata(
 grpc::ServerUnaryReactor* InferenceServiceImpl::ModelInfer(
     grpc::CallbackServerContext* context, const inference::ModelInferRequest* request,
     inference::ModelInferResponse* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  handler_->ModelInfer(*request, response, absl::FromChrono(context->deadline()),
-                       [reactor](absl::Status status) { reactor->Finish(ToGrpcStatus(status)); });
+  auto* reactor = new CancellableUnaryReactor(absl::FromChrono(context->deadline()));
+  handler_->ModelInfer(
+      *request, response, reactor->deadline(),
+      [reactor](absl::Status status) { reactor->Finish(ToGrpcStatus(status)); }, reactor->token());
   return reactor;
 }
 

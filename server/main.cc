@@ -3,7 +3,7 @@
 //   invariant-server ready grpc_port=NNNN metrics_port=MMMM
 // (followed by " http_port=HHHH" when --http_port turns the REST front end on)
 // and then waits for signals: SIGHUP rescans the models, SIGTERM/SIGINT drain
-// and exit 0.
+// and exit 0, SIGUSR1 resumes a batcher started with --testonly_start_paused.
 #include <pthread.h>
 #include <signal.h>
 
@@ -49,9 +49,15 @@ ABSL_FLAG(bool, batch_wait_when_idle, kDefaults.batch_wait_when_idle,
           "(default: an idle server computes at once; merging happens under load).");
 ABSL_FLAG(int64_t, max_queue_rows, kDefaults.max_queue_rows,
           "Queued rows per model before RESOURCE_EXHAUSTED.");
+ABSL_FLAG(int64_t, max_queue_bytes, kDefaults.max_queue_bytes,
+          "Queued bytes (inputs and outputs of waiting requests, all models) before "
+          "RESOURCE_EXHAUSTED.");
 ABSL_FLAG(int64_t, max_request_rows, kDefaults.max_request_rows,
           "Rows allowed in one request (capped at --max_queue_rows).");
-ABSL_FLAG(int, threads, kDefaults.threads, "Batcher worker threads.");
+ABSL_FLAG(int, threads, kDefaults.threads,
+          "Batches computed at once; each runs on the compute pool (--compute_threads).");
+ABSL_FLAG(bool, testonly_start_paused, false,
+          "Tests only: queue requests but start no batch until the process gets SIGUSR1.");
 ABSL_FLAG(int, compute_threads, 0,
           "Threads of the process-wide compute pool every encoder runs on; 0 = all cores.");
 ABSL_FLAG(int, max_message_bytes, kDefaults.max_message_bytes, "gRPC message size limit.");
@@ -95,6 +101,7 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGHUP);
+  sigaddset(&signals, SIGUSR1);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   ServerOptions options;
@@ -112,7 +119,9 @@ int main(int argc, char** argv) {
   options.batch_wait_when_idle = absl::GetFlag(FLAGS_batch_wait_when_idle);
   options.max_queue_rows = absl::GetFlag(FLAGS_max_queue_rows);
   options.max_request_rows = absl::GetFlag(FLAGS_max_request_rows);
+  options.max_queue_bytes = absl::GetFlag(FLAGS_max_queue_bytes);
   options.threads = absl::GetFlag(FLAGS_threads);
+  options.testonly_start_paused = absl::GetFlag(FLAGS_testonly_start_paused);
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   options.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
   options.tls_key_file = absl::GetFlag(FLAGS_tls_key);
@@ -160,6 +169,11 @@ int main(int argc, char** argv) {
   while (true) {
     int signal_number = 0;
     if (sigwait(&signals, &signal_number) != 0) continue;
+    if (signal_number == SIGUSR1) {
+      std::cerr << "invariant-server: SIGUSR1: resuming the batcher" << std::endl;
+      (*server)->ResumeBatcherForTesting();
+      continue;
+    }
     if (signal_number == SIGHUP) {
       std::cerr << "invariant-server: SIGHUP: rescanning models" << std::endl;
       (*server)->Reload();

@@ -1,8 +1,11 @@
 #include "server/metrics_interceptor.h"
 
+#include <grpcpp/server_context.h>
+
 #include <string>
 
 #include "absl/time/clock.h"
+#include "absl/time/time.h"
 
 namespace invariant::server {
 namespace {
@@ -27,7 +30,10 @@ const char* RpcTypeName(grpc::experimental::ServerRpcInfo::Type type) {
 class MetricsInterceptor final : public grpc::experimental::Interceptor {
  public:
   MetricsInterceptor(grpc::experimental::ServerRpcInfo* info, ServerMetrics* metrics)
-      : metrics_(metrics), type_(RpcTypeName(info->type())), start_(absl::Now()) {
+      : metrics_(metrics),
+        context_(info->server_context()),
+        type_(RpcTypeName(info->type())),
+        start_(absl::Now()) {
     // info->method() is "/package.Service/Method".
     const std::string full = info->method() != nullptr ? info->method() : "";
     const size_t slash = full.rfind('/');
@@ -43,15 +49,24 @@ class MetricsInterceptor final : public grpc::experimental::Interceptor {
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
     if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
-      const grpc::Status status = methods->GetSendStatus();
-      metrics_->RpcHandled(service_, method_, type_, GrpcCodeName(status.error_code()),
-                           absl::ToDoubleSeconds(absl::Now() - start_));
+      grpc::StatusCode code = methods->GetSendStatus().error_code();
+      const absl::Time now = absl::Now();
+      // A call the client abandoned (or whose deadline passed) never gets the
+      // status sent: count what the client saw.
+      if (code != grpc::StatusCode::CANCELLED && code != grpc::StatusCode::DEADLINE_EXCEEDED &&
+          context_ != nullptr && context_->IsCancelled()) {
+        code = now >= absl::FromChrono(context_->deadline()) ? grpc::StatusCode::DEADLINE_EXCEEDED
+                                                             : grpc::StatusCode::CANCELLED;
+      }
+      metrics_->RpcHandled(service_, method_, type_, GrpcCodeName(code),
+                           absl::ToDoubleSeconds(now - start_));
     }
     methods->Proceed();
   }
 
  private:
   ServerMetrics* metrics_;
+  grpc::ServerContextBase* context_;
   std::string service_;
   std::string method_;
   const std::string type_;

@@ -4,6 +4,8 @@
 // too) that records grpc_server_started_total when a call starts and
 // grpc_server_handled_total / grpc_server_handling_seconds when its status is
 // sent, labelled by service, method, type and code (e.g. "OK", "NOT_FOUND").
+// A call cancelled before its status went out is counted as the client saw
+// it: DEADLINE_EXCEEDED once its deadline passed, CANCELLED otherwise.
 #ifndef INVARIANT_SERVER_METRICS_INTERCEPTOR_H_
 #define INVARIANT_SERVER_METRICS_INTERCEPTOR_H_
 

@@ -81,6 +81,10 @@ absl::Status ValidateOptions(const ServerOptions& o) {
         "http_max_body_bytes, http_threads, http_timeout_seconds: expected > 0, received ",
         o.http_max_body_bytes, ", ", o.http_threads, ", ", o.http_timeout_seconds));
   }
+  if (o.max_queue_bytes < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_queue_bytes: expected >= 1, received ", o.max_queue_bytes));
+  }
   if (o.tls_cert_file.empty() != o.tls_key_file.empty()) {
     return absl::InvalidArgumentError(
         "tls_cert/tls_key: expected both or neither, received only one");
@@ -164,9 +168,10 @@ absl::Status Server::Init() {
   batcher_options.max_batch_rows = options_.max_batch_size;
   batcher_options.max_batch_delay = absl::Microseconds(options_.max_batch_delay_us);
   batcher_options.max_queue_rows = options_.max_queue_rows;
-  batcher_options.num_threads = options_.threads;
+  batcher_options.max_queue_bytes = options_.max_queue_bytes;
+  batcher_options.max_concurrent_batches = options_.threads;
   batcher_options.wait_when_idle = options_.batch_wait_when_idle;
-  batcher_options.compute_inline_when_idle = true;  // a lone request skips the hand-off
+  batcher_options.start_paused = options_.testonly_start_paused;
   batcher_options.observers.on_batch =
       [metrics](const std::string& model, const std::string& method, int64_t rows, double seconds) {
         metrics->BatchComputed(model, method, rows, seconds);

@@ -53,9 +53,11 @@ struct ServerOptions {
   int64_t max_batch_size = 64;            // rows per compute call (1 = batching off)
   int64_t max_batch_delay_us = 500;       // oldest request's wait for a fuller batch, while busy
   int64_t max_queue_rows = 65536;         // queued rows per model before RESOURCE_EXHAUSTED
+  int64_t max_queue_bytes = 256 << 20;    // queued input+output bytes, all models, likewise
   int64_t max_request_rows = 65536;       // rows per request (capped at max_queue_rows)
   bool batch_wait_when_idle = false;      // true: wait for max_batch_delay even when idle
-  int threads = 2;                        // batcher worker threads
+  int threads = 2;                        // batches computed at once (each on the compute pool)
+  bool testonly_start_paused = false;     // tests: no batch starts until ResumeBatcherForTesting
   int max_message_bytes = 64 << 20;       // gRPC receive/send limit
   std::string tls_cert_file;              // PEM; with tls_key_file turns TLS on
   std::string tls_key_file;
@@ -89,6 +91,8 @@ class Server {
   ScanReport Reload();
   // Graceful shutdown; idempotent.
   void Shutdown();
+  // Tests (with testonly_start_paused): lets the held batches start.
+  void ResumeBatcherForTesting() { batcher_->Resume(); }
 
  private:
   explicit Server(const ServerOptions& options) : options_(options) {}

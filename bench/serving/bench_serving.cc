@@ -12,9 +12,10 @@
 // alternating a served and an in-process batch-1 Predict of the same row, so
 // that both see the same machine load.
 //
-// --threads defaults to 1 batcher worker: OpenBLAS already spreads each GEMM
-// over the cores, and on a small machine two concurrent memory-bound GEMMs
-// split the bandwidth and form smaller batches (compare --threads=2).
+// --threads defaults to 1 batch at a time: each batch already runs on every
+// core of the compute pool, and on a small machine two concurrent
+// memory-bound batches split the bandwidth and form smaller batches
+// (compare --threads=2).
 //
 //   build/bin/invariant-bench-serving --seconds=3 --callers=1,8,64
 #include <stdlib.h>
@@ -35,8 +36,8 @@
 #include "absl/time/clock.h"
 #include "core/base/random.h"
 #include "server/server.h"
-#include "tools/test_models/test_models.h"
 #include "tools/loadgen/loadgen.h"
+#include "tools/test_models/test_models.h"
 
 ABSL_FLAG(int64_t, input_dim, 784, "d");
 ABSL_FLAG(int, features, 640, "s: random Fourier frequencies");
@@ -46,7 +47,7 @@ ABSL_FLAG(double, seconds, 3, "Duration of each load run");
 ABSL_FLAG(std::string, callers, "1,8,64", "Concurrent callers per run");
 ABSL_FLAG(int64_t, max_batch_size, 64, "Batcher max rows");
 ABSL_FLAG(std::string, delays_us, "0,500", "Batching-on runs: one per max_batch_delay_us");
-ABSL_FLAG(int, threads, 1, "Batcher worker threads");
+ABSL_FLAG(int, threads, 1, "Batches computed at once");
 
 namespace invariant::bench {
 namespace {

@@ -20,10 +20,9 @@ struct ThreadPool::Job {
   std::condition_variable done;
 };
 
-ThreadPool::ThreadPool(int num_threads) {
-  const int workers = std::max(1, num_threads) - 1;
-  workers_.reserve(static_cast<size_t>(workers));
-  for (int i = 0; i < workers; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+ThreadPool::ThreadPool(int num_threads) : num_threads_(std::max(1, num_threads)) {
+  workers_.reserve(static_cast<size_t>(num_threads_));
+  for (int i = 0; i < num_threads_; ++i) workers_.emplace_back([this] { WorkerLoop(); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -47,20 +46,38 @@ void ThreadPool::RunTasks(Job& job) {
   }
 }
 
+void ThreadPool::Schedule(std::function<void()> fn) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    scheduled_.push_back(std::move(fn));
+  }
+  work_ready_.notify_one();
+}
+
 void ThreadPool::WorkerLoop() {
   for (;;) {
     std::shared_ptr<Job> job;
+    std::function<void()> scheduled;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      work_ready_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
-      if (stopping_) return;
-      job = jobs_.front();
-      // Every task of the front job is claimed or about to be: later
-      // arrivals go to the next job.
-      if (job->next_task.load() >= job->n_tasks) {
-        jobs_.pop_front();
-        continue;
+      work_ready_.wait(lock, [this] { return stopping_ || !jobs_.empty() || !scheduled_.empty(); });
+      if (jobs_.empty()) {
+        if (scheduled_.empty()) return;  // stopping and drained
+        scheduled = std::move(scheduled_.front());
+        scheduled_.pop_front();
+      } else {
+        job = jobs_.front();
+        // Every task of the front job is claimed or about to be: later
+        // arrivals go to the next job.
+        if (job->next_task.load() >= job->n_tasks) {
+          jobs_.pop_front();
+          continue;
+        }
       }
+    }
+    if (scheduled) {
+      scheduled();
+      continue;
     }
     RunTasks(*job);
     std::lock_guard<std::mutex> lock(mu_);
@@ -70,7 +87,7 @@ void ThreadPool::WorkerLoop() {
 
 void ThreadPool::ParallelFor(int64_t n_tasks, absl::FunctionRef<void(int64_t)> fn) {
   if (n_tasks <= 0) return;
-  if (n_tasks == 1 || workers_.empty()) {
+  if (n_tasks == 1 || num_threads_ == 1) {
     for (int64_t i = 0; i < n_tasks; ++i) fn(i);
     return;
   }
@@ -79,12 +96,9 @@ void ThreadPool::ParallelFor(int64_t n_tasks, absl::FunctionRef<void(int64_t)> f
     std::lock_guard<std::mutex> lock(mu_);
     jobs_.push_back(job);
   }
-  const int64_t helpers = std::min<int64_t>(n_tasks - 1, static_cast<int64_t>(workers_.size()));
-  if (helpers == static_cast<int64_t>(workers_.size())) {
-    work_ready_.notify_all();
-  } else {
-    for (int64_t i = 0; i < helpers; ++i) work_ready_.notify_one();
-  }
+  // The caller is one of the num_threads_ threads of compute.
+  const int64_t helpers = std::min<int64_t>(n_tasks - 1, num_threads_ - 1);
+  for (int64_t i = 0; i < helpers; ++i) work_ready_.notify_one();
   RunTasks(*job);
   {
     std::unique_lock<std::mutex> lock(job->mu);

@@ -2,8 +2,11 @@
 //
 // Every encoder splits its work into independent tasks and runs them with
 // ParallelFor on the default pool, so one Encode call uses all cores. The
-// calling thread always takes part (a pool of n threads has n − 1 workers),
-// so ParallelFor is correct with any pool size, including 1.
+// calling thread always takes part, so ParallelFor is correct with any pool
+// size, including 1. Work that must not run on its submitter's thread (the
+// server's batches, never computed on gRPC threads) is handed to the pool
+// with Schedule; a scheduled task that calls ParallelFor is its caller and
+// the other workers help, so it too uses all n threads.
 //
 // Contract:
 //  * ParallelFor(n, fn) calls fn(i) exactly once for every i in [0, n), in
@@ -14,6 +17,10 @@
 //    deadlocks: its caller runs its tasks itself when every worker is busy).
 //  * Results must not depend on which thread runs a task: the kernels give
 //    each task a disjoint part of the output and fixed summation orders.
+//  * Schedule(fn) runs fn once on a worker, after the ParallelFor tasks
+//    already waiting (helping running computations first), in submission
+//    order with other scheduled tasks. The destructor runs the scheduled
+//    tasks still queued before it joins the workers.
 //
 // Sizing: the default pool has DefaultThreadCount() threads, the number of
 // hardware threads unless SetDefaultThreadCount(n) was called before the
@@ -24,6 +31,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -36,17 +44,22 @@ namespace invariant {
 
 class ThreadPool {
  public:
-  // A pool of num_threads threads in all: the caller plus num_threads − 1
-  // workers. num_threads < 1 is treated as 1.
+  // A pool of num_threads threads of compute: a ParallelFor caller plus at
+  // most num_threads − 1 helping workers. The pool owns num_threads workers,
+  // so that a scheduled task (whose caller is a worker) also gets
+  // num_threads − 1 helpers. num_threads < 1 is treated as 1.
   explicit ThreadPool(int num_threads);
-  ~ThreadPool();  // joins the workers; no ParallelFor may be running
+  ~ThreadPool();  // runs queued scheduled tasks, joins; no ParallelFor may be running
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
-  int num_threads() const { return static_cast<int>(workers_.size()) + 1; }
+  int num_threads() const { return num_threads_; }
 
   // Runs fn(0) … fn(n_tasks − 1), each exactly once; see the contract above.
   void ParallelFor(int64_t n_tasks, absl::FunctionRef<void(int64_t)> fn);
+
+  // Runs fn once on a worker thread, never on the calling thread.
+  void Schedule(std::function<void()> fn);
 
  private:
   struct Job;
@@ -57,6 +70,8 @@ class ThreadPool {
   std::mutex mu_;
   std::condition_variable work_ready_;
   std::deque<std::shared_ptr<Job>> jobs_;  // jobs with unclaimed tasks
+  std::deque<std::function<void()>> scheduled_;
+  const int num_threads_;
   bool stopping_ = false;
   std::vector<std::thread> workers_;
 };

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <future>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -429,46 +430,74 @@ TEST_F(ServerTest, SighupRescansTheModels) {
   EXPECT_EQ(version, 2);
 }
 
+// Polls the metrics (bounded) until `name{labels}` equals `value`; the last value read.
+double WaitForMetric(int metrics_port, const std::string& name,
+                     const std::vector<std::string>& labels, double value) {
+  double seen = -1;
+  for (int i = 0; i < 1000 && seen != value; ++i) {  // bounded: ≤ 1000 polls
+    auto metrics = HttpGet(metrics_port, "/metrics");
+    seen = metrics.ok() ? MetricValue(*metrics, name, labels) : -1;
+    if (seen != value) absl::SleepFor(absl::Milliseconds(10));
+  }
+  return seen;
+}
+
 TEST_F(ServerTest, FullQueueIsResourceExhaustedAndExpiredCallIsDroppedBeforeCompute) {
   WriteModel(Classifier(1));
-  // One batch is cut 6 s after its first request; until then requests queue.
-  // The margins leave a loaded CI machine seconds to deliver both calls.
-  StartServer({"--max_batch_size=64", "--max_batch_delay_us=6000000", "--batch_wait_when_idle",
-               "--max_queue_rows=2", "--threads=1"});
+  // Test hook: the batcher starts paused, so every call stays queued (no
+  // timing involved) until SIGUSR1 resumes it.
+  StartServer({"--testonly_start_paused", "--max_queue_rows=2"});
   const std::vector<float> x = RandomRows(1, 32, 6);
   v1::PredictRequest request;
   request.mutable_model()->set_name("clf");
   *request.mutable_inputs()->mutable_values() = {x.begin(), x.end()};
+  const std::vector<std::string> queue_labels = {"model=\"clf\""};
   auto live = client_->PredictAsync(request);
-  ClientOptions impatient;
-  impatient.deadline = std::chrono::milliseconds(2500);  // expires while queued (6 s)
-  auto impatient_client = Client::Create(server_->target(), impatient);
-  auto expired = impatient_client->PredictAsync(request);
-  bool queued = false;
-  for (int i = 0; i < 240 && !queued; ++i) {  // bounded: ≤ 240 polls of the queue gauge
-    auto metrics = HttpGet(server_->metrics_port(), "/metrics");
-    queued = metrics.ok() && MetricValue(*metrics, "invariant_queue_rows", {"model=\"clf\""}) == 2;
-    if (!queued) absl::SleepFor(absl::Milliseconds(10));
-  }
-  ASSERT_TRUE(queued) << "the two calls never both reached the batch queue";
-  // The queue holds max_queue_rows=2 rows: a third call is refused at once.
+  ASSERT_EQ(WaitForMetric(server_->metrics_port(), "invariant_queue_rows", queue_labels, 1), 1);
+  // A second call, which this test cancels later, fills the queue.
+  auto stub = v1::FeatureService::NewStub(
+      grpc::CreateChannel(server_->target(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext cancelled_context;
+  v1::PredictResponse cancelled_response;
+  std::promise<grpc::Status> cancelled;
+  stub->async()->Predict(&cancelled_context, &request, &cancelled_response,
+                         [&cancelled](grpc::Status status) { cancelled.set_value(status); });
+  ASSERT_EQ(WaitForMetric(server_->metrics_port(), "invariant_queue_rows", queue_labels, 2), 2);
+  // The queue holds max_queue_rows=2 live rows: a third call is refused at once.
   v1::PredictResponse refused;
   const grpc::Status full = client_->Predict(request, &refused);
   EXPECT_EQ(full.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << full.error_message();
   EXPECT_THAT(full.error_message(), HasSubstr("max_queue_rows=2"));
+  // A cancelled call leaves the queue at once: its row no longer counts.
+  cancelled_context.TryCancel();
+  EXPECT_EQ(cancelled.get_future().get().error_code(), grpc::StatusCode::CANCELLED);
+  EXPECT_EQ(WaitForMetric(server_->metrics_port(), "invariant_queue_rows", queue_labels, 1), 1);
+  // So does a call whose deadline passes while it waits (the batcher stays paused).
+  ClientOptions impatient;
+  impatient.deadline = std::chrono::milliseconds(500);
+  v1::PredictResponse expired_response;
+  const grpc::Status expired =
+      Client::Create(server_->target(), impatient)->Predict(request, &expired_response);
+  EXPECT_EQ(expired.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_EQ(WaitForMetric(server_->metrics_port(), "invariant_queue_rows", queue_labels, 1), 1);
+  server_->Signal(SIGUSR1);  // resume: only the live call is computed
   CallResult<v1::PredictResponse> ok = live.get();
   EXPECT_TRUE(ok.status.ok()) << ok.status.error_message();
   EXPECT_EQ(ok.response.scores_size(), 4);
-  EXPECT_EQ(expired.get().status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
-  // Only the live call's row was computed: the expired one was dropped before compute.
-  auto metrics = HttpGet(server_->metrics_port(), "/metrics");
-  ASSERT_TRUE(metrics.ok()) << metrics.status();
-  EXPECT_EQ(MetricValue(*metrics, "invariant_rows_total", {"model=\"clf\"", "method=\"Predict\""}),
+  const int port = server_->metrics_port();
+  EXPECT_EQ(WaitForMetric(port, "invariant_rows_total", {"model=\"clf\"", "method=\"Predict\""}, 1),
             1);
-  EXPECT_EQ(MetricValue(*metrics, "invariant_batch_rows_count", {"model=\"clf\""}), 1);
-  EXPECT_EQ(MetricValue(*metrics, "grpc_server_handled_total",
-                        {"grpc_method=\"Predict\"", "grpc_code=\"RESOURCE_EXHAUSTED\""}),
-            1);
+  EXPECT_EQ(WaitForMetric(port, "invariant_batch_rows_count", queue_labels, 1), 1);
+  // Each outcome under its own code (an expired call is not UNIMPLEMENTED, a
+  // cancelled one not OK).
+  for (const char* code : {"OK", "RESOURCE_EXHAUSTED", "CANCELLED", "DEADLINE_EXCEEDED"}) {
+    EXPECT_EQ(
+        WaitForMetric(port, "grpc_server_handled_total",
+                      {"grpc_method=\"Predict\"", absl::StrCat("grpc_code=\"", code, "\"")}, 1),
+        1)
+        << code;
+  }
+  EXPECT_EQ(WaitForMetric(port, "invariant_queue_rows", queue_labels, 0), 0);
 }
 
 TEST_F(ServerTest, PollerLoadsNewVersionsAndUnloadsARemovedOneAfterTheGrace) {

@@ -1,8 +1,12 @@
 // ThreadPool: every task runs exactly once, nested calls and concurrent
-// callers complete, the default pool's size is settable once.
+// callers complete, the default pool's size is settable once, scheduled tasks
+// run on workers with a full set of helpers.
 #include "core/base/thread_pool.h"
 
+#include <algorithm>
 #include <atomic>
+#include <future>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -82,6 +86,39 @@ TEST(ThreadPoolTest, DefaultPoolSizeIsSetOnce) {
   std::atomic<int64_t> sum{0};
   ParallelFor(100, [&](int64_t i) { sum.fetch_add(i); });
   EXPECT_EQ(sum.load(), 4950);
+}
+
+TEST(ThreadPoolTest, ScheduledTasksRunOnWorkersAndGetHelpersForParallelFor) {
+  ThreadPool pool(3);
+  std::promise<std::vector<std::thread::id>> ran;
+  pool.Schedule([&] {
+    std::mutex mu;
+    std::vector<std::thread::id> ids;
+    std::atomic<int> inside{0};
+    // Three tasks that each wait until all three run at once: only possible
+    // when the scheduled caller gets both other workers as helpers.
+    pool.ParallelFor(3, [&](int64_t) {
+      inside.fetch_add(1);
+      while (inside.load() < 3) std::this_thread::yield();
+      std::lock_guard<std::mutex> lock(mu);
+      ids.push_back(std::this_thread::get_id());
+    });
+    ran.set_value(ids);
+  });
+  std::vector<std::thread::id> ids = ran.get_future().get();
+  ASSERT_EQ(ids.size(), 3u);
+  for (std::thread::id id : ids) EXPECT_NE(id, std::this_thread::get_id());
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(std::unique(ids.begin(), ids.end()), ids.end());
+}
+
+TEST(ThreadPoolTest, DestructorRunsEveryScheduledTask) {
+  std::atomic<int> ran{0};
+  {
+    ThreadPool pool(1);
+    for (int i = 0; i < 50; ++i) pool.Schedule([&ran] { ran.fetch_add(1); });
+  }
+  EXPECT_EQ(ran.load(), 50);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <future>
@@ -31,8 +32,9 @@ class FeatureHandlerTest : public ServingFixture {
   template <typename Request, typename Response, typename Method>
   absl::Status Call(Method method, const Request& request, Response* response) {
     std::promise<absl::Status> result;
-    (handler_->*method)(request, response, absl::InfiniteFuture(),
-                        [&result](absl::Status s) { result.set_value(s); });
+    (handler_->*method)(
+        request, response, absl::InfiniteFuture(),
+        [&result](absl::Status s) { result.set_value(s); }, nullptr);
     return result.get_future().get();
   }
 
@@ -54,6 +56,33 @@ TEST_F(FeatureHandlerTest, FeaturizeMatchesModelBitForBitIncludingSplitRequests)
       std::memcmp(response.features().data(), expected.data(), expected.size() * sizeof(float)), 0);
   EXPECT_EQ(response.model_version(), 1);
   EXPECT_EQ(response.feature_dim(), model->feature_dim());
+}
+
+TEST_F(FeatureHandlerTest, CancellingTheCallTakesItOutOfTheQueueWithTheTokensStatus) {
+  BatcherOptions options;
+  options.start_paused = true;  // the request stays queued until cancelled
+  Batcher paused(options);
+  FeatureHandler handler(registry_.get(), &paused, 100);
+  const std::vector<float> x = RandomRows(3, 16, 9);
+  v1::FeaturizeRequest request;
+  request.mutable_model()->set_name("feat");
+  *request.mutable_inputs()->mutable_values() = {x.begin(), x.end()};
+  v1::FeaturizeResponse response;
+  auto token = std::make_shared<CancelToken>();
+  std::promise<absl::Status> result;
+  std::future<absl::Status> outcome = result.get_future();
+  handler.Featurize(
+      request, &response, absl::InfiniteFuture(),
+      [&result](absl::Status s) { result.set_value(s); }, token);
+  EXPECT_EQ(paused.QueuedRows("feat"), 3);
+  token->Cancel(absl::CancelledError("the client went away"));
+  ASSERT_EQ(outcome.wait_for(std::chrono::seconds(0)), std::future_status::ready);
+  const absl::Status status = outcome.get();
+  EXPECT_EQ(status.code(), absl::StatusCode::kCancelled);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("went away"));
+  EXPECT_EQ(paused.QueuedRows("feat"), 0);
+  EXPECT_EQ(paused.QueuedBytes(), 0);
+  paused.Stop();
 }
 
 TEST_F(FeatureHandlerTest, PredictReturnsScoresAndArgmaxClassNames) {

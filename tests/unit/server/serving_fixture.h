@@ -46,8 +46,8 @@ class ServingFixture : public ::testing::Test {
     registry_->Rescan();
     ASSERT_TRUE(registry_->AllModelsReady());
     BatcherOptions batcher_options;
-    batcher_options.max_batch_rows = 4;  // 10-row requests are split over both threads
-    batcher_options.num_threads = 2;
+    batcher_options.max_batch_rows = 4;  // 10-row requests are split into pieces
+    batcher_options.max_concurrent_batches = 2;
     batcher_ = std::make_unique<Batcher>(batcher_options);
     features_ = std::make_unique<FeatureHandler>(registry_.get(), batcher_.get(), 100);
   }
