@@ -61,6 +61,8 @@ ABSL_FLAG(std::string, admin_token_file, "",
           "File holding the bearer token required by ModelAdmin; empty = no token.");
 ABSL_FLAG(double, drain_seconds, kDefaults.drain_seconds,
           "On SIGTERM, time given to in-flight calls.");
+ABSL_FLAG(int64_t, warmup_rows, kDefaults.warmup_rows,
+          "Rows a newly loaded version computes before it is marked ready; 0 = no warmup.");
 ABSL_FLAG(double, max_connection_age_seconds, kDefaults.max_connection_age_seconds,
           "> 0: connections are closed after this age so clients rebalance.");
 
@@ -99,6 +101,7 @@ int main(int argc, char** argv) {
   options.tls_client_ca_file = absl::GetFlag(FLAGS_tls_client_ca);
   options.drain_seconds = absl::GetFlag(FLAGS_drain_seconds);
   options.max_connection_age_seconds = absl::GetFlag(FLAGS_max_connection_age_seconds);
+  options.warmup_rows = absl::GetFlag(FLAGS_warmup_rows);
   const std::string token_file = absl::GetFlag(FLAGS_admin_token_file);
   if (!token_file.empty()) {
     std::ifstream in(token_file);

@@ -4,10 +4,13 @@
 // directory once (so the server is ready when Start returns if every model
 // loads), starts the gRPC server (FeatureService, ModelAdmin, grpc.health.v1,
 // reflection) and the poller thread. Health: "" is SERVING while the server
-// runs; "invariant.v1.FeatureService" is SERVING only while every model seen
-// has a ready version. Shutdown() flips both to NOT_SERVING, lets in-flight
-// calls finish within drain_seconds (then cancels them), and stops the
-// batcher and poller. Flags are parsed in main.cc only.
+// runs (liveness); "invariant.v1.FeatureService" is SERVING while some model
+// is ready and every model that has ever been ready still has a ready version
+// (readiness: a model that never loaded does not take the replica out);
+// "invariant.v1.FeatureService/<model>" is SERVING while that model has a
+// ready version (NOT_FOUND for a model never seen). Shutdown() flips all to
+// NOT_SERVING, lets in-flight calls finish within drain_seconds (then cancels
+// them), and stops the batcher and poller. Flags are parsed in main.cc only.
 #ifndef INVARIANT_SERVER_SERVER_H_
 #define INVARIANT_SERVER_SERVER_H_
 
@@ -56,6 +59,7 @@ struct ServerOptions {
   std::string admin_token;                // empty = ModelAdmin unauthenticated
   double drain_seconds = 10;              // graceful shutdown budget
   double max_connection_age_seconds = 0;  // > 0: clients reconnect (rebalance) after this
+  int64_t warmup_rows = 8;                // rows a new version answers before it is ready; 0 = off
 };
 
 class Server {
@@ -77,6 +81,8 @@ class Server {
   explicit Server(const ServerOptions& options) : options_(options) {}
   absl::Status Init();
   void UpdateHealth();
+  // Starts the per-model metric series of every model seen at 0.
+  void NoteModels();
   void PollLoop();
 
   const ServerOptions options_;
