@@ -1,10 +1,14 @@
 #include "server/feature_service.h"
 
+#include <grpcpp/impl/codegen/proto_utils.h>
+#include <grpcpp/support/byte_buffer.h>
+
 #include <deque>
 #include <functional>
 #include <memory>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "server/cancellable_reactor.h"
 #include "server/status_util.h"
@@ -31,8 +35,15 @@ constexpr size_t kMaxStreamBufferedBytes = 8 << 20;
 //
 // Decisions are taken under `mu_`; the gRPC operations they call for
 // (StartRead, StartWrite, Finish) are started after the lock is released.
+//
+// Messages travel as raw bytes and are parsed here: gRPC's typed callback
+// streams report a message that does not parse exactly like the client's
+// half-close (OnReadDone(false)), which would end the stream with OK. A
+// message that does not parse ends the stream with INVALID_ARGUMENT after the
+// responses before it.
 template <typename Request, typename Response>
-class PipelinedStreamReactor final : public grpc::ServerBidiReactor<Request, Response> {
+class PipelinedStreamReactor final
+    : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
   using Call = std::function<void(const Request&, Response*, absl::Time, DoneFn,
                                   const std::shared_ptr<CancelToken>&)>;
@@ -48,6 +59,18 @@ class PipelinedStreamReactor final : public grpc::ServerBidiReactor<Request, Res
   }
 
   void OnReadDone(bool ok) override {
+    // The slot just read into is this callback's alone until it is queued,
+    // so it is parsed without holding the lock.
+    std::unique_ptr<Slot> read;
+    {
+      absl::MutexLock lock(&mu_);
+      read = std::move(next_);
+    }
+    bool parsed = false;
+    if (ok) {
+      read->bytes = read->wire.Length();
+      parsed = grpc::SerializationTraits<Request>::Deserialize(&read->wire, &read->request).ok();
+    }
     Slot* slot = nullptr;
     Actions actions;
     {
@@ -56,11 +79,20 @@ class PipelinedStreamReactor final : public grpc::ServerBidiReactor<Request, Res
       if (!ok || failed_) {  // half-closed (or broken), or stopping after an error
         reads_done_ = true;
       } else {
-        slot = next_.get();
-        slot->bytes = slot->request.ByteSizeLong();
-        buffered_bytes_ += slot->bytes;
-        slots_.push_back(std::move(next_));
-        ++computing_;
+        ++read_count_;
+        buffered_bytes_ += read->bytes;
+        if (parsed) {
+          slot = read.get();
+          ++computing_;
+        } else {
+          // Answered in order: the responses before it, then this status.
+          read->done = true;
+          read->status = absl::InvalidArgumentError(
+              absl::StrCat("request: stream message ", read_count_, " (", read->bytes,
+                           " bytes) does not parse as ", Request::descriptor()->full_name()));
+          reads_done_ = true;
+        }
+        slots_.push_back(std::move(read));
         actions.read = NextReadLocked();
       }
       if (slot == nullptr) PumpLocked(actions);
@@ -100,6 +132,7 @@ class PipelinedStreamReactor final : public grpc::ServerBidiReactor<Request, Res
 
  private:
   struct Slot {
+    grpc::ByteBuffer wire;  // the request as read, then the response to write
     Request request;
     Response response;
     size_t bytes = 0;  // of the request
@@ -107,13 +140,19 @@ class PipelinedStreamReactor final : public grpc::ServerBidiReactor<Request, Res
     absl::Status status;
   };
   struct Actions {
-    Request* read = nullptr;
-    const Response* write = nullptr;
+    grpc::ByteBuffer* read = nullptr;
+    const grpc::ByteBuffer* write = nullptr;
     bool finish = false;
     absl::Status status;
   };
 
   void OnComputed(Slot* slot, absl::Status status) {
+    if (status.ok()) {  // the slot is this computation's alone until `done`
+      bool own_buffer = false;
+      slot->wire.Clear();
+      status = FromGrpcStatus(
+          grpc::SerializationTraits<Response>::Serialize(slot->response, &slot->wire, &own_buffer));
+    }
     Actions actions;
     {
       absl::MutexLock lock(&mu_);
@@ -132,14 +171,14 @@ class PipelinedStreamReactor final : public grpc::ServerBidiReactor<Request, Res
   }
 
   // A read to start now, or null (one at a time, bounded in-flight count).
-  Request* NextReadLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  grpc::ByteBuffer* NextReadLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (reading_ || reads_done_ || failed_ || finishing_ || slots_.size() >= kMaxStreamInFlight ||
         buffered_bytes_ >= kMaxStreamBufferedBytes) {
       return nullptr;
     }
     reading_ = true;
     next_ = std::make_unique<Slot>();
-    return &next_->request;
+    return &next_->wire;
   }
 
   // Writes the next response in order if it is ready, and finishes the
@@ -151,7 +190,7 @@ class PipelinedStreamReactor final : public grpc::ServerBidiReactor<Request, Res
       Slot* front = slots_.front().get();
       if (front->status.ok()) {
         writing_ = true;
-        actions.write = &front->response;
+        actions.write = &front->wire;
       } else {
         Fail(front->status);
       }
@@ -176,6 +215,7 @@ class PipelinedStreamReactor final : public grpc::ServerBidiReactor<Request, Res
   std::deque<std::unique_ptr<Slot>> slots_ ABSL_GUARDED_BY(mu_);  // read, in order, not yet written
   std::unique_ptr<Slot> next_ ABSL_GUARDED_BY(mu_);               // the slot being read into
   size_t buffered_bytes_ ABSL_GUARDED_BY(mu_) = 0;                // request bytes of `slots_`
+  int64_t read_count_ ABSL_GUARDED_BY(mu_) = 0;                   // messages read so far
   bool reading_ ABSL_GUARDED_BY(mu_) = false;
   bool reads_done_ ABSL_GUARDED_BY(mu_) = false;
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
@@ -207,8 +247,8 @@ grpc::ServerUnaryReactor* FeatureServiceImpl::Predict(grpc::CallbackServerContex
   return reactor;
 }
 
-grpc::ServerBidiReactor<v1::FeaturizeRequest, v1::FeaturizeResponse>*
-FeatureServiceImpl::StreamFeaturize(grpc::CallbackServerContext* context) {
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* FeatureServiceImpl::StreamFeaturize(
+    grpc::CallbackServerContext* context) {
   const FeatureHandler* handler = handler_;
   return new PipelinedStreamReactor<v1::FeaturizeRequest, v1::FeaturizeResponse>(
       [handler](const v1::FeaturizeRequest& request, v1::FeaturizeResponse* response,
@@ -218,7 +258,7 @@ FeatureServiceImpl::StreamFeaturize(grpc::CallbackServerContext* context) {
       DeadlineOf(context));
 }
 
-grpc::ServerBidiReactor<v1::PredictRequest, v1::PredictResponse>* FeatureServiceImpl::StreamPredict(
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* FeatureServiceImpl::StreamPredict(
     grpc::CallbackServerContext* context) {
   const FeatureHandler* handler = handler_;
   return new PipelinedStreamReactor<v1::PredictRequest, v1::PredictResponse>(

@@ -6,7 +6,10 @@
 // earlier requests compute, so one stream's requests are batched together;
 // responses come one per request, in request order, and the first failed
 // request (in order) ends the stream with its status after the responses
-// before it.
+// before it. Stream messages are read as raw bytes and parsed here, so a
+// message that does not parse ends its stream with INVALID_ARGUMENT (gRPC's
+// typed callback streams cannot tell it from the client's half-close and
+// would end the stream with OK).
 #ifndef INVARIANT_SERVER_FEATURE_SERVICE_H_
 #define INVARIANT_SERVER_FEATURE_SERVICE_H_
 
@@ -15,7 +18,16 @@
 
 namespace invariant::server {
 
-class FeatureServiceImpl final : public v1::FeatureService::CallbackService {
+// The callback service with the two streams taken as raw bytes.
+using FeatureServiceBase =
+    v1::FeatureService::WithCallbackMethod_Featurize<v1::FeatureService::WithCallbackMethod_Predict<
+        v1::FeatureService::WithRawCallbackMethod_StreamFeaturize<
+            v1::FeatureService::WithRawCallbackMethod_StreamPredict<
+                v1::FeatureService::WithCallbackMethod_ListModels<
+                    v1::FeatureService::WithCallbackMethod_GetModelMetadata<
+                        v1::FeatureService::Service>>>>>>;
+
+class FeatureServiceImpl final : public FeatureServiceBase {
  public:
   // `handler` must outlive the service.
   explicit FeatureServiceImpl(const FeatureHandler* handler) : handler_(handler) {}
@@ -26,9 +38,9 @@ class FeatureServiceImpl final : public v1::FeatureService::CallbackService {
   grpc::ServerUnaryReactor* Predict(grpc::CallbackServerContext* context,
                                     const v1::PredictRequest* request,
                                     v1::PredictResponse* response) override;
-  grpc::ServerBidiReactor<v1::FeaturizeRequest, v1::FeaturizeResponse>* StreamFeaturize(
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* StreamFeaturize(
       grpc::CallbackServerContext* context) override;
-  grpc::ServerBidiReactor<v1::PredictRequest, v1::PredictResponse>* StreamPredict(
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* StreamPredict(
       grpc::CallbackServerContext* context) override;
   grpc::ServerUnaryReactor* ListModels(grpc::CallbackServerContext* context,
                                        const v1::ListModelsRequest* request,

@@ -124,7 +124,7 @@ absl::Status InferenceHandler::ServerLive(const inference::ServerLiveRequest& /*
 
 absl::Status InferenceHandler::ServerReady(const inference::ServerReadyRequest& /*request*/,
                                            inference::ServerReadyResponse* response) const {
-  response->set_ready(server_ready_ ? server_ready_() : registry_->AllModelsReady());
+  response->set_ready(server_ready_ ? server_ready_() : registry_->Serving());
   return absl::OkStatus();
 }
 

@@ -76,6 +76,8 @@ ABSL_FLAG(std::string, data_token_file, "",
           "empty = no token. Health, reflection and the metrics port are not covered.");
 ABSL_FLAG(double, drain_seconds, kDefaults.drain_seconds,
           "On SIGTERM, time given to in-flight calls.");
+ABSL_FLAG(int64_t, warmup_rows, kDefaults.warmup_rows,
+          "Rows a newly loaded version computes before it is marked ready; 0 = no warmup.");
 ABSL_FLAG(double, max_connection_age_seconds, kDefaults.max_connection_age_seconds,
           "> 0: connections are closed after this age so clients rebalance.");
 ABSL_FLAG(int, http_port, kDefaults.http_port,
@@ -128,6 +130,7 @@ int main(int argc, char** argv) {
   options.tls_client_ca_file = absl::GetFlag(FLAGS_tls_client_ca);
   options.drain_seconds = absl::GetFlag(FLAGS_drain_seconds);
   options.max_connection_age_seconds = absl::GetFlag(FLAGS_max_connection_age_seconds);
+  options.warmup_rows = absl::GetFlag(FLAGS_warmup_rows);
   options.http_port = absl::GetFlag(FLAGS_http_port);
   options.http_host = absl::GetFlag(FLAGS_http_host);
   options.http_max_body_bytes = absl::GetFlag(FLAGS_http_max_body_bytes);

@@ -1,5 +1,6 @@
 #include "server/metrics.h"
 
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -149,9 +150,15 @@ void ServerMetrics::QueueRows(const std::string& model, int64_t rows) {
 void ServerMetrics::ModelReady(const std::string& model, int64_t version, const std::string& kind,
                                uint64_t bytes) {
   const std::string v = absl::StrCat(version);
+  std::string previous_kind;
   {
     std::lock_guard<std::mutex> lock(model_mu_);
-    model_kinds_[{model, version}] = kind;
+    previous_kind = std::exchange(model_kinds_[{model, version}], kind);
+  }
+  // A version loaded again from a changed file may be of another kind.
+  if (!previous_kind.empty() && previous_kind != kind) {
+    model_info_.Remove(
+        &model_info_.Add({{"model", model}, {"version", v}, {"kind", previous_kind}}));
   }
   model_info_.Add({{"model", model}, {"version", v}, {"kind", kind}}).Set(1);
   model_bytes_.Add({{"model", model}, {"version", v}}).Set(static_cast<double>(bytes));
@@ -173,6 +180,22 @@ void ServerMetrics::ModelUnloaded(const std::string& model, int64_t version) {
 
 void ServerMetrics::ModelLoadFailed(const std::string& model) {
   load_failures_.Add({{"model", model}}).Increment();
+}
+
+void ServerMetrics::ModelSeen(const std::string& model) {
+  load_failures_.Add({{"model", model}});
+  queue_rows_.Add({{"model", model}});
+}
+
+void ServerMetrics::RpcKnown(const std::string& service, const std::string& method,
+                             const std::string& type, const std::string& code) {
+  started_.Add({{"grpc_service", service}, {"grpc_method", method}, {"grpc_type", type}});
+  handled_.Add({{"grpc_service", service},
+                {"grpc_method", method},
+                {"grpc_type", type},
+                {"grpc_code", code}});
+  handling_seconds_.Add({{"grpc_service", service}, {"grpc_method", method}, {"grpc_type", type}},
+                        LatencyBuckets());
 }
 
 }  // namespace invariant::server

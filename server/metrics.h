@@ -17,6 +17,11 @@
 //   invariant_model_load_failures_total{model} counter
 //   invariant_model_bytes{model,version}      gauge of tensor bytes held
 //   invariant_build_info{version}             gauge, 1
+// Series whose labels are known in advance start at 0 (Prometheus practice,
+// so rate() and alerts see the first event): the grpc_server_* series of
+// every method of the served services and every code (RpcKnown, called
+// through InitializeRpcMetrics in metrics_interceptor.h) and the per-model
+// load-failure counter and queue gauge of every model seen (ModelSeen).
 // Every method is thread-safe.
 #ifndef INVARIANT_SERVER_METRICS_H_
 #define INVARIANT_SERVER_METRICS_H_
@@ -56,6 +61,10 @@ class ServerMetrics {
   void RpcStarted(const std::string& service, const std::string& method, const std::string& type);
   void RpcHandled(const std::string& service, const std::string& method, const std::string& type,
                   const std::string& code, double seconds);
+  // Creates the series of one method (started, handling_seconds) and of one
+  // of its codes (handled) at 0, leaving existing series as they are.
+  void RpcKnown(const std::string& service, const std::string& method, const std::string& type,
+                const std::string& code);
 
   void BatchComputed(const std::string& model, const std::string& method, int64_t rows,
                      double compute_seconds);
@@ -66,6 +75,8 @@ class ServerMetrics {
                   uint64_t bytes);
   void ModelUnloaded(const std::string& model, int64_t version);
   void ModelLoadFailed(const std::string& model);
+  // Creates the per-model series of `model` at 0 (load failures, queued rows).
+  void ModelSeen(const std::string& model);
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;

@@ -110,6 +110,22 @@ const char* GrpcCodeName(grpc::StatusCode code) {
   return index >= 0 && index <= 16 ? kNames[index] : "UNKNOWN";
 }
 
+void InitializeRpcMetrics(const google::protobuf::ServiceDescriptor& service,
+                          ServerMetrics* metrics) {
+  using Type = grpc::experimental::ServerRpcInfo::Type;
+  for (int m = 0; m < service.method_count(); ++m) {
+    const google::protobuf::MethodDescriptor& method = *service.method(m);
+    const Type type =
+        method.client_streaming()
+            ? (method.server_streaming() ? Type::BIDI_STREAMING : Type::CLIENT_STREAMING)
+            : (method.server_streaming() ? Type::SERVER_STREAMING : Type::UNARY);
+    for (int code = grpc::StatusCode::OK; code <= grpc::StatusCode::UNAUTHENTICATED; ++code) {
+      metrics->RpcKnown(service.full_name(), method.name(), RpcTypeName(type),
+                        GrpcCodeName(static_cast<grpc::StatusCode>(code)));
+    }
+  }
+}
+
 std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
 MakeMetricsInterceptorFactory(ServerMetrics* metrics) {
   return std::make_unique<MetricsInterceptorFactory>(metrics);

@@ -9,6 +9,7 @@
 #ifndef INVARIANT_SERVER_METRICS_INTERCEPTOR_H_
 #define INVARIANT_SERVER_METRICS_INTERCEPTOR_H_
 
+#include <google/protobuf/descriptor.h>
 #include <grpcpp/support/server_interceptor.h>
 
 #include <memory>
@@ -19,6 +20,11 @@ namespace invariant::server {
 
 // The canonical upper-case name of a gRPC code ("OK", "INVALID_ARGUMENT", ...).
 const char* GrpcCodeName(grpc::StatusCode code);
+
+// Creates every grpc_server_* series of `service`'s methods (each code) at 0,
+// labelled as the interceptor labels them.
+void InitializeRpcMetrics(const google::protobuf::ServiceDescriptor& service,
+                          ServerMetrics* metrics);
 
 // Makes one MetricsInterceptor per call; `metrics` must outlive the server.
 std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>

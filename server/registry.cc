@@ -1,6 +1,7 @@
 #include "server/registry.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -14,6 +15,20 @@ VersionViews VersionRegistry::Views(const ModelEntry& model) {
     views[v] = VersionView{entry.info.state, entry.stamp, entry.missing_since};
   }
   return views;
+}
+
+void VersionRegistry::PruneRetired(ModelEntry& model, const std::vector<int64_t>& aspired) {
+  int kept = 0;
+  for (auto it = model.versions.begin(); it != model.versions.end();) {  // newest first
+    const VersionState state = it->second.info.state;
+    const bool retired = (state == VersionState::kUnloaded || state == VersionState::kFailed) &&
+                         std::find(aspired.begin(), aspired.end(), it->first) == aspired.end();
+    if (retired && ++kept > kMaxRetiredVersions) {
+      it = model.versions.erase(it);
+    } else {
+      ++it;
+    }
+  }
 }
 
 ScanReport VersionRegistry::Rescan() {
@@ -62,9 +77,11 @@ std::vector<int64_t> VersionRegistry::PlanModelLoads(
   for (int64_t v : to_load) {
     Entry& entry = model.versions[v];
     entry.info.version = v;
+    entry.stamp = on_disk.at(v).stamp;
+    // A ready version whose file changed keeps serving while the file loads.
+    if (entry.info.state == VersionState::kReady) continue;
     entry.info.state = VersionState::kLoading;
     entry.info.error.clear();
-    entry.stamp = on_disk.at(v).stamp;
   }
   return to_load;
 }
@@ -78,19 +95,30 @@ void VersionRegistry::LoadVersions(const std::string& name, const std::vector<in
       loaded = absl::InternalError(
           absl::StrCat("loader returned no model for '", on_disk.at(v).bundle_path, "'"));
     }
+    Servable replaced;  // the bits a reload replaced, released outside the lock
     {
       absl::MutexLock lock(&mu_);
-      Entry& entry = models_[name].versions[v];
+      ModelEntry& model = models_[name];
+      Entry& entry = model.versions[v];
       if (loaded.ok()) {
         entry.info.state = VersionState::kReady;
-        entry.info.servable = *loaded;
+        entry.info.error.clear();
+        replaced = std::exchange(entry.info.servable, *loaded);
+        model.ever_ready = true;
         ++report.loaded;
+      } else if (entry.info.state == VersionState::kReady) {
+        entry.info.error = absl::StrCat(
+            "bundle file changed in place and was refused (still serving the bits "
+            "loaded before): ",
+            loaded.status().message());
+        ++report.failed;
       } else {
         entry.info.state = VersionState::kFailed;
         entry.info.error = std::string(loaded.status().message());
         ++report.failed;
       }
     }
+    replaced.reset();
     if (loaded.ok()) {
       if (observers_.on_ready) observers_.on_ready(name, v, *loaded);
     } else if (observers_.on_failed) {
@@ -124,6 +152,7 @@ void VersionRegistry::UnloadVersions(const std::string& name, const std::vector<
       entry.info.servable.reset();
       ++report.unloaded;
     }
+    PruneRetired(model, aspired);
   }
   released.clear();
   for (int64_t v : unloaded) {
@@ -149,14 +178,23 @@ absl::StatusOr<VersionRegistry::Handle> VersionRegistry::Lookup(const std::strin
     if (entry.info.state == VersionState::kReady) ready.push_back(v);
   }
   int64_t wanted = version;
-  if (wanted == 0 && !label.empty() && label != "latest") {
+  if (!label.empty() && label != "latest") {
     auto label_it = model.labels.find(label);
     if (label_it == model.labels.end()) {
       std::vector<std::string> labels;
       for (const auto& [l, v] : model.labels) labels.push_back(l);
-      return absl::NotFoundError(
+      const std::string message =
           absl::StrCat("model.version_label: model '", name, "' has no label '", EchoInput(label),
-                       "'; expected one of [", absl::StrJoin(labels, ", "), "]"));
+                       "'; expected one of [", absl::StrJoin(labels, ", "), "]");
+      // With a version as well, the label is a claim about that version that
+      // cannot be checked: a bad argument, not a missing model.
+      return version == 0 ? absl::NotFoundError(message) : absl::InvalidArgumentError(message);
+    }
+    if (version != 0 && version != label_it->second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("model.version_label: label '", EchoInput(label), "' of model '", name,
+                       "' names version ", label_it->second, ", but model.version asks for ",
+                       version, "; set one of them, or both in agreement"));
     }
     wanted = label_it->second;
   }
@@ -199,17 +237,33 @@ std::map<std::string, int64_t> VersionRegistry::Labels(const std::string& name) 
   return it == models_.end() ? std::map<std::string, int64_t>{} : it->second.labels;
 }
 
-bool VersionRegistry::AllModelsReady() const {
-  absl::MutexLock lock(&mu_);
-  if (models_.empty()) return false;
-  for (const auto& [name, model] : models_) {
-    bool any_ready = false;
-    for (const auto& [v, entry] : model.versions) {
-      if (entry.info.state == VersionState::kReady) any_ready = true;
-    }
-    if (!any_ready) return false;
+namespace {
+
+template <typename Versions>
+bool HasReadyVersion(const Versions& versions) {
+  for (const auto& [v, entry] : versions) {
+    if (entry.info.state == VersionState::kReady) return true;
   }
-  return true;
+  return false;
+}
+
+}  // namespace
+
+bool VersionRegistry::Serving() const {
+  absl::MutexLock lock(&mu_);
+  bool any_ready = false;
+  for (const auto& [name, model] : models_) {
+    const bool ready = HasReadyVersion(model.versions);
+    if (model.ever_ready && !ready) return false;
+    any_ready = any_ready || ready;
+  }
+  return any_ready;
+}
+
+bool VersionRegistry::ModelReady(const std::string& name) const {
+  absl::MutexLock lock(&mu_);
+  auto it = models_.find(name);
+  return it != models_.end() && HasReadyVersion(it->second.versions);
 }
 
 }  // namespace invariant::server

@@ -10,6 +10,22 @@
 // shared_ptr), so a version unloaded while a request runs stays alive until
 // the request ends.
 //
+// A ready version whose bundle file changed in place (overwritten or
+// truncated: its stamp moved) is loaded again from the new file; the bits
+// loaded before keep serving meanwhile. The new file replaces them when it
+// loads; when it does not, it is refused (on_failed, a failed load in the
+// report, the reason in the version's `error`) and the old bits keep serving
+// until the file changes again. Loaded bits never depend on the file (the
+// loader owns a private copy: core/bundle/bundle.h).
+//
+// Retired versions (unloaded, or failed and no longer aspired) are kept for
+// status reports up to kMaxRetiredVersions per model, newest first.
+//
+// Readiness: the registry is Serving() once some model has a ready version
+// and as long as every model that has ever been ready still has one; a model
+// that never loaded does not take the registry out. ModelReady(name) is the
+// per-model answer.
+//
 // The work is done by VersionRegistry (registry.cc) over type-erased
 // servables; ModelRegistry<T> only restores the type. The clock is injected
 // so the grace period is testable without sleeping.
@@ -79,6 +95,9 @@ struct RegistryVersionInfo {
   ServablePtr servable;
 };
 
+// Retired versions (unloaded, or failed and not aspired) kept per model.
+inline constexpr int kMaxRetiredVersions = 8;
+
 // The registry over servables of any type (std::shared_ptr<const void>).
 class VersionRegistry {
  public:
@@ -98,7 +117,8 @@ class VersionRegistry {
                                 const std::string& label) const ABSL_LOCKS_EXCLUDED(mu_);
   std::map<std::string, std::vector<VersionInfo>> Snapshot() const ABSL_LOCKS_EXCLUDED(mu_);
   std::map<std::string, int64_t> Labels(const std::string& name) const ABSL_LOCKS_EXCLUDED(mu_);
-  bool AllModelsReady() const ABSL_LOCKS_EXCLUDED(mu_);
+  bool Serving() const ABSL_LOCKS_EXCLUDED(mu_);
+  bool ModelReady(const std::string& name) const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   struct Entry {
@@ -109,6 +129,7 @@ class VersionRegistry {
   struct ModelEntry {
     std::map<int64_t, Entry, std::greater<int64_t>> versions;  // newest first
     std::map<std::string, int64_t> labels;
+    bool ever_ready = false;  // some version of it has been ready
   };
 
   // One model's scan: plan (under mu_), load (without it), unload (under mu_).
@@ -125,6 +146,8 @@ class VersionRegistry {
                       const std::map<int64_t, VersionFile>& on_disk, ScanReport& report)
       ABSL_LOCKS_EXCLUDED(mu_);
   static VersionViews Views(const ModelEntry& model);
+  // Forgets the oldest retired versions beyond kMaxRetiredVersions.
+  static void PruneRetired(ModelEntry& model, const std::vector<int64_t>& aspired);
 
   const RegistryOptions options_;
   const Loader loader_;
@@ -153,6 +176,9 @@ class ModelRegistry {
   // The ready version `version` (> 0), or the one labelled `label`, or the
   // newest ready version (version 0 and empty label or label "latest").
   // NOT_FOUND names the model, the version or label, and what is available.
+  // A version together with a label (other than "latest") must agree with
+  // it: INVALID_ARGUMENT naming model.version_label when the label is
+  // unknown or names another version.
   absl::StatusOr<Handle> Lookup(const std::string& name, int64_t version = 0,
                                 const std::string& label = "") const {
     absl::StatusOr<VersionRegistry::Handle> h = core_.Lookup(name, version, label);
@@ -178,8 +204,11 @@ class ModelRegistry {
     return core_.Labels(name);
   }
 
-  // True when at least one model was seen and each has a ready version.
-  bool AllModelsReady() const { return core_.AllModelsReady(); }
+  // True when some model has a ready version and every model that has ever
+  // had one still has one (a model that never loaded does not count).
+  bool Serving() const { return core_.Serving(); }
+  // True when model `name` has a ready version.
+  bool ModelReady(const std::string& name) const { return core_.ModelReady(name); }
 
  private:
   static VersionRegistry::Loader EraseLoader(Loader loader) {

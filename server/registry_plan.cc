@@ -23,9 +23,10 @@ std::vector<int64_t> PlanLoads(const VersionViews& seen, const std::vector<int64
   std::vector<int64_t> loads;
   for (int64_t v : aspired) {
     auto it = seen.find(v);
-    const bool load =
-        it == seen.end() || it->second.state == VersionState::kUnloaded ||
-        (it->second.state == VersionState::kFailed && it->second.stamp != on_disk.at(v).stamp);
+    const bool changed = it != seen.end() && it->second.stamp != on_disk.at(v).stamp;
+    const bool load = it == seen.end() || it->second.state == VersionState::kUnloaded ||
+                      (it->second.state == VersionState::kFailed && changed) ||
+                      (it->second.state == VersionState::kReady && changed);
     if (load) loads.push_back(v);
   }
   return loads;

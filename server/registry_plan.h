@@ -7,6 +7,9 @@
 // AvailabilityPreservingPolicy):
 //  * load an aspired version that is new, was unloaded, or failed and whose
 //    bundle file changed since (a failure is retried only for a new file);
+//  * load again a ready version whose bundle file changed in place (the
+//    loaded bits keep serving until the new file loads, and keep serving
+//    when it does not);
 //  * a version the policy no longer aspires to is unloaded only once an
 //    aspired version is ready;
 //  * a version whose directory disappeared is unloaded only after the

@@ -19,6 +19,8 @@
 #include "core/model/featurizer_factory.h"
 #include "core/model/repository.h"
 #include "server/metrics_interceptor.h"
+#include "server/model_warmup.h"
+#include "server/parse_error_interceptor.h"
 
 #ifndef INVARIANT_VERSION
 #define INVARIANT_VERSION "dev"
@@ -84,6 +86,11 @@ absl::Status ValidateOptions(const ServerOptions& o) {
   if (o.max_queue_bytes < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("max_queue_bytes: expected >= 1, received ", o.max_queue_bytes));
+  }
+  if (o.warmup_rows < 0 || o.warmup_rows > o.max_request_rows) {
+    return absl::InvalidArgumentError(absl::StrCat("warmup_rows: expected 0..max_request_rows (",
+                                                   o.max_request_rows, "), received ",
+                                                   o.warmup_rows));
   }
   if (o.tls_cert_file.empty() != o.tls_key_file.empty()) {
     return absl::InvalidArgumentError(
@@ -152,16 +159,19 @@ absl::Status Server::Init() {
   };
   // A bundle (or version directory) that is a symlink out of the models root
   // is refused: its failure (with the resolved path) goes to the log and to
-  // ModelAdmin, never to the data path.
-  registry_ = std::make_unique<Registry>(
-      registry_options,
-      [root = options_.models_dir](
-          const std::string& path) -> absl::StatusOr<std::shared_ptr<const Model>> {
-        ASSIGN_OR_RETURN(std::string resolved, ResolveInsideRoot(root, path));
-        return Model::Load(resolved);
-      },
-      observers);
+  // ModelAdmin, never to the data path. A loaded version answers warmup rows
+  // before it is marked ready.
+  auto load = [root = options_.models_dir, warmup_rows = options_.warmup_rows](
+                  const std::string& path) -> absl::StatusOr<std::shared_ptr<const Model>> {
+    ASSIGN_OR_RETURN(std::string resolved, ResolveInsideRoot(root, path));
+    absl::StatusOr<std::shared_ptr<const Model>> model = Model::Load(resolved);
+    if (!model.ok()) return model;
+    RETURN_IF_ERROR(WarmUp(resolved, **model, warmup_rows));
+    return model;
+  };
+  registry_ = std::make_unique<Registry>(registry_options, std::move(load), observers);
   registry_->Rescan();
+  NoteModels();
 
   BatcherOptions batcher_options;
   batcher_options.enabled = options_.batching && options_.max_batch_size > 1;
@@ -203,7 +213,7 @@ absl::Status Server::Init() {
       registry_.get(), handler_.get(), INVARIANT_VERSION,
       [this] {
         std::lock_guard<std::mutex> lock(mu_);
-        return !shutting_down_ && registry_->AllModelsReady();
+        return !shutting_down_ && registry_->Serving();
       },
       options_.max_message_bytes);
   inference_service_ = std::make_unique<InferenceServiceImpl>(inference_handler_.get());
@@ -236,7 +246,19 @@ absl::Status Server::Init() {
     builder.RegisterService(authorized_inference_service_.get());
   }
   builder.RegisterService(admin_service_.get());
+  std::vector<const google::protobuf::ServiceDescriptor*> services;
+  for (const char* name :
+       {v1::FeatureService::service_full_name(), v1::ModelAdmin::service_full_name(),
+        ::inference::GRPCInferenceService::service_full_name()}) {
+    const auto* service =
+        google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(name);
+    if (service == nullptr) continue;
+    services.push_back(service);
+    InitializeRpcMetrics(*service, metrics);  // every series at 0 before the first call
+  }
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
+  creators.push_back(
+      MakeParseErrorInterceptorFactory(services));  // before metrics: they see its code
   creators.push_back(MakeMetricsInterceptorFactory(metrics));
   builder.experimental().SetInterceptorCreators(std::move(creators));
   server_ = builder.BuildAndStart();
@@ -273,11 +295,20 @@ void Server::UpdateHealth() {
   if (shutting_down_ || server_ == nullptr) return;
   grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService();
   health->SetServingStatus("", true);
-  health->SetServingStatus(kFeatureServiceName, registry_->AllModelsReady());
+  health->SetServingStatus(kFeatureServiceName, registry_->Serving());
+  for (const auto& [name, versions] : registry_->Snapshot()) {
+    health->SetServingStatus(absl::StrCat(kFeatureServiceName, "/", name),
+                             registry_->ModelReady(name));
+  }
+}
+
+void Server::NoteModels() {
+  for (const auto& [name, versions] : registry_->Snapshot()) metrics_->ModelSeen(name);
 }
 
 ScanReport Server::Reload() {
   const ScanReport report = registry_->Rescan();
+  NoteModels();
   UpdateHealth();
   return report;
 }

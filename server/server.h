@@ -12,6 +12,7 @@
 // outside models_dir (symlinks) are refused as failed loads. Shutdown() flips both to NOT_SERVING,
 // lets in-flight calls finish within drain_seconds (then cancels them), and stops the batcher and
 // poller. Flags are parsed in main.cc only.
+  int64_t warmup_rows = 8;                // rows a new version answers before it is ready; 0 = off
 #ifndef INVARIANT_SERVER_SERVER_H_
 #define INVARIANT_SERVER_SERVER_H_
 
@@ -73,6 +74,7 @@ struct ServerOptions {
   int64_t http_max_body_bytes = 16 << 20;  // larger request bodies are refused with 413
   int http_threads = 4;                    // HTTP worker threads (an infer call holds one)
   double http_timeout_seconds = 30;        // deadline of a REST infer call
+  int64_t warmup_rows = 8;                // rows a new version answers before it is ready; 0 = off
 };
 
 class Server {
@@ -99,6 +101,8 @@ class Server {
   absl::Status Init();
   absl::Status StartHttp();
   void UpdateHealth();
+  // Starts the per-model metric series of every model seen at 0.
+  void NoteModels();
   void PollLoop();
 
   const ServerOptions options_;

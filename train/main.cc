@@ -10,9 +10,12 @@
 //
 // Exit codes: 0 done, 1 training failed (the message names the cause),
 // 2 usage error, 130 interrupted (no partial version is left behind).
+#include <pthread.h>
+
 #include <csignal>
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -35,10 +38,30 @@ ABSL_FLAG(std::string, shard_dir, "", "Where shard files go (default <models>/<n
 
 namespace {
 
-void OnInterrupt(int sig) {
+// SIGINT and SIGTERM are blocked in every thread (the mask is set before any
+// thread starts and inherited) and taken synchronously by one thread with
+// sigwait, so the cleanup runs in ordinary thread context (it takes a mutex
+// and removes directories: neither is async-signal-safe). The signal is then
+// re-raised with its default action so the process still dies by it.
+sigset_t InterruptSignals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  return signals;
+}
+
+void WaitForInterrupt(sigset_t signals) {
+  int sig = 0;
+  while (sigwait(&signals, &sig) != 0) {
+  }
   invariant::RemoveStagedVersions();
   std::signal(sig, SIG_DFL);
-  std::raise(sig);
+  sigset_t just_this;
+  sigemptyset(&just_this);
+  sigaddset(&just_this, sig);
+  pthread_sigmask(SIG_UNBLOCK, &just_this, nullptr);
+  pthread_kill(pthread_self(), sig);
 }
 
 int Usage(const std::string& message) {
@@ -50,6 +73,8 @@ int Usage(const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const sigset_t interrupts = InterruptSignals();
+  pthread_sigmask(SIG_BLOCK, &interrupts, nullptr);  // before any thread starts
   absl::SetProgramUsageMessage(
       "invariant-train --config=FILE --models=DIR --name=NAME [--version=N] [--shard=i/n]\n"
       "       invariant-train reduce --config=FILE --models=DIR --name=NAME --shards=N");
@@ -86,8 +111,7 @@ int main(int argc, char** argv) {
       return Usage("--threads: " + std::string(s.message()));
     }
   }
-  std::signal(SIGINT, OnInterrupt);
-  std::signal(SIGTERM, OnInterrupt);
+  std::thread(WaitForInterrupt, interrupts).detach();
   absl::StatusOr<std::string> result = reduce           ? invariant::train::RunReduce(o)
                                        : !shard.empty() ? invariant::train::RunShard(o)
                                                         : invariant::train::RunTraining(o);

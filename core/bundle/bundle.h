@@ -30,10 +30,14 @@
 // version, so a reader can always tell "not a bundle" (bad magic), "corrupt"
 // (bad checksum) and "newer format" (valid header, other version) apart.
 //
-// Reading maps the file read-only with mmap; tensors are served as views into
-// the mapping, never copied, and each view keeps the mapping alive. Writers
-// replace bundles atomically (temporary file + fsync + rename), so a mapped
-// file is never modified in place.
+// Reading copies the file once into memory the process owns (an anonymous
+// mapping, made read-only after the copy) and validates that copy; tensors are
+// served as views into it, never copied again, and each view keeps it alive.
+// A loaded bundle is immutable: overwriting, truncating or deleting the file
+// afterwards cannot change or invalidate it (a shared file mapping would show
+// the new bytes, or raise SIGBUS past a truncated end). Writers replace
+// bundles atomically (temporary file + fsync + rename); a reader that wants
+// the new bits opens the file again.
 #ifndef INVARIANT_CORE_BUNDLE_BUNDLE_H_
 #define INVARIANT_CORE_BUNDLE_BUNDLE_H_
 
@@ -57,7 +61,7 @@
 namespace invariant {
 
 namespace bundle_internal {
-struct Mapping;  // the read-only mmap of one file (bundle_reader.cc)
+struct Mapping;  // the private read-only copy of one file (bundle_reader.cc)
 }  // namespace bundle_internal
 
 // The bundle format version this build writes and reads.
@@ -94,19 +98,19 @@ absl::Status WriteBundle(const std::string& path, v1::Manifest manifest,
 
 // How Bundle::Open checks a file.
 struct OpenOptions {
-  // Verify every tensor CRC-32C and that padding is zero (reads the whole
-  // file once). The header and the manifest are always verified. Turn off
-  // only in tests and benchmarks that measure mapping alone.
+  // Verify every tensor CRC-32C and that padding is zero (one more pass over
+  // the copy). The header and the manifest are always verified. Turn off
+  // only in tests and benchmarks that measure reading alone.
   bool verify_tensor_checksums = true;
 };
 
-// A bundle file mapped read-only. Immutable and thread-safe after Open;
+// A bundle file read into private read-only memory. Immutable and thread-safe after Open;
 // shared as std::shared_ptr<const Bundle>. Tensor views returned by the
 // accessors keep the mapping alive on their own, so they stay valid after the
 // last Bundle handle is dropped.
 class Bundle {
  public:
-  // Maps and validates the bundle at `path`. Every error message starts with
+  // Reads and validates the bundle at `path`. Every error message starts with
   // "<path>: " and names the problem, the expected and the found value.
   // Codes:
   //   NOT_FOUND            the file does not exist
@@ -123,7 +127,7 @@ class Bundle {
   //                        overlapping the manifest, another tensor or the
   //                        end of file; manifest format_version disagreeing
   //                        with the header
-  //   other                errno-derived codes from open/fstat/mmap
+  //   other                errno-derived codes from open/fstat/read/mmap
   // Claimed sizes are checked against the real file size before anything is
   // allocated or parsed; no input makes Open crash.
   static absl::StatusOr<std::shared_ptr<const Bundle>> Open(const std::string& path,
@@ -146,7 +150,7 @@ class Bundle {
   // The table entry of tensor `name`; NOT_FOUND naming the tensor otherwise.
   absl::StatusOr<const v1::TensorEntry*> Entry(absl::string_view name) const;
 
-  // 2-D read-only views over the mapping. Rank 2 tensors keep their shape;
+  // 2-D read-only views over the bundle's memory. Rank 2 tensors keep their shape;
   // rank 1 [n] is 1 × n; rank 0 is 1 × 1; rank k > 2 is
   // product(shape[0..k-1)) × shape[k-1]. Errors: NOT_FOUND (no such tensor),
   // INVALID_ARGUMENT (the tensor has another dtype), both naming the tensor.

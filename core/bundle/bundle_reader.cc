@@ -1,11 +1,13 @@
-// bundle_reader.cc: Bundle::Open — map a bundle read-only and validate every byte.
+// bundle_reader.cc: Bundle::Open — read a bundle into memory the process owns
+// and validate every byte.
 //
 // Order of checks (each before anything that depends on it): the file itself,
 // its size against the fixed header, magic, header CRC, version, reserved
 // bytes, recorded file length, manifest bounds, manifest CRC, manifest parse,
 // the tensor table against the real file size, then padding and tensor CRCs.
-// Nothing is allocated from a claimed size: the manifest is parsed straight
-// from the mapping after its length was checked against the file.
+// Nothing is allocated from a claimed size (only the real file size): the
+// manifest is parsed straight from the copy after its length was checked
+// against the file.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -28,8 +30,8 @@
 namespace invariant {
 namespace bundle_internal {
 
-// The read-only mapping of the whole file; unmapped when the last Bundle or
-// tensor view holding it goes away.
+// The private read-only copy of the whole file (an anonymous mapping);
+// unmapped when the last Bundle or tensor view holding it goes away.
 struct Mapping {
   const uint8_t* bytes = nullptr;
   size_t length = 0;
@@ -60,28 +62,34 @@ absl::Status Inconsistent(const std::string& path, absl::string_view problem) {
   return absl::InvalidArgumentError(absl::StrCat(path, ": ", problem));
 }
 
-// Opens, stats and maps `path`; the file is at least the header size.
-absl::StatusOr<std::shared_ptr<Mapping>> MapFile(const std::string& path, bool populate) {
+// Opens and stats `path` and reads the whole file into a private anonymous
+// mapping the process owns (then made read-only), so the bundle can neither
+// change nor vanish under a loaded model: overwriting or truncating the file
+// later never reaches these bytes (a shared file mapping would show the new
+// bytes, or raise SIGBUS past a truncated end). The file is at least the
+// header size; a file that shrinks while being read is DATA_LOSS (truncated),
+// one that changes is caught by the checksums.
+absl::StatusOr<std::shared_ptr<Mapping>> ReadFile(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return absl::NotFoundError(absl::StrCat(path, ": no such bundle file"));
     return absl::ErrnoToStatus(errno, absl::StrCat(path, ": cannot open bundle file"));
   }
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
   struct stat st;
   if (::fstat(fd, &st) != 0) {
-    const int stat_errno = errno;
-    ::close(fd);
-    return absl::ErrnoToStatus(stat_errno, absl::StrCat(path, ": cannot stat bundle file"));
+    return absl::ErrnoToStatus(errno, absl::StrCat(path, ": cannot stat bundle file"));
   }
   if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
     return absl::FailedPreconditionError(
         absl::StrCat(path, S_ISDIR(st.st_mode) ? ": is a directory" : ": is not a regular file",
                      ", expected a bundle file"));
   }
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   if (size < fmt::kHeaderSize) {
-    ::close(fd);
     if (size == 0) {
       return DataLoss(path, absl::StrCat("file is empty (0 bytes); a bundle starts with a ",
                                          fmt::kHeaderSize, "-byte header"));
@@ -89,17 +97,31 @@ absl::StatusOr<std::shared_ptr<Mapping>> MapFile(const std::string& path, bool p
     return DataLoss(path, absl::StrCat("file is truncated: ", size, " bytes, shorter than the ",
                                        fmt::kHeaderSize, "-byte header"));
   }
-  const int flags = MAP_PRIVATE | (populate ? MAP_POPULATE : 0);
-  void* base = ::mmap(nullptr, static_cast<size_t>(size), PROT_READ, flags, fd, 0);
-  const int mmap_errno = errno;
-  ::close(fd);
+  void* base = ::mmap(nullptr, static_cast<size_t>(size), PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (base == MAP_FAILED) {
-    return absl::ErrnoToStatus(mmap_errno,
-                               absl::StrCat(path, ": cannot map ", size, " bytes read-only"));
+    return absl::ErrnoToStatus(errno,
+                               absl::StrCat(path, ": cannot allocate ", size, " bytes to read"));
   }
   auto mapping = std::make_shared<Mapping>();
   mapping->bytes = static_cast<const uint8_t*>(base);
   mapping->length = static_cast<size_t>(size);
+  uint8_t* out = static_cast<uint8_t*>(base);
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t n =
+        ::pread(fd, out + done, static_cast<size_t>(size) - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return absl::ErrnoToStatus(errno, absl::StrCat(path, ": cannot read bundle file"));
+    if (n == 0) {
+      return DataLoss(path, absl::StrCat("file is truncated: it shrank from ", size, " to ", done,
+                                         " bytes while being read"));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::mprotect(base, static_cast<size_t>(size), PROT_READ) != 0) {
+    return absl::ErrnoToStatus(errno, absl::StrCat(path, ": cannot make the bundle read-only"));
+  }
   return mapping;
 }
 
@@ -274,8 +296,7 @@ Bundle::~Bundle() = default;
 
 absl::StatusOr<std::shared_ptr<const Bundle>> Bundle::Open(const std::string& path,
                                                            OpenOptions options) {
-  ASSIGN_OR_RETURN(std::shared_ptr<Mapping> mapping,
-                   MapFile(path, options.verify_tensor_checksums));
+  ASSIGN_OR_RETURN(std::shared_ptr<Mapping> mapping, ReadFile(path));
   const uint8_t* bytes = mapping->bytes;
   const uint64_t file_size = mapping->length;
   ASSIGN_OR_RETURN(const fmt::Header header, CheckHeader(path, bytes, file_size));

@@ -99,7 +99,7 @@ absl::StatusOr<std::shared_ptr<const Model>> Model::Load(const std::string& path
             absl::StrCat(path, ": tensor '", e.name(), "' has unsupported dtype"));
     }
   }
-  // Each tensor view holds the file mapping, so the model keeps it alive.
+  // Each tensor view holds the bundle's memory, so the model keeps it alive.
   auto model = Assemble(bundle->manifest(), std::move(tensors));
   if (!model.ok()) return Prefix(path, model.status());
   return model;

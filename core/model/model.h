@@ -2,10 +2,11 @@
 //
 // Model is what the training job writes and the server loads: one bundle file
 // (core/bundle/bundle.h) at MODELS/<name>/<version>/model.bundle (the layout
-// is core/model/repository.h's). Loading maps the file read-only, checks the
-// format version and every checksum, and rebuilds the encoder over the mapped
-// tensors without copying them. A Model is immutable after Load and is shared
-// as std::shared_ptr<const Model>.
+// is core/model/repository.h's). Loading reads the file once into private
+// read-only memory, checks the format version and every checksum, and
+// rebuilds the encoder over those tensors without copying them again; the
+// file may be overwritten or removed afterwards. A Model is immutable after
+// Load and is shared as std::shared_ptr<const Model>.
 #ifndef INVARIANT_CORE_MODEL_MODEL_H_
 #define INVARIANT_CORE_MODEL_MODEL_H_
 

@@ -192,17 +192,6 @@ TEST_F(ServerTest, MetadataListHealthAndReflection) {
   EXPECT_TRUE(stream->Finish().ok());
 }
 
-TEST_F(ServerTest, NotReadyWhileAModelHasNoGoodVersion) {
-  WriteModel(Classifier());
-  ASSERT_TRUE(testing_models::WriteCorruptModel(models(), "broken", 1).ok());
-  StartServer({});
-  bool serving = true;
-  ASSERT_TRUE(client_->Health("", &serving).ok());
-  EXPECT_TRUE(serving);
-  ASSERT_TRUE(client_->Health("invariant.v1.FeatureService", &serving).ok());
-  EXPECT_FALSE(serving);
-}
-
 struct BadCase {
   std::string what;
   grpc::StatusCode code;

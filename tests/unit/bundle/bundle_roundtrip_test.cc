@@ -1,8 +1,10 @@
 // Writing and reading valid bundles: bit-exact round trips, layout, accessors,
 // writer argument errors, atomic replacement.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
@@ -67,6 +69,44 @@ TEST(BundleRoundTripTest, TensorsComeBackBitForBit) {
   absl::StatusOr<FloatMatrix> scalar = bundle->Float("scalar", 1, 1);
   ASSERT_TRUE(scalar.ok()) << scalar.status();
   EXPECT_EQ(scalar->data()[0], tensors.scalar[0]);
+}
+
+// A loaded bundle is the server's own copy: overwriting the file in place
+// (not by rename) or truncating it must neither change its tensors nor crash
+// a reader (a shared file mapping would raise SIGBUS past the new end).
+TEST(BundleRoundTripTest, FileOverwrittenOrTruncatedInPlaceLeavesTheLoadedBundleIntact) {
+  ScratchDir dir;
+  const std::string path = dir.File("model.bundle");
+  SampleTensors tensors(3);
+  ASSERT_TRUE(WriteBundle(path, SampleManifest(), tensors.refs).ok());
+  std::shared_ptr<const Bundle> bundle = OpenOrDie(path);
+  ASSERT_NE(bundle, nullptr);
+  absl::StatusOr<FloatMatrix> bank = bundle->Float("encoder/bank");
+  ASSERT_TRUE(bank.ok()) << bank.status();
+  const std::string original = ReadBytes(path);
+
+  // In place: same inode, every byte flipped.
+  std::string flipped = original;
+  for (char& c : flipped) c = static_cast<char>(~c);
+  {
+    std::fstream in_place(path, std::ios::in | std::ios::out | std::ios::binary);
+    in_place.write(flipped.data(), static_cast<std::streamsize>(flipped.size()));
+    ASSERT_TRUE(in_place.good());
+  }
+  EXPECT_EQ(std::memcmp(bank->data(), tensors.bank.data(), tensors.bank.size() * 4), 0);
+  // Truncated to nothing, then reopened: the old views still read the old bits.
+  ASSERT_EQ(::truncate(path.c_str(), 0), 0);
+  EXPECT_EQ(std::memcmp(bank->data(), tensors.bank.data(), tensors.bank.size() * 4), 0);
+  absl::StatusOr<DoubleMatrix> bias = bundle->Double("head/bias");
+  ASSERT_TRUE(bias.ok()) << bias.status();
+  EXPECT_EQ(std::memcmp(bias->data(), tensors.bias.data(), tensors.bias.size() * 8), 0);
+  EXPECT_EQ(Bundle::Open(path).status().code(), absl::StatusCode::kDataLoss);
+  // Truncated mid-tensor: refused with the path and the reason.
+  bundle_test::WriteBytes(path, original.substr(0, original.size() - 8));
+  const absl::Status cut = Bundle::Open(path).status();
+  EXPECT_EQ(cut.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(cut.message()), StartsWith(path + ": "));
+  EXPECT_THAT(std::string(cut.message()), HasSubstr("truncated"));
 }
 
 TEST(BundleRoundTripTest, ManifestRoundTripsAndTensorTableIsFilled) {

@@ -39,6 +39,40 @@ TEST(MetricsTest, ModelInfoFollowsLoadAndUnload) {
   EXPECT_THAT(text, HasSubstr("invariant_model_load_failures_total{model=\"m\"} 1"));
 }
 
+TEST(MetricsTest, KnownSeriesStartAtZeroAndCountOnFromThere) {
+  ServerMetrics metrics("dev");
+  metrics.RpcKnown("invariant.v1.FeatureService", "Predict", "unary", "INVALID_ARGUMENT");
+  metrics.ModelSeen("m");
+  std::string text = metrics.Serialize();
+  EXPECT_THAT(text, HasSubstr("grpc_server_handled_total{grpc_code=\"INVALID_ARGUMENT\","
+                              "grpc_method=\"Predict\",grpc_service=\"invariant.v1."
+                              "FeatureService\",grpc_type=\"unary\"} 0"));
+  EXPECT_THAT(text,
+              HasSubstr("grpc_server_started_total{grpc_method=\"Predict\","
+                        "grpc_service=\"invariant.v1.FeatureService\",grpc_type=\"unary\"} 0"));
+  EXPECT_THAT(text, HasSubstr("invariant_model_load_failures_total{model=\"m\"} 0"));
+  EXPECT_THAT(text, HasSubstr("invariant_queue_rows{model=\"m\"} 0"));
+  metrics.ModelLoadFailed("m");
+  metrics.RpcHandled("invariant.v1.FeatureService", "Predict", "unary", "INVALID_ARGUMENT", 0.1);
+  metrics.RpcKnown("invariant.v1.FeatureService", "Predict", "unary", "INVALID_ARGUMENT");
+  metrics.ModelSeen("m");  // known again: counts are kept
+  text = metrics.Serialize();
+  EXPECT_THAT(text, HasSubstr("invariant_model_load_failures_total{model=\"m\"} 1"));
+  EXPECT_THAT(text,
+              HasSubstr("grpc_code=\"INVALID_ARGUMENT\",grpc_method=\"Predict\","
+                        "grpc_service=\"invariant.v1.FeatureService\",grpc_type=\"unary\"} 1"));
+}
+
+TEST(MetricsTest, AVersionLoadedAgainAsAnotherKindKeepsOneInfoSeries) {
+  ServerMetrics metrics("dev");
+  metrics.ModelReady("m", 1, "random_fourier", 10);
+  metrics.ModelReady("m", 1, "nystrom", 20);
+  const std::string text = metrics.Serialize();
+  EXPECT_THAT(text, Not(HasSubstr("kind=\"random_fourier\"")));
+  EXPECT_THAT(text,
+              HasSubstr("invariant_model_info{kind=\"nystrom\",model=\"m\",version=\"1\"} 1"));
+}
+
 TEST(MetricsTest, ExposesOnAPickedPort) {
   ServerMetrics metrics("dev");
   ASSERT_TRUE(metrics.Expose("127.0.0.1", 0).ok());

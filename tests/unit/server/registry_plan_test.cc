@@ -23,6 +23,9 @@ TEST(RegistryPlanTest, LoadsNewAndUnloadedVersionsAndRetriesFailuresOnlyForANewF
             (std::vector<int64_t>{5, 2}));
   EXPECT_EQ(PlanLoads(seen, aspired, OnDisk({{5, 1}, {4, 1}, {3, 8}, {2, 1}})),
             (std::vector<int64_t>{5, 3, 2}));
+  // A ready version whose file changed in place is loaded again.
+  EXPECT_EQ(PlanLoads(seen, aspired, OnDisk({{5, 1}, {4, 2}, {3, 7}, {2, 1}})),
+            (std::vector<int64_t>{5, 4, 2}));
 }
 
 TEST(RegistryPlanTest, UnaspiredVersionUnloadsOnlyOnceAnAspiredOneIsReady) {

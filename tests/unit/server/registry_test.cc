@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -86,7 +87,7 @@ TEST_F(RegistryTest, LoadsNewestVersionAndServesIt) {
   ASSERT_TRUE(handle.ok()) << handle.status();
   EXPECT_EQ(handle->version, 2);
   EXPECT_EQ(handle->servable->payload, 20);
-  EXPECT_TRUE(registry->AllModelsReady());
+  EXPECT_TRUE(registry->Serving());
   // Version 1 was never wanted by "latest", so it is not served.
   EXPECT_EQ(registry->Lookup("m", 1).status().code(), absl::StatusCode::kNotFound);
 }
@@ -226,6 +227,15 @@ TEST_F(RegistryTest, LabelsPickVersions) {
   const absl::Status missing = registry->Lookup("m", 0, "nightly").status();
   EXPECT_EQ(missing.code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(missing.message(), HasSubstr("[canary, stable]"));
+  // A version with a label: they must agree.
+  EXPECT_EQ(registry->Lookup("m", 1, "stable")->version, 1);
+  const absl::Status unknown = registry->Lookup("m", 2, "nightly").status();
+  EXPECT_EQ(unknown.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(unknown.message(),
+              HasSubstr("model.version_label: model 'm' has no label 'nightly'"));
+  const absl::Status disagree = registry->Lookup("m", 2, "stable").status();
+  EXPECT_EQ(disagree.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(disagree.message(), HasSubstr("names version 1, but model.version asks for 2"));
 }
 
 TEST_F(RegistryTest, UnknownModelNamesTheKnownOnes) {
@@ -237,16 +247,81 @@ TEST_F(RegistryTest, UnknownModelNamesTheKnownOnes) {
   EXPECT_THAT(status.message(), HasSubstr("no model named 'beta'; expected one of [alpha]"));
 }
 
-TEST_F(RegistryTest, NotReadyUntilEveryModelHasAReadyVersion) {
-  WriteVersion("a", 1, "1");
-  WriteVersion("b", 1, "corrupt");
+TEST_F(RegistryTest, ServingOnceAModelIsReadyAndANeverLoadedModelDoesNotTakeItOut) {
+  WriteVersion("a", 1, "corrupt");
   auto registry = Make();
-  EXPECT_FALSE(registry->AllModelsReady());  // nothing scanned yet
+  EXPECT_FALSE(registry->Serving());  // nothing scanned yet
   registry->Rescan();
-  EXPECT_FALSE(registry->AllModelsReady());
-  WriteVersion("b", 2, "2");
+  EXPECT_FALSE(registry->Serving());  // nothing to serve
+  WriteVersion("b", 1, "1");
   registry->Rescan();
-  EXPECT_TRUE(registry->AllModelsReady());
+  EXPECT_TRUE(registry->Serving());  // "a" never loaded: it does not count
+  EXPECT_TRUE(registry->ModelReady("b"));
+  EXPECT_FALSE(registry->ModelReady("a"));
+  EXPECT_FALSE(registry->ModelReady("unknown"));
+  WriteVersion("a", 2, "2");
+  registry->Rescan();
+  EXPECT_TRUE(registry->ModelReady("a"));
+  EXPECT_TRUE(registry->Serving());
+}
+
+// Sets the bundle's mtime `seconds` later, so its stamp surely changes.
+void Touch(const fs::path& bundle, int seconds) {
+  fs::last_write_time(bundle, fs::last_write_time(bundle) + std::chrono::seconds(seconds));
+}
+
+TEST_F(RegistryTest, ABundleChangedInPlaceIsLoadedAgainAndARefusedChangeKeepsTheOldBits) {
+  WriteVersion("m", 1, "10");
+  auto registry = Make();
+  registry->Rescan();
+  const fs::path bundle = root_ / "m" / "1" / "model.bundle";
+  auto held = registry->Lookup("m");
+  ASSERT_TRUE(held.ok());
+  // Overwritten with a good file: loaded again, the new bits serve.
+  std::ofstream(bundle) << "11";
+  Touch(bundle, 5);
+  ScanReport report = registry->Rescan();
+  EXPECT_EQ(report.loaded, 1);
+  EXPECT_EQ(report.unloaded, 0);
+  EXPECT_EQ(registry->Lookup("m")->servable->payload, 11);
+  EXPECT_EQ(held->servable->payload, 10);  // a request holding the old bits keeps them
+  // Overwritten with a bad file: refused, the loaded bits keep serving.
+  std::ofstream(bundle) << "corrupt";
+  Touch(bundle, 10);
+  report = registry->Rescan();
+  EXPECT_EQ(report.failed, 1);
+  EXPECT_EQ(failures_, 1);
+  auto handle = registry->Lookup("m");
+  ASSERT_TRUE(handle.ok()) << handle.status();
+  EXPECT_EQ(handle->servable->payload, 11);
+  EXPECT_EQ(StateOf(*registry, "m", 1), VersionState::kReady);
+  EXPECT_THAT(registry->Snapshot().at("m").front().error,
+              HasSubstr("changed in place and was refused"));
+  EXPECT_TRUE(registry->Serving());
+  // The refused file is not retried until it changes again.
+  EXPECT_EQ(registry->Rescan().failed, 0);
+  std::ofstream(bundle) << "12";
+  Touch(bundle, 15);
+  EXPECT_EQ(registry->Rescan().loaded, 1);
+  EXPECT_EQ(registry->Lookup("m")->servable->payload, 12);
+  EXPECT_EQ(registry->Snapshot().at("m").front().error, "");
+}
+
+TEST_F(RegistryTest, RetiredVersionsAreBounded) {
+  auto registry = Make();
+  constexpr int kVersions = kMaxRetiredVersions + 5;
+  for (int v = 1; v <= kVersions; ++v) {
+    WriteVersion("m", v, v % 3 == 0 ? "corrupt" : std::to_string(v));
+    registry->Rescan();
+  }
+  const auto versions = registry->Snapshot().at("m");
+  int retired = 0;
+  for (const auto& info : versions) {
+    if (info.state == VersionState::kUnloaded || info.state == VersionState::kFailed) ++retired;
+  }
+  EXPECT_EQ(retired, kMaxRetiredVersions);
+  EXPECT_EQ(versions.front().version, kVersions);  // the newest are kept
+  EXPECT_EQ(registry->Lookup("m")->version, kVersions);
 }
 
 TEST_F(RegistryTest, HandleOutlivesUnload) {

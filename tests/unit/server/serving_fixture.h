@@ -44,7 +44,7 @@ class ServingFixture : public ::testing::Test {
     registry_ = std::make_unique<Registry>(
         options, [](const std::string& path) { return Model::Load(path); });
     registry_->Rescan();
-    ASSERT_TRUE(registry_->AllModelsReady());
+    ASSERT_TRUE(registry_->Serving());
     BatcherOptions batcher_options;
     batcher_options.max_batch_rows = 4;  // 10-row requests are split into pieces
     batcher_options.max_concurrent_batches = 2;
