@@ -53,12 +53,12 @@ grpc::ServerUnaryReactor* AuthorizedFeatureService::Predict(grpc::CallbackServer
   return Unary(token_, context, request, response, inner_, &FeatureServiceImpl::Predict);
 }
 
-grpc::ServerBidiReactor<v1::FeaturizeRequest, v1::FeaturizeResponse>*
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
 AuthorizedFeatureService::StreamFeaturize(grpc::CallbackServerContext* context) {
   return Bidi(token_, context, inner_, &FeatureServiceImpl::StreamFeaturize);
 }
 
-grpc::ServerBidiReactor<v1::PredictRequest, v1::PredictResponse>*
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
 AuthorizedFeatureService::StreamPredict(grpc::CallbackServerContext* context) {
   return Bidi(token_, context, inner_, &FeatureServiceImpl::StreamPredict);
 }

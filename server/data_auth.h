@@ -5,7 +5,8 @@
 // token is set: each method checks "authorization: Bearer <token>" (auth.h)
 // and either answers UNAUTHENTICATED at once (streams are finished before
 // reading anything) or hands the call to the wrapped service unchanged.
-// They are separate CallbackServices, not subclasses, so an RPC added to the
+// They are separate services (AuthorizedFeatureService has FeatureServiceImpl's
+// base, raw-byte streams included), not subclasses, so an RPC added to the
 // proto but not forwarded here answers UNIMPLEMENTED: fail closed (and
 // tests/integration/auth_test.cc, which calls every method of both services
 // from their descriptors, fails until it is forwarded).
@@ -19,7 +20,7 @@
 
 namespace invariant::server {
 
-class AuthorizedFeatureService final : public v1::FeatureService::CallbackService {
+class AuthorizedFeatureService final : public FeatureServiceBase {
  public:
   // `inner` must outlive this service; `token` is not empty.
   AuthorizedFeatureService(std::string token, FeatureServiceImpl* inner)
@@ -31,9 +32,10 @@ class AuthorizedFeatureService final : public v1::FeatureService::CallbackServic
   grpc::ServerUnaryReactor* Predict(grpc::CallbackServerContext* context,
                                     const v1::PredictRequest* request,
                                     v1::PredictResponse* response) override;
-  grpc::ServerBidiReactor<v1::FeaturizeRequest, v1::FeaturizeResponse>* StreamFeaturize(
+  // The streams are raw bytes, as in FeatureServiceImpl (which parses them).
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* StreamFeaturize(
       grpc::CallbackServerContext* context) override;
-  grpc::ServerBidiReactor<v1::PredictRequest, v1::PredictResponse>* StreamPredict(
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* StreamPredict(
       grpc::CallbackServerContext* context) override;
   grpc::ServerUnaryReactor* ListModels(grpc::CallbackServerContext* context,
                                        const v1::ListModelsRequest* request,

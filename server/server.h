@@ -4,15 +4,18 @@
 // directory once (so the server is ready when Start returns if every model
 // loads), starts the gRPC server (FeatureService, ModelAdmin, grpc.health.v1,
 // reflection, inference.GRPCInferenceService), the HTTP/JSON Open Inference
-// Protocol when http_port >= 0, and the poller thread. Health: "" is SERVING while the server
-// runs; "invariant.v1.FeatureService" is SERVING only while every model seen
-// has a ready version. Access (auth.h, data_auth.h): the admin and data
-// tokens, ModelAdmin disabled on a non-loopback bind without an admin token
-// (unless insecure_admin), warnings logged at startup. Bundles that resolve
-// outside models_dir (symlinks) are refused as failed loads. Shutdown() flips both to NOT_SERVING,
-// lets in-flight calls finish within drain_seconds (then cancels them), and stops the batcher and
-// poller. Flags are parsed in main.cc only.
-  int64_t warmup_rows = 8;                // rows a new version answers before it is ready; 0 = off
+// Protocol when http_port >= 0, and the poller thread. Health: "" is SERVING
+// while the server runs (liveness); "invariant.v1.FeatureService" is SERVING
+// while some model is ready and every model that has ever been ready still has
+// a ready version (readiness: a model that never loaded does not take the
+// replica out); "invariant.v1.FeatureService/<model>" is SERVING while that
+// model has a ready version (NOT_FOUND for a model never seen). Access
+// (auth.h, data_auth.h): the admin and data tokens, ModelAdmin disabled on a
+// non-loopback bind without an admin token (unless insecure_admin), warnings
+// logged at startup. Bundles that resolve outside models_dir (symlinks) are
+// refused as failed loads. Shutdown() flips all to NOT_SERVING, lets in-flight
+// calls finish within drain_seconds (then cancels them), and stops the batcher
+// and poller. Flags are parsed in main.cc only.
 #ifndef INVARIANT_SERVER_SERVER_H_
 #define INVARIANT_SERVER_SERVER_H_
 
