@@ -86,7 +86,7 @@ NystromEncoder::NystromEncoder(const NystromOptions& options, Projector projecto
       projector_(std::move(projector)),
       projection_(std::move(projection)),
       packed_projection_(PackedBank::Pack(projection_)),
-      bank_sq_norms_(RowSquaredNorms(projector_.rows())) {}
+      bank_sq_norms_(projector_.BankRowSquaredNorms()) {}
 
 void NystromEncoder::Encode(int64_t n, const float* x, float* out) const {
   const int64_t s = projector_.num_templates();
