@@ -10,7 +10,12 @@
 //   BM_ReadBank       one pass reading the bank with all pool threads (the
 //                     batch-1 floor)
 // then every encoder: CDF, random Fourier (float and bf16 bank), Nyström, a
-// second layer on the random Fourier map, and a chain preprocess → CDF. Every benchmark reports
+// second layer on the random Fourier map, and a chain preprocess → CDF.
+// The shipped fashion model's shape (random Fourier, s = 1000 frequencies ×
+// r = 32 stratified rotations of 28 × 28 images) in both placements, with
+// the same elements: BM_FashionTemplates (a 32,000 × 784 bank, 100 MB) and
+// BM_FashionInput (1000 × 784 templates, the rotations applied to each
+// input by an OrbitOperator), plus BM_FashionTemplatesBf16. Every benchmark reports
 // rows_per_second (and threads); ratios of those are the report. The kernel
 // path is the label of BM_PackedDot (INVARIANT_KERNEL selects it).
 // Bank contents do not matter for speed, so banks are seeded Gaussian rows.
@@ -33,6 +38,7 @@
 #include "core/encoders/random_fourier_encoder.h"
 #include "core/encoders/second_layer_encoder.h"
 #include "core/encoders/templates.h"
+#include "core/groups/group_factory.h"
 
 namespace invariant {
 namespace {
@@ -203,6 +209,70 @@ void BM_ReadBank(benchmark::State& state) {
   Report(state, 1, s);
 }
 
+// The fashion model's shape in both placements (same frequencies, same r
+// elements).
+struct FashionSetup {
+  FloatMatrix inputs;  // 256 × 784 unit rows
+  std::shared_ptr<const Encoder> on_templates, on_templates_bf16, on_input;
+};
+
+const FashionSetup& GetFashion() {
+  static const FashionSetup* setup = [] {
+    auto* f = new FashionSetup();
+    Rng rng(28);
+    f->inputs = *SampleSphereTemplates(256, kDim, rng);
+    v1::GroupSpec spec;
+    v1::ImageTransformGroup* img = spec.mutable_image();
+    img->set_height(28);
+    img->set_width(28);
+    img->set_channels(1);
+    img->mutable_rotation()->mutable_uniform()->set_high(6.283185307179586);
+    img->set_stratified_rotation(true);
+    std::shared_ptr<const GroupDistribution> q(std::move(*MakeGroupDistribution(spec)));
+    const FloatMatrix freqs = *SampleGaussianTemplates(1000, kDim, 0.4, rng);
+    const std::vector<GroupElement> turns = *DrawGroupElements(*q, 32, false, rng);
+    const TemplateBank bank = *TemplateBank::Build(freqs, q->action(), turns);
+    f->on_templates = std::move(*RandomFourierEncoder::Create({0.4}, Projector::OverBank(bank)));
+    f->on_templates_bf16 = std::move(
+        *RandomFourierEncoder::Create({0.4}, Projector::OverBank(bank, BankDtype::kBfloat16)));
+    f->on_input = std::move(
+        *RandomFourierEncoder::Create({0.4}, *Projector::OverInputOrbit(freqs, q, turns)));
+    return f;
+  }();
+  return *setup;
+}
+
+void RunFashion(benchmark::State& state, const Encoder& (*pick)(const FashionSetup&)) {
+  const int64_t batch = state.range(0);
+  const FashionSetup& f = GetFashion();
+  const Encoder& encoder = pick(f);
+  std::vector<float> out(static_cast<size_t>(batch * encoder.d_out()));
+  for (auto _ : state) {
+    encoder.Encode(batch, f.inputs.data(), out.data());
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["rows_per_second"] =
+      benchmark::Counter(static_cast<double>(batch), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["bank_bytes"] = static_cast<double>(encoder.parameter_bytes());
+  state.counters["threads"] = static_cast<double>(DefaultThreadCount());
+}
+
+void BM_FashionTemplates(benchmark::State& state) {
+  RunFashion(state, [](const FashionSetup& f) -> const Encoder& { return *f.on_templates; });
+}
+void BM_FashionTemplatesBf16(benchmark::State& state) {
+  RunFashion(state, [](const FashionSetup& f) -> const Encoder& { return *f.on_templates_bf16; });
+}
+void BM_FashionInput(benchmark::State& state) {
+  RunFashion(state, [](const FashionSetup& f) -> const Encoder& { return *f.on_input; });
+}
+
+void FashionShapes(benchmark::internal::Benchmark* b) {
+  for (int64_t batch : {1, 16, 64, 256}) b->Arg(batch);
+  b->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
 void Shapes(benchmark::internal::Benchmark* b) {
   for (int64_t bank_rows : {10000, 100000}) {
     for (int64_t batch : {1, 16, 64, 256}) b->Args({bank_rows, batch});
@@ -221,6 +291,9 @@ BENCHMARK(BM_RandomFourierBf16)->Apply(Shapes);
 BENCHMARK(BM_Nystrom)->Apply(Shapes);
 BENCHMARK(BM_SecondLayer)->Apply(Shapes);
 BENCHMARK(BM_ChainPreprocessCdf)->Apply(Shapes);
+BENCHMARK(BM_FashionTemplates)->Apply(FashionShapes);
+BENCHMARK(BM_FashionTemplatesBf16)->Apply(FashionShapes);
+BENCHMARK(BM_FashionInput)->Apply(FashionShapes);
 
 }  // namespace
 }  // namespace invariant

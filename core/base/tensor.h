@@ -90,6 +90,8 @@ class Array2D {
 using FloatMatrix = Array2D<float>;
 using DoubleMatrix = Array2D<double>;
 using IntMatrix = Array2D<int32_t>;
+// bfloat16 values as their 16 bits (the high half of the float's bits).
+using Bf16Matrix = Array2D<uint16_t>;
 
 }  // namespace invariant
 

@@ -157,6 +157,8 @@ class Bundle {
   absl::StatusOr<FloatMatrix> Float(absl::string_view name) const;
   absl::StatusOr<DoubleMatrix> Double(absl::string_view name) const;
   absl::StatusOr<IntMatrix> Int32(absl::string_view name) const;
+  // DTYPE_BFLOAT16: the raw bfloat16 bits (Bf16Value in packed_dot.h widens).
+  absl::StatusOr<Bf16Matrix> Bf16(absl::string_view name) const;
 
   // As above, and the 2-D view must be rows × cols (a negative value accepts
   // any extent); otherwise INVALID_ARGUMENT naming the tensor, the expected

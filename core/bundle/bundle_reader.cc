@@ -201,8 +201,8 @@ absl::Status CheckTensorTable(const std::string& path, const v1::Manifest& manif
     const size_t element_size = DTypeSize(entry.dtype());
     if (element_size == 0) {
       return Inconsistent(path, absl::StrCat(what, " has ", DTypeLabel(entry.dtype()),
-                                             "; expected DTYPE_FLOAT32, DTYPE_FLOAT64 or "
-                                             "DTYPE_INT32"));
+                                             "; expected DTYPE_FLOAT32, DTYPE_FLOAT64, "
+                                             "DTYPE_INT32 or DTYPE_BFLOAT16"));
     }
     absl::StatusOr<uint64_t> expected_bytes = fmt::TensorSizeBytes(entry.shape(), element_size);
     if (!expected_bytes.ok()) {
@@ -383,6 +383,9 @@ absl::StatusOr<DoubleMatrix> Bundle::Double(absl::string_view name) const {
 }
 absl::StatusOr<IntMatrix> Bundle::Int32(absl::string_view name) const {
   return Typed<int32_t>(name, v1::DTYPE_INT32, -1, -1);
+}
+absl::StatusOr<Bf16Matrix> Bundle::Bf16(absl::string_view name) const {
+  return Typed<uint16_t>(name, v1::DTYPE_BFLOAT16, -1, -1);
 }
 absl::StatusOr<FloatMatrix> Bundle::Float(absl::string_view name, int64_t rows,
                                           int64_t cols) const {

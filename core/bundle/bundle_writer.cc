@@ -133,7 +133,7 @@ absl::Status AddTensorEntries(const std::string& path, const std::vector<TensorR
     if (element_size == 0) {
       return absl::InvalidArgumentError(absl::StrCat(
           path, ": tensor '", t.name, "' has unknown dtype ", static_cast<int>(t.dtype),
-          "; expected DTYPE_FLOAT32, DTYPE_FLOAT64 or DTYPE_INT32"));
+          "; expected DTYPE_FLOAT32, DTYPE_FLOAT64, DTYPE_INT32 or DTYPE_BFLOAT16"));
     }
     absl::StatusOr<uint64_t> size_bytes = fmt::TensorSizeBytes(t.shape, element_size);
     if (!size_bytes.ok()) {
@@ -193,6 +193,8 @@ size_t DTypeSize(v1::DType dtype) {
       return sizeof(double);
     case v1::DTYPE_INT32:
       return sizeof(int32_t);
+    case v1::DTYPE_BFLOAT16:
+      return sizeof(uint16_t);
     default:
       return 0;
   }

@@ -38,7 +38,7 @@ class CdfEncoder final : public Encoder {
 
   void Encode(int64_t n, const float* x, float* out) const override;
   std::string kind() const override { return "cdf"; }
-  size_t parameter_bytes() const override { return projector_.rows().bytes(); }
+  size_t parameter_bytes() const override { return projector_.bank_bytes(); }
 
   const CdfOptions& options() const { return options_; }
   const Projector& projector() const { return projector_; }

@@ -3,9 +3,13 @@
 // The pooling step of the random Fourier and Nyström encoders evaluates one
 // sin/cos pair or one exp per bank row and input row, as many evaluations as
 // the GEMM has outputs; libm's scalar calls would cost more than the GEMM.
-// These are 4-lane SSE2 kernels (Cody–Waite range reduction and the Cephes
-// minimax polynomials), and they are deterministic: the same input always
-// gives the same bits, whatever the array length or its position in it.
+// The kernels (Cody–Waite range reduction and the Cephes minimax
+// polynomials, fast_math_kernels.h) are written once over a lane type and
+// run 8 lanes wide (AVX2) on the avx2/avx512 kernel paths and one lane wide
+// (portable C++, any CPU) on the scalar path; the path is the packed
+// kernel's (packed_dot.h: INVARIANT_KERNEL, SetKernelPath). They are
+// deterministic: the same input gives the same bits on every path, whatever
+// the array length or its position in it.
 //
 // Accuracy: |error| ≤ 2e-7 + 1e-7·|x| for sin/cos with |x| ≤ 1e5 (beyond
 // 4e6 the reduction is meaningless and the result is only bounded by 1);

@@ -86,7 +86,7 @@ NystromEncoder::NystromEncoder(const NystromOptions& options, Projector projecto
       projector_(std::move(projector)),
       projection_(std::move(projection)),
       packed_projection_(PackedBank::Pack(projection_)),
-      bank_sq_norms_(RowSquaredNorms(projector_.rows())) {}
+      bank_sq_norms_(projector_.BankRowSquaredNorms()) {}
 
 void NystromEncoder::Encode(int64_t n, const float* x, float* out) const {
   const int64_t s = projector_.num_templates();
@@ -105,15 +105,21 @@ void NystromEncoder::Encode(int64_t n, const float* x, float* out) const {
         rows, x + row0 * d_in(), /*need_sq_norms=*/true, [&](const ProjectionBlock& b) {
           const int64_t cols = b.num_templates * r;
           std::vector<float> kernels(static_cast<size_t>(cols));  // exp arguments, then values
+          std::vector<float> x2(static_cast<size_t>(r));
           for (int64_t i = 0; i < b.num_rows; ++i) {
             const float* p = b.values + i * b.stride;
+            for (int64_t k = 0; k < r; ++k) x2[static_cast<size_t>(k)] = b.InputSqNorm(i, k);
             for (int64_t j = 0; j < b.num_templates; ++j) {
               const int64_t template_index = b.template_begin + j;
+              // ‖z‖² per bank row (templates placement) or per template (input).
+              const float* z2 = norms_per_element ? &bank_sq_norms_[template_index * r]
+                                                  : &bank_sq_norms_[template_index];
+              const int64_t z2_step = norms_per_element ? 1 : 0;
+              const float* pj = p + j * r;
+              float* kj = kernels.data() + j * r;
               for (int64_t k = 0; k < r; ++k) {
-                const float z2 = norms_per_element ? bank_sq_norms_[template_index * r + k]
-                                                   : bank_sq_norms_[template_index];
-                const float d2 = b.InputSqNorm(i, k) + z2 - 2.0f * p[j * r + k];
-                kernels[j * r + k] = (d2 > 0.0f ? d2 : 0.0f) * neg_inv_two_sigma2;
+                const float d2 = x2[static_cast<size_t>(k)] + z2[k * z2_step] - 2.0f * pj[k];
+                kj[k] = (d2 > 0.0f ? d2 : 0.0f) * neg_inv_two_sigma2;
               }
             }
             FastExp(cols, kernels.data(), kernels.data());

@@ -55,9 +55,7 @@ class NystromEncoder final : public Encoder {
 
   void Encode(int64_t n, const float* x, float* out) const override;
   std::string kind() const override { return "nystrom"; }
-  size_t parameter_bytes() const override {
-    return projector_.rows().bytes() + projection_.bytes();
-  }
+  size_t parameter_bytes() const override { return projector_.bank_bytes() + projection_.bytes(); }
 
   const NystromOptions& options() const { return options_; }
   const Projector& projector() const { return projector_; }

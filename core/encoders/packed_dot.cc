@@ -1,6 +1,6 @@
 #include "core/encoders/packed_dot.h"
 
-#if defined(__x86_64__)
+#if INVARIANT_X86_SIMD
 #include <immintrin.h>
 #endif
 
@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -70,7 +71,7 @@ struct ScalarTiles {
   }
 };
 
-#if defined(__x86_64__)
+#if INVARIANT_X86_SIMD
 
 // ---- AVX2 + FMA: a panel is two 8-lane vectors ----------------------------
 
@@ -148,7 +149,7 @@ struct Avx512Tiles {
   }
 };
 
-#endif  // __x86_64__
+#endif  // INVARIANT_X86_SIMD
 
 // fn[R][P] = Tiles::Run<R, P> for R = 1..rows, P = 1..panels.
 template <class Tiles, int P, int... Rs>
@@ -169,7 +170,7 @@ TileTable MakeTable() {
 template <typename T>
 const TileTable& TableFor(KernelPath path) {
   static const TileTable scalar = MakeTable<ScalarTiles<T>, 4, 1>();
-#if defined(__x86_64__)
+#if INVARIANT_X86_SIMD
   static const TileTable avx2 = MakeTable<Avx2Tiles<T>, 6, 1>();
   static const TileTable avx512 = MakeTable<Avx512Tiles<T>, 8, 2>();
   if (path == KernelPath::kAvx512) return avx512;
@@ -222,7 +223,7 @@ bool KernelPathSupported(KernelPath path) {
   switch (path) {
     case KernelPath::kScalar:
       return true;
-#if defined(__x86_64__)
+#if INVARIANT_X86_SIMD
     case KernelPath::kAvx2:
       __builtin_cpu_init();
       return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -268,35 +269,58 @@ const char* BankDtypeName(BankDtype dtype) {
   return dtype == BankDtype::kBfloat16 ? "bf16" : "float32";
 }
 
+namespace {
+
+inline uint16_t ToBf16Bits(float v) { return FloatToBf16(v); }
+inline uint16_t ToBf16Bits(uint16_t v) { return v; }
+
+// Copies the cols × d row-major matrix b into panels (k-major, kW columns
+// per panel; padding stays 0). Dst is float or uint16_t (bf16 bits).
+template <typename Src, typename Dst>
+void FillPanels(const Array2D<Src>& b, Dst* dst) {
+  const int64_t cols = b.rows();
+  const int64_t d = b.cols();
+  const int64_t panels = (cols + kW - 1) / kW;
+  ParallelFor(panels, [&](int64_t q) {
+    const int64_t c_end = std::min(cols, (q + 1) * kW);
+    for (int64_t c = q * kW; c < c_end; ++c) {
+      const Src* src = b.row(c);
+      Dst* out = dst + q * d * kW + (c - q * kW);
+      for (int64_t k = 0; k < d; ++k) {
+        if constexpr (std::is_same_v<Dst, float>) {
+          out[k * kW] = ToFloat(src[k]);
+        } else {
+          out[k * kW] = ToBf16Bits(src[k]);
+        }
+      }
+    }
+  });
+}
+
+}  // namespace
+
 PackedBank PackedBank::Pack(const FloatMatrix& b, BankDtype dtype) {
   PackedBank packed;
   packed.cols_ = b.rows();
   packed.dim_ = b.cols();
   packed.dtype_ = dtype;
-  const int64_t d = packed.dim_;
-  const int64_t panels = (packed.cols_ + kW - 1) / kW;
-  // Padding columns stay 0 (also 0 in bf16).
-  float* dst = nullptr;
-  uint16_t* dst16 = nullptr;
   if (dtype == BankDtype::kBfloat16) {
-    packed.panels16_ = Array2D<uint16_t>::Zeros(panels, d * kW);
-    dst16 = packed.panels16_.mutable_data();
+    packed.panels16_ = Array2D<uint16_t>::Zeros(packed.num_panels(), packed.dim_ * kW);
+    FillPanels(b, packed.panels16_.mutable_data());
   } else {
-    packed.panels_ = FloatMatrix::Zeros(panels, d * kW);
-    dst = packed.panels_.mutable_data();
+    packed.panels_ = FloatMatrix::Zeros(packed.num_panels(), packed.dim_ * kW);
+    FillPanels(b, packed.panels_.mutable_data());
   }
-  ParallelFor(panels, [&](int64_t q) {
-    const int64_t c_end = std::min(packed.cols_, (q + 1) * kW);
-    for (int64_t c = q * kW; c < c_end; ++c) {
-      const float* src = b.row(c);
-      const int64_t offset = q * d * kW + (c - q * kW);
-      if (dst16 != nullptr) {
-        for (int64_t k = 0; k < d; ++k) dst16[offset + k * kW] = FloatToBf16(src[k]);
-      } else {
-        for (int64_t k = 0; k < d; ++k) dst[offset + k * kW] = src[k];
-      }
-    }
-  });
+  return packed;
+}
+
+PackedBank PackedBank::Pack(const Bf16Matrix& b) {
+  PackedBank packed;
+  packed.cols_ = b.rows();
+  packed.dim_ = b.cols();
+  packed.dtype_ = BankDtype::kBfloat16;
+  packed.panels16_ = Array2D<uint16_t>::Zeros(packed.num_panels(), packed.dim_ * kW);
+  FillPanels(b, packed.panels16_.mutable_data());
   return packed;
 }
 

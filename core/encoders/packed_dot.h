@@ -25,7 +25,8 @@
 // The best path the CPU supports is used, unless the environment variable
 // INVARIANT_KERNEL=avx512|avx2|scalar names another: a path the CPU lacks,
 // or an unknown name, falls back to the best supported path with a note on
-// stderr. SetKernelPath forces a path (tests, benchmarks).
+// stderr. SetKernelPath forces a path (tests, benchmarks). The other
+// kernels (fast_math.h, orbit_operator.h) follow the same choice.
 //
 // Storage: float32, or bf16 (BankDtype::kBfloat16: each bank value rounded
 // to nearest-even bfloat16 once at packing, half the bytes read per
@@ -46,6 +47,15 @@
 
 #include "absl/status/status.h"
 #include "core/base/tensor.h"
+
+// 1 when the x86 vector paths are compiled in: x86-64, unless the build set
+// INVARIANT_PORTABLE_KERNELS (CMake option INVARIANT_PORTABLE_KERNELS=ON),
+// which leaves only the portable scalar paths, as on aarch64.
+#if defined(__x86_64__) && !defined(INVARIANT_PORTABLE_KERNELS)
+#define INVARIANT_X86_SIMD 1
+#else
+#define INVARIANT_X86_SIMD 0
+#endif
 
 namespace invariant {
 
@@ -79,6 +89,9 @@ class PackedBank {
   // Packs the cols × d row-major matrix b (cols = b.rows(), d = b.cols()),
   // stored as `dtype`.
   static PackedBank Pack(const FloatMatrix& b, BankDtype dtype = BankDtype::kFloat32);
+  // Packs a bank already stored as bfloat16 bits (a bf16 bundle tensor); the
+  // result is kBfloat16 and equals Pack(widened b, kBfloat16) bit for bit.
+  static PackedBank Pack(const Bf16Matrix& b);
 
   int64_t cols() const { return cols_; }
   int64_t dim() const { return dim_; }

@@ -21,7 +21,15 @@
 //    row's bytes), draws r elements with q.SampleFor(x, r, rng), computes
 //    g_k·x and projects them onto the templates: p_{i,j,k} = ⟨t_j, g_k·x_i⟩.
 //    The same row always gets the same elements, in-process or on a server.
-//    Rows are split over the pool.
+//    Rows are split over the pool. This is the path of input-dependent
+//    distributions (the noisy sort of Coulomb matrices).
+//  * kInput over an orbit (OverInputOrbit): r elements fixed when the model
+//    was drawn. Rows go in chunks (≤ kOrbitChunkFloats transformed values):
+//    the OrbitOperator writes the r copies of every row of the chunk (split
+//    over rows on the pool), then a grid of tasks, row blocks of
+//    ≤ kRowBlock copies × template blocks, each runs PackedDot against the
+//    packed templates, regroups its tile to the j·r + k layout and hands it
+//    to on_block. Batch 1 splits over templates.
 //
 // Batch independence: a row's projections never depend on the other rows,
 // the tiling or the thread: every product goes through PackedDot, whose
@@ -41,6 +49,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "core/base/tensor.h"
+#include "core/encoders/orbit_operator.h"
 #include "core/encoders/packed_dot.h"
 #include "core/encoders/template_bank.h"
 #include "core/groups/group.h"
@@ -69,31 +78,59 @@ class Projector {
  public:
   static constexpr int64_t kRowBlock = 96;       // input rows per task
   static constexpr int64_t kBlockColumns = 512;  // bank columns per task (whole templates)
+  static constexpr int64_t kOrbitChunkFloats = int64_t{1} << 20;  // transformed copies per chunk
 
   Projector() = default;
 
   // Projects onto a bank of transformed templates (Placement::kTemplates),
-  // packed as `bank_dtype` (kBfloat16 halves the bytes read per request;
-  // rows() keeps the float bank for bundles).
+  // packed as `bank_dtype`. kBfloat16 rounds every value to bfloat16 once
+  // (half the bytes read per request); the projector then keeps only the
+  // rounded bank (rows_bf16()), as OverBf16Bank would.
   static Projector OverBank(TemplateBank bank, BankDtype bank_dtype = BankDtype::kFloat32);
 
-  // Projects transformed inputs onto m × d templates (Placement::kInput).
-  // Errors: r ≤ 0, null q, empty templates, templates.cols() != q's dim().
+  // Projects onto a bank stored as bfloat16 bits, (m·r) × d with row
+  // j·r + k = g_k⁻¹·t_j (owned or a mapped bundle tensor, not copied).
+  // Errors: rows16.rows() != m·r, m ≤ 0, r ≤ 0, no columns.
+  static absl::StatusOr<Projector> OverBf16Bank(Bf16Matrix rows16, int64_t num_templates,
+                                                int64_t num_group_elements);
+
+  // Projects transformed inputs onto m × d templates (Placement::kInput),
+  // r elements drawn per input row (see the header comment). Errors: r ≤ 0,
+  // null q, empty templates, templates.cols() != q's dim().
   static absl::StatusOr<Projector> OverInput(FloatMatrix templates, int64_t r,
                                              std::shared_ptr<const GroupDistribution> q,
-                                             uint64_t seed);
+                                             uint64_t seed,
+                                             BankDtype bank_dtype = BankDtype::kFloat32);
+
+  // Placement::kInput with r = elements.size() elements fixed when the model
+  // was drawn: every input row gets the same g_1..g_r, applied by an
+  // OrbitOperator in one pass, then one PackedDot against the templates.
+  // Errors: null q, no elements, empty templates, templates.cols() != q's
+  // dim().
+  static absl::StatusOr<Projector> OverInputOrbit(FloatMatrix templates,
+                                                  std::shared_ptr<const GroupDistribution> q,
+                                                  const std::vector<GroupElement>& elements,
+                                                  BankDtype bank_dtype = BankDtype::kFloat32);
 
   Placement placement() const { return placement_; }
   int64_t num_templates() const { return num_templates_; }  // m
   int64_t num_group_elements() const { return r_; }         // r
-  int64_t dim() const { return rows_.cols(); }              // d
+  int64_t dim() const { return packed_->dim(); }            // d
   // kTemplates: the (m·r) × d bank; kInput: the m × d templates. This is the
-  // "encoder/bank" tensor of a bundle.
+  // "encoder/bank" tensor of a bundle. Empty for a bf16 bank (rows_bf16()).
   const FloatMatrix& rows() const { return rows_; }
+  // The bf16 bank's bits; empty for a float32 bank.
+  const Bf16Matrix& rows_bf16() const { return rows16_; }
+  // Bytes of the stored bank (rows() or rows_bf16()).
+  size_t bank_bytes() const { return rows_.bytes() + rows16_.bytes(); }
+  // ‖row‖² of every bank row as stored (bf16 rows widened exactly).
+  std::vector<float> BankRowSquaredNorms() const;
   // rows(), packed for PackedDot (shared by copies of this projector).
   const PackedBank& packed() const { return *packed_; }
   BankDtype bank_dtype() const { return packed_->dtype(); }
   const std::shared_ptr<const GroupDistribution>& distribution() const { return q_; }
+  // The fixed elements' operator (OverInputOrbit), or null.
+  const OrbitOperator* orbit() const { return orbit_.get(); }
   uint64_t seed() const { return seed_; }
 
   // Calls on_block once for every block of projections of the n rows of x
@@ -108,13 +145,19 @@ class Projector {
                             absl::FunctionRef<void(const ProjectionBlock&)> on_block) const;
   void ForEachBlockOverInput(int64_t n, const float* x, bool need_sq_norms,
                              absl::FunctionRef<void(const ProjectionBlock&)> on_block) const;
+  void ForEachBlockOverOrbit(int64_t n, const float* x, bool need_sq_norms,
+                             absl::FunctionRef<void(const ProjectionBlock&)> on_block) const;
+  // Stores the bank as `dtype` (bf16: rounded once, rows16_ only) and packs it.
+  void SetBank(FloatMatrix rows, BankDtype dtype);
 
   Placement placement_ = Placement::kTemplates;
   FloatMatrix rows_;
-  std::shared_ptr<const PackedBank> packed_;
+  Bf16Matrix rows16_;
+  std::shared_ptr<const PackedBank> packed_ = std::make_shared<const PackedBank>();
   int64_t num_templates_ = 0;
   int64_t r_ = 0;
   std::shared_ptr<const GroupDistribution> q_;
+  std::shared_ptr<const OrbitOperator> orbit_;  // OverInputOrbit's
   uint64_t seed_ = 0;
 };
 

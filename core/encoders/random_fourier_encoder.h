@@ -36,7 +36,7 @@ class RandomFourierEncoder final : public Encoder {
 
   void Encode(int64_t n, const float* x, float* out) const override;
   std::string kind() const override { return "random_fourier"; }
-  size_t parameter_bytes() const override { return projector_.rows().bytes(); }
+  size_t parameter_bytes() const override { return projector_.bank_bytes(); }
 
   const RandomFourierOptions& options() const { return options_; }
   const Projector& projector() const { return projector_; }

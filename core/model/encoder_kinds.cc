@@ -1,5 +1,6 @@
 #include "core/model/encoder_kinds.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -22,6 +23,7 @@ namespace {
 
 constexpr char kBankTensor[] = "encoder/bank";
 constexpr char kNystromProjectionTensor[] = "encoder/projection";
+constexpr char kGroupElementsTensor[] = "encoder/group_elements";
 
 // ---- Template-based kinds (cdf, random_fourier, nystrom): shared parts.
 
@@ -31,7 +33,33 @@ absl::Status CheckGroupElements(const v1::EncoderSpec& spec, const std::string& 
   return CheckFieldRange(field, static_cast<double>(r), 1, 1e5);
 }
 
+// Every value rounded to nearest-even bfloat16.
+Bf16Matrix ToBf16(const FloatMatrix& rows) {
+  Bf16Matrix out = Bf16Matrix::Zeros(rows.rows(), rows.cols());
+  uint16_t* dst = out.mutable_data();
+  const float* src = rows.data();
+  for (int64_t i = 0; i < rows.rows() * rows.cols(); ++i) dst[i] = FloatToBf16(src[i]);
+  return out;
+}
+
+// Stores `rows` as "encoder/bank" in the spec's bank_dtype.
+void StoreBank(const v1::EncoderSpec& spec, const FloatMatrix& rows, ModelTensors& t) {
+  if (spec.bank_dtype() == v1::BANK_DTYPE_BF16) {
+    t.bf16[kBankTensor] = ToBf16(rows);
+  } else {
+    t.f32[kBankTensor] = rows;
+  }
+}
+
+BankDtype ToBankDtype(const v1::EncoderSpec& spec) {
+  return spec.bank_dtype() == v1::BANK_DTYPE_BF16 ? BankDtype::kBfloat16 : BankDtype::kFloat32;
+}
+
 // Fills "encoder/bank" from the templates and returns r (|G| when enumerated).
+// Input placement stores the templates alone and, when the distribution does
+// not depend on the input, the r elements drawn now as
+// "encoder/group_elements" (r × parameters, float64): every request then
+// applies those same elements (Projector::OverInputOrbit).
 absl::StatusOr<int64_t> DrawBank(const v1::EncoderSpec& spec, const FloatMatrix& templates,
                                  int64_t r, ModelTensors& t) {
   ASSIGN_OR_RETURN(std::unique_ptr<GroupDistribution> q, MakeGroupDistribution(spec.group()));
@@ -41,16 +69,46 @@ absl::StatusOr<int64_t> DrawBank(const v1::EncoderSpec& spec, const FloatMatrix&
                                                    q->action().dim(), ", but the data rows have ",
                                                    templates.cols(), " values"));
   }
-  if (placement == Placement::kInput) {
-    if (spec.group().enumerate()) r = static_cast<int64_t>(q->Enumerate().size());
-    t.f32[kBankTensor] = templates;
-    return r;
-  }
   Rng rng = Rng::ForStream(spec.seed(), 2);
+  if (placement == Placement::kInput) {
+    StoreBank(spec, templates, t);
+    if (q->depends_on_input()) {
+      if (spec.group().enumerate()) r = static_cast<int64_t>(q->Enumerate().size());
+      return r;
+    }
+    ASSIGN_OR_RETURN(std::vector<GroupElement> elements,
+                     DrawGroupElements(*q, r, spec.group().enumerate(), rng));
+    const int64_t params = static_cast<int64_t>(elements.front().params.size());
+    DoubleMatrix table = DoubleMatrix::Zeros(static_cast<int64_t>(elements.size()), params);
+    for (size_t k = 0; k < elements.size(); ++k) {
+      if (static_cast<int64_t>(elements[k].params.size()) != params) {
+        return absl::InternalError(absl::StrCat(q->name(), " drew elements of ", params, " and ",
+                                                elements[k].params.size(), " parameters"));
+      }
+      std::copy(elements[k].params.begin(), elements[k].params.end(),
+                table.mutable_row(static_cast<int64_t>(k)));
+    }
+    t.f64[kGroupElementsTensor] = std::move(table);
+    return static_cast<int64_t>(elements.size());
+  }
   ASSIGN_OR_RETURN(TemplateBank bank,
                    TemplateBank::Sample(templates, *q, r, spec.group().enumerate(), rng));
-  t.f32[kBankTensor] = bank.rows();
+  StoreBank(spec, bank.rows(), t);
   return bank.num_group_elements();
+}
+
+// The m × d templates of an input-placement model, widened to float when
+// stored as bf16 (exact).
+absl::StatusOr<FloatMatrix> LoadTemplates(const v1::EncoderSpec& spec, int64_t m, int64_t d,
+                                          const ModelTensors& t) {
+  if (spec.bank_dtype() != v1::BANK_DTYPE_BF16) {
+    return RequireTensor(t.f32, kBankTensor, m, d, "m × input_dim");
+  }
+  ASSIGN_OR_RETURN(Bf16Matrix rows16,
+                   RequireTensor(t.bf16, kBankTensor, m, d, "m × input_dim, DTYPE_BFLOAT16"));
+  FloatMatrix rows = FloatMatrix::Zeros(m, d);
+  for (int64_t i = 0; i < m * d; ++i) rows.mutable_data()[i] = Bf16Value(rows16.data()[i]);
+  return rows;
 }
 
 // The projector over "encoder/bank" for m templates and r group elements,
@@ -66,11 +124,25 @@ absl::StatusOr<Projector> LoadProjector(const v1::EncoderSpec& spec, int64_t d, 
                                                    q->action().dim(), ", but input_dim is ", d));
   }
   if (placement == Placement::kInput) {
-    ASSIGN_OR_RETURN(FloatMatrix templates,
-                     RequireTensor(t.f32, kBankTensor, m, d, "m × input_dim"));
-    return Projector::OverInput(std::move(templates), r,
-                                std::shared_ptr<const GroupDistribution>(std::move(q)),
-                                spec.seed());
+    ASSIGN_OR_RETURN(FloatMatrix templates, LoadTemplates(spec, m, d, t));
+    std::shared_ptr<const GroupDistribution> shared(std::move(q));
+    if (t.f64.count(kGroupElementsTensor) == 0) {
+      return Projector::OverInput(std::move(templates), r, std::move(shared), spec.seed(),
+                                  ToBankDtype(spec));
+    }
+    ASSIGN_OR_RETURN(DoubleMatrix table, RequireTensor(t.f64, kGroupElementsTensor, r, -1,
+                                                       "num_group_elements × parameters"));
+    std::vector<GroupElement> elements(static_cast<size_t>(r));
+    for (int64_t k = 0; k < r; ++k) {
+      elements[static_cast<size_t>(k)].params.assign(table.row(k), table.row(k) + table.cols());
+    }
+    return Projector::OverInputOrbit(std::move(templates), std::move(shared), elements,
+                                     ToBankDtype(spec));
+  }
+  if (spec.bank_dtype() == v1::BANK_DTYPE_BF16) {
+    ASSIGN_OR_RETURN(Bf16Matrix rows16, RequireTensor(t.bf16, kBankTensor, m * r, d,
+                                                      "m·r × input_dim, DTYPE_BFLOAT16"));
+    return Projector::OverBf16Bank(std::move(rows16), m, r);
   }
   ASSIGN_OR_RETURN(FloatMatrix rows,
                    RequireTensor(t.f32, kBankTensor, m * r, d, "m·r × input_dim"));
@@ -78,11 +150,22 @@ absl::StatusOr<Projector> LoadProjector(const v1::EncoderSpec& spec, int64_t d, 
   return Projector::OverBank(std::move(bank));
 }
 
+// Checks encoder.bank_dtype (shared by the template-based kinds).
+absl::Status CheckBankDtype(const v1::EncoderSpec& spec) {
+  if (spec.bank_dtype() == v1::BANK_DTYPE_FLOAT32 || spec.bank_dtype() == v1::BANK_DTYPE_BF16) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("encoder.bank_dtype must be BANK_DTYPE_FLOAT32 or BANK_DTYPE_BF16, got ",
+                   static_cast<int>(spec.bank_dtype())));
+}
+
 // ---- cdf
 
 absl::Status ValidateCdf(v1::EncoderSpec& e) {
   v1::CdfParams& p = *e.mutable_cdf();
   RETURN_IF_ERROR(CheckFieldRange("encoder.cdf.num_templates", p.num_templates(), 1, 1e6));
+  RETURN_IF_ERROR(CheckBankDtype(e));
   RETURN_IF_ERROR(CheckGroupElements(e, "encoder.cdf.num_group_elements", p.num_group_elements()));
   if (p.pooling() == v1::POOLING_UNSPECIFIED) p.set_pooling(v1::POOLING_CDF);
   if (p.pooling() == v1::POOLING_CDF) {
@@ -137,6 +220,7 @@ absl::StatusOr<std::shared_ptr<const Encoder>> LoadCdf(const v1::EncoderSpec& sp
 absl::Status ValidateRandomFourier(v1::EncoderSpec& e) {
   const v1::RandomFourierParams& p = e.random_fourier();
   RETURN_IF_ERROR(CheckFieldRange("encoder.random_fourier.num_features", p.num_features(), 1, 1e6));
+  RETURN_IF_ERROR(CheckBankDtype(e));
   RETURN_IF_ERROR(
       CheckGroupElements(e, "encoder.random_fourier.num_group_elements", p.num_group_elements()));
   return CheckFieldPositive("encoder.random_fourier.sigma", p.sigma());
@@ -168,6 +252,7 @@ absl::StatusOr<std::shared_ptr<const Encoder>> LoadRandomFourier(const v1::Encod
 absl::Status ValidateNystrom(v1::EncoderSpec& e) {
   v1::NystromParams& p = *e.mutable_nystrom();
   RETURN_IF_ERROR(CheckFieldRange("encoder.nystrom.num_landmarks", p.num_landmarks(), 1, 1e5));
+  RETURN_IF_ERROR(CheckBankDtype(e));
   RETURN_IF_ERROR(
       CheckGroupElements(e, "encoder.nystrom.num_group_elements", p.num_group_elements()));
   RETURN_IF_ERROR(CheckFieldPositive("encoder.nystrom.sigma", p.sigma()));
@@ -208,6 +293,10 @@ absl::StatusOr<std::shared_ptr<const Encoder>> LoadNystrom(const v1::EncoderSpec
 absl::Status ValidateSpectral(v1::EncoderSpec& e) {
   const v1::SpectralParams& p = e.spectral();
   RETURN_IF_ERROR(CheckFieldRange("encoder.spectral.dim", p.dim(), 1, 64));
+  if (e.bank_dtype() != v1::BANK_DTYPE_FLOAT32) {
+    return absl::InvalidArgumentError(
+        "encoder.bank_dtype must be BANK_DTYPE_FLOAT32 (unset) for spectral, which has no bank");
+  }
   if (p.generators().empty()) {
     return absl::InvalidArgumentError(
         "encoder.spectral.generators must name at least one generator, got none");

@@ -94,6 +94,10 @@ absl::StatusOr<std::shared_ptr<const Model>> Model::Load(const std::string& path
         ASSIGN_OR_RETURN(tensors.i32[e.name()], bundle->Int32(e.name()));
         break;
       }
+      case v1::DTYPE_BFLOAT16: {
+        ASSIGN_OR_RETURN(tensors.bf16[e.name()], bundle->Bf16(e.name()));
+        break;
+      }
       default:
         return absl::InvalidArgumentError(
             absl::StrCat(path, ": tensor '", e.name(), "' has unsupported dtype"));
@@ -110,6 +114,7 @@ absl::Status Model::Save(const std::string& path) const {
   AddRefs(tensors_.f32, v1::DTYPE_FLOAT32, refs);
   AddRefs(tensors_.f64, v1::DTYPE_FLOAT64, refs);
   AddRefs(tensors_.i32, v1::DTYPE_INT32, refs);
+  AddRefs(tensors_.bf16, v1::DTYPE_BFLOAT16, refs);
   return WriteBundle(path, manifest_, refs);
 }
 
@@ -120,6 +125,7 @@ size_t Model::bytes() const {
   for (const auto& [n, a] : tensors_.f32) b += a.bytes();
   for (const auto& [n, a] : tensors_.f64) b += a.bytes();
   for (const auto& [n, a] : tensors_.i32) b += a.bytes();
+  for (const auto& [n, a] : tensors_.bf16) b += a.bytes();
   return b;
 }
 

@@ -30,6 +30,7 @@ struct ModelTensors {
   std::map<std::string, FloatMatrix> f32;
   std::map<std::string, DoubleMatrix> f64;
   std::map<std::string, IntMatrix> i32;
+  std::map<std::string, Bf16Matrix> bf16;  // DTYPE_BFLOAT16 (bf16 banks)
 };
 
 // The bundle tensors of the linear head: feature_dim × T and 1 × T.

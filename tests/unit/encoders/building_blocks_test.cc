@@ -2,10 +2,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <set>
 #include <vector>
 
 #include "core/encoders/fast_math.h"
+#include "core/encoders/packed_dot.h"
 #include "core/encoders/pooling.h"
 #include "core/encoders/preprocess_encoder.h"
 #include "gtest/gtest.h"
@@ -28,6 +30,42 @@ TEST(FastMathTest, SinCosMatchesLibm) {
     ASSERT_NEAR(s[i], std::sin(static_cast<double>(x[i])), tol) << x[i];
     ASSERT_NEAR(c[i], std::cos(static_cast<double>(x[i])), tol) << x[i];
   }
+}
+
+// The portable one-lane path (the only one on aarch64, or built with
+// INVARIANT_PORTABLE_KERNELS=ON) and the vector paths give the same bits,
+// at every array length and position, for huge, tiny and non-finite values.
+TEST(FastMathTest, EveryKernelPathGivesTheSameBits) {
+  std::vector<float> x;
+  for (int i = -30000; i <= 30000; ++i) x.push_back(static_cast<float>(i) * 3.7e-3f);
+  for (float v : {1e5f, -4e6f, 3e7f, 88.5f, -87.5f, -1e30f, 0.0f, -0.0f, 1e-40f}) x.push_back(v);
+  x.push_back(std::numeric_limits<float>::infinity());
+  x.push_back(std::numeric_limits<float>::quiet_NaN());
+  const int64_t n = static_cast<int64_t>(x.size());
+  auto run = [&](int64_t len, std::vector<float>& s, std::vector<float>& c, std::vector<float>& e) {
+    s.assign(x.size(), 0.f);
+    c.assign(x.size(), 0.f);
+    e.assign(x.size(), 0.f);
+    for (int64_t i = 0; i < n; i += len) {
+      const int64_t m = std::min(len, n - i);
+      FastSinCos(m, x.data() + i, s.data() + i, c.data() + i);
+      FastExp(m, x.data() + i, e.data() + i);
+    }
+  };
+  ASSERT_TRUE(SetKernelPath(KernelPath::kScalar).ok());
+  std::vector<float> s0, c0, e0, s, c, e;
+  run(n, s0, c0, e0);
+  for (KernelPath path : SupportedKernelPaths()) {
+    ASSERT_TRUE(SetKernelPath(path).ok());
+    for (int64_t len : {int64_t{1}, int64_t{3}, int64_t{13}, n}) {
+      run(len, s, c, e);
+      const size_t bytes = x.size() * sizeof(float);
+      EXPECT_EQ(0, std::memcmp(s.data(), s0.data(), bytes)) << KernelPathName(path) << " " << len;
+      EXPECT_EQ(0, std::memcmp(c.data(), c0.data(), bytes)) << KernelPathName(path) << " " << len;
+      EXPECT_EQ(0, std::memcmp(e.data(), e0.data(), bytes)) << KernelPathName(path) << " " << len;
+    }
+  }
+  ASSERT_TRUE(SetKernelPath(SupportedKernelPaths().front()).ok());
 }
 
 TEST(FastMathTest, ExpMatchesLibm) {

@@ -63,6 +63,29 @@ std::vector<Named> AllEncoders() {
   options.num_bins = 6;
   options.range = 1.5;
   all.push_back({"cdf_input_placement", std::move(*CdfEncoder::Create(options, *projector))});
+  // Input placement over fixed elements (OverInputOrbit): image rotations
+  // of 6 × 8 images (bilinear taps), every pooling kind.
+  v1::GroupSpec rotations;
+  rotations.mutable_image()->set_height(6);
+  rotations.mutable_image()->set_width(8);
+  rotations.mutable_image()->set_channels(1);
+  rotations.mutable_image()->mutable_rotation()->mutable_uniform()->set_high(6.283185307179586);
+  auto rot = MakeGroup(rotations);
+  auto turns = DrawGroupElements(*rot, 21, false, rng);
+  EXPECT_TRUE(turns.ok());
+  auto orbit_templates = SampleGaussianTemplates(37, kDim, 1.0, rng);
+  EXPECT_TRUE(orbit_templates.ok());
+  auto orbit = Projector::OverInputOrbit(*orbit_templates, rot, *turns);
+  EXPECT_TRUE(orbit.ok()) << orbit.status();
+  all.push_back({"cdf_input_orbit", std::move(*CdfEncoder::Create(options, *orbit))});
+  all.push_back({"rf_input_orbit", std::move(*RandomFourierEncoder::Create({1.0}, *orbit))});
+  auto landmarks = UnitRows(33, kDim, 8);
+  auto orbit_bf16 = Projector::OverInputOrbit(landmarks, rot, *turns, BankDtype::kBfloat16);
+  EXPECT_TRUE(orbit_bf16.ok());
+  auto projection = ComputeNystromProjection(landmarks, {1.0, 1e-6});
+  EXPECT_TRUE(projection.ok());
+  all.push_back({"nystrom_input_orbit_bf16",
+                 std::move(*NystromEncoder::Create({1.0, 1e-6}, *orbit_bf16, *projection))});
   return all;
 }
 

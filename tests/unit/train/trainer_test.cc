@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 
+#include "core/encoders/packed_dot.h"
 #include "core/model/model.h"
 #include "core/model/repository.h"
 #include "gmock/gmock.h"
@@ -81,6 +82,34 @@ TEST(TrainerTest, XpermRunWritesAnExactlyInvariantModelAndReports) {
   }
   EXPECT_GT(static_cast<double>(correct) / n, 0.8);
   EXPECT_GT(static_cast<double>(found) / positives, 0.5);
+}
+
+TEST(TrainerTest, Bf16BankConfigStoresTheRoundedBankAndServesIt) {
+  TempDir dir;
+  std::string text = kXpermConfig;
+  text.replace(text.find("seed: 7"), 7, "seed: 7 bank_dtype: BANK_DTYPE_BF16");
+  auto f32 = RunTraining(Options(dir, kXpermConfig, "f32"));
+  auto bf16 = RunTraining(Options(dir, text, "bf16"));
+  ASSERT_TRUE(f32.ok() && bf16.ok()) << f32.status() << bf16.status();
+  auto m32 = LoadVersion(*f32), m16 = LoadVersion(*bf16);
+  ASSERT_TRUE(m32 != nullptr && m16 != nullptr);
+  EXPECT_EQ(m16->manifest().encoder().bank_dtype(), v1::BANK_DTYPE_BF16);
+  EXPECT_EQ(m16->tensors().f32.count("encoder/bank"), 0u);
+  // The same draw, every value rounded to nearest-even bfloat16.
+  const FloatMatrix& bank = m32->tensors().f32.at("encoder/bank");
+  const Bf16Matrix& bank16 = m16->tensors().bf16.at("encoder/bank");
+  ASSERT_EQ(bank.rows(), bank16.rows());
+  ASSERT_EQ(bank.cols(), bank16.cols());
+  int64_t moved = 0;
+  for (int64_t i = 0; i < bank.size(); ++i) {
+    ASSERT_EQ(bank16.data()[i], FloatToBf16(bank.data()[i])) << i;
+    moved += Bf16Value(bank16.data()[i]) != bank.data()[i];
+  }
+  EXPECT_GT(moved, 0);
+  EXPECT_EQ(m16->bytes() + bank16.bytes(), m32->bytes());
+  // Still a good, exactly invariant Xperm model (CDF pooling over the group).
+  EXPECT_GT(m16->manifest().metrics().at("test_accuracy"), 0.7);
+  EXPECT_EQ(m16->manifest().certificate().max_discrepancy(), 0.0);
 }
 
 TEST(TrainerTest, VersionsIncreaseAndAnExistingOneIsNeverOverwritten) {
