@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/time/clock.h"
+#include "client/grpc_code_name.h"
 
 namespace invariant::server {
 namespace {
@@ -72,28 +73,6 @@ class MetricsInterceptorFactory final
 };
 
 }  // namespace
-
-const char* GrpcCodeName(grpc::StatusCode code) {
-  static const char* const kNames[] = {"OK",
-                                       "CANCELLED",
-                                       "UNKNOWN",
-                                       "INVALID_ARGUMENT",
-                                       "DEADLINE_EXCEEDED",
-                                       "NOT_FOUND",
-                                       "ALREADY_EXISTS",
-                                       "PERMISSION_DENIED",
-                                       "RESOURCE_EXHAUSTED",
-                                       "FAILED_PRECONDITION",
-                                       "ABORTED",
-                                       "OUT_OF_RANGE",
-                                       "UNIMPLEMENTED",
-                                       "INTERNAL",
-                                       "UNAVAILABLE",
-                                       "DATA_LOSS",
-                                       "UNAUTHENTICATED"};
-  const int index = static_cast<int>(code);
-  return index >= 0 && index <= 16 ? kNames[index] : "UNKNOWN";
-}
 
 std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
 MakeMetricsInterceptorFactory(ServerMetrics* metrics) {

@@ -15,9 +15,6 @@
 
 namespace invariant::server {
 
-// The canonical upper-case name of a gRPC code ("OK", "INVALID_ARGUMENT", ...).
-const char* GrpcCodeName(grpc::StatusCode code);
-
 // Makes one MetricsInterceptor per call; `metrics` must outlive the server.
 std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
 MakeMetricsInterceptorFactory(ServerMetrics* metrics);
