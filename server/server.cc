@@ -17,6 +17,7 @@
 #include "core/base/file.h"
 #include "core/base/status_macros.h"
 #include "core/model/featurizer_factory.h"
+#include "grpc/health/v1/health.pb.h"
 #include "server/metrics_interceptor.h"
 
 #ifndef INVARIANT_VERSION
@@ -177,6 +178,9 @@ absl::Status Server::Init() {
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  // Reflection serves descriptors from the generated pool; gRPC's health
+  // service has none there, so pull grpc.health.v1 in (listed AND described).
+  (void)grpc::health::v1::HealthCheckRequest::descriptor();
   grpc::ServerBuilder builder;
   builder.AddListeningPort(absl::StrCat(options_.host, ":", options_.port), credentials,
                            &grpc_port_);

@@ -187,6 +187,17 @@ TEST_F(ServerTest, MetadataListHealthAndReflection) {
   EXPECT_THAT(services,
               ::testing::IsSupersetOf({"invariant.v1.FeatureService", "invariant.v1.ModelAdmin",
                                        "grpc.health.v1.Health"}));
+  // Every listed service is described too, grpc.health.v1 included (grpcurl
+  // and Postman need the descriptor, not only the name).
+  for (const std::string& service : services) {
+    grpc::reflection::v1alpha::ServerReflectionRequest describe;
+    describe.set_file_containing_symbol(service);
+    ASSERT_TRUE(stream->Write(describe));
+    grpc::reflection::v1alpha::ServerReflectionResponse described;
+    ASSERT_TRUE(stream->Read(&described));
+    EXPECT_FALSE(described.has_error_response())
+        << service << ": " << described.error_response().error_message();
+  }
   stream->WritesDone();
   EXPECT_TRUE(stream->Finish().ok());
 }
