@@ -17,7 +17,7 @@
 #include "core/base/file.h"
 #include "core/base/status_macros.h"
 #include "core/model/featurizer_factory.h"
-#include "grpc/health/v1/health.pb.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "server/metrics_interceptor.h"
 
 #ifndef INVARIANT_VERSION
@@ -198,6 +198,13 @@ absl::Status Server::Init() {
   builder.RegisterService(feature_service_.get());
   builder.RegisterService(admin_service_.get());
   builder.RegisterService(inference_service_.get());
+  // grpc.reflection.v1 beside gRPC's own v1alpha (1.51 has no v1).
+  reflection_v1_ = std::make_unique<ReflectionV1Service>(std::vector<std::string>{
+      v1::FeatureService::service_full_name(), v1::ModelAdmin::service_full_name(),
+      inference::GRPCInferenceService::service_full_name(),
+      grpc::health::v1::Health::service_full_name(), "grpc.reflection.v1alpha.ServerReflection",
+      grpc::reflection::v1::ServerReflection::service_full_name()});
+  builder.RegisterService(reflection_v1_.get());
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
   creators.push_back(MakeMetricsInterceptorFactory(metrics));
   builder.experimental().SetInterceptorCreators(std::move(creators));

@@ -29,6 +29,7 @@
 #include "server/inference_service.h"
 #include "server/metrics.h"
 #include "server/model_metadata.h"
+#include "server/reflection_v1.h"
 
 namespace invariant::server {
 
@@ -88,6 +89,7 @@ class Server {
   std::unique_ptr<ModelAdminImpl> admin_service_;
   std::unique_ptr<InferenceHandler> inference_handler_;
   std::unique_ptr<InferenceServiceImpl> inference_service_;
+  std::unique_ptr<ReflectionV1Service> reflection_v1_;
   std::unique_ptr<grpc::Server> server_;
   int grpc_port_ = 0;
 

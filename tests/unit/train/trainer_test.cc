@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "core/base/random.h"
 #include "core/model/model.h"
 #include "core/model/repository.h"
@@ -257,24 +258,22 @@ TEST(TrainerTest, DataErrorsNameTheProblem) {
 // A CSV config over `csv_path`: random Fourier features under cyclic shifts
 // of the 4 input columns, ridge regression on the column "y".
 std::string CsvRegressionConfig(const std::string& csv_path) {
-  return absl::StrCat(R"pb(
-                        data { csv { path: ")pb",
-                      csv_path,
-                      R"pb(" target_column: "y
-                           " } }
-                           split { train: 40 validation: 10 test: 10 seed: 1 }
-                           encoder {
-                             random_fourier { num_features: 8 num_group_elements: 4 sigma: 2 }
-                             group { cyclic_shift { length: 4 } }
-                             seed: 3
-                           }
-                           learner {
-                             kind: RIDGE
-                             task: TASK_REGRESSION
-                             lambda_grid: [ 1e-2 ]
-                           }
-                           certificate { num_points: 5 }
-                      )pb");
+  constexpr char kConfig[] = R"pb(
+    data { csv { path: "CSV_PATH" target_column: "y" } }
+    split { train: 40 validation: 10 test: 10 seed: 1 }
+    encoder {
+      random_fourier { num_features: 8 num_group_elements: 4 sigma: 2 }
+      group { cyclic_shift { length: 4 } }
+      seed: 3
+    }
+    learner {
+      kind: RIDGE
+      task: TASK_REGRESSION
+      lambda_grid: [ 1e-2 ]
+    }
+    certificate { num_points: 5 }
+  )pb";
+  return absl::StrReplaceAll(kConfig, {{"CSV_PATH", csv_path}});
 }
 
 TEST(TrainerTest, CsvModelStoresItsInputColumnsTargetNameAndScalingAndSummarisesTheTest) {
