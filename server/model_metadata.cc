@@ -22,6 +22,15 @@ v1::VersionState ToProto(VersionState state) {
 
 }  // namespace
 
+void CopyMirror(const google::protobuf::Message& manifest_part, google::protobuf::Message* api) {
+  // Field by field through the wire format: the API messages reuse the
+  // manifest's numbers and types for the fields they mirror, so those parse
+  // into the same values; every other manifest field arrives as an unknown
+  // field (at any depth) and is discarded.
+  api->ParseFromString(manifest_part.SerializeAsString());
+  api->DiscardUnknownFields();
+}
+
 void FillModelMetadata(const std::string& name, int64_t version, const Model& model,
                        v1::GetModelMetadataResponse* out) {
   const v1::Manifest& manifest = model.manifest();
@@ -41,78 +50,9 @@ void FillModelMetadata(const std::string& name, int64_t version, const Model& mo
 }
 
 void ManifestToApi(const v1::Manifest& manifest, v1::GetModelMetadataResponse* out) {
-  const v1::EncoderSpec& e = manifest.encoder();
-  v1::EncoderInfo* encoder = out->mutable_encoder();
-  switch (e.params_case()) {
-    case v1::EncoderSpec::kCdf: {
-      const v1::CdfParams& p = e.cdf();
-      v1::CdfInfo* c = encoder->mutable_cdf();
-      c->set_num_templates(p.num_templates());
-      c->set_num_group_elements(p.num_group_elements());
-      c->set_num_bins(p.num_bins());
-      c->set_range(p.range());
-      c->set_pooling(p.pooling());
-      c->set_template_kind(p.template_kind());
-      c->set_epsilon(p.epsilon());
-      break;
-    }
-    case v1::EncoderSpec::kRandomFourier: {
-      const v1::RandomFourierParams& p = e.random_fourier();
-      v1::RandomFourierInfo* r = encoder->mutable_random_fourier();
-      r->set_num_features(p.num_features());
-      r->set_num_group_elements(p.num_group_elements());
-      r->set_sigma(p.sigma());
-      break;
-    }
-    case v1::EncoderSpec::kNystrom: {
-      const v1::NystromParams& p = e.nystrom();
-      v1::NystromInfo* n = encoder->mutable_nystrom();
-      n->set_num_landmarks(p.num_landmarks());
-      n->set_num_group_elements(p.num_group_elements());
-      n->set_sigma(p.sigma());
-      n->set_rank(p.rank());
-      n->set_eigen_cutoff(p.eigen_cutoff());
-      break;
-    }
-    case v1::EncoderSpec::kSpectral: {
-      const v1::SpectralParams& p = e.spectral();
-      v1::SpectralInfo* s = encoder->mutable_spectral();
-      s->set_dim(p.dim());
-      s->set_budget(p.budget());
-      *s->mutable_generators() = p.generators();
-      s->set_num_invariant(p.num_invariant());
-      s->set_tolerance(p.tolerance());
-      s->set_num_basis(p.num_basis());
-      s->set_max_level(p.max_level());
-      break;
-    }
-    case v1::EncoderSpec::PARAMS_NOT_SET:
-      break;
-  }
-  if (e.has_group()) *encoder->mutable_group() = e.group();
-  encoder->set_seed(e.seed());
-  *encoder->mutable_input_shape() = e.input_shape();
-
-  if (manifest.has_head()) {
-    const v1::LinearHead& h = manifest.head();
-    v1::HeadInfo* head = out->mutable_head();
-    head->set_task(h.task());
-    *head->mutable_class_names() = h.class_names();
-    head->set_lambda(h.lambda());
-    *head->mutable_target_names() = h.target_names();
-  }
-  if (manifest.has_certificate()) {
-    const v1::InvarianceCertificate& c = manifest.certificate();
-    v1::CertificateInfo* certificate = out->mutable_certificate();
-    certificate->set_max_discrepancy(c.max_discrepancy());
-    certificate->set_mean_discrepancy(c.mean_discrepancy());
-    certificate->set_relative_max_discrepancy(c.relative_max_discrepancy());
-    certificate->set_num_points(c.num_points());
-    certificate->set_num_group_elements(c.num_group_elements());
-    certificate->set_exhaustive(c.exhaustive());
-    certificate->set_method(c.method());
-    certificate->set_generator_residual(c.generator_residual());
-  }
+  CopyMirror(manifest.encoder(), out->mutable_encoder());
+  if (manifest.has_head()) CopyMirror(manifest.head(), out->mutable_head());
+  if (manifest.has_certificate()) CopyMirror(manifest.certificate(), out->mutable_certificate());
   *out->mutable_metrics() = manifest.metrics();
   *out->mutable_input_columns() = manifest.input_columns();
   out->set_input_scaling(manifest.input_scaling());
