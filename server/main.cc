@@ -15,6 +15,9 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "core/base/thread_pool.h"
 #include "server/auth.h"
 #include "server/protobuf_log.h"
@@ -94,6 +97,14 @@ ABSL_FLAG(double, http_timeout_seconds, kDefaults.http_timeout_seconds,
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("invariant-server --models=DIR [--port=8500] ...");
+  // --help lists the flags of this file (absl's default looks for a file
+  // named after the binary and finds none: "No flags matched").
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view file) {
+    return absl::EndsWith(file, "server/main.cc");
+  };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage);
   absl::ParseCommandLine(argc, argv);
 
   // Signals are taken synchronously by this thread; block them before any

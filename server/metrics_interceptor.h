@@ -18,9 +18,6 @@
 
 namespace invariant::server {
 
-// The canonical upper-case name of a gRPC code ("OK", "INVALID_ARGUMENT", ...).
-const char* GrpcCodeName(grpc::StatusCode code);
-
 // Creates every grpc_server_* series of `service`'s methods (each code) at 0,
 // labelled as the interceptor labels them.
 void InitializeRpcMetrics(const google::protobuf::ServiceDescriptor& service,

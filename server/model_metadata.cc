@@ -23,6 +23,15 @@ v1::VersionState ToProto(VersionState state) {
 
 }  // namespace
 
+void CopyMirror(const google::protobuf::Message& manifest_part, google::protobuf::Message* api) {
+  // Field by field through the wire format: the API messages reuse the
+  // manifest's numbers and types for the fields they mirror, so those parse
+  // into the same values; every other manifest field arrives as an unknown
+  // field (at any depth) and is discarded.
+  api->ParseFromString(manifest_part.SerializeAsString());
+  api->DiscardUnknownFields();
+}
+
 void FillModelMetadata(const std::string& name, int64_t version, const Model& model,
                        v1::GetModelMetadataResponse* out) {
   const v1::Manifest& manifest = model.manifest();
@@ -37,11 +46,17 @@ void FillModelMetadata(const std::string& name, int64_t version, const Model& mo
   out->set_feature_dim(model.feature_dim());
   out->set_output_dim(model.output_dim());
   out->set_encoder_kind(EncoderKindName(manifest.encoder()));
-  *out->mutable_encoder() = manifest.encoder();
-  if (manifest.has_head()) *out->mutable_head() = manifest.head();
-  *out->mutable_metrics() = manifest.metrics();
-  if (manifest.has_certificate()) *out->mutable_certificate() = manifest.certificate();
   out->set_model_bytes(model.bytes());
+  ManifestToApi(manifest, out);
+}
+
+void ManifestToApi(const v1::Manifest& manifest, v1::GetModelMetadataResponse* out) {
+  CopyMirror(manifest.encoder(), out->mutable_encoder());
+  if (manifest.has_head()) CopyMirror(manifest.head(), out->mutable_head());
+  if (manifest.has_certificate()) CopyMirror(manifest.certificate(), out->mutable_certificate());
+  *out->mutable_metrics() = manifest.metrics();
+  *out->mutable_input_columns() = manifest.input_columns();
+  out->set_input_scaling(manifest.input_scaling());
 }
 
 void FillModelList(const Registry& registry, v1::ListModelsResponse* out) {

@@ -18,6 +18,7 @@
 #include "core/base/status_macros.h"
 #include "core/model/featurizer_factory.h"
 #include "core/model/repository.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "server/metrics_interceptor.h"
 #include "server/model_warmup.h"
 #include "server/parse_error_interceptor.h"
@@ -220,6 +221,9 @@ absl::Status Server::Init() {
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  // Reflection serves descriptors from the generated pool; gRPC's health
+  // service has none there, so pull grpc.health.v1 in (listed AND described).
+  (void)grpc::health::v1::HealthCheckRequest::descriptor();
   grpc::ServerBuilder builder;
   builder.AddListeningPort(absl::StrCat(options_.host, ":", options_.port), credentials,
                            &grpc_port_);
@@ -256,6 +260,13 @@ absl::Status Server::Init() {
     services.push_back(service);
     InitializeRpcMetrics(*service, metrics);  // every series at 0 before the first call
   }
+  // grpc.reflection.v1 beside gRPC's own v1alpha (1.51 has no v1).
+  reflection_v1_ = std::make_unique<ReflectionV1Service>(std::vector<std::string>{
+      v1::FeatureService::service_full_name(), v1::ModelAdmin::service_full_name(),
+      inference::GRPCInferenceService::service_full_name(),
+      grpc::health::v1::Health::service_full_name(), "grpc.reflection.v1alpha.ServerReflection",
+      grpc::reflection::v1::ServerReflection::service_full_name()});
+  builder.RegisterService(reflection_v1_.get());
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
   creators.push_back(
       MakeParseErrorInterceptorFactory(services));  // before metrics: they see its code

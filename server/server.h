@@ -40,6 +40,7 @@
 #include "server/metrics.h"
 #include "server/model_metadata.h"
 #include "server/rest_service.h"
+#include "server/reflection_v1.h"
 
 namespace invariant::server {
 
@@ -122,6 +123,7 @@ class Server {
   // Registered instead of the two above when options_.data_token is set.
   std::unique_ptr<AuthorizedFeatureService> authorized_feature_service_;
   std::unique_ptr<AuthorizedInferenceService> authorized_inference_service_;
+  std::unique_ptr<ReflectionV1Service> reflection_v1_;
   std::unique_ptr<grpc::Server> server_;
   int grpc_port_ = 0;
 

@@ -8,6 +8,10 @@
 //       merges the n shards, solves, evaluates, writes the version
 // --threads=N sizes the thread pool the encoders featurize on (0: all cores).
 //
+// On success stdout holds the version directory written and, as its last
+// line, the test metrics ("test accuracy=0.8712 on 2000 rows"); progress goes
+// to stderr. An explicit --version that exists is refused before training.
+//
 // Exit codes: 0 done, 1 training failed (the message names the cause),
 // 2 usage error, 130 interrupted (no partial version is left behind).
 #include <pthread.h>
@@ -21,7 +25,11 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/base/thread_pool.h"
 #include "core/model/repository.h"
@@ -64,6 +72,15 @@ void WaitForInterrupt(sigset_t signals) {
   pthread_kill(pthread_self(), sig);
 }
 
+// "test accuracy=0.8712 on 2000 rows": the last line of a finished run.
+std::string SummaryLine(const invariant::train::TrainSummary& summary) {
+  std::vector<std::string> items;
+  for (const auto& [name, value] : summary.test_metrics) {
+    items.push_back(absl::StrCat(name, "=", absl::SixDigits(value)));
+  }
+  return absl::StrCat("test ", absl::StrJoin(items, " "), " on ", summary.test_rows, " rows");
+}
+
 int Usage(const std::string& message) {
   std::fprintf(stderr, "invariant-train: %s\n%s\n", message.c_str(),
                absl::ProgramUsageMessage().data());
@@ -78,6 +95,14 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "invariant-train --config=FILE --models=DIR --name=NAME [--version=N] [--shard=i/n]\n"
       "       invariant-train reduce --config=FILE --models=DIR --name=NAME --shards=N");
+  // --help lists the flags of this file (absl's default looks for a file
+  // named after the binary and finds none: "No flags matched").
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view file) {
+    return absl::EndsWith(file, "train/main.cc");
+  };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage);
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   invariant::train::TrainOptions o;
   o.config_path = absl::GetFlag(FLAGS_config);
@@ -112,13 +137,16 @@ int main(int argc, char** argv) {
     }
   }
   std::thread(WaitForInterrupt, interrupts).detach();
-  absl::StatusOr<std::string> result = reduce           ? invariant::train::RunReduce(o)
-                                       : !shard.empty() ? invariant::train::RunShard(o)
-                                                        : invariant::train::RunTraining(o);
+  invariant::train::TrainSummary summary;
+  absl::StatusOr<std::string> result = reduce ? invariant::train::RunReduce(o, &summary)
+                                       : !shard.empty()
+                                           ? invariant::train::RunShard(o)
+                                           : invariant::train::RunTraining(o, &summary);
   if (!result.ok()) {
     std::fprintf(stderr, "invariant-train: %s\n", result.status().ToString().c_str());
     return 1;
   }
   std::printf("%s\n", result->c_str());
+  if (!summary.test_metrics.empty()) std::printf("%s\n", SummaryLine(summary).c_str());
   return 0;
 }

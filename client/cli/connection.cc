@@ -2,22 +2,22 @@
 
 #include <chrono>
 #include <cmath>
-#include <fstream>
-#include <iterator>
+#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/file.h"
 
 namespace invariant::cli {
 
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path, const std::string& flag_name) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  std::optional<std::string> bytes = ::invariant::ReadWholeFile(path);
+  if (!bytes.has_value()) {
     return absl::InvalidArgumentError(
         absl::StrCat("--", flag_name, ": cannot read the file '", path, "'"));
   }
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return *std::move(bytes);
 }
 
 absl::StatusOr<ClientOptions> MakeClientOptions(const ConnectionFlags& flags) {
@@ -52,15 +52,22 @@ absl::StatusOr<ClientOptions> MakeClientOptions(const ConnectionFlags& flags) {
   }
   options.tls_server_name_override = flags.tls_server_name;
   if (!flags.token_file.empty()) {
-    auto token = ReadWholeFile(flags.token_file, "token_file");
+    auto token = ReadToken(flags.token_file, "token_file");
     if (!token.ok()) return token.status();
-    options.bearer_token = std::string(absl::StripAsciiWhitespace(*token));
-    if (options.bearer_token.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("--token_file: expected a token, the file '",
-                                                     flags.token_file, "' is empty"));
-    }
+    options.bearer_token = *std::move(token);
   }
   return options;
+}
+
+absl::StatusOr<std::string> ReadToken(const std::string& path, const std::string& flag_name) {
+  auto text = ReadWholeFile(path, flag_name);
+  if (!text.ok()) return text.status();
+  std::string token(absl::StripAsciiWhitespace(*text));
+  if (token.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", flag_name, ": expected a token, the file '", path, "' is empty"));
+  }
+  return token;
 }
 
 }  // namespace invariant::cli

@@ -36,6 +36,10 @@ absl::StatusOr<ClientOptions> MakeClientOptions(const ConnectionFlags& flags);
 // for both tools).
 ConnectionFlags ConnectionFlagsFromCommandLine();
 
+// The trimmed contents of a token file; InvalidArgument naming `flag_name`
+// when it cannot be read or is empty.
+absl::StatusOr<std::string> ReadToken(const std::string& path, const std::string& flag_name);
+
 // The whole file, or InvalidArgument naming `flag_name` and the path.
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path, const std::string& flag_name);
 

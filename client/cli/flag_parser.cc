@@ -1,5 +1,7 @@
 #include "client/cli/flag_parser.h"
 
+#include <map>
+
 #include "absl/flags/commandlineflag.h"
 #include "absl/flags/reflection.h"
 #include "absl/strings/match.h"
@@ -7,6 +9,21 @@
 #include "absl/strings/string_view.h"
 
 namespace invariant::cli {
+
+std::string DescribeFlags(const std::vector<std::string>& files) {
+  std::map<std::string, std::string> lines;
+  for (const auto& [name, flag] : absl::GetAllFlags()) {
+    bool ours = false;
+    for (const std::string& file : files) ours = ours || absl::EndsWith(flag->Filename(), file);
+    if (!ours) continue;
+    const std::string value = flag->DefaultValue();
+    lines[std::string(name)] = absl::StrCat("  --", name, "=", value.empty() ? "''" : value,
+                                            "\n      ", flag->Help(), "\n");
+  }
+  std::string out;
+  for (const auto& [name, line] : lines) out += line;
+  return out;
+}
 
 ParsedCommandLine ParseFlags(int argc, char** argv) {
   ParsedCommandLine result;

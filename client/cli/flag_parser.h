@@ -30,6 +30,11 @@ struct ParsedCommandLine {
 // "unknown flag --bogus" or "--timeout: illegal value 'abc' ...".
 ParsedCommandLine ParseFlags(int argc, char** argv);
 
+// "--name=DEFAULT  help" lines of every registered flag defined in a file
+// whose path ends with one of `files` (e.g. "client/cli/main.cc"), sorted by
+// name: what --help prints after the tool's usage summary.
+std::string DescribeFlags(const std::vector<std::string>& files);
+
 }  // namespace invariant::cli
 
 #endif  // INVARIANT_CLIENT_CLI_FLAG_PARSER_H_

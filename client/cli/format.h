@@ -1,6 +1,5 @@
 // format.h: text formatting shared by invariant-client and invariant-loadgen:
-// CSV fields, JSON values, numbers that round-trip, gRPC status code names,
-// and the tools' exit codes.
+// CSV fields, JSON values, numbers that round-trip, and the tools' exit codes.
 //
 // Numbers: FormatFloat / FormatDouble print the shortest decimal that parses
 // back to the same value (std::to_chars); non-finite values print as "nan",
@@ -14,6 +13,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "client/grpc_code_name.h"
 #include "core/base/json.h"
 
 namespace invariant::cli {
@@ -24,9 +24,8 @@ inline constexpr int kExitFailure = 1;      // local failure (e.g. cannot write 
 inline constexpr int kExitUsage = 2;        // bad subcommand, flags or input rows
 inline constexpr int kExitServerError = 3;  // the call failed: gRPC code + message on stderr
 
-// "OK", "CANCELLED", ..., "UNAUTHENTICATED" (the names of grpc::StatusCode);
-// "CODE_<n>" for a value outside the enum.
-std::string GrpcCodeName(grpc::StatusCode code);
+// The canonical name of a gRPC code (client/grpc_code_name.h).
+using ::invariant::GrpcCodeName;
 
 std::string FormatFloat(float value);
 std::string FormatDouble(double value);

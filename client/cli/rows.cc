@@ -5,9 +5,8 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <iostream>
-#include <iterator>
+#include <optional>
 #include <sstream>
 
 #include "absl/status/status.h"
@@ -18,6 +17,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "core/base/file.h"
+#include "core/base/unit_byte.h"
 
 namespace invariant::cli {
 namespace {
@@ -120,7 +121,7 @@ absl::StatusOr<RowTable> ParseIdx(const std::string& data, const std::string& na
     float v = 0;
     switch (type) {
       case 0x08:
-        v = static_cast<float>(p[0]) / 255.0f;
+        v = UnitByteToFloat(p[0]);
         break;
       case 0x09:
         v = static_cast<float>(static_cast<int8_t>(p[0]));
@@ -161,12 +162,50 @@ std::string Clean(absl::string_view field) {
   return std::string(field);
 }
 
+// The 0-based indices of `column` (a header name, or a 1-based number) among
+// `fields`, or an error whose message starts with `role` ("ignored column").
+absl::StatusOr<std::vector<size_t>> FindColumn(const std::string& column, const std::string& role,
+                                               const std::vector<std::string>& fields,
+                                               bool header) {
+  std::vector<size_t> found;
+  int64_t number = 0;
+  if (absl::SimpleAtoi(column, &number)) {
+    if (number < 1 || number > static_cast<int64_t>(fields.size())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          role, " ", number, " out of range: columns are numbered from 1 and the row has ",
+          fields.size(), " fields"));
+    }
+    found.push_back(static_cast<size_t>(number - 1));
+  } else if (header) {
+    for (size_t i = 0; i < fields.size(); ++i) {
+      if (fields[i] == column) found.push_back(i);
+    }
+  }
+  if (found.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        role, " '", column, "' not in the header",
+        header ? " (" + absl::StrJoin(fields, ",") + ")" : " (the file has no header line)"));
+  }
+  return found;
+}
+
+// ',' or '\t' from the first data line (see rows.h).
+char SniffDelimiter(const std::string& data) {
+  for (absl::string_view line : absl::StrSplit(data, '\n')) {
+    const absl::string_view stripped = absl::StripAsciiWhitespace(line);
+    if (stripped.empty() || stripped.front() == '#') continue;
+    return absl::StrContains(line, '\t') && !absl::StrContains(line, ',') ? '\t' : ',';
+  }
+  return ',';
+}
+
 absl::StatusOr<RowTable> ParseDelimited(const std::string& data, const std::string& name,
                                         char delimiter, const RowReadOptions& options) {
   RowTable table;
   int64_t expected_fields = -1;
   int64_t first_line = 0;
   std::vector<bool> ignored;
+  int64_t id_index = -1;
   std::vector<std::string> header_fields;
   bool first = true;
   int64_t line_number = 0;
@@ -187,36 +226,33 @@ absl::StatusOr<RowTable> ParseDelimited(const std::string& data, const std::stri
       bool header = options.header == HeaderMode::kPresent;
       if (options.header == HeaderMode::kAuto) {
         header = true;
-        for (const std::string& f : fields) {
+        for (size_t i = 0; i < fields.size(); ++i) {
           float v;
           std::string unused;
-          if (ParseNumber(f, &v, &unused) || f.empty()) header = false;
+          // An empty first name is pandas' index column; any other empty field is data.
+          if (ParseNumber(fields[i], &v, &unused) || (fields[i].empty() && i > 0)) header = false;
         }
+        if (fields.size() == 1 && fields[0].empty()) header = false;
       }
       ignored.assign(fields.size(), false);
+      // pandas' DataFrame.to_csv() index column: an unnamed first column.
+      if (header && fields.size() > 1 && fields[0].empty()) ignored[0] = true;
       for (const std::string& column : options.ignore_columns) {
-        int64_t number = 0;
-        bool found = false;
-        if (absl::SimpleAtoi(column, &number)) {
-          if (number < 1 || number > expected_fields) {
-            return error(absl::StrCat("ignored column ", number, " out of range: the row has ",
-                                      expected_fields, " fields"));
-          }
-          ignored[static_cast<size_t>(number - 1)] = true;
-          found = true;
-        } else if (header) {
-          for (size_t i = 0; i < fields.size(); ++i) {
-            if (fields[i] == column) ignored[i] = found = true;
-          }
-        }
-        if (!found) {
-          return error(absl::StrCat(
-              "ignored column '", column, "' not in the header",
-              header ? " (" + absl::StrJoin(fields, ",") + ")" : " (the file has no header line)"));
-        }
+        auto found = FindColumn(column, "ignored column", fields, header);
+        if (!found.ok()) return error(std::string(found.status().message()));
+        for (size_t i : *found) ignored[i] = true;
+      }
+      if (!options.id_column.empty()) {
+        auto found = FindColumn(options.id_column, "id column", fields, header);
+        if (!found.ok()) return error(std::string(found.status().message()));
+        id_index = static_cast<int64_t>(found->front());
+        ignored[static_cast<size_t>(id_index)] = true;
+        table.id_name = header && !fields[static_cast<size_t>(id_index)].empty()
+                            ? fields[static_cast<size_t>(id_index)]
+                            : "id";
       }
       for (bool b : ignored) table.dim += b ? 0 : 1;
-      if (table.dim == 0) return error("no columns left after --ignore_columns");
+      if (table.dim == 0) return error("no columns left after --ignore_columns / --id_column");
       if (header) {
         header_fields = fields;
         for (size_t i = 0; i < fields.size(); ++i) {
@@ -240,6 +276,7 @@ absl::StatusOr<RowTable> ParseDelimited(const std::string& data, const std::stri
       }
       table.values.push_back(v);
     }
+    if (id_index >= 0) table.ids.push_back(fields[static_cast<size_t>(id_index)]);
     ++table.num_rows;
   }
   if (table.num_rows == 0) {
@@ -281,10 +318,22 @@ absl::StatusOr<RowTable> ParseRows(const std::string& raw, const std::string& na
   if (options.format == InputFormat::kAuto) {
     idx = LooksLikeIdx(data) || absl::EndsWith(base, ".idx") || absl::StrContains(base, "-idx");
   }
-  if (idx) return ParseIdx(data, name);
+  if (idx) {
+    if (!options.id_column.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": --id_column needs text rows (CSV/TSV), not IDX"));
+    }
+    return ParseIdx(data, name);
+  }
   char delimiter = options.delimiter;
   if (delimiter == 0) {
-    delimiter = absl::EndsWith(base, ".tsv") || absl::EndsWith(base, ".tab") ? '\t' : ',';
+    if (absl::EndsWith(base, ".tsv") || absl::EndsWith(base, ".tab")) {
+      delimiter = '\t';
+    } else if (absl::EndsWith(base, ".csv")) {
+      delimiter = ',';
+    } else {
+      delimiter = SniffDelimiter(data);
+    }
   }
   return ParseDelimited(data, name, delimiter, options);
 }
@@ -298,10 +347,11 @@ absl::StatusOr<RowTable> ReadRows(const std::string& path, const RowReadOptions&
     text << std::cin.rdbuf();
     data = text.str();
   } else {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open the input file"));
-    data.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    if (in.bad()) return absl::InvalidArgumentError(absl::StrCat(path, ": read error"));
+    std::optional<std::string> bytes = ReadWholeFile(path);
+    if (!bytes.has_value()) {
+      return absl::NotFoundError(absl::StrCat(path, ": cannot open the input file"));
+    }
+    data = *std::move(bytes);
   }
   return ParseRows(data, name, options);
 }

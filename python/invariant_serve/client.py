@@ -9,8 +9,8 @@ from google.protobuf import json_format
 
 from invariant_serve import _wire
 from invariant_serve._proto.grpc.health.v1 import health_pb2
-from invariant_serve._proto.invariant.v1 import bundle_pb2
 from invariant_serve._proto.invariant.v1 import feature_service_pb2 as fs
+from invariant_serve._proto.invariant.v1 import model_types_pb2
 
 _FEATURE_SERVICE = "invariant.v1.FeatureService"
 _FEATURES_FIELD = fs.FeaturizeResponse.DESCRIPTOR.fields_by_name["features"].number
@@ -102,6 +102,11 @@ class ModelMetadata:
     certificate: Optional[dict]
     model_bytes: int
     raw: fs.GetModelMetadataResponse
+    # The training data's column names, in order ([] when unknown), and how its
+    # values were scaled into floats: "none", "unit_byte" (uint8 / 255) or None
+    # when the model does not record it.
+    input_columns: List[str] = dataclasses.field(default_factory=list)
+    input_scaling: Optional[str] = None
 
 
 # --- requests and responses, shared by Client and AsyncClient ---------------
@@ -158,7 +163,7 @@ def _features(data: bytes) -> np.ndarray:
 
 def _prediction(data: bytes, columns: Sequence[str]) -> Prediction:
     scores, message = _float_matrix(data, _SCORES_FIELD, fs.PredictResponse)
-    classifier = message.task == bundle_pb2.TASK_CLASSIFICATION
+    classifier = message.task == model_types_pb2.TASK_CLASSIFICATION
     classes = np.array(message.predicted_classes, dtype=object) if classifier else None
     indices = np.array(message.predicted_indices, dtype=np.int32) if classifier else None
     return Prediction(scores=scores, classes=classes, indices=indices,
@@ -170,8 +175,8 @@ def _metadata(message: fs.GetModelMetadataResponse) -> ModelMetadata:
     head = message.head
     task = None
     if message.output_dim > 0:
-        task = {bundle_pb2.TASK_CLASSIFICATION: "classification",
-                bundle_pb2.TASK_REGRESSION: "regression"}.get(head.task)
+        task = {model_types_pb2.TASK_CLASSIFICATION: "classification",
+                model_types_pb2.TASK_REGRESSION: "regression"}.get(head.task)
     return ModelMetadata(
         name=message.model_name, version=message.model_version,
         input_shape=tuple(message.input_shape), input_dim=message.input_dim,
@@ -182,7 +187,13 @@ def _metadata(message: fs.GetModelMetadataResponse) -> ModelMetadata:
         certificate=(json_format.MessageToDict(message.certificate,
                                                preserving_proto_field_name=True)
                      if message.HasField("certificate") else None),
-        model_bytes=message.model_bytes, raw=message)
+        model_bytes=message.model_bytes, raw=message,
+        input_columns=list(message.input_columns),
+        input_scaling=_INPUT_SCALING.get(message.input_scaling))
+
+
+_INPUT_SCALING = {model_types_pb2.INPUT_SCALING_NONE: "none",
+                  model_types_pb2.INPUT_SCALING_UNIT_BYTE: "unit_byte"}
 
 
 def _column_names(metadata: ModelMetadata) -> Tuple[str, ...]:

@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -15,6 +14,7 @@
 #include "client/cli/flag_parser.h"
 #include "client/cli/format.h"
 #include "client/cli/rows.h"
+#include "core/base/random.h"
 #include "tools/loadgen/loadgen.h"
 
 ABSL_FLAG(int, test_count, 1, "test flag");
@@ -45,6 +45,47 @@ TEST(ParseRowsTest, TsvByExtensionAndExplicitDelimiter) {
   rows = ParseRows("1;2;3\n", "x.csv", options);
   ASSERT_TRUE(rows.ok()) << rows.status();
   EXPECT_EQ(rows->dim, 3);
+}
+
+TEST(ParseRowsTest, DelimiterOfStdinAndUnknownNamesComesFromTheFirstLine) {
+  auto rows = ParseRows("# tab separated\n1\t2\t3\n4\t5\t6\n", "<stdin>");
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_EQ(rows->dim, 3);
+  rows = ParseRows("1,2\n3,4\n", "rows.txt");
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_EQ(rows->dim, 2);
+  // The extension wins: a .csv with tabs is one field per line, reported.
+  rows = ParseRows("1\t2\n", "x.csv");
+  EXPECT_FALSE(rows.ok());
+}
+
+TEST(ParseRowsTest, PandasIndexColumnIsSkipped) {
+  const auto rows = ParseRows(",a,b\n0,1,2\n1,3,4\n", "df.csv");
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_EQ(rows->dim, 2);
+  EXPECT_THAT(rows->column_names, ElementsAre("a", "b"));
+  EXPECT_THAT(rows->values, ElementsAre(1, 2, 3, 4));
+}
+
+TEST(ParseRowsTest, IdColumnByNameOrOneBasedNumberIsKeptAsText) {
+  RowReadOptions options;
+  options.id_column = "key";
+  auto rows = ParseRows("a,key,b\n1,r1,2\n3,r2,4\n", "ids.csv", options);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_EQ(rows->dim, 2);
+  EXPECT_THAT(rows->ids, ElementsAre("r1", "r2"));
+  EXPECT_EQ(rows->id_name, "key");
+  EXPECT_THAT(rows->values, ElementsAre(1, 2, 3, 4));
+  options.id_column = "1";  // 1-based: the first column
+  rows = ParseRows("7,1,2\n8,3,4\n", "ids.csv", options);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_THAT(rows->ids, ElementsAre("7", "8"));
+  EXPECT_EQ(rows->id_name, "id");
+  options.id_column = "0";
+  rows = ParseRows("7,1,2\n", "ids.csv", options);
+  ASSERT_FALSE(rows.ok());
+  EXPECT_THAT(rows.status().message(),
+              HasSubstr("id column 0 out of range: columns are numbered from 1"));
 }
 
 TEST(ParseRowsTest, RaggedRowNamesLineAndCounts) {
@@ -154,10 +195,9 @@ TEST(ParseRowsTest, GzipIsDecompressed) {
 }
 
 TEST(FormatTest, FloatsRoundTripAndCsvJsonEscaping) {
-  std::mt19937 rng(3);
-  std::normal_distribution<float> normal(0, 100);
+  Rng rng(3);  // core/base/random.h: the same stream on every platform
   for (int i = 0; i < 1000; ++i) {
-    const float v = normal(rng);
+    const float v = static_cast<float>(100 * rng.Normal());
     EXPECT_EQ(std::stof(FormatFloat(v)), v);
   }
   EXPECT_EQ(FormatFloat(0.1f), "0.1");
@@ -168,13 +208,6 @@ TEST(FormatTest, FloatsRoundTripAndCsvJsonEscaping) {
   EXPECT_EQ(CsvField("plain"), "plain");
   EXPECT_EQ(CsvField("a,\"b\""), "\"a,\"\"b\"\"\"");
   EXPECT_EQ(JsonString("q\"\\\n\x01"), "\"q\\\"\\\\\\n\\u0001\"");
-}
-
-TEST(FormatTest, GrpcCodeNames) {
-  EXPECT_EQ(GrpcCodeName(grpc::StatusCode::OK), "OK");
-  EXPECT_EQ(GrpcCodeName(grpc::StatusCode::NOT_FOUND), "NOT_FOUND");
-  EXPECT_EQ(GrpcCodeName(grpc::StatusCode::UNAUTHENTICATED), "UNAUTHENTICATED");
-  EXPECT_EQ(GrpcCodeName(static_cast<grpc::StatusCode>(99)), "CODE_99");
 }
 
 ParsedCommandLine Parse(std::vector<std::string> args) {

@@ -25,7 +25,7 @@ check "ready line" "$WORK/run1.out" "invariant-server ready grpc_port="
 check "health" "$WORK/run1.out" "SERVING"
 check "metadata" "$WORK/run1.out" "model_name,default"
 check "featurize header" "$WORK/run1.out" "f_0,f_1,f_2"
-check "predict header" "$WORK/run1.out" "predicted_class,predicted_index,score_0"
+check "predict header" "$WORK/run1.out" "predicted_class,predicted_index,score_negative,score_positive"
 # 4 rows from invariant-client predict, 1 from the REST call
 check "predict rows metric" "$WORK/run1.out" 'invariant_rows_total{method="Predict",model="default"} 5'
 check "featurize rows metric" "$WORK/run1.out" 'invariant_rows_total{method="Featurize",model="default"} 4'

@@ -13,6 +13,8 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/descriptor.pb.h"
+#include "grpc/reflection/v1/reflection.grpc.pb.h"
 #include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
 #include "tests/integration/integration_env.h"
 
@@ -188,6 +190,53 @@ TEST_F(ServerTest, MetadataListHealthAndReflection) {
   EXPECT_THAT(services,
               ::testing::IsSupersetOf({"invariant.v1.FeatureService", "invariant.v1.ModelAdmin",
                                        "grpc.health.v1.Health"}));
+  // Every listed service is described too, grpc.health.v1 included (grpcurl
+  // and Postman need the descriptor, not only the name).
+  for (const std::string& service : services) {
+    grpc::reflection::v1alpha::ServerReflectionRequest describe;
+    describe.set_file_containing_symbol(service);
+    ASSERT_TRUE(stream->Write(describe));
+    grpc::reflection::v1alpha::ServerReflectionResponse described;
+    ASSERT_TRUE(stream->Read(&described));
+    EXPECT_FALSE(described.has_error_response())
+        << service << ": " << described.error_response().error_message();
+  }
+  stream->WritesDone();
+  EXPECT_TRUE(stream->Finish().ok());
+}
+
+TEST_F(ServerTest, ReflectionV1ListsAndDescribesTheServices) {
+  WriteModel(Classifier());
+  StartServer({});
+  namespace rv1 = grpc::reflection::v1;
+  auto reflection = rv1::ServerReflection::NewStub(client_->channel());
+  grpc::ClientContext context;
+  auto stream = reflection->ServerReflectionInfo(&context);
+  rv1::ServerReflectionRequest request;
+  request.set_list_services("");
+  ASSERT_TRUE(stream->Write(request));
+  rv1::ServerReflectionResponse response;
+  ASSERT_TRUE(stream->Read(&response));
+  std::vector<std::string> services;
+  for (const auto& s : response.list_services_response().service()) services.push_back(s.name());
+  EXPECT_THAT(services, ::testing::IsSupersetOf({"invariant.v1.FeatureService",
+                                                 "invariant.v1.ModelAdmin", "grpc.health.v1.Health",
+                                                 "grpc.reflection.v1.ServerReflection"}));
+
+  request.set_file_containing_symbol("invariant.v1.FeatureService");
+  ASSERT_TRUE(stream->Write(request));
+  ASSERT_TRUE(stream->Read(&response));
+  const auto& files = response.file_descriptor_response().file_descriptor_proto();
+  ASSERT_GT(files.size(), 0) << response.error_response().error_message();
+  google::protobuf::FileDescriptorProto last;  // the file itself comes after its imports
+  ASSERT_TRUE(last.ParseFromString(files[files.size() - 1]));
+  EXPECT_EQ(last.name(), "invariant/v1/feature_service.proto");
+  EXPECT_EQ(last.service(0).name(), "FeatureService");
+
+  request.set_file_containing_symbol("no.such.Symbol");
+  ASSERT_TRUE(stream->Write(request));
+  ASSERT_TRUE(stream->Read(&response));
+  EXPECT_EQ(response.error_response().error_code(), static_cast<int>(grpc::StatusCode::NOT_FOUND));
   stream->WritesDone();
   EXPECT_TRUE(stream->Finish().ok());
 }

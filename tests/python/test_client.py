@@ -94,6 +94,8 @@ def test_metadata(client):
     assert metadata.encoder["group"]["cyclic_shift"]["length"] == 16
     assert metadata.certificate["max_discrepancy"] == pytest.approx(1e-6)
     assert metadata.metrics == {"test_accuracy": 0.875}
+    assert metadata.input_scaling == "none"  # the test models record values taken as read
+    assert metadata.input_columns == []      # and no column names
     assert client.metadata("rf", version="stable").version == 1
     assert client.metadata("rf_features").task is None
     assert client.metadata("rf_image").input_shape == (4, 4)

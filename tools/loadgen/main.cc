@@ -57,6 +57,8 @@ constexpr char kUsage[] = R"(usage: invariant-loadgen --model=NAME [flags]
   --method=predict|featurize  --json_out=FILE  --input=FILE | --rows=N --seed=S
   --timeout=SECONDS (10)  --tls --tls_ca --tls_cert --tls_key --tls_server_name --token_file
 exit codes: 0 ok, 1 cannot write --json_out, 2 usage, 3 metadata failed or every request failed
+
+flags:
 )";
 
 int Usage(const std::string& message) {
@@ -68,7 +70,8 @@ int Usage(const std::string& message) {
 int Run(int argc, char** argv) {
   const cli::ParsedCommandLine parsed = cli::ParseFlags(argc, argv);
   if (parsed.outcome == cli::ParsedCommandLine::Outcome::kHelp) {
-    std::cout << kUsage;
+    std::cout << kUsage
+              << cli::DescribeFlags({"tools/loadgen/main.cc", "client/cli/connection_flags.cc"});
     return cli::kExitOk;
   }
   if (parsed.outcome == cli::ParsedCommandLine::Outcome::kError) return Usage(parsed.error);

@@ -24,6 +24,8 @@ absl::StatusOr<std::shared_ptr<const Model>> MakeTestModel(const TestModelSpec& 
   manifest.set_version(spec.version);
   manifest.set_input_dim(d);
   manifest.set_created_by("tools/test_models");
+  for (const std::string& column : spec.input_columns) manifest.add_input_columns(column);
+  manifest.set_input_scaling(v1::INPUT_SCALING_NONE);
   v1::EncoderSpec* encoder = manifest.mutable_encoder();
   encoder->set_seed(spec.seed);
   encoder->add_input_shape(d);

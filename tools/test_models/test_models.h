@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/model/model.h"
@@ -25,6 +26,9 @@ struct TestModelSpec {
   int num_classes = 3;         // 0 = featurize-only (no head)
   bool regression = false;     // head is a regressor with num_classes targets
   uint64_t seed = 1;
+  // Stored as the manifest's input_columns (the training data's column
+  // names) when not empty; must then hold input_dim names.
+  std::vector<std::string> input_columns;
 };
 
 // An in-memory model for `spec`.

@@ -111,6 +111,11 @@ class CsvSource : public RowSource {
     schema_.dim = static_cast<int64_t>(header_.size()) - (label_index_ >= 0 ? 1 : 0) -
                   (target_index_ >= 0 ? 1 : 0);
     schema_.input_shape = {schema_.dim};
+    schema_.column_names.clear();
+    for (int i = 0; i < static_cast<int>(header_.size()); ++i) {
+      if (i != label_index_ && i != target_index_) schema_.column_names.push_back(header_[i]);
+    }
+    if (target_index_ >= 0) schema_.target_names = {header_[target_index_]};
     schema_.has_labels = label_index_ >= 0;
     schema_.num_targets = target_index_ >= 0 ? 1 : 0;
 

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
+#include "core/base/unit_byte.h"
 #include "train/data/byte_stream.h"
 
 namespace invariant::train {
@@ -87,6 +88,7 @@ class IdxSource : public RowSource {
     schema_.dim = rows_ * cols_;
     schema_.input_shape = {rows_, cols_};
     schema_.num_rows = num_rows_;
+    schema_.unit_byte_scaled = true;
     cursor_ = 0;
     return absl::OkStatus();
   }
@@ -108,8 +110,7 @@ class IdxSource : public RowSource {
           rows_, "x", cols_, " (", num_rows_ * pixels, " bytes) but the data ends inside image ",
           bad, " (", cursor_ * pixels + got_pixels, " bytes)"));
     }
-    constexpr float kScale = 1.0f / 255.0f;
-    for (int64_t i = 0; i < n * pixels; ++i) x[i] = static_cast<float>(bytes_[i]) * kScale;
+    for (int64_t i = 0; i < n * pixels; ++i) x[i] = UnitByteToFloat(bytes_[i]);
     ASSIGN_OR_RETURN(const int64_t got_labels, labels_->Read(bytes_.data(), n));
     if (got_labels < n) {
       return absl::DataLossError(

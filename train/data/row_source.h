@@ -40,6 +40,12 @@ struct RowSchema {
   int64_t num_targets = 0;               // regression targets per row (0: none)
   std::vector<int64_t> input_shape;      // shape of one row; product == dim
   int64_t num_rows = -1;                 // total rows, or -1 when not known in advance
+  // The names of the dim input columns in order (CSV header), or empty.
+  std::vector<std::string> column_names;
+  // The names of the num_targets regression targets (CSV header), or empty.
+  std::vector<std::string> target_names;
+  // The values are unsigned bytes divided by 255 (IDX images); otherwise as read.
+  bool unit_byte_scaled = false;
 };
 
 class RowSource {

@@ -65,6 +65,9 @@ absl::StatusOr<FeatureMap> BuildFeatureMap(const v1::TrainConfig& config, DataPl
   FeatureMap fm;
   v1::Manifest& m = fm.manifest;
   m.set_input_dim(plan.schema.dim);
+  for (const std::string& column : plan.schema.column_names) m.add_input_columns(column);
+  m.set_input_scaling(plan.schema.unit_byte_scaled ? v1::INPUT_SCALING_UNIT_BYTE
+                                                   : v1::INPUT_SCALING_NONE);
   *m.mutable_preprocess() = config.preprocess();
   *m.mutable_encoder() = config.encoder();
   v1::EncoderSpec& spec = *m.mutable_encoder();

@@ -48,6 +48,7 @@ struct Run {
   DataPlan plan;
   FeatureMap map;
   TrainReport report;
+  TrainSummary* summary = nullptr;  // filled when the version is written, if set
   std::chrono::steady_clock::time_point stage_start = std::chrono::steady_clock::now();
 
   void EndStage(const std::string& stage) {
@@ -218,6 +219,19 @@ absl::Status WriteText(const std::string& path, const std::string& text) {
   return absl::OkStatus();
 }
 
+// An explicit --version that exists is refused before any data is read (the
+// publish step checks again, for a writer that appears meanwhile).
+absl::Status CheckVersionFree(const TrainOptions& o) {
+  if (o.version <= 0) return absl::OkStatus();
+  ASSIGN_OR_RETURN(std::vector<int64_t> versions, ListVersionDirs(ModelDir(o)));
+  if (std::find(versions.begin(), versions.end(), o.version) != versions.end()) {
+    return absl::AlreadyExistsError(
+        absl::StrCat((fs::path(ModelDir(o)) / std::to_string(o.version)).string(), ": version ",
+                     o.version, " exists and is never overwritten"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<int64_t> ChooseVersion(const TrainOptions& o) {
   if (o.version > 0) return o.version;
   return NextVersion(ModelDir(o));
@@ -235,6 +249,10 @@ absl::StatusOr<std::string> WriteVersion(Run& run, int64_t version, const Model*
   RETURN_IF_ERROR(
       WriteText((fs::path(staged.path()) / "report.md").string(), ReportToMarkdown(run.report)));
   RETURN_IF_ERROR(staged.Publish());
+  if (run.summary != nullptr) {
+    run.summary->test_metrics = run.report.test_metrics;
+    run.summary->test_rows = run.plan.test.rows();
+  }
   return staged.final_path();
 }
 
@@ -257,7 +275,12 @@ absl::StatusOr<std::string> Finish(Run& run, const std::optional<GramAccumulator
     if (run.plan.classification()) {
       for (const std::string& c : run.plan.schema.class_names) h.add_class_names(c);
     } else {
-      for (int64_t t = 0; t < head.output_dim(); ++t) h.add_target_names(absl::StrCat("y", t));
+      const std::vector<std::string>& names = run.plan.schema.target_names;
+      for (int64_t t = 0; t < head.output_dim(); ++t) {
+        h.add_target_names(static_cast<int64_t>(names.size()) == head.output_dim()
+                               ? names[static_cast<size_t>(t)]
+                               : absl::StrCat("y", t));
+      }
     }
     tensors.f32[kHeadWeightsTensor] = head.weights;
     tensors.f32[kHeadBiasTensor] = head.bias;
@@ -340,8 +363,10 @@ absl::StatusOr<std::string> FinishKernelRidge(Run& run) {
 
 }  // namespace
 
-absl::StatusOr<std::string> RunTraining(const TrainOptions& options) {
+absl::StatusOr<std::string> RunTraining(const TrainOptions& options, TrainSummary* summary) {
+  RETURN_IF_ERROR(CheckVersionFree(options));
   ASSIGN_OR_RETURN(Run run, Prepare(options));
+  run.summary = summary;
   switch (run.config.learner().kind()) {
     case v1::LearnerConfig::KERNEL_RIDGE_VON_MISES:
       return FinishKernelRidge(run);
@@ -368,8 +393,10 @@ absl::StatusOr<std::string> RunShard(const TrainOptions& options) {
   return path;
 }
 
-absl::StatusOr<std::string> RunReduce(const TrainOptions& options) {
+absl::StatusOr<std::string> RunReduce(const TrainOptions& options, TrainSummary* summary) {
+  RETURN_IF_ERROR(CheckVersionFree(options));
   ASSIGN_OR_RETURN(Run run, Prepare(options));
+  run.summary = summary;
   const uint64_t fingerprint = ConfigFingerprint(run.config_text);
   std::optional<GramAccumulator> total;
   for (int i = 0; i < options.num_shards; ++i) {

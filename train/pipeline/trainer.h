@@ -16,6 +16,7 @@
 #define INVARIANT_TRAIN_PIPELINE_TRAINER_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -32,8 +33,18 @@ struct TrainOptions {
   std::string shard_dir;  // default MODELS/<name>/shards
 };
 
-// The unsharded run. Returns the version directory written.
-absl::StatusOr<std::string> RunTraining(const TrainOptions& options);
+// What a finished run measured: the test metrics ("accuracy"; "rmse", "mae")
+// on test_rows held-out rows.
+struct TrainSummary {
+  std::map<std::string, double> test_metrics;
+  int64_t test_rows = 0;
+};
+
+// The unsharded run. Returns the version directory written; fills `summary`
+// when not null. An explicit options.version that exists is ALREADY_EXISTS
+// before any data is read.
+absl::StatusOr<std::string> RunTraining(const TrainOptions& options,
+                                        TrainSummary* summary = nullptr);
 
 // Featurizes shard `options.shard` of `options.num_shards` and writes
 // SHARD_DIR/shard-<i>-of-<n>.gram. Returns the file written.
@@ -41,7 +52,7 @@ absl::StatusOr<std::string> RunShard(const TrainOptions& options);
 
 // Merges the shard files of options.num_shards shards (each must come from
 // the same config: checked by a fingerprint of its text) and finishes the run.
-absl::StatusOr<std::string> RunReduce(const TrainOptions& options);
+absl::StatusOr<std::string> RunReduce(const TrainOptions& options, TrainSummary* summary = nullptr);
 
 }  // namespace invariant::train
 

@@ -60,6 +60,19 @@ TEST(CsvTest, TsvWithRegressionTarget) {
   EXPECT_FALSE(data->has_labels());
 }
 
+TEST(CsvTest, SchemaNamesTheInputColumnsInOrderAndTheTarget) {
+  const std::string path = WriteText("named.tsv", "x1\ty\tx2\n0.5\t10\t1\n-1\t20\t2\n");
+  CsvOptions options;
+  options.delimiter = '\t';
+  options.target_column = "y";
+  auto source = OpenCsvSource(path, options);
+  ASSERT_TRUE(source.ok()) << source.status();
+  const RowSchema& schema = (*source)->schema();
+  EXPECT_EQ(schema.column_names, (std::vector<std::string>{"x1", "x2"}));
+  EXPECT_EQ(schema.target_names, (std::vector<std::string>{"y"}));
+  EXPECT_FALSE(schema.unit_byte_scaled);  // CSV values are taken as read
+}
+
 TEST(CsvTest, RaggedRowReportsLineNumber) {
   const std::string path = WriteText("ragged.csv", "a,b,c\n1,2,3\n\n4,5\n");
   auto data = LoadCsv(path);

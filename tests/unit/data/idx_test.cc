@@ -78,6 +78,10 @@ TEST(IdxTest, PixelScalingCoversZeroToOne) {
   EXPECT_EQ(data->x.row(0)[0], 0.0f);
   EXPECT_EQ(data->x.row(0)[1], 1.0f);
   EXPECT_EQ(data->num_classes(), 5);
+  auto source = OpenIdxSource(images, labels, {});
+  ASSERT_TRUE(source.ok()) << source.status();
+  EXPECT_TRUE((*source)->schema().unit_byte_scaled);  // recorded as INPUT_SCALING_UNIT_BYTE
+  EXPECT_TRUE((*source)->schema().column_names.empty());
 }
 
 TEST(IdxTest, WrongMagicNamesFileAndBothNumbers) {

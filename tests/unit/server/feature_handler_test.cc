@@ -237,12 +237,5 @@ TEST(AdminTokenTest, BearerTokenIsRequiredWhenConfigured) {
   EXPECT_TRUE(CheckBearerToken("s3cret", &right).ok());
 }
 
-TEST(GrpcCodeNameTest, NamesCanonicalCodes) {
-  EXPECT_STREQ(GrpcCodeName(grpc::StatusCode::OK), "OK");
-  EXPECT_STREQ(GrpcCodeName(grpc::StatusCode::INVALID_ARGUMENT), "INVALID_ARGUMENT");
-  EXPECT_STREQ(GrpcCodeName(grpc::StatusCode::UNAUTHENTICATED), "UNAUTHENTICATED");
-  EXPECT_STREQ(GrpcCodeName(static_cast<grpc::StatusCode>(99)), "UNKNOWN");
-}
-
 }  // namespace
 }  // namespace invariant::server

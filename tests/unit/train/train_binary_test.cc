@@ -43,6 +43,34 @@ TEST(TrainBinaryTest, DefaultConfigTrainsAndPrintsTheVersionDirectory) {
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
   EXPECT_THAT(out, ::testing::HasSubstr(dir.path() + "/default/1"));
   EXPECT_TRUE(fs::exists(dir.path() + "/default/1/model.bundle"));
+  // The last line is the test metric, e.g. "test accuracy=0.8712 on 2000 rows".
+  std::string trimmed = out.substr(0, out.find_last_not_of('\n') + 1);
+  const std::string last = trimmed.substr(trimmed.find_last_of('\n') + 1);
+  EXPECT_THAT(last, ::testing::MatchesRegex("test accuracy=[0-9.e-]+ on [0-9]+ rows")) << out;
+}
+
+TEST(TrainBinaryTest, HelpListsTheTrainingFlags) {
+  std::string out;
+  RunTrain({"--help"}, &out);
+  EXPECT_THAT(out, ::testing::Not(::testing::HasSubstr("No flags matched")));
+  for (const char* flag : {"--config", "--models", "--name", "--version", "--shard", "--shards",
+                           "--threads", "--shard_dir"}) {
+    EXPECT_THAT(out, ::testing::HasSubstr(flag)) << out;
+  }
+}
+
+TEST(TrainBinaryTest, AnExistingVersionIsRefusedBeforeTraining) {
+  TempDir dir;
+  fs::create_directories(dir.path() + "/default/1");
+  std::string out;
+  const int status = RunTrain(
+      {std::string("--config=") + INVARIANT_SOURCE_DIR + "/train/configs/default.textproto",
+       "--models=" + dir.path(), "--name=default", "--version=1"},
+      &out);
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  EXPECT_THAT(out, ::testing::HasSubstr("version 1 exists and is never overwritten"));
+  EXPECT_THAT(out, ::testing::Not(::testing::HasSubstr("data: ")));  // no stage ran
+  EXPECT_FALSE(fs::exists(dir.path() + "/default/1/model.bundle"));
 }
 
 TEST(TrainBinaryTest, UsageErrorsExitWithTwo) {

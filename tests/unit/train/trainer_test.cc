@@ -5,7 +5,11 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "core/base/random.h"
 #include "core/encoders/packed_dot.h"
 #include "core/model/model.h"
 #include "core/model/repository.h"
@@ -278,6 +282,66 @@ TEST(TrainerTest, DataErrorsNameTheProblem) {
   TrainOptions missing = Options(dir, kXpermConfig, "x");
   missing.config_path = dir.path() + "/nope.textproto";
   EXPECT_EQ(RunTraining(missing).status().code(), absl::StatusCode::kNotFound);
+}
+
+// A CSV config over `csv_path`: random Fourier features under cyclic shifts
+// of the 4 input columns, ridge regression on the column "y".
+std::string CsvRegressionConfig(const std::string& csv_path) {
+  constexpr char kConfig[] = R"pb(
+    data { csv { path: "CSV_PATH" target_column: "y" } }
+    split { train: 40 validation: 10 test: 10 seed: 1 }
+    encoder {
+      random_fourier { num_features: 8 num_group_elements: 4 sigma: 2 }
+      group { cyclic_shift { length: 4 } }
+      seed: 3
+    }
+    learner {
+      kind: RIDGE
+      task: TASK_REGRESSION
+      lambda_grid: [ 1e-2 ]
+    }
+    certificate { num_points: 5 }
+  )pb";
+  return absl::StrReplaceAll(kConfig, {{"CSV_PATH", csv_path}});
+}
+
+TEST(TrainerTest, CsvModelStoresItsInputColumnsTargetNameAndScalingAndSummarisesTheTest) {
+  TempDir dir;
+  std::string csv = "b,y,a,d,c\n";  // the target sits between inputs
+  Rng rng(5);
+  for (int i = 0; i < 60; ++i) {
+    std::vector<double> x(4);
+    for (double& v : x) v = rng.Normal();
+    csv +=
+        absl::StrCat(x[0], ",", x[0] + x[1] + x[2] + x[3], ",", x[1], ",", x[2], ",", x[3], "\n");
+  }
+  TrainOptions o = Options(dir, CsvRegressionConfig(dir.Write("data.csv", csv)), "csv");
+  TrainSummary summary;
+  absl::StatusOr<std::string> out = RunTraining(o, &summary);
+  ASSERT_TRUE(out.ok()) << out.status();
+  std::shared_ptr<const Model> model = LoadVersion(*out);
+  ASSERT_NE(model, nullptr);
+  const v1::Manifest& m = model->manifest();
+  EXPECT_THAT(m.input_columns(), ::testing::ElementsAre("b", "a", "d", "c"));
+  EXPECT_EQ(m.input_scaling(), v1::INPUT_SCALING_NONE);
+  EXPECT_THAT(m.head().target_names(), ::testing::ElementsAre("y"));
+  EXPECT_EQ(summary.test_rows, 10);
+  ASSERT_EQ(summary.test_metrics.count("rmse"), 1u);
+  EXPECT_EQ(summary.test_metrics.at("rmse"), m.metrics().at("test_rmse"));
+}
+
+TEST(TrainerTest, AnExistingExplicitVersionIsRefusedBeforeAnyDataIsRead) {
+  TempDir dir;
+  // The data file does not exist: reading it would fail with NOT_FOUND.
+  TrainOptions o = Options(dir, CsvRegressionConfig(dir.path() + "/missing.csv"), "m");
+  o.version = 2;
+  EXPECT_EQ(RunTraining(o).status().code(), absl::StatusCode::kNotFound);
+  fs::create_directories(o.models_dir + "/m/2");
+  const absl::Status refused = RunTraining(o).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_THAT(refused.message(), HasSubstr("version 2 exists and is never overwritten"));
+  o.num_shards = 2;  // reduce checks too
+  EXPECT_EQ(RunReduce(o).status().code(), absl::StatusCode::kAlreadyExists);
 }
 
 }  // namespace
