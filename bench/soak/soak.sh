@@ -39,7 +39,11 @@ done
 [[ -d $BUILD/python/invariant_serve/_proto ]] ||
   { echo "soak: $BUILD/python not staged (cmake --build $BUILD --target invariant_python)" >&2; exit 2; }
 
-rm -rf "$OUT" && mkdir -p "$OUT/minutes" "$OUT/models/soak/1" "$OUT/models/steady/1"
+rm -rf "$OUT" && mkdir -p "$OUT/minutes" "$OUT/models/soak/1" "$OUT/models/steady/1" "$OUT/bin"
+# Private copies, so that a rebuild during the run does not swap the binaries.
+cp "$BIN/invariant-server" "$BIN/invariant-loadgen" "$OUT/bin/"
+cp -r "$BUILD/python" "$OUT/python"
+BIN=$OUT/bin
 FIXTURES=tests/fixtures/compat_models
 GOOD_BUNDLE=$FIXTURES/xperm_cdf/1/model.bundle
 cp "$GOOD_BUNDLE" "$OUT/models/soak/1/model.bundle"
@@ -85,7 +89,7 @@ for minute in $(seq 1 "$MINUTES"); do
     >"$dir/stream.log" 2>&1 &
   stream=$!
   /usr/bin/python3 bench/soak/chaos.py --target="$TARGET" --model=soak --seconds="$LOAD_SECONDS" \
-    --python_path="$BUILD/python" --seed="$minute" --out="$dir/chaos.json" >"$dir/chaos.log" 2>&1 &
+    --python_path="$OUT/python" --seed="$minute" --out="$dir/chaos.json" >"$dir/chaos.log" 2>&1 &
   chaos=$!
   sleep $((PERIOD / 4))
   version=$((version + 1))
