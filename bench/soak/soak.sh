@@ -22,14 +22,14 @@
 # bound, i.e. after the warm-up minute the last minute exceeds the larger of the
 # warm-up and the first half's maximum by more than the slack (RSS 25% + 64 MiB,
 # threads 16, fds 32). Environment: BUILD (default build), OUT (default
-# BUILD/soak), RATE (loadgen requests/s, default 200), MINUTE_SECONDS (length
+# BUILD/soak), RATE (loadgen requests/s, default 100), MINUTE_SECONDS (length
 # of a "minute", default 60; shorter for a smoke test of the script).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 MINUTES=${1:-30}
 BUILD=${BUILD:-build}
 OUT=${OUT:-$BUILD/soak}
-RATE=${RATE:-200}
+RATE=${RATE:-100}
 PERIOD=${MINUTE_SECONDS:-60}
 LOAD_SECONDS=$((PERIOD - 5))
 BIN=$BUILD/bin
