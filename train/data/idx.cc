@@ -81,6 +81,11 @@ class IdxSource : public RowSource {
       return absl::InvalidArgumentError(
           absl::StrCat(images_path_, ": empty image size ", image_dims[1], "x", image_dims[2]));
     }
+    if (image_dims[1] > kMaxIdxImageSide || image_dims[2] > kMaxIdxImageSide) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(images_path_, ": image size ", image_dims[1], "x", image_dims[2],
+                       " exceeds the largest supported side ", kMaxIdxImageSide));
+    }
     num_rows_ = image_dims[0];
     rows_ = image_dims[1];
     cols_ = image_dims[2];
