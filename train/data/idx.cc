@@ -21,6 +21,10 @@ void PutBigEndian32(uint32_t v, unsigned char* b) {
   b[3] = static_cast<unsigned char>(v);
 }
 
+// The largest image side the readers accept (a header claiming more is
+// INVALID_ARGUMENT), so that counts times pixels never overflow int64.
+constexpr int64_t kMaxIdxImageSide = 4096;
+
 std::string Hex32(uint32_t v) { return absl::StrCat("0x", absl::Hex(v, absl::kZeroPad8)); }
 
 // Reads the magic and `ndims` big-endian dims of an IDX file.

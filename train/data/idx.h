@@ -31,9 +31,6 @@ namespace invariant::train {
 
 inline constexpr uint32_t kIdxLabelMagic = 0x00000801;
 inline constexpr uint32_t kIdxImageMagic = 0x00000803;
-// The largest image side the readers accept (a header claiming more is
-// INVALID_ARGUMENT), so that counts times pixels never overflow.
-inline constexpr int64_t kMaxIdxImageSide = 4096;
 
 struct IdxOptions {
   std::string name;                      // data set name; default: the images path

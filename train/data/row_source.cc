@@ -104,6 +104,12 @@ std::unique_ptr<RowSource> MakeDatasetSource(Dataset data) {
   return std::make_unique<DatasetSource>(std::move(data));
 }
 
+// ReadAllRows allocates with the rows actually read: a schema promising up to
+// this many floats is allocated up front, a larger one (a corrupt header,
+// say) only as its rows arrive, in blocks of at most this many floats; fewer
+// rows than promised is DATA_LOSS.
+constexpr int64_t kMaxPreallocatedValues = int64_t{1} << 26;  // 256 MiB of floats
+
 absl::StatusOr<Dataset> ReadAllRows(RowSource& source, int64_t block_rows) {
   if (block_rows <= 0) {
     return absl::InvalidArgumentError(absl::StrCat("block_rows must be > 0, got ", block_rows));

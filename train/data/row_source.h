@@ -73,12 +73,7 @@ using RowGenerator = std::function<void(int64_t index, float* x, int32_t* label,
 std::unique_ptr<RowSource> MakeGeneratedSource(RowSchema schema, RowGenerator generate);
 
 // Reads every remaining row of `source` in blocks of `block_rows` into a
-// Dataset (name, class names and input shape from the schema). Memory grows
-// with the rows actually read: a schema promising up to
-// kMaxPreallocatedValues floats is allocated up front, a larger one (a
-// corrupt header, say) only as its rows arrive, in blocks of at most that
-// many floats; fewer rows than promised is DATA_LOSS.
-inline constexpr int64_t kMaxPreallocatedValues = int64_t{1} << 26;  // 256 MiB of floats
+// Dataset (name, class names and input shape from the schema).
 absl::StatusOr<Dataset> ReadAllRows(RowSource& source, int64_t block_rows = 4096);
 
 // The schema describing `data`.
