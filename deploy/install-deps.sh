@@ -3,7 +3,8 @@
 # benchmark. Idempotent: packages already present are left alone.
 #
 #   deploy/install-deps.sh            everything CI and developers need: build,
-#                                     tests, benchmarks, deploy checks, container test
+#                                     tests, benchmarks, deploy checks, container test,
+#                                     sanitizer and fuzz builds
 #   deploy/install-deps.sh --build    only what compiling needs (the image's builder stage)
 #   deploy/install-deps.sh --runtime  only the shared libraries the binaries load
 set -euo pipefail
@@ -15,6 +16,9 @@ BUILD_PKGS=(
   prometheus-cpp-dev libcivetweb-dev libcurl4-openssl-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
+# Sanitizer and fuzz builds (tests/sanitizers/ci.sh, bench/fuzz/run.sh): clang 14
+# with its ASan/UBSan/TSan/libFuzzer runtimes, llvm-symbolizer for the reports.
+CHECK_PKGS=(clang libclang-rt-14-dev llvm)
 TEST_PKGS=(
   openssl prometheus curl python3 python3-yaml yamllint gnuplot-nox dataset-fashion-mnist
   podman runc debootstrap uidmap python3-grpcio python3-grpc-tools python3-numpy python3-protobuf python3-pytest python3-venv python3-pip python3-setuptools python3-wheel
@@ -25,7 +29,7 @@ RUNTIME_PKGS=(
 )
 
 case "${1:-}" in
-  "") pkgs=("${BUILD_PKGS[@]}" "${TEST_PKGS[@]}") ;;
+  "") pkgs=("${BUILD_PKGS[@]}" "${TEST_PKGS[@]}" "${CHECK_PKGS[@]}") ;;
   --build) pkgs=("${BUILD_PKGS[@]}") ;;
   --runtime) pkgs=("${RUNTIME_PKGS[@]}") ;;
   *) echo "install-deps: unknown argument '$1' (expected --build or --runtime)" >&2; exit 2 ;;

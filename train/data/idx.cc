@@ -22,6 +22,10 @@ void PutBigEndian32(uint32_t v, unsigned char* b) {
   b[3] = static_cast<unsigned char>(v);
 }
 
+// The largest image side the readers accept (a header claiming more is
+// INVALID_ARGUMENT), so that counts times pixels never overflow int64.
+constexpr int64_t kMaxIdxImageSide = 4096;
+
 std::string Hex32(uint32_t v) { return absl::StrCat("0x", absl::Hex(v, absl::kZeroPad8)); }
 
 // Reads the magic and `ndims` big-endian dims of an IDX file.
@@ -81,6 +85,11 @@ class IdxSource : public RowSource {
     if (image_dims[1] == 0 || image_dims[2] == 0) {
       return absl::InvalidArgumentError(
           absl::StrCat(images_path_, ": empty image size ", image_dims[1], "x", image_dims[2]));
+    }
+    if (image_dims[1] > kMaxIdxImageSide || image_dims[2] > kMaxIdxImageSide) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(images_path_, ": image size ", image_dims[1], "x", image_dims[2],
+                       " exceeds the largest supported side ", kMaxIdxImageSide));
     }
     num_rows_ = image_dims[0];
     rows_ = image_dims[1];

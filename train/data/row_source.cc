@@ -104,6 +104,12 @@ std::unique_ptr<RowSource> MakeDatasetSource(Dataset data) {
   return std::make_unique<DatasetSource>(std::move(data));
 }
 
+// ReadAllRows allocates with the rows actually read: a schema promising up to
+// this many floats is allocated up front, a larger one (a corrupt header,
+// say) only as its rows arrive, in blocks of at most this many floats; fewer
+// rows than promised is DATA_LOSS.
+constexpr int64_t kMaxPreallocatedValues = int64_t{1} << 26;  // 256 MiB of floats
+
 absl::StatusOr<Dataset> ReadAllRows(RowSource& source, int64_t block_rows) {
   if (block_rows <= 0) {
     return absl::InvalidArgumentError(absl::StrCat("block_rows must be > 0, got ", block_rows));
@@ -113,8 +119,13 @@ absl::StatusOr<Dataset> ReadAllRows(RowSource& source, int64_t block_rows) {
   data.name = s.name;
   data.class_names = s.class_names;
   data.input_shape = s.input_shape;
-  if (s.num_rows >= 0) {
-    // Known size: read straight into the final arrays.
+  const auto promised_too_few = [&s](int64_t rows) {
+    return absl::DataLossError(
+        absl::StrCat(s.name, ": ended after ", rows, " rows, its schema promised ", s.num_rows));
+  };
+  const int64_t row_values = std::max<int64_t>(1, s.dim + s.num_targets);
+  if (s.num_rows >= 0 && s.num_rows <= kMaxPreallocatedValues / row_values) {
+    // Known, modest size: read straight into the final arrays.
     data.x = FloatMatrix::Zeros(s.num_rows, s.dim);
     if (s.has_labels) data.labels.resize(s.num_rows);
     if (s.num_targets > 0) data.y = FloatMatrix::Zeros(s.num_rows, s.num_targets);
@@ -125,30 +136,33 @@ absl::StatusOr<Dataset> ReadAllRows(RowSource& source, int64_t block_rows) {
           source.Next(std::min(block_rows, s.num_rows - rows), data.x.mutable_row(rows),
                       s.has_labels ? data.labels.data() + rows : nullptr,
                       s.num_targets > 0 ? data.y.mutable_row(rows) : nullptr));
-      if (got == 0) {
-        return absl::DataLossError(absl::StrCat(s.name, ": ended after ", rows,
-                                                " rows, its schema promised ", s.num_rows));
-      }
+      if (got == 0) return promised_too_few(rows);
       rows += got;
     }
     return data;
   }
+  // Unknown or very large size: grow with the rows read, in blocks doubling
+  // from 16 rows up to block_rows and at most kMaxPreallocatedValues floats.
+  const int64_t max_block =
+      std::min(block_rows, std::max<int64_t>(1, kMaxPreallocatedValues / row_values));
+  int64_t block = std::min<int64_t>(max_block, 16);
   std::vector<float> x;
   std::vector<int32_t> labels;
   std::vector<float> targets;
   int64_t rows = 0;
   while (true) {
-    x.resize(static_cast<size_t>((rows + block_rows) * s.dim));
-    if (s.has_labels) labels.resize(rows + block_rows);
-    targets.resize(static_cast<size_t>((rows + block_rows) * s.num_targets));
+    x.resize(static_cast<size_t>((rows + block) * s.dim));
+    if (s.has_labels) labels.resize(rows + block);
+    targets.resize(static_cast<size_t>((rows + block) * s.num_targets));
     ASSIGN_OR_RETURN(
         const int64_t got,
-        source.Next(block_rows, x.data() + rows * s.dim,
-                    s.has_labels ? labels.data() + rows : nullptr,
+        source.Next(block, x.data() + rows * s.dim, s.has_labels ? labels.data() + rows : nullptr,
                     s.num_targets > 0 ? targets.data() + rows * s.num_targets : nullptr));
     rows += got;
     if (got == 0) break;
+    block = std::min(2 * block, max_block);
   }
+  if (s.num_rows >= 0 && rows != s.num_rows) return promised_too_few(rows);
   data.x = FloatMatrix::Zeros(rows, s.dim);
   std::memcpy(data.x.mutable_data(), x.data(), sizeof(float) * rows * s.dim);
   if (s.has_labels) {

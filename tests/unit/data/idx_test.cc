@@ -154,6 +154,45 @@ TEST(IdxTest, LabelOutsideGivenClassesIsAnError) {
   EXPECT_THAT(data.status().message(), HasSubstr("label 2 of example 2"));
 }
 
+// A big-endian IDX header: magic, then the dims.
+std::string IdxHeader(uint32_t magic, std::initializer_list<uint32_t> dims) {
+  std::string bytes;
+  std::vector<uint32_t> words = {magic};
+  words.insert(words.end(), dims.begin(), dims.end());
+  for (const uint32_t v : words) {
+    for (int shift = 24; shift >= 0; shift -= 8) bytes.push_back(static_cast<char>(v >> shift));
+  }
+  return bytes;
+}
+
+// Regression (idx_fuzz corpus: huge_count): a header promising 4,294,967,295 images made LoadIdx
+// allocate them all before reading (terabytes), so a 30-byte file aborted
+// the process. Now memory follows the data and the truncation is reported.
+TEST(IdxTest, HeaderPromisingMoreImagesThanTheFileHoldsIsTruncatedNotAllocated) {
+  const std::string images =
+      WriteText("huge_count_images",
+                IdxHeader(kIdxImageMagic, {0xffffffffu, 28, 28}) + std::string(784, 'x'));
+  const std::string labels =
+      WriteText("huge_count_labels", IdxHeader(kIdxLabelMagic, {0xffffffffu}) + std::string(1, 3));
+  auto data = LoadIdx(images, labels);
+  ASSERT_FALSE(data.ok());
+  EXPECT_TRUE(absl::IsDataLoss(data.status())) << data.status();
+  EXPECT_THAT(data.status().message(), HasSubstr("truncated IDX image data"));
+  EXPECT_THAT(data.status().message(), HasSubstr("inside image 1"));
+}
+
+// Regression (idx_fuzz corpus: huge_side): sides near 2^32 overflowed rows × cols.
+TEST(IdxTest, ImageSideBeyondTheLimitIsRefusedNamingTheFile) {
+  const std::string images =
+      WriteText("huge_side_images", IdxHeader(kIdxImageMagic, {1, 0xfffffff0u, 0xfffffff0u}));
+  const std::string labels = WriteText("huge_side_labels", IdxHeader(kIdxLabelMagic, {1}));
+  auto source = OpenIdxSource(images, labels);
+  ASSERT_FALSE(source.ok());
+  EXPECT_TRUE(absl::IsInvalidArgument(source.status())) << source.status();
+  EXPECT_THAT(source.status().message(), HasSubstr(images));
+  EXPECT_THAT(source.status().message(), HasSubstr("exceeds the largest supported side 4096"));
+}
+
 TEST(IdxTest, MissingFileIsNotFound) {
   auto data = LoadIdx(ScratchPath("nope"), ScratchPath("nope2"));
   ASSERT_FALSE(data.ok());

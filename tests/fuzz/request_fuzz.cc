@@ -1,0 +1,170 @@
+// request_fuzz.cc: libFuzzer target for request decoding and validation.
+//
+// Input: three control bytes, then the bytes of one request message as it
+// would arrive on the wire. Byte 0 picks the message: invariant.v1
+// FeaturizeRequest, PredictRequest, or the Open Inference Protocol's
+// ModelInferRequest. Byte 1 picks the model's input shape (rows of a × b
+// floats, a, b in 1..6), byte 2 whether the model declares that 2-D shape, has
+// a linear head, and is a classifier. The bytes are parsed as the message and
+// run through the server's validation exactly as the handlers do
+// (server/validation.h, server/inference_tensors.h). Properties: every
+// refusal is INVALID_ARGUMENT with a message naming a request field; an
+// accepted v1 batch has 1..kMaxRows rows of finite floats; an accepted OIP
+// request decodes to a batch the v1 validation accepts or refuses with an
+// OIP field name, and its response tensors can be assembled.
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "inference/grpc_service.pb.h"
+#include "invariant/v1/feature_service.pb.h"
+#include "server/inference_tensors.h"
+#include "server/validation.h"
+#include "tests/fuzz/fuzz_util.h"
+
+namespace {
+
+using invariant::fuzz::Check;
+namespace server = invariant::server;
+namespace v1 = invariant::v1;
+
+constexpr int64_t kMaxRows = 1024;
+constexpr int64_t kMaxResponseBytes = 4 << 20;
+constexpr int64_t kFeatureDim = 8;
+constexpr int64_t kOutputDim = 3;
+
+bool StartsWithAny(const absl::Status& status, std::initializer_list<const char*> prefixes) {
+  for (const char* prefix : prefixes) {
+    if (absl::StartsWith(status.message(), prefix)) return true;
+  }
+  return false;
+}
+
+void CheckRefusal(const absl::Status& status, std::initializer_list<const char*> fields) {
+  Check(status.code() == absl::StatusCode::kInvalidArgument, "a refusal is INVALID_ARGUMENT");
+  Check(StartsWithAny(status, fields), "a refusal names a request field first");
+}
+
+// Validates an invariant.v1 model spec and input batch as FeatureHandler does.
+void ValidateV1(const v1::ModelSpec& spec, const v1::InputBatch& inputs, int64_t input_dim) {
+  if (absl::Status s = server::ValidateModelSpec(spec); !s.ok()) {
+    CheckRefusal(s, {"model."});
+  }
+  const absl::StatusOr<server::DecodedRows> rows =
+      server::DecodeInputBatch(inputs, input_dim, kMaxRows);
+  if (!rows.ok()) {
+    CheckRefusal(rows.status(), {"inputs"});
+    return;
+  }
+  Check(rows->num_rows() >= 1 && rows->num_rows() <= kMaxRows, "accepted rows in [1, max_rows]");
+  const float* x = rows->data();
+  for (int64_t i = 0; i < rows->num_rows() * input_dim; ++i) {
+    Check(std::isfinite(x[i]), "accepted values are finite");
+  }
+}
+
+// Runs a ModelInferRequest through InferenceHandler's checks and, when they
+// pass, assembles the response tensors the handler would send.
+void ValidateInfer(const inference::ModelInferRequest& request,
+                   const server::InferenceModelShape& model) {
+  const auto spec = server::ModelSpecFromProtocol(request.model_name(), request.model_version(),
+                                                  "model_name", "model_version");
+  if (!spec.ok()) {
+    CheckRefusal(spec.status(), {"model_name", "model_version"});
+    return;
+  }
+  if (absl::Status s = server::ValidateModelSpec(*spec); !s.ok()) {
+    CheckRefusal(server::WithProtocolFieldNames(s, "model_name", "model_version", false),
+                 {"model_name", "model_version"});
+    return;
+  }
+  bool raw = false;
+  const absl::StatusOr<v1::InputBatch> batch = server::DecodeInferInput(request, model, &raw);
+  if (!batch.ok()) {
+    CheckRefusal(batch.status(), {"inputs", "raw_input_contents"});
+    return;
+  }
+  Check(batch->num_rows() >= 1, "a decoded OIP batch has rows");
+  const auto outputs = server::SelectOutputs(request, model);
+  if (!outputs.ok()) {
+    CheckRefusal(outputs.status(), {"outputs["});
+    return;
+  }
+  if (absl::Status s =
+          server::CheckInferResponseSize(batch->num_rows(), model, *outputs, kMaxResponseBytes);
+      !s.ok()) {
+    CheckRefusal(s, {"inputs[0].shape"});
+    return;
+  }
+  const absl::StatusOr<server::DecodedRows> rows =
+      server::DecodeInputBatch(*batch, model.input_dim, kMaxRows);
+  if (!rows.ok()) {
+    CheckRefusal(server::WithProtocolFieldNames(rows.status(), "model_name", "model_version", raw),
+                 {"inputs[0]", "raw_input_contents[0]"});
+    return;
+  }
+  const int64_t n = rows->num_rows();
+  Check(n == batch->num_rows(), "v1 rows agree with the OIP shape");
+  inference::ModelInferResponse response;
+  for (const std::string& name : *outputs) {
+    if (name == server::kFeaturesOutputName || name == server::kScoresOutputName) {
+      const int64_t cols = name == server::kFeaturesOutputName ? kFeatureDim : kOutputDim;
+      google::protobuf::RepeatedField<float> values;
+      values.Resize(static_cast<int>(n * cols), 0.5f);
+      server::AppendFp32Output(name, n, cols, &values, raw, &response);
+    } else if (name == server::kPredictedIndexOutputName) {
+      google::protobuf::RepeatedField<int32_t> values;
+      values.Resize(static_cast<int>(n), 1);
+      server::AppendInt32Output(name, &values, raw, &response);
+    } else {
+      google::protobuf::RepeatedPtrField<std::string> values;
+      for (int64_t i = 0; i < n; ++i) *values.Add() = "class";
+      server::AppendBytesOutput(name, values, raw, &response);
+    }
+  }
+  Check(response.outputs_size() == static_cast<int>(outputs->size()), "one tensor per output");
+  Check(response.raw_output_contents_size() == (raw ? response.outputs_size() : 0),
+        "raw contents exactly when the input was raw");
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 3) return 0;
+  const int kind = data[0] % 3;
+  const int64_t a = 1 + data[1] % 6;
+  const int64_t b = 1 + (data[1] / 6) % 6;
+  server::InferenceModelShape model;
+  model.input_dim = a * b;
+  model.input_shape = (data[2] & 1) ? std::vector<int64_t>{a, b} : std::vector<int64_t>{a * b};
+  model.feature_dim = kFeatureDim;
+  model.has_head = (data[2] & 2) != 0;
+  model.classifier = model.has_head && (data[2] & 4) != 0;
+  model.output_dim = model.has_head ? kOutputDim : 0;
+  model.longest_class_name = model.classifier ? 5 : 0;
+  const uint8_t* bytes = data + 3;
+  const int length = static_cast<int>(size - 3);
+  switch (kind) {
+    case 0: {
+      v1::FeaturizeRequest request;
+      if (!request.ParseFromArray(bytes, length)) return 0;
+      ValidateV1(request.model(), request.inputs(), model.input_dim);
+      break;
+    }
+    case 1: {
+      v1::PredictRequest request;
+      if (!request.ParseFromArray(bytes, length)) return 0;
+      ValidateV1(request.model(), request.inputs(), model.input_dim);
+      break;
+    }
+    default: {
+      inference::ModelInferRequest request;
+      if (!request.ParseFromArray(bytes, length)) return 0;
+      ValidateInfer(request, model);
+      break;
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The sanitizer and fuzzing steps of .ci/run (clang 14 from Debian), each in
+# its own build tree so the GCC release build in build/ is untouched:
+#   build-asan  ASan + UBSan + libFuzzer instrumentation (cmake/Sanitizers.cmake):
+#               the six fuzz targets and their seed corpora, and the unit
+#               tests of base (thread pool), bundle, data and the server core
+#               (batcher, registry, metrics, validation); then every fuzz
+#               target for FUZZ_SECONDS, two at a time (bench/fuzz/run.sh).
+#   build-tsan  TSan: the thread pool and server core tests.
+# Scope is cut to fit CI's budget (docs/testing.md, "Sanitizers" has the
+# estimate): everything else runs only in the GCC build.
+#
+#   tests/sanitizers/ci.sh [asan|tsan|fuzz|all] [fuzz_seconds_per_target=30]
+#
+# Findings are fatal. Only what comes from Debian's uninstrumented libraries
+# is suppressed (tests/sanitizers/*.supp, each entry with its reason).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+STEP=${1:-all}
+FUZZ_SECONDS=${2:-30}
+SUPP=$PWD/tests/sanitizers
+
+# Test binaries each sanitizer build compiles and runs (ctest -R on the
+# executables' discovered tests is not possible, so targets are listed and the
+# placeholders of targets not built are excluded).
+FUZZ_TARGETS=(request_fuzz csv_fuzz idx_fuzz train_config_fuzz model_load_fuzz bundle_fuzz)
+ASAN_TARGETS=(base_test bundle_test data_test server_core_test "${FUZZ_TARGETS[@]}")
+TSAN_TARGETS=(base_test server_core_test)
+
+configure() {  # configure DIR SANITIZERS [extra cmake args]
+  local dir=$1 sanitize=$2
+  shift 2
+  CC=clang CXX=clang++ cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DINVARIANT_SANITIZE="$sanitize" -DINVARIANT_BUILD_BENCH=OFF "$@" >/dev/null
+}
+
+export OPENBLAS_NUM_THREADS=1  # OpenBLAS's own threads are uninstrumented spin loops
+
+asan() {
+  configure build-asan address,undefined -DINVARIANT_FUZZ=ON
+  cmake --build build-asan -j2 --target "${ASAN_TARGETS[@]}"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
+  LSAN_OPTIONS=suppressions=$SUPP/lsan.supp:print_suppressions=0 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:suppressions=$SUPP/ubsan.supp \
+    ctest --test-dir build-asan --output-on-failure -j2 -E '_NOT_BUILT$|client_package' -LE 'python|cli|deploy' \
+    --timeout 600
+}
+
+tsan() {
+  configure build-tsan thread
+  cmake --build build-tsan -j2 --target "${TSAN_TARGETS[@]}"
+  TSAN_OPTIONS=suppressions=$SUPP/tsan.supp:halt_on_error=1:second_deadlock_stack=1:print_suppressions=0 \
+    ctest --test-dir build-tsan --output-on-failure -j2 -E '_NOT_BUILT$|client_package' -LE 'python|cli|deploy|fuzz' \
+    --timeout 600
+}
+
+fuzz() {
+  configure build-asan address,undefined -DINVARIANT_FUZZ=ON
+  cmake --build build-asan -j2 --target "${FUZZ_TARGETS[@]}"
+  # Two fuzzers at a time (one per core), each half of the targets.
+  local half=$((${#FUZZ_TARGETS[@]} / 2)) first=0 second=0
+  NO_BUILD=1 BUILD=build-asan OUT=build-asan/fuzz bash bench/fuzz/run.sh "$FUZZ_SECONDS" \
+    "${FUZZ_TARGETS[@]:0:half}" &
+  local pid=$!
+  NO_BUILD=1 BUILD=build-asan OUT=build-asan/fuzz bash bench/fuzz/run.sh "$FUZZ_SECONDS" \
+    "${FUZZ_TARGETS[@]:half}" || second=$?
+  wait "$pid" || first=$?
+  return $((first || second))
+}
+
+case "$STEP" in
+  asan) asan ;;
+  tsan) tsan ;;
+  fuzz) fuzz ;;
+  all) asan; fuzz; tsan ;;
+  *) echo "ci.sh: unknown step '$STEP' (asan, tsan, fuzz or all)" >&2; exit 2 ;;
+esac
