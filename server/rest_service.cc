@@ -9,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "core/base/json.h"
+#include "client/grpc_code_name.h"
 #include "server/auth.h"
 #include "server/metrics_interceptor.h"
 #include "server/rest_codec.h"
