@@ -1,4 +1,4 @@
-// batcher.h: dynamic batching of row-wise compute jobs (ARCHITECTURE "data path").
+// batcher.h: dynamic batching of row-wise compute jobs (docs/architecture.md, "The data path").
 //
 // Jobs wait in one queue per (key, method) — one per model version and
 // method. Concurrent small jobs of a queue are merged into one compute call of

@@ -39,7 +39,7 @@ The Rotated MNIST protocol of Raj, Kumar, Mroueh, Fletcher, Schölkopf,
 §5), applied to Fashion-MNIST (Debian's \`dataset-fashion-mnist\`): every image
 is rotated about its centre by its own angle uniform in [0, 2π) (bilinear,
 train/data/rotated.h); the group is the rotations, uniform in [0, 2π), moved
-onto the templates (MATH.md §1–4).
+onto the templates (docs/math.md §1–4).
 
 Command: \`bench/repro/fashion.sh\` with its default plan: SIZES="$SIZES",
 NYS_SIZES="$NYS_SIZES", CDF_SIZES="$CDF_SIZES", R=$R, R_SWEEP="$R_SWEEP",
@@ -84,7 +84,7 @@ jobs: **${TOTAL} s in total** (the per-model times are in the table).
   what remains there is the model's own lack of invariance. **ID_own** is the training
   job's own certificate against the config's group (0 for raw RF, whose
   config group is the identity). Random-rotation features are only invariant
-  up to the Monte-Carlo error of r draws (MATH.md §3: ε + 1/r), hence ID > 0.
+  up to the Monte-Carlo error of r draws (docs/math.md §3: ε + 1/r), hence ID > 0.
 
 ## Results
 

@@ -55,7 +55,7 @@ jobs: driver ${driver_seconds} s, invariant-train cross-check ${train_seconds} s
   2,000 at the largest size); **test: every other row** (28,768 at 2,000 per
   class). Each seed redraws the training rows *and* the templates; every
   method sees the same rows (paired comparison).
-* RLS (MATH.md §6) with one-vs-all ±1 targets. λ is chosen the GURLS way:
+* RLS (docs/math.md §6) with one-vs-all ±1 targets. λ is chosen the GURLS way:
   20 % of each class's training rows (at least one) are held out, λ is picked
   on them from GURLS's 20-value grid (ties → the smallest λ, like GURLS's
   \`max\`), and the model is refitted on all training rows. The paper used
@@ -69,7 +69,7 @@ jobs: driver ${driver_seconds} s, invariant-train cross-check ${train_seconds} s
   Linear RLS with bias on the m(2n + 1) features. CdfEncoder from core/encoders.
 * Haar RLS: kernel RLS (no bias) with the exact Haar-integration kernel
   K(x, z) = (1/|G|²) Σ_{g,g'} exp(−‖g·x − g'·z‖² / 2σ²) over the 120
-  permutations (MATH.md §5), σ = 1 (one mismatched block costs a factor
+  permutations (docs/math.md §5), σ = 1 (one mismatched block costs a factor
   e⁻¹); λ chosen on the same hold-out. (Choosing σ on the hold-out as well,
   from {0.5, 1, 2, 4}, made Haar RLS worse than CDF(25,25) at 2–10 per class:
   one or two held-out rows per class cannot pick a bandwidth; σ = 2 gives

@@ -10,7 +10,7 @@
 //              templates moved by r block permutations (all 120, or r distinct
 //              ones drawn at random), rows first L2-normalised (‖x‖ = √5 → 1)
 //   haar       RLS with the exact Haar-integration kernel of a Gaussian base
-//              kernel (MATH.md §5), no bias. Xperm has only C(12, 5) = 792
+//              kernel (docs/math.md §5), no bias. Xperm has only C(12, 5) = 792
 //              orbits (multisets of 5 of 8 symbols) and the kernel depends only
 //              on the pair of orbits, so K = P K_orb Pᵀ with P the N × 792
 //              orbit indicator. Writing K_orb = F Fᵀ (eigendecomposition)

@@ -1,6 +1,6 @@
 // cdf_encoder.h: CDF, moment and max pooling over group-transformed templates.
 //
-// MATH.md §2 (Mroueh, Voinea, Poggio 2015). With projections
+// docs/math.md §2 (Mroueh, Voinea, Poggio 2015). With projections
 // p_{j,i}(x) = ⟨g_i·t_j, x⟩ from a Projector (bank of g_i⁻¹·t_j, or the
 // input placement), the features of one input are, template by template:
 //  * Pooling::kCdf: φ_{j,k}(x) = (1/r) Σ_i 1[p_{j,i} ≤ s·k/n], k = −n..n,

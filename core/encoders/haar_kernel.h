@@ -1,6 +1,6 @@
 // haar_kernel.h: exact group-integrated kernels, the yardstick for features.
 //
-// MATH.md §5: for a finite (fully enumerated) group G, or any list of equally
+// docs/math.md §5: for a finite (fully enumerated) group G, or any list of equally
 // weighted elements g_1..g_r standing for a distribution q,
 //   K(x, z) = (1/r²) Σ_{a,b} k0(g_a·x, g_b·z),
 // with base kernel k0 linear ⟨x, z⟩ or Gaussian exp(−‖x − z‖²/(2σ²)). The

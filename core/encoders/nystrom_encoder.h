@@ -1,6 +1,6 @@
 // nystrom_encoder.h: local group-invariant Nyström features (Gaussian kernel).
 //
-// MATH.md §4 (Raj et al. 2017, "LGIKA-Nys", Eq. 8). Landmarks z_1..z_s; the
+// docs/math.md §4 (Raj et al. 2017, "LGIKA-Nys", Eq. 8). Landmarks z_1..z_s; the
 // projector's bank holds g_k⁻¹·z_j (row j·r + k). For an input x:
 //   a_j(x) = (1/r) Σ_k exp(−(‖x‖² − 2⟨x, g_k⁻¹z_j⟩ + ‖g_k⁻¹z_j‖²) / (2σ²))
 //          = (1/r) Σ_k k0(g_k·x, z_j)      (unitary action)

@@ -1,6 +1,6 @@
 // pooling.h: pooling of one template's r projections into features.
 //
-// MATH.md §2 (Mroueh et al. 2015 and I-theory). Each function reads the r
+// docs/math.md §2 (Mroueh et al. 2015 and I-theory). Each function reads the r
 // projections p_k = ⟨g_k⁻¹·t_j, x⟩ of one template and writes that
 // template's features. All sums run in a fixed order over k, so the result
 // is deterministic and independent of how rows were batched.

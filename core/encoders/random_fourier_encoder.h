@@ -1,6 +1,6 @@
 // random_fourier_encoder.h: local group-invariant random Fourier features.
 //
-// MATH.md §3 (Raj et al. 2017, "LGIKA-RF", Eq. 7). The projector's bank holds
+// docs/math.md §3 (Raj et al. 2017, "LGIKA-RF", Eq. 7). The projector's bank holds
 // g_k⁻¹·ω_j with ω_j ~ N(0, σ⁻² I) (SampleGaussianTemplates), j = 1..s,
 // k = 1..r. For an input x with p_{j,k} = ⟨g_k⁻¹·ω_j, x⟩:
 //   out[j]     = 1/(r√s) Σ_k cos p_{j,k}     (the s cosine sums, then)

@@ -1,6 +1,6 @@
 // second_layer_encoder.h: a Gaussian random Fourier map stacked on an encoder.
 //
-// Raj et al. 2017 Remark 3 (MATH.md §4): a nonlinear "hyperkernel" between
+// Raj et al. 2017 Remark 3 (docs/math.md §4): a nonlinear "hyperkernel" between
 // orbit embeddings. With ψ the inner encoder and W (s2 × d_feat) with rows
 // w ~ N(0, σ2⁻² I) (SampleGaussianTemplates(s2, d_feat, σ2, rng)):
 //   ψ2(x) = (1/√s2) [cos(W ψ(x)); sin(W ψ(x))]    (d_out = 2·s2: cos then sin)

@@ -1,6 +1,6 @@
 // template_bank.h: the bank of group-transformed templates g_k⁻¹·t_j.
 //
-// MATH.md §1: for a unitary action ⟨t, g·x⟩ = ⟨g⁻¹·t, x⟩, so the r sampled
+// docs/math.md §1: for a unitary action ⟨t, g·x⟩ = ⟨g⁻¹·t, x⟩, so the r sampled
 // group elements are moved onto the m templates once, and encoding is one
 // matrix product with the bank. Layout (bundle.proto CdfParams et al.): ONE
 // contiguous row-major (m·r) × d FloatMatrix, row j·r + k = g_k⁻¹·t_j, so the

@@ -1,6 +1,6 @@
 // templates.h: sampling the templates t_j that banks are built from.
 //
-// MATH.md §2–4. Every draw comes from the caller's seeded `Rng`, in a fixed
+// docs/math.md §2–4. Every draw comes from the caller's seeded `Rng`, in a fixed
 // order (template by template, coordinate by coordinate), so the same seed
 // gives the same templates bit for bit. Results are m × d row-major
 // FloatMatrix values (one template per row); values are drawn in double and

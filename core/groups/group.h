@@ -7,7 +7,7 @@
 //
 // A GroupDistribution q draws elements of one action. Most distributions do
 // not depend on the input, so the sampled elements move onto the templates
-// (MATH.md §1: ⟨t, g·x⟩ = ⟨g⁻¹·t, x⟩ when the action is unitary). Those that
+// (docs/math.md §1: ⟨t, g·x⟩ = ⟨g⁻¹·t, x⟩ when the action is unitary). Those that
 // do depend on it (the noisy sort of Coulomb matrices) report
 // depends_on_input() and are applied to each input at encode time instead.
 #ifndef INVARIANT_CORE_GROUPS_GROUP_H_

@@ -16,7 +16,7 @@
 //     (the only independent-coordinate law invariant under rotations).
 // In particular the usual rotation × translation × scale product with a
 // random scale and a non-zero translation is NOT symmetric: moving it onto
-// the templates changes the kernel slightly (MATH.md §1). Uniform
+// the templates changes the kernel slightly (docs/math.md §1). Uniform
 // translations with random rotations are not symmetric either.
 #ifndef INVARIANT_CORE_GROUPS_IMAGE_DISTRIBUTION_H_
 #define INVARIANT_CORE_GROUPS_IMAGE_DISTRIBUTION_H_

@@ -1,5 +1,5 @@
 // kernel_rls.h: kernel regularised least squares on a precomputed kernel
-// matrix (the Haar-integration kernel baseline, MATH.md §5, Mroueh Fig. 1).
+// matrix (the Haar-integration kernel baseline, docs/math.md §5, Mroueh Fig. 1).
 //
 // For a training kernel K (N × N, symmetric positive semi-definite) and
 // targets Y (N × T), the coefficients are

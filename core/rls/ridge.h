@@ -1,4 +1,4 @@
-// ridge.h: ridge regression (regularised least squares, MATH.md §6) with one
+// ridge.h: ridge regression (regularised least squares, docs/math.md §6) with one
 // eigendecomposition serving a whole grid of λ, as GURLS does.
 //
 // Problem, for features Φ (N × D), targets Y (N × T):
