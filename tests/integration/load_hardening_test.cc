@@ -221,50 +221,38 @@ TEST_F(LoadHardeningTest, AnUnparseableUnaryRequestIsInvalidArgumentNamingTheTyp
   EXPECT_TRUE(client_->Predict("clf", 1, RandomRows(1, 32, 4), &scores).ok());
 }
 
-// The value of the first sample of `name` whose line holds every label; -1 if none.
-double Sample(const std::string& text, const std::string& name,
-              const std::vector<std::string>& labels) {
-  std::istringstream lines(text);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (line.rfind(name + "{", 0) != 0) continue;
-    bool all = true;
-    for (const std::string& label : labels) all = all && line.find(label) != std::string::npos;
-    if (all) return std::stod(line.substr(line.rfind(' ') + 1));
-  }
-  return -1;
-}
-
 TEST_F(LoadHardeningTest, KnownCountersAreZeroBeforeAnyEvent) {
   WriteModel(Classifier(1));
   StartServer({"--poll_seconds=0"});
   auto text = HttpGet(server_->metrics_port(), "/metrics");
   ASSERT_TRUE(text.ok()) << text.status();
-  EXPECT_EQ(Sample(*text, "invariant_model_load_failures_total", {"model=\"clf\""}), 0);
-  EXPECT_EQ(Sample(*text, "invariant_queue_rows", {"model=\"clf\""}), 0);
+  EXPECT_EQ(MetricValue(*text, "invariant_model_load_failures_total", {"model=\"clf\""}), 0);
+  EXPECT_EQ(MetricValue(*text, "invariant_queue_rows", {"model=\"clf\""}), 0);
   for (const char* code : {"OK", "INVALID_ARGUMENT", "NOT_FOUND", "RESOURCE_EXHAUSTED"}) {
-    EXPECT_EQ(Sample(*text, "grpc_server_handled_total",
-                     {"grpc_service=\"invariant.v1.FeatureService\"", "grpc_method=\"Predict\"",
-                      "grpc_type=\"unary\"", absl::StrCat("grpc_code=\"", code, "\"")}),
-              0)
+    EXPECT_EQ(
+        MetricValue(*text, "grpc_server_handled_total",
+                    {"grpc_service=\"invariant.v1.FeatureService\"", "grpc_method=\"Predict\"",
+                     "grpc_type=\"unary\"", absl::StrCat("grpc_code=\"", code, "\"")}),
+        0)
         << code;
   }
-  EXPECT_EQ(Sample(*text, "grpc_server_handled_total",
-                   {"grpc_method=\"StreamPredict\"", "grpc_type=\"bidi_stream\"",
-                    "grpc_code=\"INVALID_ARGUMENT\""}),
+  EXPECT_EQ(MetricValue(*text, "grpc_server_handled_total",
+                        {"grpc_method=\"StreamPredict\"", "grpc_type=\"bidi_stream\"",
+                         "grpc_code=\"INVALID_ARGUMENT\""}),
             0);
-  EXPECT_EQ(Sample(*text, "grpc_server_started_total",
-                   {"grpc_service=\"invariant.v1.ModelAdmin\"", "grpc_method=\"ReloadModels\""}),
-            0);
+  EXPECT_EQ(
+      MetricValue(*text, "grpc_server_started_total",
+                  {"grpc_service=\"invariant.v1.ModelAdmin\"", "grpc_method=\"ReloadModels\""}),
+      0);
   // A model that fails later starts its counter at 0 and counts from there.
   ASSERT_TRUE(testing_models::WriteCorruptModel(models(), "late", 1).ok());
   v1::ReloadModelsResponse reload;
   ASSERT_TRUE(client_->ReloadModels(&reload).ok());
   text = HttpGet(server_->metrics_port(), "/metrics");
   ASSERT_TRUE(text.ok()) << text.status();
-  EXPECT_EQ(Sample(*text, "invariant_model_load_failures_total", {"model=\"late\""}), 1);
-  EXPECT_EQ(Sample(*text, "grpc_server_handled_total",
-                   {"grpc_method=\"ReloadModels\"", "grpc_code=\"OK\""}),
+  EXPECT_EQ(MetricValue(*text, "invariant_model_load_failures_total", {"model=\"late\""}), 1);
+  EXPECT_EQ(MetricValue(*text, "grpc_server_handled_total",
+                        {"grpc_method=\"ReloadModels\"", "grpc_code=\"OK\""}),
             1);
 }
 

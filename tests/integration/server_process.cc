@@ -158,4 +158,17 @@ int FreePort() {
   return ntohs(addr.sin_port);
 }
 
+double MetricValue(const std::string& text, const std::string& name,
+                   const std::vector<std::string>& labels) {
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind(name + "{", 0) != 0) continue;
+    bool all = true;
+    for (const std::string& label : labels) all = all && line.find(label) != std::string::npos;
+    if (all) return std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return -1;
+}
+
 }  // namespace invariant::testing_server

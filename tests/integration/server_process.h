@@ -60,6 +60,11 @@ absl::StatusOr<std::string> HttpExchange(int port, const std::string& request,
 absl::StatusOr<std::string> HttpGet(int port, const std::string& path,
                                     absl::Duration timeout = absl::Seconds(10));
 
+// The value of the sample of metric `name` whose labels include every
+// `label="value"` in `labels`, from a Prometheus text exposition; -1 if absent.
+double MetricValue(const std::string& text, const std::string& name,
+                   const std::vector<std::string>& labels);
+
 // A TCP port free on 127.0.0.1 at the time of the call.
 int FreePort();
 

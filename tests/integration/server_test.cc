@@ -47,21 +47,6 @@ TestModelSpec Featurizer() {
   return spec;
 }
 
-// The value of the sample of metric `name` whose labels include every
-// `label="value"` in `labels`, from a Prometheus text exposition; -1 if absent.
-double MetricValue(const std::string& text, const std::string& name,
-                   const std::vector<std::string>& labels) {
-  std::istringstream lines(text);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (line.rfind(name + "{", 0) != 0) continue;
-    bool all = true;
-    for (const std::string& label : labels) all = all && line.find(label) != std::string::npos;
-    if (all) return std::stod(line.substr(line.rfind(' ') + 1));
-  }
-  return -1;
-}
-
 std::shared_ptr<const Model> LoadLocal(const std::string& models, const std::string& name,
                                        int64_t version) {
   auto model =
