@@ -5,7 +5,10 @@
 // grpc_server_handled_total / grpc_server_handling_seconds when its status is
 // sent, labelled by service, method, type and code (e.g. "OK", "NOT_FOUND").
 // A call cancelled before its status went out is counted as the client saw
-// it: DEADLINE_EXCEEDED once its deadline passed, CANCELLED otherwise.
+// it: DEADLINE_EXCEEDED once its deadline passed, CANCELLED otherwise. A
+// client's own deadline timer starts before the server's (which counts from
+// the request's arrival), so a call whose client deadline fired may arrive
+// as a cancel just before the server's deadline and be counted CANCELLED.
 #ifndef INVARIANT_SERVER_METRICS_INTERCEPTOR_H_
 #define INVARIANT_SERVER_METRICS_INTERCEPTOR_H_
 
