@@ -29,3 +29,13 @@ if(INVARIANT_FUZZ)
   add_compile_options(-fsanitize=fuzzer-no-link)
   add_link_options(-fsanitize=fuzzer-no-link)
 endif()
+
+# Test binaries that run under TSan call this: Debian's Abseil is not built
+# with TSan, so without tests/sanitizers/absl_tsan_shim.cc TSan cannot see
+# absl::Mutex's synchronisation and reports every field it guards as a race.
+function(invariant_sanitizer_support target)
+  if(INVARIANT_SANITIZE MATCHES "thread")
+    target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/tests/sanitizers/absl_tsan_shim.cc)
+    target_link_libraries(${target} PRIVATE ${CMAKE_DL_LIBS})
+  endif()
+endfunction()
