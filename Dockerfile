@@ -29,7 +29,7 @@ RUN deploy/install-deps.sh --build && rm -rf /var/lib/apt/lists/*
 COPY . /src
 ARG BUILD_JOBS=
 RUN cmake -S /src -B /src/build-image -G Ninja -DCMAKE_BUILD_TYPE=Release \
-      -DINVARIANT_BUILD_TESTS=OFF -DINVARIANT_BUILD_BENCH=OFF \
+      -DINVARIANT_BUILD_TESTS=OFF -DINVARIANT_BUILD_BENCH=OFF -DINVARIANT_BUILD_PYTHON=OFF \
  && cmake --build /src/build-image -j"${BUILD_JOBS:-$(nproc)}" \
  && mkdir -p /out/bin /out/configs \
  && for b in invariant-server invariant-client invariant-train invariant-loadgen; do \
