@@ -1,5 +1,6 @@
 // absl_tsan_shim.cc: tells ThreadSanitizer about absl::Mutex (TSan test
 // binaries only; see invariant_sanitizer_support in cmake/Sanitizers.cmake).
+// Covers absl::Mutex, absl::CondVar and absl::Notification.
 //
 // Debian's libabsl_synchronization is not built with -fsanitize=thread, so
 // TSan sees none of the happens-before edges that absl::Mutex and
@@ -18,6 +19,7 @@
 #include <string>
 
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 
 extern "C" void __tsan_acquire(void* addr);
 extern "C" void __tsan_release(void* addr);
@@ -29,10 +31,12 @@ namespace {
 
 // The library's definition of absl::<suffix> (Itanium mangling, in the
 // installed inline namespace, e.g. "debian3"); aborts when it is missing.
+// `is_const` for const member functions (mangled _ZNK...).
 template <typename Fn>
-Fn Real(const char* suffix) {
+Fn Real(const char* suffix, bool is_const = false) {
   const char* ns = INVARIANT_SHIM_STR(ABSL_OPTION_INLINE_NAMESPACE_NAME);
-  const std::string name = "_ZN4absl" + std::to_string(std::strlen(ns)) + ns + suffix;
+  const std::string name = std::string(is_const ? "_ZNK4absl" : "_ZN4absl") +
+                           std::to_string(std::strlen(ns)) + ns + suffix;
   void* fn = dlsym(RTLD_NEXT, name.c_str());
   if (fn == nullptr) {
     std::fprintf(stderr, "absl_tsan_shim: %s not found in the loaded Abseil\n", name.c_str());
@@ -133,6 +137,37 @@ bool CondVar::WaitWithTimeout(Mutex* mu, absl::Duration timeout) {
   const bool timed_out = real(this, mu, timeout);
   __tsan_acquire(mu);
   return timed_out;
+}
+
+// Notification: Notify publishes, the waits observe (tests use these to
+// hand results from a worker thread to the test's thread).
+void Notification::Notify() {
+  static const auto real = Real<void (*)(Notification*)>("12Notification6NotifyEv");
+  __tsan_release(this);
+  real(this);
+}
+
+void Notification::WaitForNotification() const {
+  static const auto real =
+      Real<void (*)(const Notification*)>("12Notification19WaitForNotificationEv", true);
+  real(this);
+  __tsan_acquire(const_cast<Notification*>(this));
+}
+
+bool Notification::WaitForNotificationWithTimeout(absl::Duration timeout) const {
+  static const auto real = Real<bool (*)(const Notification*, absl::Duration)>(
+      "12Notification30WaitForNotificationWithTimeoutENS0_8DurationE", true);
+  const bool notified = real(this, timeout);
+  if (notified) __tsan_acquire(const_cast<Notification*>(this));
+  return notified;
+}
+
+bool Notification::WaitForNotificationWithDeadline(absl::Time deadline) const {
+  static const auto real = Real<bool (*)(const Notification*, absl::Time)>(
+      "12Notification31WaitForNotificationWithDeadlineENS0_4TimeE", true);
+  const bool notified = real(this, deadline);
+  if (notified) __tsan_acquire(const_cast<Notification*>(this));
+  return notified;
 }
 
 ABSL_NAMESPACE_END
