@@ -126,3 +126,27 @@ def cpp_client(server, tmp_path):
         return values, classes
 
     return call
+
+
+# gRPC stubs on one channel to the session's server, shared by the protocol
+# tests (the stub modules are imported here, after PYTHONPATH is in effect).
+@pytest.fixture(scope="module")
+def channel(server):
+    import grpc
+
+    with grpc.insecure_channel(server.target) as ch:
+        yield ch
+
+
+@pytest.fixture(scope="module")
+def features_v1(channel):
+    from invariant_serve._proto.invariant.v1 import feature_service_pb2_grpc as v1_grpc
+
+    return v1_grpc.FeatureServiceStub(channel)
+
+
+@pytest.fixture(scope="module")
+def infer(channel):
+    from invariant_serve._proto.inference import grpc_service_pb2_grpc as oip_grpc
+
+    return oip_grpc.GRPCInferenceServiceStub(channel)

@@ -16,28 +16,10 @@ import pytest
 from google.protobuf.descriptor import FieldDescriptor as FD
 
 from invariant_serve._proto.inference import grpc_service_pb2 as oip
-from invariant_serve._proto.inference import grpc_service_pb2_grpc as oip_grpc
 from invariant_serve._proto.invariant.v1 import feature_service_pb2 as v1
-from invariant_serve._proto.invariant.v1 import feature_service_pb2_grpc as v1_grpc
 
 InputTensor = oip.ModelInferRequest.InferInputTensor
 OutputRequest = oip.ModelInferRequest.InferRequestedOutputTensor
-
-
-@pytest.fixture(scope="module")
-def channel(server):
-    with grpc.insecure_channel(server.target) as ch:
-        yield ch
-
-
-@pytest.fixture(scope="module")
-def infer(channel):
-    return oip_grpc.GRPCInferenceServiceStub(channel)
-
-
-@pytest.fixture(scope="module")
-def features_v1(channel):
-    return v1_grpc.FeatureServiceStub(channel)
 
 
 def raw_request(model, X, version="", outputs=(), request_id="", shape=None):

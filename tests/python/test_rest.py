@@ -11,15 +11,12 @@ import json
 import urllib.error
 import urllib.request
 
-import grpc
 import numpy as np
 import pytest
 
 from conftest import HTTP_MAX_BODY_BYTES
 from invariant_serve._proto.inference import grpc_service_pb2 as oip
-from invariant_serve._proto.inference import grpc_service_pb2_grpc as oip_grpc
 from invariant_serve._proto.invariant.v1 import feature_service_pb2 as v1
-from invariant_serve._proto.invariant.v1 import feature_service_pb2_grpc as v1_grpc
 
 
 class Reply:
@@ -44,22 +41,6 @@ def call(server, method, path, body=None):
     except urllib.error.HTTPError as error:
         with error:
             return Reply(error.code, error.headers, error.read())
-
-
-@pytest.fixture(scope="module")
-def channel(server):
-    with grpc.insecure_channel(server.target) as ch:
-        yield ch
-
-
-@pytest.fixture(scope="module")
-def features_v1(channel):
-    return v1_grpc.FeatureServiceStub(channel)
-
-
-@pytest.fixture(scope="module")
-def infer_grpc(channel):
-    return oip_grpc.GRPCInferenceServiceStub(channel)
 
 
 def v1_featurize(stub, model, X, version=0):
@@ -101,8 +82,8 @@ def test_live_and_ready(server):
     assert (ready.status, ready.json()) == (200, {"ready": True})
 
 
-def test_server_metadata_equals_grpc(server, infer_grpc):
-    reference = infer_grpc.ServerMetadata(oip.ServerMetadataRequest())
+def test_server_metadata_equals_grpc(server, infer):
+    reference = infer.ServerMetadata(oip.ServerMetadataRequest())
     reply = call(server, "GET", "/v2")
     assert reply.status == 200
     assert reply.json() == {"name": reference.name, "version": reference.version,
@@ -113,8 +94,8 @@ def test_server_metadata_equals_grpc(server, infer_grpc):
     ("/v2/models/rf", "rf", ""), ("/v2/models/rf/versions/1", "rf", "1"),
     ("/v2/models/rf/versions/stable", "rf", "stable"), ("/v2/models/rf_image", "rf_image", ""),
     ("/v2/models/rf_features", "rf_features", "")])
-def test_model_metadata_equals_grpc(server, infer_grpc, path, name, version):
-    reference = infer_grpc.ModelMetadata(oip.ModelMetadataRequest(name=name, version=version))
+def test_model_metadata_equals_grpc(server, infer, path, name, version):
+    reference = infer.ModelMetadata(oip.ModelMetadataRequest(name=name, version=version))
     reply = call(server, "GET", path)
     assert reply.status == 200
     metadata = reply.json()
@@ -137,7 +118,7 @@ def test_model_metadata_equals_grpc(server, infer_grpc, path, name, version):
     ("/v2/models/rf/versions/stable/ready", 200), ("/v2/models/rf/versions/latest/ready", 200),
     ("/v2/models/rf/versions/9/ready", 503), ("/v2/models/rf/versions/nightly/ready", 503),
     ("/v2/models/nope/ready", 503), ("/v2/models/rf/versions/-1/ready", 400)])
-def test_model_ready(server, infer_grpc, path, status):
+def test_model_ready(server, infer, path, status):
     reply = call(server, "GET", path)
     assert reply.status == status, reply.body
     if status == 200:
@@ -146,10 +127,10 @@ def test_model_ready(server, infer_grpc, path, status):
         assert reply.json()["error"]
 
 
-def test_model_ready_agrees_with_grpc(server, infer_grpc):
+def test_model_ready_agrees_with_grpc(server, infer):
     for name, version in [("rf", "2"), ("rf", "9"), ("nope", ""), ("rf_regression", "")]:
         path = f"/v2/models/{name}" + (f"/versions/{version}" if version else "") + "/ready"
-        ready = infer_grpc.ModelReady(oip.ModelReadyRequest(name=name, version=version)).ready
+        ready = infer.ModelReady(oip.ModelReadyRequest(name=name, version=version)).ready
         assert (call(server, "GET", path).status == 200) == ready, path
 
 
@@ -190,9 +171,9 @@ def test_infer_equals_invariant_v1_bit_for_bit(server, features_v1, rows, model,
     assert indices["data"] == list(reference.predicted_indices)
 
 
-def test_infer_equals_the_grpc_protocol(server, infer_grpc, rows):
+def test_infer_equals_the_grpc_protocol(server, infer, rows):
     X = rows(5, seed=12)
-    grpc_response = infer_grpc.ModelInfer(oip.ModelInferRequest(
+    grpc_response = infer.ModelInfer(oip.ModelInferRequest(
         model_name="rf", inputs=[oip.ModelInferRequest.InferInputTensor(
             name="input", datatype="FP32", shape=[5, 16],
             contents=oip.InferTensorContents(fp32_contents=X.ravel()))]))
