@@ -57,12 +57,13 @@ tsan() {
 fuzz() {
   configure build-asan address,undefined -DINVARIANT_FUZZ=ON
   cmake --build build-asan -j2 --target "${FUZZ_TARGETS[@]}"
-  # Two fuzzers at a time (one per core), each half of the targets.
+  # Two fuzzers at a time (one per core), each half of the targets. A fixed
+  # seed keeps CI repeatable; bench/fuzz/run.sh explores with random seeds.
   local half=$((${#FUZZ_TARGETS[@]} / 2)) first=0 second=0
-  NO_BUILD=1 BUILD=build-asan OUT=build-asan/fuzz bash bench/fuzz/run.sh "$FUZZ_SECONDS" \
+  FUZZ_FLAGS=-seed=1 NO_BUILD=1 BUILD=build-asan OUT=build-asan/fuzz bash bench/fuzz/run.sh "$FUZZ_SECONDS" \
     "${FUZZ_TARGETS[@]:0:half}" &
   local pid=$!
-  NO_BUILD=1 BUILD=build-asan OUT=build-asan/fuzz bash bench/fuzz/run.sh "$FUZZ_SECONDS" \
+  FUZZ_FLAGS=-seed=1 NO_BUILD=1 BUILD=build-asan OUT=build-asan/fuzz bash bench/fuzz/run.sh "$FUZZ_SECONDS" \
     "${FUZZ_TARGETS[@]:half}" || second=$?
   wait "$pid" || first=$?
   return $((first || second))

@@ -1,5 +1,7 @@
 #include "train/pipeline/config.h"
 
+#include <cmath>
+
 #include <fstream>
 #include <sstream>
 
@@ -57,14 +59,18 @@ absl::Status ValidateLearner(v1::TrainConfig& c) {
     for (double lam = 1e-8; lam <= 1.5; lam *= 10) l.add_lambda_grid(lam);
   }
   for (int i = 0; i < l.lambda_grid_size(); ++i) {
-    if (!(l.lambda_grid(i) > 0)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("learner.lambda_grid[", i, "] must be > 0, got ", l.lambda_grid(i)));
+    if (!(l.lambda_grid(i) > 0) || !std::isfinite(l.lambda_grid(i))) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "learner.lambda_grid[", i, "] must be > 0, got ", l.lambda_grid(i), " (and finite)"));
     }
   }
   if (l.kind() == v1::LearnerConfig::KERNEL_RIDGE_VON_MISES && l.task() != v1::TASK_REGRESSION) {
     return absl::InvalidArgumentError(
         "learner.kind KERNEL_RIDGE_VON_MISES needs learner.task TASK_REGRESSION");
+  }
+  if (!std::isfinite(l.von_mises_eta())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("learner.von_mises_eta must be finite, got ", l.von_mises_eta()));
   }
   if (l.kind() == v1::LearnerConfig::KERNEL_RIDGE_VON_MISES && l.von_mises_eta() <= 0) {
     l.set_von_mises_eta(1.0);

@@ -44,6 +44,18 @@ TEST(TrainConfigTest, NonPositiveLambdaIsNamedByIndex) {
   EXPECT_THAT(Parse(text).message(), HasSubstr("learner.lambda_grid[0] must be > 0, got 0"));
 }
 
+// Found by train_config_fuzz: a NaN or infinite parameter was accepted.
+TEST(TrainConfigTest, NonFiniteLambdaAndVonMisesEtaAreRefused) {
+  std::string text = kXpermConfig;
+  text.replace(text.find("1e-4"), 4, "inf");
+  EXPECT_THAT(Parse(text).message(), HasSubstr("learner.lambda_grid[0] must be > 0, got inf"));
+  text = kXpermConfig;
+  const size_t learner = text.find("learner {");
+  ASSERT_NE(learner, std::string::npos);
+  text.insert(learner + 9, " von_mises_eta: nan ");
+  EXPECT_THAT(Parse(text).message(), HasSubstr("learner.von_mises_eta must be finite, got nan"));
+}
+
 TEST(TrainConfigTest, OutOfRangeBinsNameTheField) {
   std::string text = kXpermConfig;
   text.replace(text.find("num_bins: 8"), 11, "num_bins: 0");
