@@ -1,5 +1,6 @@
 #include "core/model/repository.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -92,6 +93,31 @@ absl::StatusOr<int64_t> NextVersion(const std::string& model_dir) {
   return versions->empty() ? 1 : versions->back() + 1;
 }
 
+int64_t FileStamp(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return 0;
+  // Every field that a replacement can change: a rename gives a new inode, a
+  // rewrite in place a new size or change time (cp -p keeps size and mtime,
+  // but the kernel sets ctime on every write and no caller can set it back).
+  const uint64_t fields[] = {
+      static_cast<uint64_t>(st.st_dev),
+      static_cast<uint64_t>(st.st_ino),
+      static_cast<uint64_t>(st.st_size),
+      static_cast<uint64_t>(st.st_mtim.tv_sec) * 1000000000u +
+          static_cast<uint64_t>(st.st_mtim.tv_nsec),
+      static_cast<uint64_t>(st.st_ctim.tv_sec) * 1000000000u +
+          static_cast<uint64_t>(st.st_ctim.tv_nsec),
+  };
+  uint64_t hash = 14695981039346656037u;  // FNV-1a over the fields' bytes
+  for (uint64_t field : fields) {
+    for (int byte = 0; byte < 8; ++byte) {
+      hash ^= (field >> (8 * byte)) & 0xffu;
+      hash *= 1099511628211u;
+    }
+  }
+  return static_cast<int64_t>(hash);
+}
+
 std::map<int64_t, VersionFile> ListPublishedVersions(const std::string& root,
                                                      const std::string& name) {
   std::map<int64_t, VersionFile> versions;
@@ -105,12 +131,9 @@ std::map<int64_t, VersionFile> ListPublishedVersions(const std::string& root,
     const fs::path bundle = it->path() / kBundleFileName;
     std::error_code stat_ec;
     if (!fs::is_regular_file(bundle, stat_ec)) continue;
-    const auto size = fs::file_size(bundle, stat_ec);
-    const auto mtime = fs::last_write_time(bundle, stat_ec);
     VersionFile file;
     file.bundle_path = bundle.string();
-    file.stamp =
-        static_cast<int64_t>(mtime.time_since_epoch().count()) ^ static_cast<int64_t>(size);
+    file.stamp = FileStamp(file.bundle_path);
     versions[*version] = std::move(file);
   }
   return versions;

@@ -55,8 +55,14 @@ absl::StatusOr<int64_t> NextVersion(const std::string& model_dir);
 // One published version's bundle file, with a stamp that changes when the file does.
 struct VersionFile {
   std::string bundle_path;
-  int64_t stamp = 0;  // modification time (ns) xor size
+  int64_t stamp = 0;  // FileStamp(bundle_path)
 };
+
+// A hash of the file's device, inode, size, modification and change times:
+// it moves when the file is replaced (rename: new inode) or rewritten in
+// place, even by `cp -p` or `touch -r`, which preserve size and mtime but
+// not ctime. 0 when the file cannot be stat'ed.
+int64_t FileStamp(const std::string& path);
 
 // The versions of model `name` whose bundle file exists.
 std::map<int64_t, VersionFile> ListPublishedVersions(const std::string& root,
