@@ -40,13 +40,21 @@ std::vector<int64_t> PlanUnloads(const VersionViews& seen, const std::vector<int
     return it != seen.end() && it->second.state == VersionState::kReady;
   };
   const bool aspired_ready = std::any_of(aspired.begin(), aspired.end(), is_ready);
+  // Each aspired version that is not ready (failed, still loading) keeps one
+  // unaspired ready version serving in its place, the newest first.
+  int64_t stand_ins = static_cast<int64_t>(aspired.size()) -
+                      std::count_if(aspired.begin(), aspired.end(), is_ready);
   std::vector<int64_t> unloads;
-  for (const auto& [v, view] : seen) {
+  for (const auto& [v, view] : seen) {  // newest first
     if (view.state != VersionState::kReady) continue;
     bool unload = false;
     if (on_disk.count(v) > 0) {
       const bool is_aspired = std::find(aspired.begin(), aspired.end(), v) != aspired.end();
-      unload = !is_aspired && aspired_ready;
+      if (!is_aspired && stand_ins > 0) {
+        --stand_ins;
+      } else {
+        unload = !is_aspired && aspired_ready;
+      }
     } else {
       bool other_ready_on_disk = false;
       for (const auto& [w, other] : seen) {

@@ -11,7 +11,11 @@
 //    loaded bits keep serving until the new file loads, and keep serving
 //    when it does not);
 //  * a version the policy no longer aspires to is unloaded only once an
-//    aspired version is ready;
+//    aspired version is ready, and each aspired version that is not ready
+//    (failed or loading) keeps the newest such version serving in its place,
+//    so a corrupt newest version never shrinks the set of serving versions
+//    (latest:2 with versions 1, 2 ready and a corrupt 3 keeps serving 1 and 2;
+//    TF Serving's policy would unload 1);
 //  * a version whose directory disappeared is unloaded only after the
 //    removal grace and only while another ready version is still on disk,
 //    so an empty or failing scan never unloads the last good version.

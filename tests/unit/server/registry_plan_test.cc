@@ -39,6 +39,22 @@ TEST(RegistryPlanTest, UnaspiredVersionUnloadsOnlyOnceAnAspiredOneIsReady) {
   EXPECT_EQ(PlanUnloads(seen, {2}, disk, now, absl::Seconds(30)), std::vector<int64_t>{1});
 }
 
+TEST(RegistryPlanTest, AFailedAspiredVersionKeepsTheNewestUnaspiredOneServingInItsPlace) {
+  // latest:2 with versions 1 and 2 serving; version 3 arrives corrupt.
+  VersionViews seen;
+  seen[3] = VersionView{VersionState::kFailed, 1, {}};
+  seen[2] = VersionView{VersionState::kReady, 1, {}};
+  seen[1] = VersionView{VersionState::kReady, 1, {}};
+  seen[0] = VersionView{VersionState::kReady, 1, {}};  // one more: not needed as a stand-in
+  const absl::Time now = absl::FromUnixSeconds(100);
+  const auto disk = OnDisk({{0, 1}, {1, 1}, {2, 1}, {3, 1}});
+  EXPECT_EQ(PlanUnloads(seen, {3, 2}, disk, now, absl::Seconds(30)), std::vector<int64_t>{0});
+  // Version 3 fixed and loaded: 1 is no longer needed.
+  seen.erase(0);
+  seen[3].state = VersionState::kReady;
+  EXPECT_EQ(PlanUnloads(seen, {3, 2}, disk, now, absl::Seconds(30)), std::vector<int64_t>{1});
+}
+
 TEST(RegistryPlanTest, MissingVersionUnloadsAfterTheGraceAndNeverAsTheLastOnDisk) {
   const absl::Time t0 = absl::FromUnixSeconds(100);
   VersionViews seen;

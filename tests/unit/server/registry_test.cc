@@ -209,6 +209,27 @@ TEST_F(RegistryTest, LatestNKeepsNewestN) {
   EXPECT_EQ(registry->Lookup("m")->version, 5);
 }
 
+TEST_F(RegistryTest, LatestNWithACorruptNewestVersionKeepsServingTheNVersionsItHad) {
+  for (int v = 1; v <= 2; ++v) WriteVersion("m", v, std::to_string(v));
+  auto registry = Make("latest:2");
+  EXPECT_EQ(registry->Rescan().loaded, 2);
+  WriteVersion("m", 3, "corrupt");
+  ScanReport report = registry->Rescan();
+  EXPECT_EQ(report.failed, 1);
+  EXPECT_EQ(report.unloaded, 0);
+  EXPECT_TRUE(registry->Lookup("m", 1).ok());
+  EXPECT_TRUE(registry->Lookup("m", 2).ok());
+  EXPECT_EQ(registry->Lookup("m")->version, 2);
+  // A good version 4: the newest two are 4 and 3 (failed), so 2 stays in for 3.
+  WriteVersion("m", 4, "4");
+  report = registry->Rescan();
+  EXPECT_EQ(report.loaded, 1);
+  EXPECT_EQ(report.unloaded, 1);
+  EXPECT_EQ(StateOf(*registry, "m", 1), VersionState::kUnloaded);
+  EXPECT_TRUE(registry->Lookup("m", 2).ok());
+  EXPECT_EQ(registry->Lookup("m")->version, 4);
+}
+
 TEST_F(RegistryTest, AllPolicyServesEveryVersion) {
   for (int v = 1; v <= 3; ++v) WriteVersion("m", v, std::to_string(v * 100));
   auto registry = Make("all");
