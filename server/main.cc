@@ -4,7 +4,6 @@
 // (followed by " http_port=HHHH" when --http_port turns the REST front end on)
 // and then waits for signals: SIGHUP rescans the models, SIGTERM/SIGINT drain
 // and exit 0, SIGUSR1 resumes a batcher started with --testonly_start_paused.
-#include <pthread.h>
 #include <signal.h>
 
 #include <cstdio>
@@ -18,6 +17,7 @@
 #include "absl/flags/usage_config.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "core/base/signal_waiter.h"
 #include "core/base/thread_pool.h"
 #include "server/auth.h"
 #include "server/protobuf_log.h"
@@ -60,7 +60,8 @@ ABSL_FLAG(int64_t, max_request_rows, kDefaults.max_request_rows,
 ABSL_FLAG(int, threads, kDefaults.threads,
           "Batches computed at once; each runs on the compute pool (--compute_threads).");
 ABSL_FLAG(bool, testonly_start_paused, false,
-          "Tests only: queue requests but start no batch until the process gets SIGUSR1.");
+          "Tests only: queue requests but start no batch until the process gets SIGUSR1 "
+          "(or SIGTERM/SIGINT, whose drain lets the queued batches run).");
 ABSL_FLAG(int, compute_threads, 0,
           "Threads of the process-wide compute pool every encoder runs on; 0 = all cores.");
 ABSL_FLAG(int, max_message_bytes, kDefaults.max_message_bytes, "gRPC message size limit.");
@@ -107,15 +108,13 @@ int main(int argc, char** argv) {
   absl::SetFlagsUsageConfig(usage);
   absl::ParseCommandLine(argc, argv);
 
-  // Signals are taken synchronously by this thread; block them before any
-  // other thread starts so every thread inherits the mask.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGHUP);
-  sigaddset(&signals, SIGUSR1);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // Signals are handed to this thread through a pipe (core/base/signal_waiter.h):
+  // whichever thread the kernel delivers them to, none ends the process.
+  auto signals = invariant::SignalWaiter::Install({SIGTERM, SIGINT, SIGHUP, SIGUSR1});
+  if (!signals.ok()) {
+    std::cerr << "invariant-server: " << signals.status() << std::endl;
+    return 1;
+  }
 
   ServerOptions options;
   options.models_dir = absl::GetFlag(FLAGS_models);
@@ -181,8 +180,7 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
 
   while (true) {
-    int signal_number = 0;
-    if (sigwait(&signals, &signal_number) != 0) continue;
+    const int signal_number = (*signals)->Wait();
     if (signal_number == SIGUSR1) {
       std::cerr << "invariant-server: SIGUSR1: resuming the batcher" << std::endl;
       (*server)->ResumeBatcherForTesting();

@@ -345,6 +345,9 @@ void Server::Shutdown() {
   }
   cv_.notify_all();
   if (poller_.joinable()) poller_.join();
+  // Draining lets every queued batch run, even one held by
+  // --testonly_start_paused: the calls it serves are the ones drained.
+  if (batcher_ != nullptr) batcher_->Resume();
   if (server_ != nullptr) {
     server_->Shutdown(
         std::chrono::system_clock::now() +

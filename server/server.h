@@ -39,8 +39,8 @@
 #include "server/inference_service.h"
 #include "server/metrics.h"
 #include "server/model_metadata.h"
-#include "server/rest_service.h"
 #include "server/reflection_v1.h"
+#include "server/rest_service.h"
 
 namespace invariant::server {
 
@@ -62,9 +62,10 @@ struct ServerOptions {
   int64_t max_request_rows = 65536;       // rows per request (capped at max_queue_rows)
   bool batch_wait_when_idle = false;      // true: wait for max_batch_delay even when idle
   int threads = 2;                        // batches computed at once (each on the compute pool)
-  bool testonly_start_paused = false;     // tests: no batch starts until ResumeBatcherForTesting
-  int max_message_bytes = 64 << 20;       // gRPC receive/send limit
-  std::string tls_cert_file;              // PEM; with tls_key_file turns TLS on
+  bool testonly_start_paused =
+      false;  // tests: no batch starts until ResumeBatcherForTesting or Shutdown
+  int max_message_bytes = 64 << 20;  // gRPC receive/send limit
+  std::string tls_cert_file;         // PEM; with tls_key_file turns TLS on
   std::string tls_key_file;
   std::string tls_client_ca_file;         // PEM; requires and verifies client certificates (mTLS)
   std::string admin_token;                // empty = no admin token (see insecure_admin)
@@ -78,7 +79,7 @@ struct ServerOptions {
   int64_t http_max_body_bytes = 16 << 20;  // larger request bodies are refused with 413
   int http_threads = 4;                    // HTTP worker threads (an infer call holds one)
   double http_timeout_seconds = 30;        // deadline of a REST infer call
-  int64_t warmup_rows = 8;                // rows a new version answers before it is ready; 0 = off
+  int64_t warmup_rows = 8;                 // rows a new version answers before it is ready; 0 = off
 };
 
 class Server {

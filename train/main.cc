@@ -14,7 +14,6 @@
 //
 // Exit codes: 0 done, 1 training failed (the message names the cause),
 // 2 usage error, 130 interrupted (no partial version is left behind).
-#include <pthread.h>
 
 #include <csignal>
 #include <cstdio>
@@ -31,6 +30,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "core/base/signal_waiter.h"
 #include "core/base/thread_pool.h"
 #include "core/model/repository.h"
 #include "train/pipeline/trainer.h"
@@ -43,33 +43,20 @@ ABSL_FLAG(std::string, shard, "", "i/n: featurize only shard i of n and write it
 ABSL_FLAG(int, shards, 0, "reduce: the number of shards to merge.");
 ABSL_FLAG(int, threads, 0, "Threads for featurizing (the process thread pool); 0 = all cores.");
 ABSL_FLAG(std::string, shard_dir, "", "Where shard files go (default <models>/<name>/shards).");
+ABSL_FLAG(bool, testonly_hold_before_publish, false,
+          "Tests only: print 'holding <staged dir>' and wait for a signal instead of publishing.");
 
 namespace {
 
-// SIGINT and SIGTERM are blocked in every thread (the mask is set before any
-// thread starts and inherited) and taken synchronously by one thread with
-// sigwait, so the cleanup runs in ordinary thread context (it takes a mutex
-// and removes directories: neither is async-signal-safe). The signal is then
-// re-raised with its default action so the process still dies by it.
-sigset_t InterruptSignals() {
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  return signals;
-}
-
-void WaitForInterrupt(sigset_t signals) {
-  int sig = 0;
-  while (sigwait(&signals, &sig) != 0) {
-  }
+// SIGINT and SIGTERM reach one thread through core/base/signal_waiter.h, so
+// the cleanup runs in ordinary thread context (it takes a mutex and removes
+// directories: neither is async-signal-safe) whichever thread the kernel
+// picked, OpenBLAS's pool threads included. The signal is then raised again
+// with its default action so the process still dies by it.
+void RemoveStagedVersionsOnInterrupt(invariant::SignalWaiter* signals) {
+  const int signal = signals->Wait();
   invariant::RemoveStagedVersions();
-  std::signal(sig, SIG_DFL);
-  sigset_t just_this;
-  sigemptyset(&just_this);
-  sigaddset(&just_this, sig);
-  pthread_sigmask(SIG_UNBLOCK, &just_this, nullptr);
-  pthread_kill(pthread_self(), sig);
+  invariant::SignalWaiter::RaiseDefault(signal);
 }
 
 // "test accuracy=0.8712 on 2000 rows": the last line of a finished run.
@@ -90,8 +77,11 @@ int Usage(const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const sigset_t interrupts = InterruptSignals();
-  pthread_sigmask(SIG_BLOCK, &interrupts, nullptr);  // before any thread starts
+  auto interrupts = invariant::SignalWaiter::Install({SIGINT, SIGTERM});
+  if (!interrupts.ok()) {
+    std::fprintf(stderr, "invariant-train: %s\n", interrupts.status().ToString().c_str());
+    return 1;
+  }
   absl::SetProgramUsageMessage(
       "invariant-train --config=FILE --models=DIR --name=NAME [--version=N] [--shard=i/n]\n"
       "       invariant-train reduce --config=FILE --models=DIR --name=NAME --shards=N");
@@ -110,6 +100,7 @@ int main(int argc, char** argv) {
   o.name = absl::GetFlag(FLAGS_name);
   o.version = absl::GetFlag(FLAGS_version);
   o.shard_dir = absl::GetFlag(FLAGS_shard_dir);
+  o.testonly_hold_before_publish = absl::GetFlag(FLAGS_testonly_hold_before_publish);
   const bool reduce = args.size() == 2 && std::string(args[1]) == "reduce";
   if (args.size() > 1 && !reduce) return Usage("unknown argument '" + std::string(args[1]) + "'");
   if (o.config_path.empty()) return Usage("--config is required");
@@ -136,7 +127,8 @@ int main(int argc, char** argv) {
       return Usage("--threads: " + std::string(s.message()));
     }
   }
-  std::thread(WaitForInterrupt, interrupts).detach();
+  // The waiter lives as long as the process: the thread blocks in it until exit.
+  std::thread(RemoveStagedVersionsOnInterrupt, interrupts->release()).detach();
   invariant::train::TrainSummary summary;
   absl::StatusOr<std::string> result = reduce ? invariant::train::RunReduce(o, &summary)
                                        : !shard.empty()

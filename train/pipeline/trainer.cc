@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "core/base/file.h"
 #include "core/base/status_macros.h"
 #include "core/base/thread_pool.h"
@@ -248,6 +249,12 @@ absl::StatusOr<std::string> WriteVersion(Run& run, int64_t version, const Model*
       WriteText((fs::path(staged.path()) / "report.json").string(), ReportToJson(run.report)));
   RETURN_IF_ERROR(
       WriteText((fs::path(staged.path()) / "report.md").string(), ReportToMarkdown(run.report)));
+  if (run.options.testonly_hold_before_publish) {
+    std::fprintf(stderr, "invariant-train: holding %s\n", staged.path().c_str());
+    std::fflush(stderr);
+    absl::Notification never;
+    never.WaitForNotification();  // until a signal ends the process
+  }
   RETURN_IF_ERROR(staged.Publish());
   if (run.summary != nullptr) {
     run.summary->test_metrics = run.report.test_metrics;

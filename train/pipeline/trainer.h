@@ -31,6 +31,11 @@ struct TrainOptions {
   int shard = 0;        // this process's shard (with num_shards > 1)
   int num_shards = 1;
   std::string shard_dir;  // default MODELS/<name>/shards
+  // Tests only (--testonly_hold_before_publish): once the staged version
+  // directory is complete, print "invariant-train: holding <staged path>" to
+  // stderr and block forever instead of publishing, so a test can interrupt
+  // the run at a known point.
+  bool testonly_hold_before_publish = false;
 };
 
 // What a finished run measured: the test metrics ("accuracy"; "rmse", "mae")

@@ -4,11 +4,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -97,36 +95,45 @@ TEST(TrainBinaryTest, ConfigErrorExitsWithOneNamingTheField) {
 
 TEST(TrainBinaryTest, InterruptLeavesNoVersionAndNoStagingDirectory) {
   TempDir dir;
-  // Large enough to be interrupted while featurizing.
-  std::string text = testing::kXpermConfig;
-  text.replace(text.find("num_templates: 8"), 16, "num_templates: 3000");
-  text.replace(text.find("per_class_train: 60"), 19, "per_class_train: 3000");
-  const std::string cfg = dir.Write("slow.textproto", text);
+  const std::string cfg = dir.Write("xperm.textproto", testing::kXpermConfig);
+  int err[2];
+  ASSERT_EQ(pipe(err), 0);
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
-    freopen("/dev/null", "w", stderr);
+    dup2(err[1], STDERR_FILENO);
+    close(err[0]);
+    close(err[1]);
     freopen("/dev/null", "w", stdout);
     execl(INVARIANT_TRAIN_BINARY, INVARIANT_TRAIN_BINARY, ("--config=" + cfg).c_str(),
-          ("--models=" + dir.path()).c_str(), "--name=slow", static_cast<char*>(nullptr));
+          ("--models=" + dir.path()).c_str(), "--name=m", "--testonly_hold_before_publish",
+          static_cast<char*>(nullptr));
     _exit(127);
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  close(err[1]);
+  // The trainer holds once its staged version is complete: read its stderr
+  // until it says so (no clock involved), then interrupt it there.
+  std::string log;
+  char buf[4096];
+  ssize_t got = 0;
+  while (log.find("invariant-train: holding ") == std::string::npos &&
+         (got = read(err[0], buf, sizeof(buf))) > 0) {
+    log.append(buf, static_cast<size_t>(got));
+  }
+  ASSERT_NE(log.find("invariant-train: holding "), std::string::npos) << log;
+  const size_t at = log.find("invariant-train: holding ") + 25;
+  const std::string staged = log.substr(at, log.find('\n', at) - at);
+  EXPECT_TRUE(fs::exists(fs::path(staged) / "model.bundle")) << staged;
   kill(pid, SIGINT);
   int status = 0;
   waitpid(pid, &status, 0);
-  // Either the run was interrupted by the signal or (on a very fast machine)
-  // it finished first; in both cases nothing partial may remain.
-  if (WIFSIGNALED(status)) {
-    EXPECT_EQ(WTERMSIG(status), SIGINT);
-    EXPECT_FALSE(fs::exists(dir.path() + "/slow/1"));
-  } else {
-    EXPECT_TRUE(fs::exists(dir.path() + "/slow/1/model.bundle"));
-  }
-  if (fs::exists(dir.path() + "/slow")) {
-    for (const auto& e : fs::directory_iterator(dir.path() + "/slow")) {
-      EXPECT_NE(e.path().filename().string().rfind(".tmp-", 0), 0u) << e.path();
-    }
+  close(err[0]);
+  ASSERT_TRUE(WIFSIGNALED(status)) << status;
+  EXPECT_EQ(WTERMSIG(status), SIGINT);
+  EXPECT_FALSE(fs::exists(staged));
+  EXPECT_FALSE(fs::exists(dir.path() + "/m/1"));
+  for (const auto& e : fs::directory_iterator(dir.path() + "/m")) {
+    EXPECT_NE(e.path().filename().string().rfind(".tmp-", 0), 0u) << e.path();
   }
 }
 
