@@ -15,6 +15,9 @@ numpy computation on a gRPC thread-pool thread: no batching. numpy's BLAS
   peer_server.py check  --bundle=B --name=N --targets=A,B [--rows=32]
       Predict of the same rows on two servers: max |score difference| and
       argmax agreement; exit 1 when the servers disagree.
+  peer_server.py featurize --bundle=B [--rows=32] [--batch=64]
+      numpy's featurize of that many random rows in chunks of --batch: the
+      rate a Python training job would featurize at (bench/peers/featurize_vs_numpy.sh).
 """
 
 import argparse
@@ -178,6 +181,21 @@ def sgemm(args):
           f"gflops={2.0 * rows * bank.shape[0] * bank.shape[1] / 1e9:.1f}")
 
 
+def featurize(args):
+    """numpy's featurize of args.rows rows in chunks of args.batch, as a training job would."""
+    bundle_pb2, _, _ = load_stubs()
+    manifest, tensors = bundle_reader.read_bundle(args.bundle, bundle_pb2.Manifest)
+    model = RandomFourierModel(manifest, tensors)
+    x = np.random.default_rng(3).random((args.rows, model.input_dim), dtype=np.float32)
+    model.featurize(x[: args.batch])  # page the bank in
+    start = time.perf_counter()
+    for begin in range(0, args.rows, args.batch):
+        model.featurize(x[begin:begin + args.batch])
+    seconds = time.perf_counter() - start
+    print(f"featurize rows={args.rows} batch={args.batch} seconds={seconds:.3f} "
+          f"rows_per_second={args.rows / seconds:.1f}")
+
+
 def check(args):
     import grpc
 
@@ -200,7 +218,7 @@ def check(args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=["serve", "sgemm", "check"])
+    parser.add_argument("command", choices=["serve", "sgemm", "check", "featurize"])
     parser.add_argument("--bundle", required=True)
     parser.add_argument("--name", default="rotated_fashion_rf")
     parser.add_argument("--port", type=int, default=0)
@@ -215,6 +233,8 @@ def main():
         serve(args)
     elif args.command == "sgemm":
         sgemm(args)
+    elif args.command == "featurize":
+        featurize(args)
     else:
         sys.exit(check(args))
 

@@ -12,7 +12,9 @@
 # rotated_fashion_rf trained with the rotations on the templates (a 32,000 ×
 # 784 bank, as the peer expects); the shipped config, which rotates the input
 # instead (PLACEMENT_INPUT), is measured on invariant-server alone in two extra
-# rows.
+# rows, and so is the template model with a bf16 bank; the last row is numpy's
+# one pass over the float bank at batch 1, the memory-bandwidth floor of any
+# float batch-1 call.
 #
 # Usage: bench/serving/serving_vs_peer.sh   (MODELS=dir with rotated_fashion_rf/1/model.bundle
 #        to skip training; SECONDS_PER_RUN=5; OUT=file for the markdown table)
@@ -45,6 +47,11 @@ sed 's/placement: PLACEMENT_INPUT/placement: PLACEMENT_TEMPLATES/' \
 grep -q PLACEMENT_TEMPLATES "$WORK/$NAME.textproto"
 train "$NAME" "$WORK/$NAME.textproto"
 train "$SHIPPED" "$ROOT/train/configs/$SHIPPED.textproto"
+# The same template model with a bf16 bank (encoder.bank_dtype): half the
+# bytes per request, summed in float in the same order.
+sed 's/  seed: 5/  seed: 5\n  bank_dtype: BANK_DTYPE_BF16/' "$WORK/$NAME.textproto" >"$WORK/${NAME}_bf16.textproto"
+grep -q BANK_DTYPE_BF16 "$WORK/${NAME}_bf16.textproto"
+train "${NAME}_bf16" "$WORK/${NAME}_bf16.textproto"
 
 wait_ready() { # log-file pattern
   for _ in $(seq 600); do
@@ -82,8 +89,14 @@ for who in ours peer; do
 done
 load "$OURS" 1 1 "$WORK/shipped-1x1.json" "$SHIPPED"
 load "$OURS" 64 1 "$WORK/shipped-64x1.json" "$SHIPPED"
+load "$OURS" 1 1 "$WORK/bf16-1x1.json" "${NAME}_bf16"
+load "$OURS" 64 1 "$WORK/bf16-64x1.json" "${NAME}_bf16"
 "$PY" "$ROOT/bench/peers/peer_server.py" sgemm --bundle="$BUNDLE" --batch=64 \
   --seconds="$RUN_SECONDS" >"$WORK/sgemm.txt"
+# One all-core pass over the 100 MB bank (batch 1): the memory-bandwidth floor
+# of a batch-1 call on this bank, whoever serves it.
+"$PY" "$ROOT/bench/peers/peer_server.py" sgemm --bundle="$BUNDLE" --batch=1 \
+  --seconds="$RUN_SECONDS" >"$WORK/sgemv.txt"
 
 "$PY" - "$WORK" "$(nproc)" "${OUT:-}" "$LOAD_BEFORE" "$(cut -d' ' -f1-3 /proc/loadavg)" <<'PYEOF'
 import json, pathlib, re, sys
@@ -101,6 +114,7 @@ rows.append(("64 callers, batch 1, rows/s", f"{o:,.0f}", f"{p:,.0f}",
              f"{o / p:.1f}× the peer; {100 * o / sgemm:.0f} % of sgemm"))
 fails = {w: sum(r(w, run)["requests"]["failed"] for run in ("1x1", "1x64", "64x1")) for w in ("ours", "peer")}
 fails["ours"] += sum(r("shipped", run)["requests"]["failed"] for run in ("1x1", "64x1"))
+fails["ours"] += sum(r("bf16", run)["requests"]["failed"] for run in ("1x1", "64x1"))
 lines = ["| load | invariant-server | Python grpcio + numpy peer | ratio |", "|---|---|---|---|"]
 lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
 peer_p50 = r("peer", "1x1")["latency_us"]["p50"] / 1000
@@ -110,7 +124,16 @@ lines.append(f"| shipped input placement: 1 caller, batch 1, p50 latency | {o:.2
 o = r("shipped", "64x1")["rows_per_second"]
 lines.append(f"| shipped input placement: 64 callers, batch 1, rows/s | {o:,.0f} | | "
              f"{o / r('peer', '64x1')['rows_per_second']:.1f}× the peer |")
+o = r("bf16", "1x1")["latency_us"]["p50"] / 1000
+lines.append(f"| template model, bf16 bank: 1 caller, batch 1, p50 latency | {o:.2f} ms | | "
+             f"{o / peer_p50:.2f}× the peer's |")
+o = r("bf16", "64x1")["rows_per_second"]
+lines.append(f"| template model, bf16 bank: 64 callers, batch 1, rows/s | {o:,.0f} | | "
+             f"{o / r('peer', '64x1')['rows_per_second']:.1f}× the peer; {100 * o / sgemm:.0f} % of sgemm |")
 lines.append(f"| in-process all-core sgemm X·Bankᵀ, batch 64 (numpy OpenBLAS, {cores} cores) | {sgemm:,.0f} rows/s | | reference |")
+sgemv = float(re.search(r"rows_per_second=([0-9.]+)", (work / "sgemv.txt").read_text()).group(1))
+lines.append(f"| in-process one pass over the float bank, batch 1 (numpy OpenBLAS) | {1000 / sgemv:.2f} ms | | "
+             f"bandwidth floor of a float batch-1 call; the peer's p50 is {peer_p50 * sgemv / 1000:.2f}× it |")
 lines.append(f"\nFailed requests: invariant-server {fails['ours']}, peer {fails['peer']}. "
              f"Load average (1/5/15 min) before: {load_before}; after: {load_after}.")
 text = "\n".join(lines)
