@@ -6,6 +6,10 @@
 //       featurizes shard i of n and writes its partial sums
 //   invariant-train reduce --config=... --models=DIR --name=NAME --shards=n [--shard_dir=D]
 //       merges the n shards, solves, evaluates, writes the version
+//   invariant-train certify --config=FILE --model=DIR
+//       certifies an existing model on the config's test rows against its
+//       certificate.group (default: the model's own group); prints the
+//       certificate as JSON (every field, proto field names) and writes nothing
 // --threads=N sizes the thread pool the encoders featurize on (0: all cores).
 //
 // On success stdout holds the version directory written and, as its last
@@ -33,6 +37,7 @@
 #include "core/base/signal_waiter.h"
 #include "core/base/thread_pool.h"
 #include "core/model/repository.h"
+#include "google/protobuf/util/json_util.h"
 #include "train/pipeline/trainer.h"
 
 ABSL_FLAG(std::string, config, "", "Training config (protobuf text, invariant.v1.TrainConfig).");
@@ -43,6 +48,7 @@ ABSL_FLAG(std::string, shard, "", "i/n: featurize only shard i of n and write it
 ABSL_FLAG(int, shards, 0, "reduce: the number of shards to merge.");
 ABSL_FLAG(int, threads, 0, "Threads for featurizing (the process thread pool); 0 = all cores.");
 ABSL_FLAG(std::string, shard_dir, "", "Where shard files go (default <models>/<name>/shards).");
+ABSL_FLAG(std::string, model, "", "certify: the version directory (or model.bundle) to certify.");
 ABSL_FLAG(bool, testonly_hold_before_publish, false,
           "Tests only: print 'holding <staged dir>' and wait for a signal instead of publishing.");
 
@@ -84,7 +90,8 @@ int main(int argc, char** argv) {
   }
   absl::SetProgramUsageMessage(
       "invariant-train --config=FILE --models=DIR --name=NAME [--version=N] [--shard=i/n]\n"
-      "       invariant-train reduce --config=FILE --models=DIR --name=NAME --shards=N");
+      "       invariant-train reduce --config=FILE --models=DIR --name=NAME --shards=N\n"
+      "       invariant-train certify --config=FILE --model=VERSION_DIR");
   // --help lists the flags of this file (absl's default looks for a file
   // named after the binary and finds none: "No flags matched").
   absl::FlagsUsageConfig usage;
@@ -102,8 +109,28 @@ int main(int argc, char** argv) {
   o.shard_dir = absl::GetFlag(FLAGS_shard_dir);
   o.testonly_hold_before_publish = absl::GetFlag(FLAGS_testonly_hold_before_publish);
   const bool reduce = args.size() == 2 && std::string(args[1]) == "reduce";
-  if (args.size() > 1 && !reduce) return Usage("unknown argument '" + std::string(args[1]) + "'");
+  const bool certify = args.size() == 2 && std::string(args[1]) == "certify";
+  if (args.size() > 1 && !reduce && !certify) {
+    return Usage("unknown argument '" + std::string(args[1]) + "'");
+  }
   if (o.config_path.empty()) return Usage("--config is required");
+  if (certify) {
+    const std::string model = absl::GetFlag(FLAGS_model);
+    if (model.empty()) return Usage("certify needs --model=VERSION_DIR");
+    absl::StatusOr<invariant::v1::InvarianceCertificate> c = invariant::train::RunCertify(o, model);
+    if (!c.ok()) {
+      std::fprintf(stderr, "invariant-train: %s\n", c.status().ToString().c_str());
+      return 1;
+    }
+    google::protobuf::util::JsonPrintOptions json;
+    json.add_whitespace = true;
+    json.always_print_primitive_fields = true;
+    json.preserve_proto_field_names = true;
+    std::string text;
+    if (!google::protobuf::util::MessageToJsonString(*c, &text, json).ok()) return 1;
+    std::printf("%s", text.c_str());
+    return 0;
+  }
   if (o.models_dir.empty()) return Usage("--models is required");
   if (o.name.empty() || o.name.find('/') != std::string::npos || o.name[0] == '.') {
     return Usage("--name must be a non-empty name without '/' and not starting with '.'");

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "core/groups/cyclic_shift.h"
+#include "core/groups/identity_group.h"
 #include "core/groups/image_distribution.h"
 #include "core/groups/image_transform.h"
 #include "core/groups/permutation_actions.h"
@@ -241,12 +242,17 @@ absl::StatusOr<std::unique_ptr<GroupDistribution>> MakeUnchecked(const v1::Group
     case v1::GroupSpec::kImage:
       why_not_enumerable = "image transforms form a continuous group";
       return MakeImage(spec.image());
+    case v1::GroupSpec::kIdentity: {
+      const int64_t dim = spec.identity().dim();
+      RETURN_IF_ERROR(IntRange("group.identity.dim", dim, 1, kMaxGroupDim));
+      return std::make_unique<IdentityDistribution>(std::make_unique<IdentityAction>(dim));
+    }
     case v1::GroupSpec::KIND_NOT_SET:
       break;
   }
   return absl::InvalidArgumentError(
       "group must set one of permutation, block_permutation, matrix_permutation, cyclic_shift, "
-      "sign_flip, image; got none");
+      "sign_flip, image, identity; got none");
 }
 
 }  // namespace

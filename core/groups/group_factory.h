@@ -16,6 +16,8 @@
 //   sign_flip            UniformSignFlips(SignFlip(dim))
 //   image                ImageTransformDistribution(ImageTransform(h, w, c), law);
 //                        an unset factor is the identity (θ = 0, t = 0, a = 1)
+//   identity             IdentityDistribution(IdentityAction(dim)): the plain,
+//                        non-invariant encoders (core/groups/identity_group.h)
 // The element conventions are documented in each action's header.
 #ifndef INVARIANT_CORE_GROUPS_GROUP_FACTORY_H_
 #define INVARIANT_CORE_GROUPS_GROUP_FACTORY_H_

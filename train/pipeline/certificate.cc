@@ -111,10 +111,18 @@ absl::StatusOr<v1::InvarianceCertificate> CertifyPredictor(
   const int64_t d = test_x.cols();
   const int64_t k = num_outputs;
   Elements e;
-  if (spec.has_spectral()) {
+  const bool own_group = !config.has_group();
+  const v1::GroupSpec& group = own_group ? spec.group() : config.group();
+  if (own_group && spec.has_spectral()) {
     ASSIGN_OR_RETURN(e, SpectralElements(spec.spectral(), config, seed));
   } else {
-    ASSIGN_OR_RETURN(e, GroupElements(spec.group(), config, seed));
+    ASSIGN_OR_RETURN(std::unique_ptr<GroupDistribution> q, MakeGroupDistribution(group));
+    if (q->action().dim() != d) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          own_group ? "encoder.group" : "certificate.group", " acts on vectors of length ",
+          q->action().dim(), ", but the model's inputs have ", d, " values"));
+    }
+    ASSIGN_OR_RETURN(e, GroupElements(group, config, seed));
   }
   std::vector<float> base(static_cast<size_t>(n * k)), moved(base.size());
   std::vector<float> gx(static_cast<size_t>(n * d));
@@ -138,6 +146,7 @@ absl::StatusOr<v1::InvarianceCertificate> CertifyPredictor(
   c.set_num_group_elements(static_cast<int64_t>(e.transforms.size()));
   c.set_exhaustive(e.exhaustive);
   c.set_method(e.method);
+  if (!(own_group && spec.has_spectral())) *c.mutable_group() = group;
   return c;
 }
 

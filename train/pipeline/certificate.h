@@ -26,8 +26,11 @@ inline constexpr int64_t kMaxEnumeratedElements = 5040;
 // f(n, x, out) writes n × num_outputs values for n inputs (row-major).
 using BatchFunction = std::function<void(int64_t n, const float* x, float* out)>;
 
-// The certificate of any predictor against the group of `spec` (its group,
-// or the generators of spec.spectral).
+// The certificate of any predictor against config.group when it is set
+// (INVALID_ARGUMENT when its action does not fit test_x's row length), else
+// against the group of `spec` (its group, or the generators of
+// spec.spectral). The certificate records the group it checked (`group`,
+// unset for spectral generators).
 absl::StatusOr<v1::InvarianceCertificate> CertifyPredictor(
     const BatchFunction& f, int64_t num_outputs, const v1::EncoderSpec& spec,
     const FloatMatrix& test_x, const v1::CertificateConfig& config, uint64_t seed);

@@ -1,7 +1,6 @@
 #include "train/pipeline/config.h"
 
 #include <cmath>
-
 #include <fstream>
 #include <sstream>
 
@@ -9,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "core/base/file.h"
 #include "core/base/status_macros.h"
+#include "core/groups/group_factory.h"
 #include "core/model/encoder_kinds.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
@@ -39,7 +39,7 @@ absl::Status ValidateEncoder(v1::TrainConfig& c) {
   if (kind->needs_group && e.group().kind_case() == v1::GroupSpec::KIND_NOT_SET) {
     return absl::InvalidArgumentError(
         "encoder.group must set one of permutation, block_permutation, matrix_permutation, "
-        "cyclic_shift, sign_flip, image; got none");
+        "cyclic_shift, sign_flip, image, identity; got none");
   }
   return absl::OkStatus();
 }
@@ -123,6 +123,12 @@ absl::Status ValidateTrainConfig(v1::TrainConfig& c) {
   if (c.certificate().num_points() == 0) c.mutable_certificate()->set_num_points(200);
   if (c.certificate().num_group_elements() == 0) {
     c.mutable_certificate()->set_num_group_elements(32);
+  }
+  if (c.certificate().has_group()) {
+    absl::Status group = MakeGroupDistribution(c.certificate().group()).status();
+    if (!group.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("certificate.", group.message()));
+    }
   }
   if (c.block_rows() == 0) c.set_block_rows(4096);
   RETURN_IF_ERROR(CheckFieldRange("block_rows", c.block_rows(), 1, 1 << 20));

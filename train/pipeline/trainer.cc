@@ -68,6 +68,9 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
   return *std::move(text);
 }
 
+// The certificate's draws: seeded from the encoder's seed, a stream of their own.
+constexpr uint64_t kCertificateSeedSalt = 0xce47;
+
 std::string ModelDir(const TrainOptions& o) { return invariant::ModelDir(o.models_dir, o.name); }
 
 std::string ShardDir(const TrainOptions& o) {
@@ -300,7 +303,7 @@ absl::StatusOr<std::string> Finish(Run& run, const std::optional<GramAccumulator
   }
   ASSIGN_OR_RETURN(*manifest.mutable_certificate(),
                    CertifyModel(*model, run.plan.test.x, run.config.certificate(),
-                                run.config.encoder().seed() ^ 0xce47));
+                                run.config.encoder().seed() ^ kCertificateSeedSalt));
   run.EndStage("evaluate");
   ASSIGN_OR_RETURN(model, Model::Assemble(manifest, std::move(tensors)));
   FillReport(run, model->manifest());
@@ -357,7 +360,7 @@ absl::StatusOr<std::string> FinishKernelRidge(Run& run) {
   ASSIGN_OR_RETURN(
       *manifest.mutable_certificate(),
       CertifyPredictor(f, 1, run.config.encoder(), run.plan.test.x, run.config.certificate(),
-                       run.config.encoder().seed() ^ 0xce47));
+                       run.config.encoder().seed() ^ kCertificateSeedSalt));
   run.EndStage("evaluate");
   ASSIGN_OR_RETURN(int64_t version, ChooseVersion(run.options));
   manifest.set_model_name(run.options.name);
@@ -424,6 +427,25 @@ absl::StatusOr<std::string> RunReduce(const TrainOptions& options, TrainSummary*
   }
   run.EndStage("featurize");
   return Finish(run, std::move(total));
+}
+
+absl::StatusOr<v1::InvarianceCertificate> RunCertify(const TrainOptions& options,
+                                                     const std::string& model_path) {
+  ASSIGN_OR_RETURN(std::string text, ReadFile(options.config_path));
+  ASSIGN_OR_RETURN(v1::TrainConfig config, ParseTrainConfig(text, options.config_path));
+  std::error_code ec;
+  const std::string bundle = fs::is_directory(model_path, ec)
+                                 ? (fs::path(model_path) / kBundleFileName).string()
+                                 : model_path;
+  ASSIGN_OR_RETURN(std::shared_ptr<const Model> model, Model::Load(bundle));
+  ASSIGN_OR_RETURN(DataPlan plan, PlanData(config));
+  if (plan.test.x.cols() != model->input_dim()) {
+    return absl::InvalidArgumentError(absl::StrCat(options.config_path, ": the test rows have ",
+                                                   plan.test.x.cols(), " values, but ", bundle,
+                                                   " takes input_dim ", model->input_dim()));
+  }
+  return CertifyModel(*model, plan.test.x, config.certificate(),
+                      config.encoder().seed() ^ kCertificateSeedSalt);
 }
 
 }  // namespace invariant::train

@@ -1,6 +1,7 @@
 #include "core/groups/group_factory.h"
 
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,7 @@ TEST(GroupFactoryTest, BuildsEveryKind) {
        false, true},
       {"cyclic_shift { length: 64 max_shift: 3 }", "cyclic_shift(64)", 64, true, true, false},
       {"sign_flip { dim: 10 }", "sign_flip(10)", 10, true, true, false},
+      {"identity { dim: 784 }", "identity(784)", 784, true, true, false},
       {"image { height: 28 width: 28 channels: 1 rotation { von_mises { kappa: 0.2 } } }",
        "image_transform(28x28x1)", 784, false, true, false},
       {"image { height: 32 width: 32 channels: 3 rotation { von_mises { kappa: 9 } } "
@@ -62,6 +64,21 @@ TEST(GroupFactoryTest, BuildsEveryKind) {
     EXPECT_EQ(dist->enumerable(), c.enumerable) << c.spec;
     EXPECT_EQ(dist->symmetric(), c.symmetric) << c.spec;
     EXPECT_EQ(dist->depends_on_input(), c.depends_on_input) << c.spec;
+  }
+}
+
+TEST(GroupFactoryTest, TheIdentityGroupHasOneElementThatCopiesBitForBit) {
+  auto dist = MustMake("identity { dim: 3 }");
+  ASSERT_EQ(dist->Enumerate().size(), 1u);
+  Rng rng(1);
+  const std::vector<GroupElement> draws = dist->Sample(4, rng);
+  ASSERT_EQ(draws.size(), 4u);
+  const float x[6] = {1.5f, -0.0f, 3e-39f, 7.f, -2.25f, 1e30f};
+  float out[6];
+  for (const GroupElement& g : draws) {
+    EXPECT_EQ(g, dist->action().Identity());
+    dist->action().Apply(g, 2, x, out);
+    EXPECT_EQ(std::memcmp(x, out, sizeof(x)), 0);
   }
 }
 
@@ -84,6 +101,7 @@ TEST(GroupFactoryTest, RejectsBadSpecsNamingTheField) {
        "group.cyclic_shift.max_shift must be in [0, 4], got 5"},
       {"cyclic_shift { length: 0 }", "group.cyclic_shift.length must be in [1, 16777216], got 0"},
       {"sign_flip { dim: -3 }", "group.sign_flip.dim must be in [1, 16777216], got -3"},
+      {"identity { }", "group.identity.dim must be in [1, 16777216], got 0"},
       {"image { height: 0 width: 28 channels: 1 }",
        "group.image.height must be in [1, 16384], got 0"},
       {"image { height: 28 width: 28 channels: 0 }",

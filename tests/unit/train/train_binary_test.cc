@@ -93,6 +93,24 @@ TEST(TrainBinaryTest, ConfigErrorExitsWithOneNamingTheField) {
   EXPECT_FALSE(fs::exists(dir.path() + "/m/1"));
 }
 
+TEST(TrainBinaryTest, CertifyPrintsTheCertificateOfAnExistingModel) {
+  TempDir dir;
+  const std::string cfg = dir.Write("xperm.textproto", testing::kXpermConfig);
+  std::string out;
+  int status = RunTrain({"--config=" + cfg, "--models=" + dir.path(), "--name=m"}, &out);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
+  out.clear();
+  status = RunTrain({"certify", "--config=" + cfg, "--model=" + dir.path() + "/m/1"}, &out);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
+  EXPECT_THAT(out, ::testing::HasSubstr("\"max_discrepancy\": 0,"));
+  EXPECT_THAT(out, ::testing::HasSubstr("\"exhaustive\": true"));
+  EXPECT_THAT(out, ::testing::HasSubstr("\"block_permutation\": {"));
+  out.clear();
+  status = RunTrain({"certify", "--config=" + cfg}, &out);
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  EXPECT_THAT(out, ::testing::HasSubstr("certify needs --model"));
+}
+
 TEST(TrainBinaryTest, InterruptLeavesNoVersionAndNoStagingDirectory) {
   TempDir dir;
   const std::string cfg = dir.Write("xperm.textproto", testing::kXpermConfig);

@@ -116,6 +116,44 @@ TEST(TrainerTest, Bf16BankConfigStoresTheRoundedBankAndServesIt) {
   EXPECT_EQ(m16->manifest().certificate().max_discrepancy(), 0.0);
 }
 
+// The plain (identity-group) baseline certified by the tool against the
+// invariant model's group: clearly not invariant, while the invariant model
+// is exact; and the certificate says which group it checked.
+TEST(TrainerTest, CertifyChecksAnyModelAgainstAnyGroupThatFitsTheInput) {
+  TempDir dir;
+  std::string raw = kXpermConfig;
+  const std::string group = "block_permutation { num_blocks: 5 block_size: 8 }";
+  raw.replace(raw.find(group), group.size(), "identity { dim: 40 }");
+  auto invariant = RunTraining(Options(dir, kXpermConfig, "invariant"));
+  auto plain = RunTraining(Options(dir, raw, "plain"));
+  ASSERT_TRUE(invariant.ok() && plain.ok()) << invariant.status() << plain.status();
+  // Trained against its own (identity) group, the plain model reports 0.
+  auto plain_model = LoadVersion(*plain);
+  ASSERT_NE(plain_model, nullptr);
+  EXPECT_EQ(plain_model->manifest().certificate().max_discrepancy(), 0.0);
+  EXPECT_TRUE(plain_model->manifest().certificate().group().has_identity());
+
+  std::string against = raw;
+  against.replace(against.find("certificate { num_points: 30 }"), 30,
+                  "certificate { num_points: 30 group { " + group + " enumerate: true } }");
+  TrainOptions o = Options(dir, against, "unused");
+  auto raw_cert = RunCertify(o, *plain);
+  auto inv_cert = RunCertify(o, *invariant);
+  ASSERT_TRUE(raw_cert.ok() && inv_cert.ok()) << raw_cert.status() << inv_cert.status();
+  EXPECT_GT(raw_cert->max_discrepancy(), 1e-3);
+  EXPECT_LT(inv_cert->max_discrepancy(), raw_cert->max_discrepancy() * 1e-3);
+  EXPECT_TRUE(raw_cert->exhaustive());
+  EXPECT_EQ(raw_cert->num_group_elements(), 120);
+  EXPECT_TRUE(raw_cert->group().has_block_permutation());
+  // A group that does not fit the input is refused, naming the field.
+  std::string misfit = against;
+  const std::string five = "num_blocks: 5 block_size: 8 } enumerate";
+  misfit.replace(misfit.find(five), five.size(), "num_blocks: 4 block_size: 8 } enumerate");
+  auto refused = RunCertify(Options(dir, misfit, "unused"), *plain);
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("certificate.group acts on vectors of length 32"));
+}
+
 TEST(TrainerTest, VersionsIncreaseAndAnExistingOneIsNeverOverwritten) {
   TempDir dir;
   TrainOptions o = Options(dir, kXpermConfig, "xperm");
