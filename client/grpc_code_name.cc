@@ -2,7 +2,7 @@
 
 namespace invariant {
 
-const char* GrpcCodeName(grpc::StatusCode code) {
+const char* GrpcCodeName(int code) {
   static const char* const kNames[] = {"OK",
                                        "CANCELLED",
                                        "UNKNOWN",
@@ -20,8 +20,7 @@ const char* GrpcCodeName(grpc::StatusCode code) {
                                        "UNAVAILABLE",
                                        "DATA_LOSS",
                                        "UNAUTHENTICATED"};
-  const int index = static_cast<int>(code);
-  return index >= 0 && index <= 16 ? kNames[index] : "UNKNOWN";
+  return code >= 0 && code <= 16 ? kNames[code] : "UNKNOWN";
 }
 
 }  // namespace invariant

@@ -13,7 +13,10 @@ namespace invariant {
 
 // "OK", "CANCELLED", ..., "UNAUTHENTICATED" (the names of grpc::StatusCode);
 // "UNKNOWN" for a value outside the enum, so the set of names is bounded.
-const char* GrpcCodeName(grpc::StatusCode code);
+// Takes the code as an int (a grpc::StatusCode converts implicitly): a value
+// outside the enum's range cannot be held in a grpc::StatusCode without
+// undefined behaviour (UBSan's -fsanitize=enum reports the load).
+const char* GrpcCodeName(int code);
 
 }  // namespace invariant
 

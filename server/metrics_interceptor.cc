@@ -99,8 +99,7 @@ void InitializeRpcMetrics(const google::protobuf::ServiceDescriptor& service,
             ? (method.server_streaming() ? Type::BIDI_STREAMING : Type::CLIENT_STREAMING)
             : (method.server_streaming() ? Type::SERVER_STREAMING : Type::UNARY);
     for (int code = grpc::StatusCode::OK; code <= grpc::StatusCode::UNAUTHENTICATED; ++code) {
-      metrics->RpcKnown(service.full_name(), method.name(), RpcTypeName(type),
-                        GrpcCodeName(static_cast<grpc::StatusCode>(code)));
+      metrics->RpcKnown(service.full_name(), method.name(), RpcTypeName(type), GrpcCodeName(code));
     }
   }
 }

@@ -8,8 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
-#include "core/base/json.h"
 #include "client/grpc_code_name.h"
+#include "core/base/json.h"
 #include "server/auth.h"
 #include "server/metrics_interceptor.h"
 #include "server/rest_codec.h"
@@ -181,7 +181,7 @@ HttpResponse RestInferenceService::Handle(const HttpRequest& request) const {
   }
   if (metrics_ != nullptr) {
     metrics_->RpcHandled(kRestServiceLabel, route.method, "http",
-                         GrpcCodeName(static_cast<grpc::StatusCode>(status.code())),
+                         GrpcCodeName(static_cast<int>(status.code())),
                          absl::ToDoubleSeconds(absl::Now() - start));
   }
   return response;

@@ -42,7 +42,7 @@ make_config() { # file shipped description encoder-text
   } >"$1"
 }
 ROT='group { image { height: 28 width: 28 channels: 1 rotation { uniform { low: 0 high: 6.283185307179586 } } } }'
-IDENTITY='group { image { height: 28 width: 28 channels: 1 rotation { fixed { value: 0 } } } }'
+IDENTITY='group { identity { dim: 784 } }'
 
 CSV="$OUT/fashion.csv"
 echo "method,templates,r,feature_dim,test_accuracy,lambda,id_rot_max,id_rot_mean,id_rot_rel,label_agreement,id90_max,id90_mean,label_agreement90,id_own_max,featurize_s,rows_per_s,solve_s,total_s" >"$CSV"

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
@@ -162,10 +163,11 @@ TEST_F(LoadHardeningTest, AnUnparseableStreamMessageEndsTheStreamWithInvalidArgu
 
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
-    auto stream =
+    std::unique_ptr<grpc::ClientReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer>> stream(
         grpc::internal::ClientReaderWriterFactory<grpc::ByteBuffer, grpc::ByteBuffer>::Create(
             client_->channel().get(),
-            grpc::internal::RpcMethod(method, grpc::internal::RpcMethod::BIDI_STREAMING), &context);
+            grpc::internal::RpcMethod(method, grpc::internal::RpcMethod::BIDI_STREAMING),
+            &context));
     for (const std::string* bytes : {&good_bytes, &garbage, &good_bytes}) {
       grpc::Slice slice(*bytes);
       grpc::ByteBuffer buffer(&slice, 1);

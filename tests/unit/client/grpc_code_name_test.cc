@@ -16,14 +16,14 @@ TEST(GrpcCodeNameTest, NamesEveryCanonicalCode) {
   EXPECT_STREQ(GrpcCodeName(grpc::StatusCode::UNAUTHENTICATED), "UNAUTHENTICATED");
   std::set<std::string> names;
   for (int code = 0; code <= 16; ++code) {
-    names.insert(GrpcCodeName(static_cast<grpc::StatusCode>(code)));
+    names.insert(GrpcCodeName(code));
   }
   EXPECT_EQ(names.size(), 17u);  // distinct names, none missing
 }
 
 TEST(GrpcCodeNameTest, OutOfRangeIsUnknownSoLabelsStayBounded) {
-  EXPECT_STREQ(GrpcCodeName(static_cast<grpc::StatusCode>(99)), "UNKNOWN");
-  EXPECT_STREQ(GrpcCodeName(static_cast<grpc::StatusCode>(-1)), "UNKNOWN");
+  EXPECT_STREQ(GrpcCodeName(99), "UNKNOWN");
+  EXPECT_STREQ(GrpcCodeName(-1), "UNKNOWN");
 }
 
 }  // namespace
