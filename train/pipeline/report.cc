@@ -57,14 +57,20 @@ std::string ReportToJson(const TrainReport& r) {
     absl::StrAppend(&j, i ? ", " : "", JsonString(r.stage_seconds[i].first), ": ",
                     Num(r.stage_seconds[i].second));
   }
-  absl::StrAppend(&j, "},\n  \"featurize_rows_per_second\": ", Num(r.featurize_rows_per_second),
-                  "\n}\n");
+  absl::StrAppend(&j, "},\n  \"featurized_rows\": ", r.featurized_rows,
+                  ",\n  \"featurize_rows_per_second\": ", Num(r.featurize_rows_per_second),
+                  ",\n  \"warnings\": [");
+  for (size_t i = 0; i < r.warnings.size(); ++i) {
+    absl::StrAppend(&j, i ? ", " : "", JsonString(r.warnings[i]));
+  }
+  j += "]\n}\n";
   return j;
 }
 
 std::string ReportToMarkdown(const TrainReport& r) {
   std::string m = absl::StrCat("# ", r.model_name, " version ", r.version, "\n\n");
   if (!r.description.empty()) absl::StrAppend(&m, r.description, "\n\n");
+  for (const std::string& w : r.warnings) absl::StrAppend(&m, "**Warning:** ", w, "\n\n");
   absl::StrAppend(&m, "| | |\n|---|---|\n");
   absl::StrAppend(&m, "| encoder | ", r.encoder_kind, " |\n| group | ", r.group, " |\n");
   absl::StrAppend(&m, "| input → features | ", r.input_dim, " → ", r.feature_dim, " |\n");
@@ -77,7 +83,8 @@ std::string ReportToMarkdown(const TrainReport& r) {
   absl::StrAppend(&m, "| invariance max / mean discrepancy | ", Num(c.max_discrepancy()), " / ",
                   Num(c.mean_discrepancy()), " (", c.num_points(), " points × ",
                   c.num_group_elements(), " elements, ", c.method(), ") |\n");
-  absl::StrAppend(&m, "| featurize rows/s | ", Num(r.featurize_rows_per_second), " |\n");
+  absl::StrAppend(&m, "| featurize rows/s (", r.featurized_rows, " rows) | ",
+                  Num(r.featurize_rows_per_second), " |\n");
   if (!r.validation_curve.empty()) {
     absl::StrAppend(&m, "\n## Validation (", r.validation_metric,
                     ")\n\n| λ | value |\n|---|---|\n");

@@ -27,12 +27,14 @@ struct TrainReport {
   int64_t test_rows = 0;
   std::string task;               // "classification" | "regression" | "none"
   double lambda = 0;              // chosen regularisation
-  std::string validation_metric;  // "accuracy" | "mse"
+  std::string validation_metric;  // "accuracy" | "rmse" (the test metric's)
   std::vector<std::pair<double, double>> validation_curve;  // (λ, metric)
   std::map<std::string, double> test_metrics;               // accuracy | rmse, mae
   v1::InvarianceCertificate certificate;
   std::vector<std::pair<std::string, double>> stage_seconds;  // in order
-  double featurize_rows_per_second = 0;
+  int64_t featurized_rows = 0;           // training + validation + test rows featurized
+  double featurize_rows_per_second = 0;  // over all of them
+  std::vector<std::string> warnings;     // e.g. λ at an end of its grid
 };
 
 // One JSON object; keys are stable (documented in README "Training").

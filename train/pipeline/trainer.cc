@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -51,6 +52,19 @@ struct Run {
   TrainReport report;
   TrainSummary* summary = nullptr;  // filled when the version is written, if set
   std::chrono::steady_clock::time_point stage_start = std::chrono::steady_clock::now();
+  // Every row the feature map computed (training, validation, test) and the
+  // seconds it took: the report's featurize rate.
+  int64_t featurized_rows = 0;
+  double featurize_seconds = 0;
+
+  void CountFeaturized(int64_t rows, std::chrono::steady_clock::time_point since) {
+    featurized_rows += rows;
+    featurize_seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+    report.featurized_rows = featurized_rows;
+    report.featurize_rows_per_second =
+        featurize_seconds > 0 ? static_cast<double>(featurized_rows) / featurize_seconds : 0;
+  }
 
   void EndStage(const std::string& stage) {
     const auto now = std::chrono::steady_clock::now();
@@ -130,7 +144,9 @@ absl::StatusOr<GramAccumulator> Featurize(Run& run, int shard, int num_shards) {
                                       return absl::OkStatus();
                                     }));
   const double seconds = progress.Finish();
-  run.report.featurize_rows_per_second = seconds > 0 ? acc.count() / seconds : 0;
+  run.featurized_rows += acc.count();
+  run.featurize_seconds += seconds;
+  run.CountFeaturized(0, std::chrono::steady_clock::now());
   run.EndStage("featurize");
   return acc;
 }
@@ -143,6 +159,29 @@ FloatMatrix FeaturizeAll(const Model& model, const Dataset& data) {
 
 RlsTask TaskOf(const Run& run) {
   return run.plan.classification() ? RlsTask::kClassification : RlsTask::kRegression;
+}
+
+constexpr int kMaxGridExtensions = 8;
+
+// −1 when λ is the smallest of a grid of two or more values, +1 the largest, else 0.
+int LambdaGridEnd(double lambda, const std::vector<double>& grid) {
+  if (grid.size() < 2) return 0;
+  if (lambda <= *std::min_element(grid.begin(), grid.end())) return -1;
+  if (lambda >= *std::max_element(grid.begin(), grid.end())) return 1;
+  return 0;
+}
+
+// A chosen λ at an end of its grid may be a bound, not an optimum: say so in
+// the report and on stderr.
+void WarnAtGridEnd(Run& run, const std::vector<double>& grid) {
+  const int end = LambdaGridEnd(run.report.lambda, grid);
+  if (end == 0) return;
+  const std::string warning = absl::StrCat(
+      "lambda ", run.report.lambda, " is the ", end < 0 ? "smallest" : "largest",
+      " value of learner.lambda_grid: the best lambda may lie beyond it; widen the grid or set "
+      "learner.extend_lambda_grid");
+  std::fprintf(stderr, "warning: %s\n", warning.c_str());
+  run.report.warnings.push_back(warning);
 }
 
 // Stage solve for RIDGE and SPEC_AVG: the head over the features.
@@ -166,16 +205,33 @@ absl::StatusOr<LinearModel> Solve(Run& run, const GramAccumulator& acc) {
     return m;
   }
   ASSIGN_OR_RETURN(std::unique_ptr<RidgeSolver> solver, MakePrimalRidgeSolver(acc));
+  const auto featurize_start = std::chrono::steady_clock::now();
   FloatMatrix val_phi = FeaturizeAll(*run.map.model, run.plan.validation);
+  run.CountFeaturized(run.plan.validation.rows(), featurize_start);
   ASSIGN_OR_RETURN(FloatMatrix val_y, DatasetTargets(run.plan, run.plan.validation));
   std::vector<double> grid(l.lambda_grid().begin(), l.lambda_grid().end());
   ASSIGN_OR_RETURN(LinearModelSelection sel,
                    ChooseLambda(*solver, grid, val_phi, val_y, TaskOf(run)));
-  run.report.validation_metric = sel.curve.task == RlsTask::kClassification ? "accuracy" : "mse";
+  // learner.extend_lambda_grid: a decade beyond whichever end was chosen,
+  // until the choice is inside the grid (at most kMaxGridExtensions decades).
+  for (int i = 0; i < kMaxGridExtensions && l.extend_lambda_grid() &&
+                  LambdaGridEnd(sel.curve.best_lambda(), grid) != 0;
+       ++i) {
+    const int end = LambdaGridEnd(sel.curve.best_lambda(), grid);
+    grid.push_back(end < 0 ? *std::min_element(grid.begin(), grid.end()) / 10
+                           : *std::max_element(grid.begin(), grid.end()) * 10);
+    std::sort(grid.begin(), grid.end());
+    ASSIGN_OR_RETURN(sel, ChooseLambda(*solver, grid, val_phi, val_y, TaskOf(run)));
+  }
+  const bool regression = sel.curve.task != RlsTask::kClassification;
+  run.report.validation_metric = regression ? "rmse" : "accuracy";
   for (size_t i = 0; i < sel.curve.lambdas.size(); ++i) {
-    run.report.validation_curve.emplace_back(sel.curve.lambdas[i], sel.curve.scores[i]);
+    const double score = sel.curve.scores[i];
+    run.report.validation_curve.emplace_back(sel.curve.lambdas[i],
+                                             regression ? std::sqrt(score) : score);
   }
   run.report.lambda = sel.curve.best_lambda();
+  WarnAtGridEnd(run, grid);
   return sel.model;
 }
 
@@ -298,7 +354,9 @@ absl::StatusOr<std::string> Finish(Run& run, const std::optional<GramAccumulator
   ASSIGN_OR_RETURN(std::shared_ptr<const Model> model, Model::Assemble(manifest, tensors));
   if (model->has_head()) {
     FloatMatrix scores = FloatMatrix::Zeros(run.plan.test.rows(), model->output_dim());
+    const auto featurize_start = std::chrono::steady_clock::now();
     model->Predict(run.plan.test.rows(), run.plan.test.x.data(), scores.mutable_data());
+    run.CountFeaturized(run.plan.test.rows(), featurize_start);
     RETURN_IF_ERROR(Evaluate(run, scores, manifest));
   }
   ASSIGN_OR_RETURN(*manifest.mutable_certificate(),
@@ -335,17 +393,18 @@ absl::StatusOr<std::string> FinishKernelRidge(Run& run) {
   std::vector<float> out(static_cast<size_t>(val.rows() * krr.num_models()));
   krr.Predict(val.rows(), val.x.data(), out.data());
   int64_t best = 0;
-  run.report.validation_metric = "mse";
+  run.report.validation_metric = "rmse";
   for (int64_t m = 0; m < krr.num_models(); ++m) {
     double mse = 0;
     for (int64_t i = 0; i < val.rows(); ++i) {
       const double e = out[static_cast<size_t>(i * krr.num_models() + m)] - val.y.row(i)[0];
       mse += e * e / static_cast<double>(val.rows());
     }
-    run.report.validation_curve.emplace_back(grid[static_cast<size_t>(m)], mse);
-    if (mse <= run.report.validation_curve[static_cast<size_t>(best)].second) best = m;
+    run.report.validation_curve.emplace_back(grid[static_cast<size_t>(m)], std::sqrt(mse));
+    if (std::sqrt(mse) <= run.report.validation_curve[static_cast<size_t>(best)].second) best = m;
   }
   run.report.lambda = grid[static_cast<size_t>(best)];
+  WarnAtGridEnd(run, grid);
   run.EndStage("solve");
   const int64_t k = krr.num_models();
   BatchFunction f = [&](int64_t n, const float* x, float* y) {

@@ -154,6 +154,37 @@ TEST(TrainerTest, CertifyChecksAnyModelAgainstAnyGroupThatFitsTheInput) {
               HasSubstr("certificate.group acts on vectors of length 32"));
 }
 
+// Ridge regression on the torus with a grid of λ far too large: the smallest
+// is chosen, which is a bound, not an optimum. Validation is reported in the
+// test metric (RMSE), the edge is a warning, and extend_lambda_grid walks the
+// grid down by decades until the choice is inside it.
+TEST(TrainerTest, LambdaAtTheGridEndWarnsAndExtendLambdaGridMovesInside) {
+  TempDir dir;
+  std::string text = kTorusConfig;
+  const std::string learner = "learner { kind: SPEC_AVG task: TASK_REGRESSION }";
+  text.replace(text.find(learner), learner.size(),
+               "learner { kind: RIDGE task: TASK_REGRESSION lambda_grid: [ 100, 1000 ] }");
+  // Few noisy training rows for 42 features: the best λ is neither 0 nor large.
+  text.replace(text.find("noise_stddev: 0.05"), 18, "noise_stddev: 1.0");
+  text.replace(text.find("split { train: 500"), 18, "split { train: 60");
+  auto edge = RunTraining(Options(dir, text, "edge"));
+  ASSERT_TRUE(edge.ok()) << edge.status();
+  const std::string json = ReadText(*edge + "/report.json");
+  EXPECT_THAT(json, HasSubstr("\"validation_metric\": \"rmse\""));
+  EXPECT_THAT(json, HasSubstr("\"warnings\": [\"lambda 100 is the smallest value of "
+                              "learner.lambda_grid"));
+  EXPECT_THAT(ReadText(*edge + "/report.md"), HasSubstr("**Warning:** lambda 100 is the smallest"));
+
+  text.replace(text.find("lambda_grid: [ 100, 1000 ]"), 26,
+               "lambda_grid: [ 100, 1000 ] extend_lambda_grid: true");
+  auto extended = RunTraining(Options(dir, text, "extended"));
+  ASSERT_TRUE(extended.ok()) << extended.status();
+  auto model = LoadVersion(*extended);
+  ASSERT_NE(model, nullptr);
+  EXPECT_LT(model->manifest().head().lambda(), 100);
+  EXPECT_THAT(ReadText(*extended + "/report.json"), HasSubstr("\"warnings\": []"));
+}
+
 TEST(TrainerTest, VersionsIncreaseAndAnExistingOneIsNeverOverwritten) {
   TempDir dir;
   TrainOptions o = Options(dir, kXpermConfig, "xperm");
