@@ -98,7 +98,9 @@ run_one() {
   python3 - "$WORK/models/run/1/report.json" "$phase,$m,$n,$s,$bw,$ns" "$t0" "$t1" <<'EOF'
 import json, math, sys
 r = json.load(open(sys.argv[1]))
-val = math.sqrt(min(p["value"] for p in r["validation_curve"]))
+best = min(p["value"] for p in r["validation_curve"])
+# Validation is reported in RMSE since the report fixes of issue 15 (MSE before).
+val = best if r.get("validation_metric") == "rmse" else math.sqrt(best)
 inv = r["invariance"]
 sec = sum(r["seconds"].values())
 print("%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%g,%d,%.4g,%.6g,%.4g" % (
