@@ -13,8 +13,8 @@
 # 784 bank, as the peer expects); the shipped config, which rotates the input
 # instead (PLACEMENT_INPUT), is measured on invariant-server alone in two extra
 # rows, and so is the template model with a bf16 bank; the last row is numpy's
-# one pass over the float bank at batch 1, the memory-bandwidth floor of any
-# float batch-1 call.
+# one pass over the float bank at batch 1: the peer's compute per batch-1
+# call, bound by memory bandwidth (ours: invariant-bench-encoders BM_PackedDot).
 #
 # Usage: bench/serving/serving_vs_peer.sh   (MODELS=dir with rotated_fashion_rf/1/model.bundle
 #        to skip training; SECONDS_PER_RUN=5; OUT=file for the markdown table)
@@ -93,8 +93,7 @@ load "$OURS" 1 1 "$WORK/bf16-1x1.json" "${NAME}_bf16"
 load "$OURS" 64 1 "$WORK/bf16-64x1.json" "${NAME}_bf16"
 "$PY" "$ROOT/bench/peers/peer_server.py" sgemm --bundle="$BUNDLE" --batch=64 \
   --seconds="$RUN_SECONDS" >"$WORK/sgemm.txt"
-# One all-core pass over the 100 MB bank (batch 1): the memory-bandwidth floor
-# of a batch-1 call on this bank, whoever serves it.
+# numpy's pass over the 100 MB bank at batch 1: the peer's compute per call.
 "$PY" "$ROOT/bench/peers/peer_server.py" sgemm --bundle="$BUNDLE" --batch=1 \
   --seconds="$RUN_SECONDS" >"$WORK/sgemv.txt"
 
@@ -113,27 +112,22 @@ o, p = r("ours", "64x1")["rows_per_second"], r("peer", "64x1")["rows_per_second"
 rows.append(("64 callers, batch 1, rows/s", f"{o:,.0f}", f"{p:,.0f}",
              f"{o / p:.1f}× the peer; {100 * o / sgemm:.0f} % of sgemm"))
 fails = {w: sum(r(w, run)["requests"]["failed"] for run in ("1x1", "1x64", "64x1")) for w in ("ours", "peer")}
-fails["ours"] += sum(r("shipped", run)["requests"]["failed"] for run in ("1x1", "64x1"))
-fails["ours"] += sum(r("bf16", run)["requests"]["failed"] for run in ("1x1", "64x1"))
+for extra in ("shipped", "bf16"):
+    fails["ours"] += sum(r(extra, run)["requests"]["failed"] for run in ("1x1", "64x1"))
 lines = ["| load | invariant-server | Python grpcio + numpy peer | ratio |", "|---|---|---|---|"]
 lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
 peer_p50 = r("peer", "1x1")["latency_us"]["p50"] / 1000
-o = r("shipped", "1x1")["latency_us"]["p50"] / 1000
-lines.append(f"| shipped input placement: 1 caller, batch 1, p50 latency | {o:.2f} ms | | "
-             f"{o / peer_p50:.2f}× the peer's |")
-o = r("shipped", "64x1")["rows_per_second"]
-lines.append(f"| shipped input placement: 64 callers, batch 1, rows/s | {o:,.0f} | | "
-             f"{o / r('peer', '64x1')['rows_per_second']:.1f}× the peer |")
-o = r("bf16", "1x1")["latency_us"]["p50"] / 1000
-lines.append(f"| template model, bf16 bank: 1 caller, batch 1, p50 latency | {o:.2f} ms | | "
-             f"{o / peer_p50:.2f}× the peer's |")
-o = r("bf16", "64x1")["rows_per_second"]
-lines.append(f"| template model, bf16 bank: 64 callers, batch 1, rows/s | {o:,.0f} | | "
-             f"{o / r('peer', '64x1')['rows_per_second']:.1f}× the peer; {100 * o / sgemm:.0f} % of sgemm |")
+peer_64 = r("peer", "64x1")["rows_per_second"]
+for extra, label in (("shipped", "shipped input placement"), ("bf16", "template model, bf16 bank")):
+    o = r(extra, "1x1")["latency_us"]["p50"] / 1000
+    lines.append(f"| {label}: 1 caller, batch 1, p50 latency | {o:.2f} ms | | {o / peer_p50:.2f}× the peer's |")
+    o = r(extra, "64x1")["rows_per_second"]
+    lines.append(f"| {label}: 64 callers, batch 1, rows/s | {o:,.0f} | | "
+                 f"{o / peer_64:.1f}× the peer; {100 * o / sgemm:.0f} % of sgemm |")
 lines.append(f"| in-process all-core sgemm X·Bankᵀ, batch 64 (numpy OpenBLAS, {cores} cores) | {sgemm:,.0f} rows/s | | reference |")
 sgemv = float(re.search(r"rows_per_second=([0-9.]+)", (work / "sgemv.txt").read_text()).group(1))
 lines.append(f"| in-process one pass over the float bank, batch 1 (numpy OpenBLAS) | {1000 / sgemv:.2f} ms | | "
-             f"bandwidth floor of a float batch-1 call; the peer's p50 is {peer_p50 * sgemv / 1000:.2f}× it |")
+             f"the peer's compute per batch-1 call; its p50 is {peer_p50 * sgemv / 1000:.2f}× it |")
 lines.append(f"\nFailed requests: invariant-server {fails['ours']}, peer {fails['peer']}. "
              f"Load average (1/5/15 min) before: {load_before}; after: {load_after}.")
 text = "\n".join(lines)
