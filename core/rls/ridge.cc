@@ -1,6 +1,7 @@
 #include "core/rls/ridge.h"
 
 #include <cmath>
+#include <mutex>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -95,6 +96,55 @@ class DualRidgeSolver final : public RidgeSolver {
   Eigen::RowVectorXd mean_y_;
 };
 
+// The centred second moments of a GramAccumulator (ridge.h, "Primal").
+struct Moments {
+  int64_t n = 0;
+  Eigen::MatrixXd covariance;  // Φcᵀ Φc / N, D × D, lower triangle
+  Eigen::MatrixXd cross;       // Φcᵀ Yc / N, D × T
+  Eigen::VectorXd mean_phi;    // μ (zero without fit_bias)
+  Eigen::RowVectorXd mean_y;   // ȳ (zero without fit_bias)
+};
+
+absl::StatusOr<std::unique_ptr<RidgeSolver>> PrimalFromMoments(Moments m);
+
+// One Cholesky factorisation of Φcᵀ Φc / N + λ I per λ (LAPACK dpotrf, all
+// threads). Where it fails (λ below the Gram's rounding level, so the matrix
+// is not numerically positive definite), that λ is solved by the
+// eigendecomposition path, built once on first need.
+class CholeskyRidgeSolver final : public RidgeSolver {
+ public:
+  explicit CholeskyRidgeSolver(Moments m) : m_(std::move(m)) {}
+
+  int64_t feature_dim() const override { return m_.covariance.rows(); }
+  int64_t target_dim() const override { return m_.cross.cols(); }
+  int64_t num_examples() const override { return m_.n; }
+  const Eigen::VectorXd& eigenvalues() const override { return no_eigenvalues_; }
+
+  absl::StatusOr<RidgeWeights> SolveWeights(double lambda) const override {
+    RETURN_IF_ERROR(CheckLambda(lambda));
+    Eigen::MatrixXd factor = m_.covariance;
+    factor.diagonal().array() += lambda;
+    RidgeWeights out;
+    out.weights = m_.cross;
+    absl::Status solved = rls_internal::CholeskySolve(factor, out.weights);
+    if (absl::IsFailedPrecondition(solved)) {
+      std::call_once(fallback_once_, [this] { fallback_ = PrimalFromMoments(m_); });
+      if (!fallback_.ok()) return fallback_.status();
+      return (*fallback_)->SolveWeights(lambda);
+    }
+    RETURN_IF_ERROR(solved);
+    out.bias = m_.mean_y - m_.mean_phi.transpose() * out.weights;
+    out.lambda = lambda;
+    return out;
+  }
+
+ private:
+  Moments m_;
+  const Eigen::VectorXd no_eigenvalues_;
+  mutable std::once_flag fallback_once_;
+  mutable absl::StatusOr<std::unique_ptr<RidgeSolver>> fallback_;
+};
+
 absl::Status CheckRows(const FloatMatrix& phi, const FloatMatrix& y) {
   if (phi.rows() < 1 || phi.cols() < 1 || y.cols() < 1) {
     return absl::InvalidArgumentError(
@@ -125,31 +175,63 @@ absl::StatusOr<LinearModel> RidgeSolver::Solve(double lambda) const {
   return ToLinearModel(weights);
 }
 
+namespace {
+
+absl::StatusOr<Moments> CentredMoments(const GramAccumulator& sums, const RidgeOptions& options,
+                                       const char* who) {
+  Moments m;
+  m.n = sums.count();
+  if (m.n < 1) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(who, ": the accumulator holds no rows (count = 0)"));
+  }
+  const double inv_n = 1.0 / static_cast<double>(m.n);
+  m.mean_phi = Eigen::VectorXd::Zero(sums.feature_dim());
+  m.mean_y = Eigen::RowVectorXd::Zero(sums.target_dim());
+  if (options.fit_bias) {
+    m.mean_phi = sums.phi_sum() * inv_n;
+    m.mean_y = sums.y_sum().transpose() * inv_n;
+  }
+  // Only the lower triangle is read (by dsyevd and dpotrf alike).
+  m.covariance = sums.phi_t_phi_lower() * inv_n;
+  m.covariance.triangularView<Eigen::Lower>() -= m.mean_phi * m.mean_phi.transpose();
+  m.cross = sums.phi_t_y() * inv_n - m.mean_phi * m.mean_y;
+  return m;
+}
+
+absl::StatusOr<std::unique_ptr<RidgeSolver>> PrimalFromMoments(Moments m) {
+  Eigen::VectorXd eigenvalues;
+  RETURN_IF_ERROR(rls_internal::SymmetricEigen(m.covariance, eigenvalues));
+  eigenvalues = eigenvalues.cwiseMax(0.0);
+  Eigen::MatrixXd projected = m.covariance.transpose() * m.cross;
+  return std::unique_ptr<RidgeSolver>(
+      new PrimalRidgeSolver(m.n, std::move(m.covariance), std::move(eigenvalues),
+                            std::move(projected), std::move(m.mean_phi), std::move(m.mean_y)));
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<RidgeSolver>> MakePrimalRidgeSolver(const GramAccumulator& sums,
                                                                    const RidgeOptions& options) {
-  const int64_t n = sums.count();
-  if (n < 1) {
-    return absl::FailedPreconditionError(
-        "MakePrimalRidgeSolver: the accumulator holds no rows (count = 0)");
+  ASSIGN_OR_RETURN(Moments m, CentredMoments(sums, options, "MakePrimalRidgeSolver"));
+  return PrimalFromMoments(std::move(m));
+}
+
+absl::StatusOr<std::unique_ptr<RidgeSolver>> MakeCholeskyRidgeSolver(const GramAccumulator& sums,
+                                                                     const RidgeOptions& options) {
+  ASSIGN_OR_RETURN(Moments m, CentredMoments(sums, options, "MakeCholeskyRidgeSolver"));
+  return std::unique_ptr<RidgeSolver>(new CholeskyRidgeSolver(std::move(m)));
+}
+
+absl::StatusOr<std::unique_ptr<RidgeSolver>> MakeGramRidgeSolver(const GramAccumulator& sums,
+                                                                 RidgeSolverKind kind,
+                                                                 const RidgeOptions& options) {
+  if (kind == RidgeSolverKind::kAuto) {
+    kind = sums.feature_dim() > kCholeskyAboveFeatures ? RidgeSolverKind::kCholesky
+                                                       : RidgeSolverKind::kEigen;
   }
-  const double inv_n = 1.0 / static_cast<double>(n);
-  Eigen::VectorXd mean_phi = Eigen::VectorXd::Zero(sums.feature_dim());
-  Eigen::RowVectorXd mean_y = Eigen::RowVectorXd::Zero(sums.target_dim());
-  if (options.fit_bias) {
-    mean_phi = sums.phi_sum() * inv_n;
-    mean_y = sums.y_sum().transpose() * inv_n;
-  }
-  // Only the lower triangle is read by the eigensolver.
-  Eigen::MatrixXd covariance = sums.phi_t_phi_lower() * inv_n;
-  covariance.triangularView<Eigen::Lower>() -= mean_phi * mean_phi.transpose();
-  Eigen::MatrixXd cross = sums.phi_t_y() * inv_n - mean_phi * mean_y;
-  Eigen::VectorXd eigenvalues;
-  RETURN_IF_ERROR(rls_internal::SymmetricEigen(covariance, eigenvalues));
-  eigenvalues = eigenvalues.cwiseMax(0.0);
-  Eigen::MatrixXd projected = covariance.transpose() * cross;
-  return std::unique_ptr<RidgeSolver>(
-      new PrimalRidgeSolver(n, std::move(covariance), std::move(eigenvalues), std::move(projected),
-                            std::move(mean_phi), std::move(mean_y)));
+  return kind == RidgeSolverKind::kCholesky ? MakeCholeskyRidgeSolver(sums, options)
+                                            : MakePrimalRidgeSolver(sums, options);
 }
 
 absl::StatusOr<std::unique_ptr<RidgeSolver>> MakeDualRidgeSolver(const FloatMatrix& phi,

@@ -15,6 +15,9 @@ extern "C" {
 void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w,
              double* work, const int* lwork, int* iwork, const int* liwork, int* info,
              size_t jobz_len, size_t uplo_len);
+void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info, size_t uplo_len);
+void dpotrs_(const char* uplo, const int* n, const int* nrhs, const double* a, const int* lda,
+             double* b, const int* ldb, int* info, size_t uplo_len);
 }
 
 namespace invariant::rls_internal {
@@ -53,6 +56,32 @@ absl::Status SymmetricEigen(Eigen::MatrixXd& matrix, Eigen::VectorXd& values) {
     return absl::InternalError(
         absl::StrCat("dsyevd failed on a ", n, " x ", n, " matrix, info = ", info));
   }
+  return absl::OkStatus();
+}
+
+absl::Status CholeskySolve(Eigen::MatrixXd& matrix, Eigen::MatrixXd& rhs) {
+  if (matrix.rows() != matrix.cols() || rhs.rows() != matrix.rows()) {
+    return absl::InvalidArgumentError(absl::StrCat("CholeskySolve: expected n x n and n x k, got ",
+                                                   matrix.rows(), " x ", matrix.cols(), " and ",
+                                                   rhs.rows(), " x ", rhs.cols()));
+  }
+  if (matrix.rows() >= std::numeric_limits<int>::max() ||
+      rhs.cols() >= std::numeric_limits<int>::max()) {
+    return absl::InvalidArgumentError("CholeskySolve: dimensions exceed LAPACK's int range");
+  }
+  const int n = static_cast<int>(matrix.rows());
+  const int k = static_cast<int>(rhs.cols());
+  if (n == 0 || k == 0) return absl::OkStatus();
+  const char uplo = 'L';
+  int info = 0;
+  dpotrf_(&uplo, &n, matrix.data(), &n, &info, 1);
+  if (info > 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "CholeskySolve: the matrix is not positive definite (leading minor ", info, ")"));
+  }
+  if (info < 0) return absl::InternalError(absl::StrCat("dpotrf: info = ", info));
+  dpotrs_(&uplo, &n, &k, matrix.data(), &n, rhs.data(), &n, &info, 1);
+  if (info != 0) return absl::InternalError(absl::StrCat("dpotrs: info = ", info));
   return absl::OkStatus();
 }
 

@@ -20,6 +20,13 @@ namespace invariant::rls_internal {
 // LAPACK reports a failure to converge (the message carries LAPACK's info).
 absl::Status SymmetricEigen(Eigen::MatrixXd& matrix, Eigen::VectorXd& values);
 
+// Solves matrix · X = rhs for symmetric positive definite `matrix` (n × n,
+// lower triangle read) by LAPACK dpotrf + dpotrs (OpenBLAS, all threads). On
+// success rhs holds X and matrix its Cholesky factor. FAILED_PRECONDITION
+// when the matrix is not numerically positive definite; INVALID_ARGUMENT for
+// mismatched shapes.
+absl::Status CholeskySolve(Eigen::MatrixXd& matrix, Eigen::MatrixXd& rhs);
+
 // gram (n × n, lower triangle only) += a · aᵀ, where a is column-major
 // n × k with leading dimension lda (so a row-major k × n block has lda = n).
 void SymmetricRankKUpdate(int64_t n, int64_t k, const double* a, int64_t lda, double* gram);

@@ -204,7 +204,11 @@ absl::StatusOr<LinearModel> Solve(Run& run, const GramAccumulator& acc) {
     m.bias = FloatMatrix::Zeros(1, m.weights.cols());
     return m;
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<RidgeSolver> solver, MakePrimalRidgeSolver(acc));
+  const RidgeSolverKind kind =
+      l.ridge_solver() == v1::LearnerConfig::RIDGE_SOLVER_EIGEN      ? RidgeSolverKind::kEigen
+      : l.ridge_solver() == v1::LearnerConfig::RIDGE_SOLVER_CHOLESKY ? RidgeSolverKind::kCholesky
+                                                                     : RidgeSolverKind::kAuto;
+  ASSIGN_OR_RETURN(std::unique_ptr<RidgeSolver> solver, MakeGramRidgeSolver(acc, kind));
   const auto featurize_start = std::chrono::steady_clock::now();
   FloatMatrix val_phi = FeaturizeAll(*run.map.model, run.plan.validation);
   run.CountFeaturized(run.plan.validation.rows(), featurize_start);

@@ -92,6 +92,64 @@ TEST(RidgeTest, PrimalMatchesClosedFormSolve) {
   }
 }
 
+// The Cholesky solver gives the eigendecomposition path's weights to 1e-6
+// relative (here far closer) over a λ grid, including a λ so small that the
+// factorisation fails on a rank-deficient Gram and the solver falls back.
+TEST(RidgeTest, CholeskyEqualsTheEigendecompositionPath) {
+  Problem p = MakeProblem(21, 300, 40, 3, 0.5);
+  // Columns 38 and 39 repeat column 0: the centred Gram is singular.
+  for (int64_t i = 0; i < 300; ++i) {
+    p.phi.mutable_row(i)[38] = p.phi.row(i)[0];
+    p.phi.mutable_row(i)[39] = p.phi.row(i)[0];
+  }
+  for (bool fit_bias : {false, true}) {
+    auto sums = GramAccumulator::Create(40, 3);
+    ASSERT_TRUE(sums.ok());
+    ASSERT_TRUE(sums->Add(300, p.phi.data(), p.y.data()).ok());
+    auto eigen = MakePrimalRidgeSolver(*sums, Options(fit_bias));
+    auto cholesky = MakeCholeskyRidgeSolver(*sums, Options(fit_bias));
+    ASSERT_TRUE(eigen.ok() && cholesky.ok());
+    EXPECT_EQ((*cholesky)->eigenvalues().size(), 0);
+    EXPECT_EQ((*cholesky)->feature_dim(), 40);
+    EXPECT_EQ((*cholesky)->num_examples(), 300);
+    for (double lambda : {1e-30, 1e-8, 1e-4, 1e-2, 1.0, 100.0}) {
+      SCOPED_TRACE(testing::Message() << "fit_bias " << fit_bias << " lambda " << lambda);
+      auto want = (*eigen)->SolveWeights(lambda);
+      auto got = (*cholesky)->SolveWeights(lambda);
+      ASSERT_TRUE(want.ok() && got.ok()) << got.status();
+      EXPECT_LT(RelativeError(got->weights, want->weights), 1e-6);
+      if (fit_bias) EXPECT_LT(RelativeError(got->bias, want->bias), 1e-6);
+      EXPECT_EQ(got->lambda, lambda);
+    }
+    EXPECT_EQ((*cholesky)->SolveWeights(0).status().code(), absl::StatusCode::kInvalidArgument);
+  }
+}
+
+// Shards accumulated apart and merged give the single run's sums, so the new
+// solver's weights equal the single run's up to summation order.
+TEST(RidgeTest, CholeskyOnMergedShardsEqualsOneRun) {
+  const Problem p = MakeProblem(22, 400, 25, 2, 0.3);
+  auto one = GramAccumulator::Create(25, 2);
+  auto first = GramAccumulator::Create(25, 2);
+  auto second = GramAccumulator::Create(25, 2);
+  ASSERT_TRUE(one.ok() && first.ok() && second.ok());
+  ASSERT_TRUE(one->Add(400, p.phi.data(), p.y.data()).ok());
+  ASSERT_TRUE(first->Add(150, p.phi.data(), p.y.data()).ok());
+  ASSERT_TRUE(second->Add(250, p.phi.row(150), p.y.row(150)).ok());
+  ASSERT_TRUE(first->Merge(*second).ok());
+  auto a = MakeGramRidgeSolver(*one, RidgeSolverKind::kCholesky);
+  auto b = MakeGramRidgeSolver(*first, RidgeSolverKind::kCholesky);
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto wa = (*a)->SolveWeights(1e-3);
+  auto wb = (*b)->SolveWeights(1e-3);
+  ASSERT_TRUE(wa.ok() && wb.ok());
+  EXPECT_LT(RelativeError(wb->weights, wa->weights), 1e-10);
+  // kAuto picks the eigendecomposition at this size.
+  auto chosen = MakeGramRidgeSolver(*one, RidgeSolverKind::kAuto);
+  ASSERT_TRUE(chosen.ok());
+  EXPECT_EQ((*chosen)->eigenvalues().size(), 25);
+}
+
 TEST(RidgeTest, BiasIsNotRegularised) {
   // With a huge λ the weights vanish but the bias still fits the mean target.
   const Problem p = MakeProblem(12, 100, 8, 2, 0.1);

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Ridge solve time and peak memory against the number of features D, for the
+# eigendecomposition path and the Cholesky path (learner.ridge_solver), on the
+# plain random Fourier model of rotated Fashion-MNIST (12,000 training rows,
+# 2,000 validation rows, the 9-value default λ grid; D = 2s).
+#
+#   bench/solver/solve_scaling.sh "1000:eigen 1000:cholesky 4000:eigen 4000:cholesky 8000:cholesky"
+#
+# Prints one line per run: s, D, solver, seconds of the solve stage, the
+# process's peak RSS (GNU time), test accuracy.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+BUILD="${BUILD:-$ROOT/build}"
+RUNS="${1:-1000:eigen 1000:cholesky 4000:eigen 4000:cholesky}"
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+for run in $RUNS; do
+  s=${run%%:*}
+  solver=$(echo "${run##*:}" | tr a-z A-Z)
+  cfg="$WORK/s$s-$solver.textproto"
+  sed -e "s/num_features: 1000/num_features: $s/" \
+      -e "s/learner { kind: RIDGE task: TASK_CLASSIFICATION }/learner { kind: RIDGE task: TASK_CLASSIFICATION ridge_solver: RIDGE_SOLVER_$solver }/" \
+      "$ROOT/train/configs/rotated_fashion_raw_rf.textproto" >"$cfg"
+  grep -q "RIDGE_SOLVER_$solver" "$cfg"
+  /usr/bin/time -f "%M" -o "$WORK/rss" "$BUILD/bin/invariant-train" --config="$cfg" \
+    --models="$WORK/models" --name="s$s$solver" >/dev/null 2>"$WORK/err" || { cat "$WORK/err"; exit 1; }
+  report="$WORK/models/s$s$solver/1/report.json"
+  /usr/bin/python3 - "$report" "$s" "$solver" "$(cat "$WORK/rss")" <<'PYEOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(f"s={sys.argv[2]} D={r['feature_dim']} solver={sys.argv[3].lower()} solve_seconds={r['seconds']['solve']:.1f} "
+      f"peak_rss_gib={int(sys.argv[4]) / 2**20:.2f} test_accuracy={r['test']['accuracy']:.4f} lambda={r['lambda']:g}")
+PYEOF
+done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
