@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
+#include "core/rls/ridge_cg.h"
 #include "core/rls/rls_internal.h"
 
 namespace invariant {
@@ -96,14 +97,7 @@ class DualRidgeSolver final : public RidgeSolver {
   Eigen::RowVectorXd mean_y_;
 };
 
-// The centred second moments of a GramAccumulator (ridge.h, "Primal").
-struct Moments {
-  int64_t n = 0;
-  Eigen::MatrixXd covariance;  // Φcᵀ Φc / N, D × D, lower triangle
-  Eigen::MatrixXd cross;       // Φcᵀ Yc / N, D × T
-  Eigen::VectorXd mean_phi;    // μ (zero without fit_bias)
-  Eigen::RowVectorXd mean_y;   // ȳ (zero without fit_bias)
-};
+using rls_internal::Moments;
 
 absl::StatusOr<std::unique_ptr<RidgeSolver>> PrimalFromMoments(Moments m);
 
@@ -177,28 +171,6 @@ absl::StatusOr<LinearModel> RidgeSolver::Solve(double lambda) const {
 
 namespace {
 
-absl::StatusOr<Moments> CentredMoments(const GramAccumulator& sums, const RidgeOptions& options,
-                                       const char* who) {
-  Moments m;
-  m.n = sums.count();
-  if (m.n < 1) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(who, ": the accumulator holds no rows (count = 0)"));
-  }
-  const double inv_n = 1.0 / static_cast<double>(m.n);
-  m.mean_phi = Eigen::VectorXd::Zero(sums.feature_dim());
-  m.mean_y = Eigen::RowVectorXd::Zero(sums.target_dim());
-  if (options.fit_bias) {
-    m.mean_phi = sums.phi_sum() * inv_n;
-    m.mean_y = sums.y_sum().transpose() * inv_n;
-  }
-  // Only the lower triangle is read (by dsyevd and dpotrf alike).
-  m.covariance = sums.phi_t_phi_lower() * inv_n;
-  m.covariance.triangularView<Eigen::Lower>() -= m.mean_phi * m.mean_phi.transpose();
-  m.cross = sums.phi_t_y() * inv_n - m.mean_phi * m.mean_y;
-  return m;
-}
-
 absl::StatusOr<std::unique_ptr<RidgeSolver>> PrimalFromMoments(Moments m) {
   Eigen::VectorXd eigenvalues;
   RETURN_IF_ERROR(rls_internal::SymmetricEigen(m.covariance, eigenvalues));
@@ -213,13 +185,15 @@ absl::StatusOr<std::unique_ptr<RidgeSolver>> PrimalFromMoments(Moments m) {
 
 absl::StatusOr<std::unique_ptr<RidgeSolver>> MakePrimalRidgeSolver(const GramAccumulator& sums,
                                                                    const RidgeOptions& options) {
-  ASSIGN_OR_RETURN(Moments m, CentredMoments(sums, options, "MakePrimalRidgeSolver"));
+  ASSIGN_OR_RETURN(Moments m,
+                   rls_internal::CentredMoments(sums, options.fit_bias, "MakePrimalRidgeSolver"));
   return PrimalFromMoments(std::move(m));
 }
 
 absl::StatusOr<std::unique_ptr<RidgeSolver>> MakeCholeskyRidgeSolver(const GramAccumulator& sums,
                                                                      const RidgeOptions& options) {
-  ASSIGN_OR_RETURN(Moments m, CentredMoments(sums, options, "MakeCholeskyRidgeSolver"));
+  ASSIGN_OR_RETURN(Moments m,
+                   rls_internal::CentredMoments(sums, options.fit_bias, "MakeCholeskyRidgeSolver"));
   return std::unique_ptr<RidgeSolver>(new CholeskyRidgeSolver(std::move(m)));
 }
 
@@ -230,8 +204,14 @@ absl::StatusOr<std::unique_ptr<RidgeSolver>> MakeGramRidgeSolver(const GramAccum
     kind = sums.feature_dim() > kCholeskyAboveFeatures ? RidgeSolverKind::kCholesky
                                                        : RidgeSolverKind::kEigen;
   }
-  return kind == RidgeSolverKind::kCholesky ? MakeCholeskyRidgeSolver(sums, options)
-                                            : MakePrimalRidgeSolver(sums, options);
+  switch (kind) {
+    case RidgeSolverKind::kCholesky:
+      return MakeCholeskyRidgeSolver(sums, options);
+    case RidgeSolverKind::kConjugateGradient:
+      return MakeConjugateGradientRidgeSolver(sums, options);
+    default:
+      return MakePrimalRidgeSolver(sums, options);
+  }
 }
 
 absl::StatusOr<std::unique_ptr<RidgeSolver>> MakeDualRidgeSolver(const FloatMatrix& phi,

@@ -43,6 +43,12 @@ struct RidgeWeights {
   Eigen::MatrixXd weights;  // D × T
   Eigen::RowVectorXd bias;  // 1 × T (zero without fit_bias)
   double lambda = 0.0;
+  // Iterative solvers (ridge_cg.h) only; direct solvers leave these as is:
+  // CG iterations for this λ, the largest relative residual over the target
+  // columns, and whether it met the solver's tolerance.
+  int64_t iterations = 0;
+  double relative_residual = 0.0;
+  bool converged = true;
 };
 
 // Rounds a double solution to the served LinearModel.
@@ -87,10 +93,14 @@ absl::StatusOr<std::unique_ptr<RidgeSolver>> MakePrimalRidgeSolver(
 absl::StatusOr<std::unique_ptr<RidgeSolver>> MakeCholeskyRidgeSolver(
     const GramAccumulator& sums, const RidgeOptions& options = {});
 
-enum class RidgeSolverKind { kAuto, kEigen, kCholesky };
+// kConjugateGradient: preconditioned CG on the centred Gram (ridge_cg.h),
+// one D × D matrix and no O(D³) factorisation.
+enum class RidgeSolverKind { kAuto, kEigen, kCholesky, kConjugateGradient };
 
 // kAuto: the eigendecomposition (one factorisation for the whole λ grid)
-// up to kCholeskyAboveFeatures features, Cholesky per λ above.
+// up to kCholeskyAboveFeatures features, Cholesky per λ above. (CG is never
+// chosen automatically from sums: the trainer picks CG on the rows, without
+// the Gram, above its own threshold.)
 inline constexpr int64_t kCholeskyAboveFeatures = 4096;
 absl::StatusOr<std::unique_ptr<RidgeSolver>> MakeGramRidgeSolver(const GramAccumulator& sums,
                                                                  RidgeSolverKind kind,

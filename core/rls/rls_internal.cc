@@ -22,6 +22,28 @@ void dpotrs_(const char* uplo, const int* n, const int* nrhs, const double* a, c
 
 namespace invariant::rls_internal {
 
+absl::StatusOr<Moments> CentredMoments(const GramAccumulator& sums, bool fit_bias,
+                                       const char* who) {
+  Moments m;
+  m.n = sums.count();
+  if (m.n < 1) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(who, ": the accumulator holds no rows (count = 0)"));
+  }
+  const double inv_n = 1.0 / static_cast<double>(m.n);
+  m.mean_phi = Eigen::VectorXd::Zero(sums.feature_dim());
+  m.mean_y = Eigen::RowVectorXd::Zero(sums.target_dim());
+  if (fit_bias) {
+    m.mean_phi = sums.phi_sum() * inv_n;
+    m.mean_y = sums.y_sum().transpose() * inv_n;
+  }
+  // Only the lower triangle is read (by dsyevd, dpotrf and dsymm alike).
+  m.covariance = sums.phi_t_phi_lower() * inv_n;
+  m.covariance.triangularView<Eigen::Lower>() -= m.mean_phi * m.mean_phi.transpose();
+  m.cross = sums.phi_t_y() * inv_n - m.mean_phi * m.mean_y;
+  return m;
+}
+
 absl::Status SymmetricEigen(Eigen::MatrixXd& matrix, Eigen::VectorXd& values) {
   if (matrix.rows() != matrix.cols()) {
     return absl::InvalidArgumentError(absl::StrCat("SymmetricEigen: expected a square matrix, got ",
@@ -98,6 +120,22 @@ void GemmNT(int64_t m, int64_t n, int64_t k, double alpha, const double* a, int6
   cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(m),
               static_cast<blasint>(n), static_cast<blasint>(k), alpha, a, static_cast<blasint>(lda),
               b, static_cast<blasint>(ldb), beta, c, static_cast<blasint>(ldc));
+}
+
+void GemmNN(int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
+            const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, static_cast<blasint>(m),
+              static_cast<blasint>(n), static_cast<blasint>(k), alpha, a, static_cast<blasint>(lda),
+              b, static_cast<blasint>(ldb), beta, c, static_cast<blasint>(ldc));
+}
+
+void SymmetricMultiply(int64_t n, int64_t m, double alpha, const double* s, const double* b,
+                       double beta, double* c) {
+  if (n == 0 || m == 0) return;
+  cblas_dsymm(CblasColMajor, CblasLeft, CblasLower, static_cast<blasint>(n),
+              static_cast<blasint>(m), alpha, s, static_cast<blasint>(n), b,
+              static_cast<blasint>(n), beta, c, static_cast<blasint>(n));
 }
 
 void GemmTN(int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,

@@ -10,8 +10,25 @@
 
 #include "Eigen/Core"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/rls/gram_accumulator.h"
 
 namespace invariant::rls_internal {
+
+// The centred second moments of accumulated sums (ridge.h, "Primal"), shared
+// by the Gram-based solvers.
+struct Moments {
+  int64_t n = 0;
+  Eigen::MatrixXd covariance;  // Φcᵀ Φc / N, D × D, lower triangle meaningful
+  Eigen::MatrixXd cross;       // Φcᵀ Yc / N, D × T
+  Eigen::VectorXd mean_phi;    // μ (zero without fit_bias)
+  Eigen::RowVectorXd mean_y;   // ȳ (zero without fit_bias)
+};
+
+// Moments of `sums`: with fit_bias, ΦᵀΦ/N − μμᵀ and ΦᵀY/N − μȳ; without it,
+// ΦᵀΦ/N and ΦᵀY/N. FAILED_PRECONDITION "<who>: the accumulator holds no rows"
+// when N = 0.
+absl::StatusOr<Moments> CentredMoments(const GramAccumulator& sums, bool fit_bias, const char* who);
 
 // On entry `matrix` is n × n and only its lower triangle is read. On success
 // `matrix` holds the orthonormal eigenvectors as columns and `values` the
@@ -30,6 +47,16 @@ absl::Status CholeskySolve(Eigen::MatrixXd& matrix, Eigen::MatrixXd& rhs);
 // gram (n × n, lower triangle only) += a · aᵀ, where a is column-major
 // n × k with leading dimension lda (so a row-major k × n block has lda = n).
 void SymmetricRankKUpdate(int64_t n, int64_t k, const double* a, int64_t lda, double* gram);
+
+// c (m × n, column-major, ldc) = alpha · a · b + beta · c, with a
+// column-major m × k (lda) and b column-major k × n (ldb).
+void GemmNN(int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
+            const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
+
+// c (n × m, column-major) = alpha · s · b + beta · c for symmetric s (n × n,
+// column-major, only its lower triangle read) and b column-major n × m.
+void SymmetricMultiply(int64_t n, int64_t m, double alpha, const double* s, const double* b,
+                       double beta, double* c);
 
 // c (m × n, column-major, ldc = m) = alpha · a · bᵀ + beta · c, with a
 // column-major m × k (lda) and b column-major n × k (ldb).
