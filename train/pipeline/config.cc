@@ -44,6 +44,42 @@ absl::Status ValidateEncoder(v1::TrainConfig& c) {
   return absl::OkStatus();
 }
 
+// split.k_fold and learner.cg (after ValidateLearner has set the kind).
+absl::Status ValidateSolverAndFolds(v1::TrainConfig& c) {
+  const v1::SplitConfig& s = c.split();
+  if (s.k_fold() != 0) {
+    if (s.k_fold() < 3) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "split.k_fold must be 0 (one split) or >= 3 (a test fold, a validation fold and "
+          "training folds), got ",
+          s.k_fold()));
+    }
+    if (s.train() != 0 || s.validation() != 0 || s.test() != 0 || s.per_class_train() != 0) {
+      return absl::InvalidArgumentError(
+          "split.k_fold replaces split.train, validation, test and per_class_train: leave them "
+          "unset");
+    }
+    if (c.learner().kind() != v1::LearnerConfig::RIDGE) {
+      return absl::InvalidArgumentError(
+          "split.k_fold needs learner.kind RIDGE (the folds are cross-validated ridge heads)");
+    }
+  }
+  v1::LearnerConfig::ConjugateGradient& cg = *c.mutable_learner()->mutable_cg();
+  if (!(cg.tolerance() >= 0 && cg.tolerance() < 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("learner.cg.tolerance must be in [0, 1) (0: 1e-10), got ", cg.tolerance()));
+  }
+  if (cg.max_iterations() < 0 || cg.preconditioner_rank() < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("learner.cg.max_iterations and preconditioner_rank must be >= 0, got ",
+                     cg.max_iterations(), " and ", cg.preconditioner_rank()));
+  }
+  if (cg.tolerance() == 0) cg.set_tolerance(1e-10);
+  if (cg.max_iterations() == 0) cg.set_max_iterations(2000);
+  if (cg.preconditioner_rank() == 0) cg.set_preconditioner_rank(512);
+  return absl::OkStatus();
+}
+
 absl::Status ValidateLearner(v1::TrainConfig& c) {
   v1::LearnerConfig& l = *c.mutable_learner();
   if (l.kind() == v1::LearnerConfig::KIND_UNSPECIFIED) l.set_kind(v1::LearnerConfig::RIDGE);
@@ -115,6 +151,7 @@ absl::Status ValidateTrainConfig(v1::TrainConfig& c) {
   }
   RETURN_IF_ERROR(ValidateEncoder(c));
   RETURN_IF_ERROR(ValidateLearner(c));
+  RETURN_IF_ERROR(ValidateSolverAndFolds(c));
   if (c.has_second_layer()) {
     RETURN_IF_ERROR(
         CheckFieldRange("second_layer.num_features", c.second_layer().num_features(), 1, 1e6));

@@ -125,6 +125,26 @@ absl::StatusOr<DataPlan> PlanData(const v1::TrainConfig& config) {
   }
   const bool separate_test = parts.test != nullptr;
   SplitIndices split;
+  if (sc.k_fold() > 0) {
+    if (separate_test) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("split.k_fold cross-validates the rows of one data set, but '",
+                       plan.schema.name, "' has a separate test part: use a single split"));
+    }
+    absl::StatusOr<std::vector<Fold>> folds = KFoldSplits(n, sc.k_fold(), sc.seed());
+    if (!folds.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("split.k_fold: ", folds.status().message()));
+    }
+    plan.role.assign(static_cast<size_t>(n), DataPlan::kTrain);
+    plan.fold.assign(static_cast<size_t>(n), 0);
+    for (size_t f = 0; f < folds->size(); ++f) {
+      for (int64_t i : (*folds)[f].test)
+        plan.fold[static_cast<size_t>(i)] = static_cast<int32_t>(f);
+    }
+    plan.train_rows = n;
+    plan.train = std::move(parts.train);
+    return plan;
+  }
   if (sc.per_class_train() > 0) {
     if (!plan.schema.has_labels) {
       return absl::InvalidArgumentError(
@@ -192,10 +212,11 @@ absl::Status ForEachTrainBlock(DataPlan& plan, int64_t block_rows, int shard, in
   std::vector<int32_t> labels(static_cast<size_t>(block_rows)), lo(labels.size());
   std::vector<float> y(static_cast<size_t>(block_rows * std::max<int64_t>(1, t))), yo(y.size());
   RETURN_IF_ERROR(plan.train->Reset());
-  int64_t index = 0, ordinal = 0, out = 0;
+  int64_t index = 0, ordinal = 0, out = 0, first = 0;
   auto flush = [&]() -> absl::Status {
     if (out == 0) return absl::OkStatus();
-    TrainBlock b{out, xo.data(), s.has_labels ? lo.data() : nullptr, t > 0 ? yo.data() : nullptr};
+    TrainBlock b{out, xo.data(), s.has_labels ? lo.data() : nullptr, t > 0 ? yo.data() : nullptr,
+                 first};
     out = 0;
     return fn(b);
   };
@@ -209,6 +230,7 @@ absl::Status ForEachTrainBlock(DataPlan& plan, int64_t block_rows, int shard, in
         continue;
       }
       if (ordinal++ % num_shards != shard) continue;
+      if (out == 0) first = ordinal - 1;
       std::memcpy(xo.data() + out * d, x.data() + i * d, sizeof(float) * d);
       lo[static_cast<size_t>(out)] = labels[static_cast<size_t>(i)];
       if (t > 0) std::memcpy(yo.data() + out * t, y.data() + i * t, sizeof(float) * t);

@@ -16,6 +16,9 @@
 //     split.validation (0: a tenth of train, at least 1), test = split.test
 //     (0: every remaining row) — or the separate test part when there is one
 //     (split.test rows of it, 0 = all).
+//   * k_fold = K: every row trains (role kTrain) and `fold` gives its fold
+//     (KFoldSplits, seeded); validation and test stay empty: the folds take
+//     their place (cross_validation.h).
 // Errors name the split field and the row counts available.
 #ifndef INVARIANT_TRAIN_PIPELINE_DATA_PLAN_H_
 #define INVARIANT_TRAIN_PIPELINE_DATA_PLAN_H_
@@ -36,6 +39,8 @@ struct DataPlan {
   RowSchema schema;                  // of the train source
   std::unique_ptr<RowSource> train;  // streamed; rows marked kTrain are used
   std::vector<int8_t> role;          // per row of `train`: one of the k* constants
+  // k-fold runs: the fold of each training row, by training ordinal.
+  std::vector<int32_t> fold;
   int64_t train_rows = 0;
   Dataset validation;  // in memory
   Dataset test;        // in memory
@@ -58,12 +63,14 @@ absl::StatusOr<DataPlan> PlanData(const v1::TrainConfig& config);
 
 // A block of training rows: x (n × dim), labels (n, may be null for
 // regression), y (n × num_targets, may be null for classification), and the
-// ordinal of the block's first row among all training rows.
+// ordinal of the block's first row among all training rows (row i of the
+// block has ordinal first_ordinal + i · num_shards).
 struct TrainBlock {
   int64_t n = 0;
   const float* x = nullptr;
   const int32_t* labels = nullptr;
   const float* y = nullptr;
+  int64_t first_ordinal = 0;
 };
 
 // Streams the training rows in blocks of up to block_rows, keeping only the

@@ -15,6 +15,13 @@ std::string Num(double v) {
   return absl::StrFormat("%.10g", v);
 }
 
+std::string Metrics(const std::map<std::string, double>& m) {
+  std::string j = "{";
+  for (const auto& [k, v] : m)
+    absl::StrAppend(&j, j.size() > 1 ? ", " : "", JsonString(k), ": ", Num(v));
+  return j + "}";
+}
+
 }  // namespace
 
 std::string ReportToJson(const TrainReport& r) {
@@ -63,7 +70,28 @@ std::string ReportToJson(const TrainReport& r) {
   for (size_t i = 0; i < r.warnings.size(); ++i) {
     absl::StrAppend(&j, i ? ", " : "", JsonString(r.warnings[i]));
   }
-  j += "]\n}\n";
+  j += "],\n";
+  absl::StrAppend(&j, "  \"solver\": {\"kind\": ", JsonString(r.solver), ", \"cg\": [");
+  for (size_t i = 0; i < r.cg_solves.size(); ++i) {
+    absl::StrAppend(&j, i ? ", " : "", "{\"lambda\": ", Num(r.cg_solves[i].lambda),
+                    ", \"iterations\": ", r.cg_solves[i].iterations,
+                    ", \"relative_residual\": ", Num(r.cg_solves[i].relative_residual), "}");
+  }
+  j += "]}";
+  if (r.k_fold > 0) {
+    absl::StrAppend(&j, ",\n  \"cross_validation\": {\"k\": ", r.k_fold, ", \"folds\": [");
+    for (size_t i = 0; i < r.folds.size(); ++i) {
+      const ReportFold& f = r.folds[i];
+      absl::StrAppend(&j, i ? ", " : "", "{\"train_rows\": ", f.train_rows,
+                      ", \"validation_rows\": ", f.validation_rows,
+                      ", \"test_rows\": ", f.test_rows, ", \"lambda\": ", Num(f.lambda),
+                      ", \"test\": ", Metrics(f.test_metrics), "}");
+    }
+    absl::StrAppend(&j, "], \"mean\": ", Metrics(r.test_metrics),
+                    ", \"std\": ", Metrics(r.test_metrics_std),
+                    ", \"written\": ", JsonString(r.written_model), "}");
+  }
+  j += "\n}\n";
   return j;
 }
 
@@ -77,8 +105,16 @@ std::string ReportToMarkdown(const TrainReport& r) {
   absl::StrAppend(&m, "| rows train / validation / test | ", r.train_rows, " / ", r.validation_rows,
                   " / ", r.test_rows, " |\n");
   absl::StrAppend(&m, "| task | ", r.task, " |\n| λ chosen | ", Num(r.lambda), " |\n");
-  for (const auto& [k, v] : r.test_metrics)
-    absl::StrAppend(&m, "| test ", k, " | ", Num(v), " |\n");
+  for (const auto& [k, v] : r.test_metrics) {
+    if (r.k_fold > 0) {
+      absl::StrAppend(&m, "| test ", k, " (mean ± std over ", r.k_fold, " folds) | ", Num(v), " ± ",
+                      Num(r.test_metrics_std.count(k) ? r.test_metrics_std.at(k) : 0), " |\n");
+    } else {
+      absl::StrAppend(&m, "| test ", k, " | ", Num(v), " |\n");
+    }
+  }
+  if (!r.solver.empty()) absl::StrAppend(&m, "| solver | ", r.solver, " |\n");
+  if (r.k_fold > 0) absl::StrAppend(&m, "| model written | ", r.written_model, " |\n");
   const auto& c = r.certificate;
   absl::StrAppend(&m, "| invariance max / mean discrepancy | ", Num(c.max_discrepancy()), " / ",
                   Num(c.mean_discrepancy()), " (", c.num_points(), " points × ",
@@ -90,6 +126,29 @@ std::string ReportToMarkdown(const TrainReport& r) {
                     ")\n\n| λ | value |\n|---|---|\n");
     for (const auto& [lam, v] : r.validation_curve) {
       absl::StrAppend(&m, "| ", Num(lam), " | ", Num(v), " |\n");
+    }
+  }
+  if (r.k_fold > 0) {
+    absl::StrAppend(&m, "\n## Cross-validation (", r.k_fold,
+                    " folds)\n\n| fold | train / validation / test rows | λ | test |\n"
+                    "|---|---|---|---|\n");
+    for (size_t i = 0; i < r.folds.size(); ++i) {
+      const ReportFold& f = r.folds[i];
+      std::string metrics;
+      for (const auto& [k, v] : f.test_metrics) {
+        absl::StrAppend(&metrics, metrics.empty() ? "" : ", ", k, " ", Num(v));
+      }
+      absl::StrAppend(&m, "| ", i + 1, " | ", f.train_rows, " / ", f.validation_rows, " / ",
+                      f.test_rows, " | ", Num(f.lambda), " | ", metrics, " |\n");
+    }
+  }
+  if (!r.cg_solves.empty()) {
+    absl::StrAppend(&m,
+                    "\n## Conjugate gradients\n\n| λ | iterations | relative residual |\n"
+                    "|---|---|---|\n");
+    for (const ReportCgSolve& c : r.cg_solves) {
+      absl::StrAppend(&m, "| ", Num(c.lambda), " | ", c.iterations, " | ", Num(c.relative_residual),
+                      " |\n");
     }
   }
   absl::StrAppend(&m, "\n## Seconds per stage\n\n| stage | s |\n|---|---|\n");

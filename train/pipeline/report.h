@@ -14,6 +14,22 @@
 
 namespace invariant::train {
 
+// One round of a k-fold run (cross_validation.h).
+struct ReportFold {
+  int64_t train_rows = 0;
+  int64_t validation_rows = 0;
+  int64_t test_rows = 0;
+  double lambda = 0;
+  std::map<std::string, double> test_metrics;
+};
+
+// One λ solved by conjugate gradients.
+struct ReportCgSolve {
+  double lambda = 0;
+  int64_t iterations = 0;
+  double relative_residual = 0;
+};
+
 struct TrainReport {
   std::string model_name;
   int64_t version = 0;
@@ -35,6 +51,17 @@ struct TrainReport {
   int64_t featurized_rows = 0;           // training + validation + test rows featurized
   double featurize_rows_per_second = 0;  // over all of them
   std::vector<std::string> warnings;     // e.g. λ at an end of its grid
+  // The head's solver: "eigen", "cholesky", "cg_gram", "cg_rows" (ridge),
+  // "spec_avg", "" for none; CG's iterations and residual per λ solved.
+  std::string solver;
+  std::vector<ReportCgSolve> cg_solves;
+  // k-fold runs (k_fold > 0): every round, the test metrics' standard
+  // deviation over rounds (test_metrics then holds their mean), and what
+  // the written model is.
+  int k_fold = 0;
+  std::vector<ReportFold> folds;
+  std::map<std::string, double> test_metrics_std;
+  std::string written_model;
 };
 
 // One JSON object; keys are stable (documented in README "Training").

@@ -27,10 +27,12 @@
 #include "core/rls/linear_model.h"
 #include "core/rls/metrics.h"
 #include "core/rls/ridge.h"
+#include "core/rls/ridge_cg.h"
 #include "core/spectral/von_mises_krr.h"
 #include "google/protobuf/text_format.h"
 #include "train/pipeline/certificate.h"
 #include "train/pipeline/config.h"
+#include "train/pipeline/cross_validation.h"
 #include "train/pipeline/data_plan.h"
 #include "train/pipeline/feature_map.h"
 #include "train/pipeline/progress.h"
@@ -56,6 +58,9 @@ struct Run {
   // seconds it took: the report's featurize rate.
   int64_t featurized_rows = 0;
   double featurize_seconds = 0;
+  // split.k_fold: the test metrics are the folds' (report), not plan.test's;
+  // plan.test holds fold 1's rows for the certificate.
+  bool cross_validated = false;
 
   void CountFeaturized(int64_t rows, std::chrono::steady_clock::time_point since) {
     featurized_rows += rows;
@@ -126,29 +131,108 @@ void ParallelFeaturize(const Model& model, int64_t n, const float* x, float* out
   });
 }
 
-// Stage featurize: ΦᵀΦ and ΦᵀY over this shard's training rows.
-absl::StatusOr<GramAccumulator> Featurize(Run& run, int shard, int num_shards) {
+// How a ridge head is solved (learner.ridge_solver). AUTO: the
+// eigendecomposition up to kCholeskyAboveFeatures features, Cholesky up to
+// kConjugateGradientAboveFeatures, CG above: on the rows when the run has
+// them (unsharded), else on the merged Gram.
+enum class HeadSolver { kEigen, kCholesky, kCgGram, kCgRows };
+constexpr int64_t kConjugateGradientAboveFeatures = 16384;
+
+HeadSolver ChooseHeadSolver(const v1::LearnerConfig& l, int64_t features, bool rows_available) {
+  switch (l.ridge_solver()) {
+    case v1::LearnerConfig::RIDGE_SOLVER_EIGEN:
+      return HeadSolver::kEigen;
+    case v1::LearnerConfig::RIDGE_SOLVER_CHOLESKY:
+      return HeadSolver::kCholesky;
+    case v1::LearnerConfig::RIDGE_SOLVER_CG:
+      return rows_available ? HeadSolver::kCgRows : HeadSolver::kCgGram;
+    default:
+      if (features > kConjugateGradientAboveFeatures) {
+        return rows_available ? HeadSolver::kCgRows : HeadSolver::kCgGram;
+      }
+      return features > kCholeskyAboveFeatures ? HeadSolver::kCholesky : HeadSolver::kEigen;
+  }
+}
+
+const char* HeadSolverName(HeadSolver s) {
+  switch (s) {
+    case HeadSolver::kEigen:
+      return "eigen";
+    case HeadSolver::kCholesky:
+      return "cholesky";
+    case HeadSolver::kCgGram:
+      return "cg_gram";
+    default:
+      return "cg_rows";
+  }
+}
+
+ConjugateGradientOptions CgOptions(const v1::LearnerConfig& l) {
+  ConjugateGradientOptions cg;  // config.cc filled the defaults in
+  cg.tolerance = l.cg().tolerance();
+  cg.max_iterations = l.cg().max_iterations();
+  cg.preconditioner_rank = l.cg().preconditioner_rank();
+  return cg;
+}
+
+// A solver from sums for `kind` (not kCgRows).
+SolverFactory GramSolverFactory(HeadSolver kind, const v1::LearnerConfig& l) {
+  const ConjugateGradientOptions cg = CgOptions(l);
+  return [kind, cg](const GramAccumulator& sums) -> absl::StatusOr<std::unique_ptr<RidgeSolver>> {
+    switch (kind) {
+      case HeadSolver::kCholesky:
+        return MakeCholeskyRidgeSolver(sums);
+      case HeadSolver::kEigen:
+        return MakePrimalRidgeSolver(sums);
+      default:
+        return MakeConjugateGradientRidgeSolver(sums, {}, cg);
+    }
+  };
+}
+
+// What the featurize stage hands the solve stage: the sums (every learner
+// but CG on the rows), or the featurized rows and targets in blocks.
+struct TrainingSet {
+  std::optional<GramAccumulator> sums;
+  std::vector<FloatMatrix> phi, y;
+};
+
+// Stage featurize: ΦᵀΦ and ΦᵀY over this shard's training rows, or with
+// keep_rows the featurized rows themselves (no Gram is formed).
+absl::StatusOr<TrainingSet> Featurize(Run& run, int shard, int num_shards, bool keep_rows) {
   const Model& model = *run.map.model;
   const int64_t f = model.feature_dim();
-  ASSIGN_OR_RETURN(GramAccumulator acc,
-                   GramAccumulator::Create(f, std::max<int64_t>(1, run.plan.target_dim())));
+  TrainingSet set;
+  if (!keep_rows) {
+    ASSIGN_OR_RETURN(set.sums,
+                     GramAccumulator::Create(f, std::max<int64_t>(1, run.plan.target_dim())));
+  }
   Progress progress("featurize", run.plan.train_rows / num_shards);
-  std::vector<float> phi;
-  RETURN_IF_ERROR(ForEachTrainBlock(run.plan, run.config.block_rows(), shard, num_shards,
-                                    [&](const TrainBlock& b) {
-                                      phi.resize(static_cast<size_t>(b.n * f));
-                                      ParallelFeaturize(model, b.n, b.x, phi.data());
-                                      ASSIGN_OR_RETURN(FloatMatrix y, BlockTargets(run.plan, b));
-                                      RETURN_IF_ERROR(acc.Add(b.n, phi.data(), y.data()));
-                                      progress.Advance(b.n);
-                                      return absl::OkStatus();
-                                    }));
+  int64_t rows = 0;
+  std::vector<float> buffer;
+  RETURN_IF_ERROR(ForEachTrainBlock(
+      run.plan, run.config.block_rows(), shard, num_shards, [&](const TrainBlock& b) {
+        FloatMatrix phi = keep_rows ? FloatMatrix::Zeros(b.n, f) : FloatMatrix();
+        if (!keep_rows) buffer.resize(static_cast<size_t>(b.n * f));
+        float* out = keep_rows ? phi.mutable_data() : buffer.data();
+        ParallelFeaturize(model, b.n, b.x, out);
+        ASSIGN_OR_RETURN(FloatMatrix y, BlockTargets(run.plan, b));
+        if (keep_rows) {
+          set.phi.push_back(std::move(phi));
+          set.y.push_back(std::move(y));
+        } else {
+          RETURN_IF_ERROR(set.sums->Add(b.n, out, y.data()));
+        }
+        rows += b.n;
+        progress.Advance(b.n);
+        return absl::OkStatus();
+      }));
   const double seconds = progress.Finish();
-  run.featurized_rows += acc.count();
+  run.featurized_rows += rows;
   run.featurize_seconds += seconds;
   run.CountFeaturized(0, std::chrono::steady_clock::now());
   run.EndStage("featurize");
-  return acc;
+  return set;
 }
 
 FloatMatrix FeaturizeAll(const Model& model, const Dataset& data) {
@@ -162,6 +246,25 @@ RlsTask TaskOf(const Run& run) {
 }
 
 constexpr int kMaxGridExtensions = 8;
+
+// The CG solves behind a validation curve (cached by the solver, so this
+// costs no iterations), and a warning for any λ that did not converge.
+void ReportCgSolves(Run& run, const RidgeSolver& solver, const std::vector<double>& lambdas) {
+  for (double lambda : lambdas) {
+    absl::StatusOr<RidgeWeights> w = solver.SolveWeights(lambda);
+    if (!w.ok()) continue;
+    run.report.cg_solves.push_back({lambda, w->iterations, w->relative_residual});
+    if (!w->converged) {
+      const std::string warning =
+          absl::StrCat("conjugate gradients stopped at lambda ", lambda, " after ", w->iterations,
+                       " iterations with relative residual ", w->relative_residual,
+                       " (above learner.cg.tolerance): raise learner.cg.max_iterations or "
+                       "preconditioner_rank, or use another ridge_solver");
+      std::fprintf(stderr, "warning: %s\n", warning.c_str());
+      run.report.warnings.push_back(warning);
+    }
+  }
+}
 
 // −1 when λ is the smallest of a grid of two or more values, +1 the largest, else 0.
 int LambdaGridEnd(double lambda, const std::vector<double>& grid) {
@@ -185,9 +288,11 @@ void WarnAtGridEnd(Run& run, const std::vector<double>& grid) {
 }
 
 // Stage solve for RIDGE and SPEC_AVG: the head over the features.
-absl::StatusOr<LinearModel> Solve(Run& run, const GramAccumulator& acc) {
+absl::StatusOr<LinearModel> Solve(Run& run, const TrainingSet& set) {
   const v1::LearnerConfig& l = run.config.learner();
   if (l.kind() == v1::LearnerConfig::SPEC_AVG) {
+    run.report.solver = "spec_avg";
+    const GramAccumulator& acc = *set.sums;
     // Spec-Avg (Algorithm 1): f̂ = (1/n) Σ y_i ψ(x_i) over the invariant
     // features, which is ΦᵀY / N; no bias (feature 0 is the constant).
     // With center_targets the constant feature's coefficient is ȳ and the
@@ -204,11 +309,16 @@ absl::StatusOr<LinearModel> Solve(Run& run, const GramAccumulator& acc) {
     m.bias = FloatMatrix::Zeros(1, m.weights.cols());
     return m;
   }
-  const RidgeSolverKind kind =
-      l.ridge_solver() == v1::LearnerConfig::RIDGE_SOLVER_EIGEN      ? RidgeSolverKind::kEigen
-      : l.ridge_solver() == v1::LearnerConfig::RIDGE_SOLVER_CHOLESKY ? RidgeSolverKind::kCholesky
-                                                                     : RidgeSolverKind::kAuto;
-  ASSIGN_OR_RETURN(std::unique_ptr<RidgeSolver> solver, MakeGramRidgeSolver(acc, kind));
+  const HeadSolver kind =
+      ChooseHeadSolver(l, run.map.model->feature_dim(), /*rows_available=*/!set.sums.has_value());
+  run.report.solver = HeadSolverName(kind);
+  std::unique_ptr<RidgeSolver> solver;
+  if (kind == HeadSolver::kCgRows) {
+    ASSIGN_OR_RETURN(solver,
+                     MakeRowsConjugateGradientRidgeSolver(set.phi, set.y, {}, CgOptions(l)));
+  } else {
+    ASSIGN_OR_RETURN(solver, GramSolverFactory(kind, l)(*set.sums));
+  }
   const auto featurize_start = std::chrono::steady_clock::now();
   FloatMatrix val_phi = FeaturizeAll(*run.map.model, run.plan.validation);
   run.CountFeaturized(run.plan.validation.rows(), featurize_start);
@@ -236,6 +346,9 @@ absl::StatusOr<LinearModel> Solve(Run& run, const GramAccumulator& acc) {
   }
   run.report.lambda = sel.curve.best_lambda();
   WarnAtGridEnd(run, grid);
+  if (kind == HeadSolver::kCgRows || kind == HeadSolver::kCgGram) {
+    ReportCgSolves(run, *solver, sel.curve.lambdas);
+  }
   return sel.model;
 }
 
@@ -268,7 +381,8 @@ void FillReport(Run& run, const v1::Manifest& manifest) {
   r.feature_dim = manifest.feature_dim();
   r.train_rows = run.plan.train_rows;
   r.validation_rows = run.plan.validation.rows();
-  r.test_rows = run.plan.test.rows();
+  // k-fold: every row is tested once, by the round that holds it out.
+  r.test_rows = run.cross_validated ? run.plan.train_rows : run.plan.test.rows();
   r.task = run.config.learner().kind() == v1::LearnerConfig::NONE ? "none"
            : run.plan.classification()                            ? "classification"
                                                                   : "regression";
@@ -321,13 +435,14 @@ absl::StatusOr<std::string> WriteVersion(Run& run, int64_t version, const Model*
   RETURN_IF_ERROR(staged.Publish());
   if (run.summary != nullptr) {
     run.summary->test_metrics = run.report.test_metrics;
-    run.summary->test_rows = run.plan.test.rows();
+    run.summary->test_rows = run.report.test_rows;
   }
   return staged.final_path();
 }
 
-// Stages solve, evaluate, write for RIDGE, SPEC_AVG and NONE.
-absl::StatusOr<std::string> Finish(Run& run, const std::optional<GramAccumulator>& acc) {
+// Stages evaluate and write for a solved head (RIDGE, SPEC_AVG) or none
+// (NONE). A cross-validated run's test metrics are already in the report.
+absl::StatusOr<std::string> Finish(Run& run, const LinearModel* head) {
   ASSIGN_OR_RETURN(int64_t version, ChooseVersion(run.options));
   v1::Manifest manifest = run.map.manifest;
   manifest.set_model_name(run.options.name);
@@ -336,27 +451,31 @@ absl::StatusOr<std::string> Finish(Run& run, const std::optional<GramAccumulator
   manifest.set_created_unix_seconds(static_cast<int64_t>(std::time(nullptr)));
   manifest.set_training_config(run.config_text);
   ModelTensors tensors = run.map.tensors;
-  if (acc.has_value()) {
-    ASSIGN_OR_RETURN(LinearModel head, Solve(run, *acc));
-    run.EndStage("solve");
+  if (head != nullptr) {
     v1::LinearHead& h = *manifest.mutable_head();
     h.set_task(run.plan.classification() ? v1::TASK_CLASSIFICATION : v1::TASK_REGRESSION);
-    h.set_lambda(head.lambda);
+    h.set_lambda(head->lambda);
     if (run.plan.classification()) {
       for (const std::string& c : run.plan.schema.class_names) h.add_class_names(c);
     } else {
       const std::vector<std::string>& names = run.plan.schema.target_names;
-      for (int64_t t = 0; t < head.output_dim(); ++t) {
-        h.add_target_names(static_cast<int64_t>(names.size()) == head.output_dim()
+      for (int64_t t = 0; t < head->output_dim(); ++t) {
+        h.add_target_names(static_cast<int64_t>(names.size()) == head->output_dim()
                                ? names[static_cast<size_t>(t)]
                                : absl::StrCat("y", t));
       }
     }
-    tensors.f32[kHeadWeightsTensor] = head.weights;
-    tensors.f32[kHeadBiasTensor] = head.bias;
+    tensors.f32[kHeadWeightsTensor] = head->weights;
+    tensors.f32[kHeadBiasTensor] = head->bias;
   }
   ASSIGN_OR_RETURN(std::shared_ptr<const Model> model, Model::Assemble(manifest, tensors));
-  if (model->has_head()) {
+  if (run.cross_validated) {
+    for (const auto& [k, v] : run.report.test_metrics) {
+      (*manifest.mutable_metrics())[absl::StrCat("test_", k)] = v;
+      (*manifest.mutable_metrics())[absl::StrCat("test_", k, "_std")] =
+          run.report.test_metrics_std[k];
+    }
+  } else if (model->has_head()) {
     FloatMatrix scores = FloatMatrix::Zeros(run.plan.test.rows(), model->output_dim());
     const auto featurize_start = std::chrono::steady_clock::now();
     model->Predict(run.plan.test.rows(), run.plan.test.x.data(), scores.mutable_data());
@@ -434,6 +553,88 @@ absl::StatusOr<std::string> FinishKernelRidge(Run& run) {
   return WriteVersion(run, version, nullptr);
 }
 
+// split.k_fold: one featurize pass fills every fold's rows and sums, the
+// rounds and the refit run on them (cross_validation.h), and the refit is
+// written. The certificate checks the refit on fold 1's rows.
+absl::StatusOr<std::string> FinishCrossValidated(Run& run) {
+  const Model& model = *run.map.model;
+  const int k = run.config.split().k_fold();
+  const int64_t f = model.feature_dim(), d = run.plan.schema.dim;
+  const int64_t t = std::max<int64_t>(1, run.plan.target_dim());
+  std::vector<int64_t> sizes(static_cast<size_t>(k), 0), next(static_cast<size_t>(k), 0);
+  for (int32_t fold : run.plan.fold) ++sizes[static_cast<size_t>(fold)];
+  std::vector<FoldRows> folds;
+  for (int i = 0; i < k; ++i) {
+    ASSIGN_OR_RETURN(GramAccumulator sums, GramAccumulator::Create(f, t));
+    folds.push_back(FoldRows{FloatMatrix::Zeros(sizes[static_cast<size_t>(i)], f),
+                             FloatMatrix::Zeros(sizes[static_cast<size_t>(i)], t),
+                             std::move(sums)});
+  }
+  Dataset first;  // fold 1's raw rows, for the certificate
+  first.name = "fold 1";
+  first.x = FloatMatrix::Zeros(sizes[0], d);
+  Progress progress("featurize", run.plan.train_rows);
+  std::vector<float> phi;
+  RETURN_IF_ERROR(
+      ForEachTrainBlock(run.plan, run.config.block_rows(), 0, 1, [&](const TrainBlock& b) {
+        phi.resize(static_cast<size_t>(b.n * f));
+        ParallelFeaturize(model, b.n, b.x, phi.data());
+        ASSIGN_OR_RETURN(FloatMatrix y, BlockTargets(run.plan, b));
+        for (int64_t i = 0; i < b.n; ++i) {
+          const size_t fold =
+              static_cast<size_t>(run.plan.fold[static_cast<size_t>(b.first_ordinal + i)]);
+          const int64_t row = next[fold]++;
+          std::memcpy(folds[fold].phi.mutable_row(row), phi.data() + i * f, sizeof(float) * f);
+          std::memcpy(folds[fold].y.mutable_row(row), y.row(i), sizeof(float) * t);
+          if (fold == 0) std::memcpy(first.x.mutable_row(row), b.x + i * d, sizeof(float) * d);
+        }
+        progress.Advance(b.n);
+        return absl::OkStatus();
+      }));
+  for (FoldRows& fold : folds) {
+    RETURN_IF_ERROR(fold.sums.Add(fold.phi.rows(), fold.phi.data(), fold.y.data()));
+  }
+  run.featurized_rows += run.plan.train_rows;
+  run.featurize_seconds += progress.Finish();
+  run.CountFeaturized(0, std::chrono::steady_clock::now());
+  run.EndStage("featurize");
+
+  const v1::LearnerConfig& l = run.config.learner();
+  const HeadSolver kind = ChooseHeadSolver(l, f, /*rows_available=*/false);
+  run.report.solver = HeadSolverName(kind);
+  std::vector<double> grid(l.lambda_grid().begin(), l.lambda_grid().end());
+  ASSIGN_OR_RETURN(
+      CrossValidationResult cv,
+      CrossValidate(folds, grid, l.extend_lambda_grid(), TaskOf(run), GramSolverFactory(kind, l)));
+  folds.clear();
+  const bool regression = !run.plan.classification();
+  TrainReport& r = run.report;
+  r.k_fold = k;
+  r.validation_metric = regression ? "rmse" : "accuracy";
+  r.validation_curve = cv.mean_curve;
+  r.lambda = cv.refit_lambda;
+  r.test_metrics = cv.mean;
+  r.test_metrics_std = cv.stddev;
+  for (const FoldResult& fr : cv.folds) {
+    r.folds.push_back(
+        {fr.train_rows, fr.validation_rows, fr.test_rows, fr.lambda, fr.test_metrics});
+  }
+  r.written_model = absl::StrCat("refit on all ", cv.refit_rows, " rows at lambda ",
+                                 cv.refit_lambda, " (best validation score averaged over the ", k,
+                                 " rounds); its test metrics are the rounds' mean and std");
+  std::vector<double> curve_grid;
+  for (const auto& [lambda, unused] : cv.mean_curve) curve_grid.push_back(lambda);
+  WarnAtGridEnd(run, curve_grid);
+  run.EndStage("solve");
+  std::fprintf(stderr, "cross-validation: %d folds, refit lambda %g\n", k, cv.refit_lambda);
+  for (const auto& [name, mean] : cv.mean) {
+    std::fprintf(stderr, "  test %s %.6g +- %.3g\n", name.c_str(), mean, cv.stddev[name]);
+  }
+  run.plan.test = std::move(first);
+  run.cross_validated = true;
+  return Finish(run, &cv.refit);
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> RunTraining(const TrainOptions& options, TrainSummary* summary) {
@@ -444,10 +645,18 @@ absl::StatusOr<std::string> RunTraining(const TrainOptions& options, TrainSummar
     case v1::LearnerConfig::KERNEL_RIDGE_VON_MISES:
       return FinishKernelRidge(run);
     case v1::LearnerConfig::NONE:
-      return Finish(run, std::nullopt);
+      return Finish(run, nullptr);
     default: {
-      ASSIGN_OR_RETURN(GramAccumulator acc, Featurize(run, 0, 1));
-      return Finish(run, std::move(acc));
+      if (run.config.split().k_fold() > 0) return FinishCrossValidated(run);
+      const v1::LearnerConfig& l = run.config.learner();
+      const bool keep_rows =
+          l.kind() == v1::LearnerConfig::RIDGE &&
+          ChooseHeadSolver(l, run.map.model->feature_dim(), true) == HeadSolver::kCgRows;
+      ASSIGN_OR_RETURN(TrainingSet set, Featurize(run, 0, 1, keep_rows));
+      ASSIGN_OR_RETURN(LinearModel head, Solve(run, set));
+      set = TrainingSet();  // the rows or sums are not needed past the solve
+      run.EndStage("solve");
+      return Finish(run, &head);
     }
   }
 }
@@ -459,7 +668,12 @@ absl::StatusOr<std::string> RunShard(const TrainOptions& options) {
     return absl::InvalidArgumentError(
         "--shard needs learner.kind RIDGE or SPEC_AVG (the others do not reduce from sums)");
   }
-  ASSIGN_OR_RETURN(GramAccumulator acc, Featurize(run, options.shard, options.num_shards));
+  if (run.config.split().k_fold() > 0) {
+    return absl::InvalidArgumentError("--shard does not combine with split.k_fold");
+  }
+  ASSIGN_OR_RETURN(TrainingSet set,
+                   Featurize(run, options.shard, options.num_shards, /*keep_rows=*/false));
+  const GramAccumulator& acc = *set.sums;
   const std::string path = ShardFilePath(ShardDir(options), options.shard, options.num_shards);
   RETURN_IF_ERROR(WriteShardFile(path, ConfigFingerprint(run.config_text), options.shard,
                                  options.num_shards, acc));
@@ -470,6 +684,9 @@ absl::StatusOr<std::string> RunReduce(const TrainOptions& options, TrainSummary*
   RETURN_IF_ERROR(CheckVersionFree(options));
   ASSIGN_OR_RETURN(Run run, Prepare(options));
   run.summary = summary;
+  if (run.config.split().k_fold() > 0) {
+    return absl::InvalidArgumentError("--reduce does not combine with split.k_fold");
+  }
   const uint64_t fingerprint = ConfigFingerprint(run.config_text);
   std::optional<GramAccumulator> total;
   for (int i = 0; i < options.num_shards; ++i) {
@@ -489,7 +706,12 @@ absl::StatusOr<std::string> RunReduce(const TrainOptions& options, TrainSummary*
                                                       run.plan.train_rows));
   }
   run.EndStage("featurize");
-  return Finish(run, std::move(total));
+  TrainingSet set;
+  set.sums = std::move(total);
+  ASSIGN_OR_RETURN(LinearModel head, Solve(run, set));
+  set = TrainingSet();
+  run.EndStage("solve");
+  return Finish(run, &head);
 }
 
 absl::StatusOr<v1::InvarianceCertificate> RunCertify(const TrainOptions& options,

@@ -1,0 +1,90 @@
+// The ridge solvers of learner.ridge_solver in real training runs: CG on the
+// rows (unsharded) and CG on the merged Gram (shards + reduce) give the
+// eigendecomposition's model.
+#include <cmath>
+#include <string>
+
+#include "absl/strings/str_replace.h"
+#include "core/model/model.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/unit/train/train_test_util.h"
+#include "train/pipeline/trainer.h"
+
+namespace invariant::train {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::kXpermConfig;
+using testing::ReadText;
+using testing::TempDir;
+
+std::string WithSolver(const std::string& solver) {
+  return absl::StrReplaceAll(
+      kXpermConfig,
+      {{"task: TASK_CLASSIFICATION", "task: TASK_CLASSIFICATION ridge_solver: " + solver +
+                                         " cg { preconditioner_rank: 4 tolerance: 1e-12 }"}});
+}
+
+TrainOptions Options(const TempDir& dir, const std::string& config, const std::string& name) {
+  TrainOptions o;
+  o.config_path = dir.Write(name + ".textproto", config);
+  o.models_dir = dir.path() + "/models";
+  o.name = name;
+  return o;
+}
+
+// max |a − b| / max |b| over the head weights of two versions.
+double WeightGap(const std::string& a_dir, const std::string& b_dir) {
+  auto a = Model::Load(a_dir + "/model.bundle");
+  auto b = Model::Load(b_dir + "/model.bundle");
+  EXPECT_TRUE(a.ok() && b.ok());
+  const FloatMatrix& wa = (*a)->tensors().f32.at("head/weights");
+  const FloatMatrix& wb = (*b)->tensors().f32.at("head/weights");
+  EXPECT_EQ(wa.size(), wb.size());
+  double gap = 0, scale = 0;
+  for (int64_t i = 0; i < wb.size(); ++i) {
+    gap = std::max(gap, std::fabs(static_cast<double>(wa.data()[i]) - wb.data()[i]));
+    scale = std::max(scale, std::fabs(static_cast<double>(wb.data()[i])));
+  }
+  EXPECT_EQ((*a)->manifest().head().lambda(), (*b)->manifest().head().lambda());
+  return gap / scale;
+}
+
+TEST(RidgeSolverRunTest, ConjugateGradientRunsGiveTheEigendecompositionModel) {
+  TempDir dir;
+  auto eigen = RunTraining(Options(dir, WithSolver("RIDGE_SOLVER_EIGEN"), "eigen"));
+  auto cg = RunTraining(Options(dir, WithSolver("RIDGE_SOLVER_CG"), "cg"));
+  ASSERT_TRUE(eigen.ok() && cg.ok()) << eigen.status() << cg.status();
+  EXPECT_LT(WeightGap(*cg, *eigen), 1e-5);
+  const std::string json = ReadText(*cg + "/report.json");
+  EXPECT_THAT(json, HasSubstr("\"solver\": {\"kind\": \"cg_rows\", \"cg\": [{\"lambda\": "));
+  EXPECT_THAT(ReadText(*eigen + "/report.json"), HasSubstr("\"kind\": \"eigen\", \"cg\": []"));
+  EXPECT_THAT(json, ::testing::Not(HasSubstr("conjugate gradients stopped")));
+  // Shards + reduce: CG on the merged Gram, the same model.
+  TrainOptions o = Options(dir, WithSolver("RIDGE_SOLVER_CG"), "sharded");
+  o.num_shards = 2;
+  for (int i = 0; i < 2; ++i) {
+    o.shard = i;
+    ASSERT_TRUE(RunShard(o).ok());
+  }
+  auto reduced = RunReduce(o);
+  ASSERT_TRUE(reduced.ok()) << reduced.status();
+  EXPECT_THAT(ReadText(*reduced + "/report.json"), HasSubstr("\"kind\": \"cg_gram\""));
+  EXPECT_LT(WeightGap(*reduced, *eigen), 1e-5);
+}
+
+// An iteration cap too small is a warning in the report, not a silent model.
+TEST(RidgeSolverRunTest, UnconvergedConjugateGradientsWarn) {
+  TempDir dir;
+  const std::string config =
+      absl::StrReplaceAll(WithSolver("RIDGE_SOLVER_CG"),
+                          {{"cg { preconditioner_rank: 4 tolerance: 1e-12 }",
+                            "cg { preconditioner_rank: 1 tolerance: 1e-12 max_iterations: 1 }"}});
+  auto run = RunTraining(Options(dir, config, "capped"));
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_THAT(ReadText(*run + "/report.json"), HasSubstr("conjugate gradients stopped"));
+}
+
+}  // namespace
+}  // namespace invariant::train
