@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Ridge solve time and peak memory against the number of features D, for the
-# eigendecomposition path and the Cholesky path (learner.ridge_solver), on the
+# eigendecomposition path, the Cholesky path and conjugate gradients on the
+# rows (learner.ridge_solver: eigen, cholesky, cg), on the
 # plain random Fourier model of rotated Fashion-MNIST (12,000 training rows,
 # 2,000 validation rows, the 9-value default λ grid; D = 2s).
 #
 #   bench/solver/solve_scaling.sh "1000:eigen 1000:cholesky 4000:eigen 4000:cholesky 8000:cholesky"
+#   bench/solver/solve_scaling.sh "1000:cg 4000:cg 8000:cg 16000:cg"
 #
 # Prints one line per run: s, D, solver, seconds of the solve stage, the
-# process's peak RSS (GNU time), test accuracy.
+# process's peak RSS (GNU time), test accuracy, λ, and for CG the largest
+# iteration count and relative residual over the grid.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 BUILD="${BUILD:-$ROOT/build}"
@@ -29,8 +32,12 @@ for run in $RUNS; do
   /usr/bin/python3 - "$report" "$s" "$solver" "$(cat "$WORK/rss")" <<'PYEOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
+cg = r.get("solver", {}).get("cg", [])
+extra = (f" cg_max_iterations={max(c['iterations'] for c in cg)} "
+         f"cg_max_residual={max(c['relative_residual'] for c in cg):.2g}") if cg else ""
 print(f"s={sys.argv[2]} D={r['feature_dim']} solver={sys.argv[3].lower()} solve_seconds={r['seconds']['solve']:.1f} "
-      f"peak_rss_gib={int(sys.argv[4]) / 2**20:.2f} test_accuracy={r['test']['accuracy']:.4f} lambda={r['lambda']:g}")
+      f"featurize_seconds={r['seconds']['featurize']:.1f} "
+      f"peak_rss_gib={int(sys.argv[4]) / 2**20:.2f} test_accuracy={r['test']['accuracy']:.4f} lambda={r['lambda']:g}{extra}")
 PYEOF
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
