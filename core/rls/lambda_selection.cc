@@ -99,7 +99,7 @@ absl::StatusOr<LinearModelSelection> ChooseLambda(const RidgeSolver& solver,
         return ApplyLinearModel(model, val_features);
       },
       out.curve));
-  ASSIGN_OR_RETURN(out.model, solver.Solve(out.curve.best_lambda()));
+  ASSIGN_OR_RETURN(out.model, solver.SolveFinal(out.curve.best_lambda()));
   return out;
 }
 

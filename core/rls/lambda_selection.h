@@ -8,7 +8,10 @@
 //   kRegression:     mean squared error over all entries; lower is better.
 // The score of λ is that of the float model the server would apply
 // (RidgeSolver::Solve), so the returned curve is what serving would see.
-// Ties go to the larger λ (the simpler model). The whole curve is returned.
+// Ties go to the larger λ (the simpler model). The whole curve is returned;
+// the model is the solver's FinalWeights at the best λ. The grid is solved
+// in the order given (an iterative solver warm-starts each λ from the ones
+// before it: large to small suits it best); the result does not depend on it.
 #ifndef INVARIANT_CORE_RLS_LAMBDA_SELECTION_H_
 #define INVARIANT_CORE_RLS_LAMBDA_SELECTION_H_
 

@@ -169,6 +169,11 @@ absl::StatusOr<LinearModel> RidgeSolver::Solve(double lambda) const {
   return ToLinearModel(weights);
 }
 
+absl::StatusOr<LinearModel> RidgeSolver::SolveFinal(double lambda) const {
+  ASSIGN_OR_RETURN(RidgeWeights weights, FinalWeights(lambda));
+  return ToLinearModel(weights);
+}
+
 namespace {
 
 absl::StatusOr<std::unique_ptr<RidgeSolver>> PrimalFromMoments(Moments m) {

@@ -68,11 +68,21 @@ class RidgeSolver {
   virtual const Eigen::VectorXd& eigenvalues() const = 0;
 
   // The exact minimiser for this λ, in double. Errors: INVALID_ARGUMENT when
-  // λ is not finite and > 0.
+  // λ is not finite and > 0. An iterative solver may stop these at a looser
+  // selection tolerance (enough to score λ on validation rows);
+  // FinalWeights gives its full precision.
   virtual absl::StatusOr<RidgeWeights> SolveWeights(double lambda) const = 0;
+
+  // The minimiser to the solver's full precision: what a served model is
+  // built from. Direct solvers: SolveWeights.
+  virtual absl::StatusOr<RidgeWeights> FinalWeights(double lambda) const {
+    return SolveWeights(lambda);
+  }
 
   // SolveWeights rounded to float: the model the server would apply.
   absl::StatusOr<LinearModel> Solve(double lambda) const;
+  // FinalWeights rounded to float.
+  absl::StatusOr<LinearModel> SolveFinal(double lambda) const;
 };
 
 // Primal solver from accumulated sums: one D × D eigendecomposition

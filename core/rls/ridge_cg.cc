@@ -151,12 +151,13 @@ NystromPreconditioner BuildNystrom(const CovarianceOperator& a, int64_t rank, ui
 }
 
 absl::Status CheckOptions(const ConjugateGradientOptions& cg) {
-  if (!(cg.tolerance > 0 && cg.tolerance < 1) || cg.max_iterations < 1 ||
-      cg.preconditioner_rank < 0) {
+  if (!(cg.tolerance > 0 && cg.tolerance <= cg.selection_tolerance && cg.selection_tolerance < 1) ||
+      cg.max_iterations < 1 || cg.preconditioner_rank < 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("conjugate gradient: expected 0 < tolerance < 1, max_iterations >= 1 and "
-                     "preconditioner_rank >= 0, got ",
-                     cg.tolerance, ", ", cg.max_iterations, ", ", cg.preconditioner_rank));
+        absl::StrCat("conjugate gradient: expected 0 < tolerance <= selection_tolerance < 1, "
+                     "max_iterations >= 1 and preconditioner_rank >= 0, got ",
+                     cg.tolerance, ", ", cg.selection_tolerance, ", ", cg.max_iterations, ", ",
+                     cg.preconditioner_rank));
   }
   return absl::OkStatus();
 }
@@ -180,31 +181,10 @@ class ConjugateGradientRidgeSolver final : public RidgeSolver {
   const Eigen::VectorXd& eigenvalues() const override { return no_eigenvalues_; }
 
   absl::StatusOr<RidgeWeights> SolveWeights(double lambda) const override {
-    if (!(std::isfinite(lambda) && lambda > 0)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("ridge: expected a finite lambda > 0, got ", lambda));
-    }
-    Eigen::MatrixXd x = Eigen::MatrixXd::Zero(feature_dim(), target_dim());
-    {
-      absl::MutexLock lock(&mu_);
-      auto exact = solved_.find(lambda);
-      if (exact != solved_.end()) return exact->second;
-      // The nearest λ solved before, on a log scale.
-      double best = std::numeric_limits<double>::infinity();
-      for (const auto& [l, w] : solved_) {
-        const double gap = std::abs(std::log(l / lambda));
-        if (gap < best) {
-          best = gap;
-          x = w.weights;
-        }
-      }
-    }
-    RidgeWeights out = Run(lambda, std::move(x));
-    out.bias = mean_y_ - mean_phi_.transpose() * out.weights;
-    out.lambda = lambda;
-    absl::MutexLock lock(&mu_);
-    solved_.emplace(lambda, out);
-    return out;
+    return SolveTo(lambda, cg_.selection_tolerance);
+  }
+  absl::StatusOr<RidgeWeights> FinalWeights(double lambda) const override {
+    return SolveTo(lambda, cg_.tolerance);
   }
 
  private:
@@ -214,10 +194,40 @@ class ConjugateGradientRidgeSolver final : public RidgeSolver {
     out += lambda * v;
   }
 
+  // Solves λ to relative residual `tol`: a cached solve at least as tight
+  // is returned as is; otherwise CG starts from the cached solve of λ, or
+  // else of the nearest λ on a log scale.
+  absl::StatusOr<RidgeWeights> SolveTo(double lambda, double tol) const {
+    if (!(std::isfinite(lambda) && lambda > 0)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("ridge: expected a finite lambda > 0, got ", lambda));
+    }
+    Eigen::MatrixXd x = Eigen::MatrixXd::Zero(feature_dim(), target_dim());
+    {
+      absl::MutexLock lock(&mu_);
+      auto same = solved_.find(lambda);
+      if (same != solved_.end() && same->second.tolerance <= tol) return same->second.weights;
+      double best = std::numeric_limits<double>::infinity();
+      for (const auto& [l, entry] : solved_) {
+        const double gap = std::abs(std::log(l / lambda));
+        if (gap < best) {
+          best = gap;
+          x = entry.weights.weights;
+        }
+      }
+    }
+    RidgeWeights out = Run(lambda, tol, std::move(x));
+    out.bias = mean_y_ - mean_phi_.transpose() * out.weights;
+    out.lambda = lambda;
+    absl::MutexLock lock(&mu_);
+    solved_[lambda] = Solved{out, tol};
+    return out;
+  }
+
   // Block PCG from x: T independent recurrences sharing each product.
-  RidgeWeights Run(double lambda, Eigen::MatrixXd x) const {
+  RidgeWeights Run(double lambda, double tol, Eigen::MatrixXd x) const {
     const int64_t t = target_dim();
-    const Eigen::RowVectorXd target = cross_.colwise().norm() * cg_.tolerance;
+    const Eigen::RowVectorXd target = cross_.colwise().norm() * tol;
     Eigen::MatrixXd r, q, z;
     Shifted(lambda, x, q);
     r = cross_ - q;
@@ -268,7 +278,7 @@ class ConjugateGradientRidgeSolver final : public RidgeSolver {
         out.relative_residual = std::max(out.relative_residual, residual(j) / scale(j));
       }
     }
-    out.converged = out.relative_residual <= 10 * cg_.tolerance;
+    out.converged = out.relative_residual <= 10 * tol;
     out.weights = std::move(x);
     return out;
   }
@@ -281,8 +291,12 @@ class ConjugateGradientRidgeSolver final : public RidgeSolver {
   ConjugateGradientOptions cg_;
   NystromPreconditioner pre_;
   const Eigen::VectorXd no_eigenvalues_;
+  struct Solved {
+    RidgeWeights weights;
+    double tolerance = 0;  // the relative residual it was solved to
+  };
   mutable absl::Mutex mu_;
-  mutable std::map<double, RidgeWeights> solved_ ABSL_GUARDED_BY(mu_);
+  mutable std::map<double, Solved> solved_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace

@@ -25,15 +25,20 @@
 // (λ̂_ℓ + λ) / λ. ℓ ≥ D makes it exact (one iteration).
 //
 // Warm start along a λ grid: each solve starts from the solution of the
-// nearest λ this solver solved before (ChooseLambda walks the grid in
-// order, so a given call sequence gives the same bits every run). A λ
-// solved before is returned from the cache.
+// nearest λ this solver solved before (ChooseLambda walks the grid in the
+// order given, so a given call sequence gives the same bits every run; large
+// λ first suits CG, since the well-conditioned solves then seed the
+// ill-conditioned ones). A λ solved before to the same tolerance or tighter
+// is returned from the cache.
 //
-// Convergence: column t stops when ‖c_t − (A + λI) w_t‖ ≤ tolerance · ‖c_t‖
+// Convergence: column t stops when ‖c_t − (A + λI) w_t‖ ≤ tol · ‖c_t‖
 // (residual recomputed from scratch at the end and reported in
-// RidgeWeights::relative_residual, the largest over columns). Reaching
-// max_iterations first is not an error: the result carries its residual and
-// converged = false, and the caller decides (the trainer warns).
+// RidgeWeights::relative_residual, the largest over columns), with tol =
+// selection_tolerance for SolveWeights (scoring a grid on validation rows
+// needs no more) and tolerance for FinalWeights (the model; it continues
+// from the selection solve). Reaching max_iterations first is not an error:
+// the result carries its residual and converged = false, and the caller
+// decides (the trainer warns).
 //
 // Solvers are thread-safe (the warm-start cache is locked); concurrent
 // solves see whichever cache entries were there when they started.
@@ -52,8 +57,10 @@
 namespace invariant {
 
 struct ConjugateGradientOptions {
-  // Relative residual per target column at which CG stops.
+  // Relative residual per target column at which CG stops: FinalWeights
+  // (the model) and SolveWeights (scoring a grid; at most tolerance).
   double tolerance = 1e-10;
+  double selection_tolerance = 1e-6;
   // Iterations per λ at most (≥ 1).
   int64_t max_iterations = 2000;
   // ℓ, the Nyström preconditioner's rank (capped at D); 0 turns it off.

@@ -1,5 +1,6 @@
 #include "train/pipeline/config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -65,9 +66,11 @@ absl::Status ValidateSolverAndFolds(v1::TrainConfig& c) {
     }
   }
   v1::LearnerConfig::ConjugateGradient& cg = *c.mutable_learner()->mutable_cg();
-  if (!(cg.tolerance() >= 0 && cg.tolerance() < 1)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("learner.cg.tolerance must be in [0, 1) (0: 1e-10), got ", cg.tolerance()));
+  if (!(cg.tolerance() >= 0 && cg.tolerance() < 1) ||
+      !(cg.selection_tolerance() >= 0 && cg.selection_tolerance() < 1)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "learner.cg.tolerance and selection_tolerance must be in [0, 1) (0: the default), got ",
+        cg.tolerance(), " and ", cg.selection_tolerance()));
   }
   if (cg.max_iterations() < 0 || cg.preconditioner_rank() < 0) {
     return absl::InvalidArgumentError(
@@ -75,6 +78,12 @@ absl::Status ValidateSolverAndFolds(v1::TrainConfig& c) {
                      cg.max_iterations(), " and ", cg.preconditioner_rank()));
   }
   if (cg.tolerance() == 0) cg.set_tolerance(1e-10);
+  if (cg.selection_tolerance() == 0) cg.set_selection_tolerance(std::max(1e-6, cg.tolerance()));
+  if (cg.selection_tolerance() < cg.tolerance()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("learner.cg.selection_tolerance (", cg.selection_tolerance(),
+                     ") must be >= learner.cg.tolerance (", cg.tolerance(), ")"));
+  }
   if (cg.max_iterations() == 0) cg.set_max_iterations(2000);
   if (cg.preconditioner_rank() == 0) cg.set_preconditioner_rank(512);
   return absl::OkStatus();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <optional>
 #include <utility>
 
@@ -42,8 +43,11 @@ double BestLambda(const std::map<double, double>& scores, RlsTask task) {
 
 absl::Status Score(Round& round, const FoldRows& validation, const std::vector<double>& lambdas,
                    RlsTask task) {
+  // Largest λ first (an iterative solver warm-starts down the grid).
+  std::vector<double> order = lambdas;
+  std::sort(order.begin(), order.end(), std::greater<double>());
   ASSIGN_OR_RETURN(LinearModelSelection sel,
-                   ChooseLambda(*round.solver, lambdas, validation.phi, validation.y, task));
+                   ChooseLambda(*round.solver, order, validation.phi, validation.y, task));
   for (size_t i = 0; i < sel.curve.lambdas.size(); ++i) {
     round.scores[sel.curve.lambdas[i]] = sel.curve.scores[i];
   }
@@ -71,7 +75,7 @@ absl::StatusOr<FoldResult> FinishRound(const Round& round, const std::vector<Fol
   r.validation_rows = folds[static_cast<size_t>(round.validation)].phi.rows();
   r.test_rows = folds[static_cast<size_t>(round.test)].phi.rows();
   r.lambda = BestLambda(round.scores, task);
-  ASSIGN_OR_RETURN(LinearModel model, round.solver->Solve(r.lambda));
+  ASSIGN_OR_RETURN(LinearModel model, round.solver->SolveFinal(r.lambda));
   ASSIGN_OR_RETURN(r.test_metrics,
                    TestMetrics(model, folds[static_cast<size_t>(round.test)], task));
   return r;
@@ -170,7 +174,7 @@ absl::StatusOr<CrossValidationResult> CrossValidate(const std::vector<FoldRows>&
   for (int g = 1; g < k; ++g) RETURN_IF_ERROR(all.Merge(folds[static_cast<size_t>(g)].sums));
   out.refit_rows = all.count();
   ASSIGN_OR_RETURN(std::unique_ptr<RidgeSolver> solver, make_solver(all));
-  ASSIGN_OR_RETURN(out.refit, solver->Solve(out.refit_lambda));
+  ASSIGN_OR_RETURN(out.refit, solver->SolveFinal(out.refit_lambda));
   return out;
 }
 

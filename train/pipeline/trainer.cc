@@ -10,6 +10,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -172,6 +173,7 @@ ConjugateGradientOptions CgOptions(const v1::LearnerConfig& l) {
   cg.tolerance = l.cg().tolerance();
   cg.max_iterations = l.cg().max_iterations();
   cg.preconditioner_rank = l.cg().preconditioner_rank();
+  cg.selection_tolerance = l.cg().selection_tolerance();
   return cg;
 }
 
@@ -324,6 +326,8 @@ absl::StatusOr<LinearModel> Solve(Run& run, const TrainingSet& set) {
   run.CountFeaturized(run.plan.validation.rows(), featurize_start);
   ASSIGN_OR_RETURN(FloatMatrix val_y, DatasetTargets(run.plan, run.plan.validation));
   std::vector<double> grid(l.lambda_grid().begin(), l.lambda_grid().end());
+  // Largest λ first: CG then warm-starts each λ from a better-conditioned one.
+  std::sort(grid.begin(), grid.end(), std::greater<double>());
   ASSIGN_OR_RETURN(LinearModelSelection sel,
                    ChooseLambda(*solver, grid, val_phi, val_y, TaskOf(run)));
   // learner.extend_lambda_grid: a decade beyond whichever end was chosen,
@@ -334,7 +338,7 @@ absl::StatusOr<LinearModel> Solve(Run& run, const TrainingSet& set) {
     const int end = LambdaGridEnd(sel.curve.best_lambda(), grid);
     grid.push_back(end < 0 ? *std::min_element(grid.begin(), grid.end()) / 10
                            : *std::max_element(grid.begin(), grid.end()) * 10);
-    std::sort(grid.begin(), grid.end());
+    std::sort(grid.begin(), grid.end(), std::greater<double>());
     ASSIGN_OR_RETURN(sel, ChooseLambda(*solver, grid, val_phi, val_y, TaskOf(run)));
   }
   const bool regression = sel.curve.task != RlsTask::kClassification;
@@ -344,6 +348,7 @@ absl::StatusOr<LinearModel> Solve(Run& run, const TrainingSet& set) {
     run.report.validation_curve.emplace_back(sel.curve.lambdas[i],
                                              regression ? std::sqrt(score) : score);
   }
+  std::sort(run.report.validation_curve.begin(), run.report.validation_curve.end());
   run.report.lambda = sel.curve.best_lambda();
   WarnAtGridEnd(run, grid);
   if (kind == HeadSolver::kCgRows || kind == HeadSolver::kCgGram) {

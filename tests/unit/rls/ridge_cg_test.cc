@@ -59,7 +59,7 @@ RidgeOptions Bias(bool fit_bias) {
 ConjugateGradientOptions Cg(int64_t rank, double tolerance = 1e-12) {
   ConjugateGradientOptions cg;
   cg.preconditioner_rank = rank;
-  cg.tolerance = tolerance;
+  cg.tolerance = tolerance;  // FinalWeights; SolveWeights stops at 1e-6
   return cg;
 }
 
@@ -84,7 +84,7 @@ TEST(RidgeCgTest, ConvergesToTheDirectSolve) {
         auto want = (*direct)->SolveWeights(lambda);
         ASSERT_TRUE(want.ok());
         for (const auto* solver : {gram->get(), rows->get()}) {
-          auto got = solver->SolveWeights(lambda);
+          auto got = solver->FinalWeights(lambda);
           ASSERT_TRUE(got.ok()) << got.status();
           EXPECT_TRUE(got->converged);
           EXPECT_LE(got->relative_residual, 1e-11);
@@ -112,10 +112,10 @@ TEST(RidgeCgTest, ShardsEqualOneRun) {
   auto single = MakeRowsConjugateGradientRidgeSolver({p.phi}, {p.y}, {}, Cg(8));
   ASSERT_TRUE(one.ok() && sharded.ok() && blocks.ok() && single.ok());
   for (double lambda : {1e-4, 1e-2}) {
-    auto a = (*one)->SolveWeights(lambda);
-    auto b = (*sharded)->SolveWeights(lambda);
-    auto c = (*blocks)->SolveWeights(lambda);
-    auto d = (*single)->SolveWeights(lambda);
+    auto a = (*one)->FinalWeights(lambda);
+    auto b = (*sharded)->FinalWeights(lambda);
+    auto c = (*blocks)->FinalWeights(lambda);
+    auto d = (*single)->FinalWeights(lambda);
     ASSERT_TRUE(a.ok() && b.ok() && c.ok() && d.ok());
     EXPECT_LT(RelativeError(b->weights, a->weights), 1e-9);
     EXPECT_LT(RelativeError(c->weights, d->weights), 1e-9);
@@ -134,9 +134,9 @@ TEST(RidgeCgTest, PreconditionerCutsIterations) {
   auto full = MakeConjugateGradientRidgeSolver(sums, {}, Cg(60, 1e-10));
   ASSERT_TRUE(plain.ok() && low.ok() && full.ok());
   const double lambda = 1e-6;
-  auto a = (*plain)->SolveWeights(lambda);
-  auto b = (*low)->SolveWeights(lambda);
-  auto c = (*full)->SolveWeights(lambda);
+  auto a = (*plain)->FinalWeights(lambda);
+  auto b = (*low)->FinalWeights(lambda);
+  auto c = (*full)->FinalWeights(lambda);
   ASSERT_TRUE(a.ok() && b.ok() && c.ok());
   EXPECT_TRUE(a->converged && b->converged && c->converged);
   EXPECT_LT(b->iterations, a->iterations / 2) << a->iterations << " vs " << b->iterations;
@@ -172,6 +172,35 @@ TEST(RidgeCgTest, WarmStartAlongTheGridIsDeterministic) {
   EXPECT_EQ(cached->weights, first[0].weights);
 }
 
+// Grid solves stop at the selection tolerance; the final solve of the
+// chosen λ continues from there to the full tolerance, in fewer iterations
+// than from scratch.
+TEST(RidgeCgTest, SelectionSolvesAreLooserAndTheFinalSolveContinues) {
+  const Problem p = MakeProblem(37, 400, 50, 2, 0.9);
+  const GramAccumulator sums = Sums(p, 0, 400);
+  ConjugateGradientOptions cg = Cg(4, 1e-12);
+  cg.selection_tolerance = 1e-5;
+  auto solver = MakeConjugateGradientRidgeSolver(sums, {}, cg);
+  auto cold = MakeConjugateGradientRidgeSolver(sums, {}, cg);
+  auto direct = MakePrimalRidgeSolver(sums);
+  ASSERT_TRUE(solver.ok() && cold.ok() && direct.ok());
+  auto loose = (*solver)->SolveWeights(1e-3);
+  ASSERT_TRUE(loose.ok());
+  EXPECT_LE(loose->relative_residual, 1e-4);
+  EXPECT_GT(loose->relative_residual, 1e-12);
+  auto final_solve = (*solver)->FinalWeights(1e-3);
+  auto from_scratch = (*cold)->FinalWeights(1e-3);
+  auto want = (*direct)->SolveWeights(1e-3);
+  ASSERT_TRUE(final_solve.ok() && from_scratch.ok() && want.ok());
+  EXPECT_LE(final_solve->relative_residual, 1e-11);
+  EXPECT_LT(final_solve->iterations, from_scratch->iterations);
+  EXPECT_LT(RelativeError(final_solve->weights, want->weights), 1e-8);
+  // Now cached at the tighter tolerance, SolveWeights returns the final solve.
+  auto again = (*solver)->SolveWeights(1e-3);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->weights, final_solve->weights);
+}
+
 // An iteration cap too small to converge is reported, not hidden.
 TEST(RidgeCgTest, ReportsNonConvergence) {
   const Problem p = MakeProblem(35, 300, 40, 1, 0.8);
@@ -179,7 +208,7 @@ TEST(RidgeCgTest, ReportsNonConvergence) {
   cg.max_iterations = 2;
   auto solver = MakeConjugateGradientRidgeSolver(Sums(p, 0, 300), {}, cg);
   ASSERT_TRUE(solver.ok());
-  auto got = (*solver)->SolveWeights(1e-6);
+  auto got = (*solver)->FinalWeights(1e-6);
   ASSERT_TRUE(got.ok());
   EXPECT_FALSE(got->converged);
   EXPECT_EQ(got->iterations, 2);
