@@ -24,6 +24,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using testing::ReadText;
+using testing::RunOptions;
 using testing::TempDir;
 
 // Four folds of y = x w + 1 + noise, x ~ N(0, 1)^6.
@@ -161,10 +162,7 @@ TEST(KFoldPlanTest, FoldsAreDisjointAndCoverTheData) {
 
 TEST(KFoldTrainingTest, ReportsEveryRoundAndWritesTheRefit) {
   TempDir dir;
-  TrainOptions o;
-  o.config_path = dir.Write("folds.textproto", kCoulombFolds);
-  o.models_dir = dir.path() + "/models";
-  o.name = "folds";
+  TrainOptions o = RunOptions(dir, kCoulombFolds, "folds");
   TrainSummary summary;
   auto version = RunTraining(o, &summary);
   ASSERT_TRUE(version.ok()) << version.status();
@@ -194,10 +192,7 @@ TEST(KFoldTrainingTest, RefusesWhatDoesNotCombine) {
     EXPECT_THAT(config.status().message(), HasSubstr("split.k_fold")) << to;
   }
   TempDir dir;
-  TrainOptions o;
-  o.config_path = dir.Write("folds.textproto", kCoulombFolds);
-  o.models_dir = dir.path() + "/models";
-  o.name = "folds";
+  TrainOptions o = RunOptions(dir, kCoulombFolds, "folds");
   o.num_shards = 2;
   EXPECT_THAT(RunShard(o).status().message(), HasSubstr("split.k_fold"));
 }

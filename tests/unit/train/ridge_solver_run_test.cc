@@ -17,6 +17,7 @@ namespace {
 using ::testing::HasSubstr;
 using testing::kXpermConfig;
 using testing::ReadText;
+using testing::RunOptions;
 using testing::TempDir;
 
 std::string WithSolver(const std::string& solver) {
@@ -24,14 +25,6 @@ std::string WithSolver(const std::string& solver) {
       kXpermConfig,
       {{"task: TASK_CLASSIFICATION", "task: TASK_CLASSIFICATION ridge_solver: " + solver +
                                          " cg { preconditioner_rank: 4 tolerance: 1e-12 }"}});
-}
-
-TrainOptions Options(const TempDir& dir, const std::string& config, const std::string& name) {
-  TrainOptions o;
-  o.config_path = dir.Write(name + ".textproto", config);
-  o.models_dir = dir.path() + "/models";
-  o.name = name;
-  return o;
 }
 
 // max |a − b| / max |b| over the head weights of two versions.
@@ -53,8 +46,8 @@ double WeightGap(const std::string& a_dir, const std::string& b_dir) {
 
 TEST(RidgeSolverRunTest, ConjugateGradientRunsGiveTheEigendecompositionModel) {
   TempDir dir;
-  auto eigen = RunTraining(Options(dir, WithSolver("RIDGE_SOLVER_EIGEN"), "eigen"));
-  auto cg = RunTraining(Options(dir, WithSolver("RIDGE_SOLVER_CG"), "cg"));
+  auto eigen = RunTraining(RunOptions(dir, WithSolver("RIDGE_SOLVER_EIGEN"), "eigen"));
+  auto cg = RunTraining(RunOptions(dir, WithSolver("RIDGE_SOLVER_CG"), "cg"));
   ASSERT_TRUE(eigen.ok() && cg.ok()) << eigen.status() << cg.status();
   EXPECT_LT(WeightGap(*cg, *eigen), 1e-5);
   const std::string json = ReadText(*cg + "/report.json");
@@ -62,7 +55,7 @@ TEST(RidgeSolverRunTest, ConjugateGradientRunsGiveTheEigendecompositionModel) {
   EXPECT_THAT(ReadText(*eigen + "/report.json"), HasSubstr("\"kind\": \"eigen\", \"cg\": []"));
   EXPECT_THAT(json, ::testing::Not(HasSubstr("conjugate gradients stopped")));
   // Shards + reduce: CG on the merged Gram, the same model.
-  TrainOptions o = Options(dir, WithSolver("RIDGE_SOLVER_CG"), "sharded");
+  TrainOptions o = RunOptions(dir, WithSolver("RIDGE_SOLVER_CG"), "sharded");
   o.num_shards = 2;
   for (int i = 0; i < 2; ++i) {
     o.shard = i;
@@ -81,7 +74,7 @@ TEST(RidgeSolverRunTest, UnconvergedConjugateGradientsWarn) {
       absl::StrReplaceAll(WithSolver("RIDGE_SOLVER_CG"),
                           {{"cg { preconditioner_rank: 4 tolerance: 1e-12 }",
                             "cg { preconditioner_rank: 1 tolerance: 1e-12 max_iterations: 1 }"}});
-  auto run = RunTraining(Options(dir, config, "capped"));
+  auto run = RunTraining(RunOptions(dir, config, "capped"));
   ASSERT_TRUE(run.ok()) << run.status();
   EXPECT_THAT(ReadText(*run + "/report.json"), HasSubstr("conjugate gradients stopped"));
 }
