@@ -15,6 +15,7 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -41,8 +42,12 @@ ABSL_FLAG(std::string, spec_only_n_list, "16000,64000",
           "extra sizes run for the spectral estimators only (KRR is O(n³))");
 ABSL_FLAG(std::string, etas, "0.1,0.3", "von Mises kernel η values");
 ABSL_FLAG(std::string, lambdas, "0.1,1,50", "KRR λ values ((K + λI)α = y)");
-ABSL_FLAG(double, ridge_lambda, 1e-6, "λ of the ridge (RLS) variant on invariant features");
-ABSL_FLAG(int32_t, ridge_level, 4, "level of the RLS variant's features");
+ABSL_FLAG(double, ridge_lambda, 1e-6,
+          "λ of the least-squares (RLS) variant on invariant features, run at every level");
+ABSL_FLAG(int32_t, ridge_level, 4, "an extra level for the RLS variant only");
+ABSL_FLAG(int64_t, moment_points, 100000,
+          "points of the Monte-Carlo check that the invariant features are orthonormal");
+ABSL_FLAG(int32_t, moment_level, 3, "level of that check");
 ABSL_FLAG(int64_t, test_points, 100, "test points (also the points of the discrepancy)");
 ABSL_FLAG(double, noise, 0.0, "std of Gaussian label noise on training targets");
 ABSL_FLAG(int64_t, id_max_elements, 5000, "enumerate the group when it has ≤ this many elements");
@@ -113,6 +118,94 @@ double Mse(const std::vector<float>& pred, const std::vector<float>& f, int64_t 
   return s / f.size();
 }
 
+// The fitted coefficients of Algorithm 1 against the exact Fourier
+// coefficients of f*: only the constant, (d+1)/6, and the single-coordinate
+// cosines √2cos(πk x_i), (i/d)·2√2(−1)^k/(π²k²), are non-zero. `scale` is the
+// least-squares slope of the fitted non-constant coefficients on the exact
+// ones (1 when the basis is orthonormal for the uniform probability measure).
+struct CoefficientCheck {
+  double scale = 0, constant = 0;
+};
+
+CoefficientCheck CheckAgainstFourier(const SpectralEncoder& enc, const Eigen::VectorXd& w) {
+  constexpr double kPi = 3.14159265358979323846;
+  const Eigen::VectorXd f = enc.ExpandToBasis(w);
+  const IntMatrix& basis = enc.tensors().basis;
+  const int32_t dim = static_cast<int32_t>(basis.cols());
+  CoefficientCheck out;
+  double num = 0, den = 0;
+  for (int64_t j = 0; j < basis.rows(); ++j) {
+    const int32_t* s = basis.row(j);
+    int32_t nonzero = 0, coord = -1;
+    for (int32_t i = 0; i < dim; ++i) {
+      if (s[i] != 0) ++nonzero, coord = i;
+    }
+    double exact = 0;
+    if (nonzero == 0) {
+      out.constant = f(j);
+      continue;
+    }
+    if (nonzero == 1 && s[coord] > 0) {
+      const int32_t k = s[coord];
+      exact = (coord + 1.0) / dim * 2.0 * std::sqrt(2.0) * (k % 2 == 0 ? 1.0 : -1.0) /
+              (kPi * kPi * k * k);
+    }
+    num += f(j) * exact;
+    den += exact * exact;
+  }
+  out.scale = den > 0 ? num / den : 0;
+  return out;
+}
+
+// (1/N) Σ ψ(x)ψ(x)ᵀ of the invariant features up to `level` on N uniform
+// points: I (up to Monte-Carlo error) when the eigenbasis is orthonormal for
+// the uniform probability measure, as Algorithm 1 assumes.
+absl::StatusOr<SecondMomentCheck> MeasureSecondMoment(int32_t dim, int32_t level,
+                                                      const std::vector<TorusGeneratorSpec>& gens,
+                                                      int64_t points) {
+  SpectralEncoderOptions o;
+  o.dim = dim;
+  o.budget = BudgetForLevel(dim, level);
+  o.generators = gens;
+  auto enc = SpectralEncoder::Build(o);
+  if (!enc.ok()) return enc.status();
+  const int64_t f = (*enc)->d_out();
+  Eigen::MatrixXd gram = Eigen::MatrixXd::Zero(f, f);
+  constexpr int64_t kBlock = 1024;
+  Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> block(kBlock, f);
+  Rng rng = Rng::ForStream(777, 3);
+  std::vector<float> x(kBlock * dim);
+  // Max |entry − I| of the running mean after `count` points.
+  auto deviations = [&](int64_t count) {
+    Eigen::MatrixXd g = gram.selfadjointView<Eigen::Lower>();
+    g /= static_cast<double>(count);
+    const double diag = (g.diagonal().array() - 1.0).abs().maxCoeff();
+    g.diagonal().setZero();
+    return std::make_pair(diag, g.cwiseAbs().maxCoeff());
+  };
+  SecondMomentCheck c;
+  const int64_t quarter = std::max<int64_t>(kBlock, points / 4 / kBlock * kBlock);
+  for (int64_t r0 = 0; r0 < points; r0 += kBlock) {
+    if (r0 == quarter) {
+      std::tie(c.quarter_diag_max_dev, c.quarter_offdiag_max) = deviations(r0);
+    }
+    const int64_t rows = std::min(kBlock, points - r0);
+    for (int64_t i = 0; i < rows * dim; ++i) x[i] = static_cast<float>(rng.Uniform(-1, 1));
+    (*enc)->EncodeDouble(rows, x.data(), block.data());
+    gram.selfadjointView<Eigen::Lower>().rankUpdate(block.topRows(rows).transpose());
+  }
+  gram = gram.selfadjointView<Eigen::Lower>();
+  gram /= static_cast<double>(points);
+  c.points = points;
+  c.level = level;
+  c.num_invariant = f;
+  c.diag_mean = gram.diagonal().mean();
+  c.diag_max_dev = (gram.diagonal().array() - 1.0).abs().maxCoeff();
+  gram.diagonal().setZero();
+  c.offdiag_max = gram.cwiseAbs().maxCoeff();
+  return c;
+}
+
 int Run(const std::string& command) {
   const int32_t dim = absl::GetFlag(FLAGS_dim);
   const int32_t seeds = absl::GetFlag(FLAGS_seeds);
@@ -181,7 +274,6 @@ int Run(const std::string& command) {
         const bool in_levels = std::find(levels.begin(), levels.end(), level) != levels.end();
         for (int kind = 0; kind < 3; ++kind) {
           if (kind < 2 && !in_levels) continue;
-          if (kind == 2 && level != ridge_level) continue;
           const auto t0 = Clock::now();
           absl::StatusOr<Eigen::VectorXd> c =
               kind == 2
@@ -223,6 +315,11 @@ int Run(const std::string& command) {
           s.id_rel.push_back((*ids)[v].relative_max);
           s.fit_seconds.push_back(variants[v].fit_s);
           s.residual.push_back(*residual);
+          if (variants[v].method == "spec_avg") {
+            const CoefficientCheck check = CheckAgainstFourier(enc, variants[v].w);
+            s.scale.push_back(check.scale);
+            s.constant.push_back(check.constant);
+          }
         }
       }
       // KRR: one kernel matrix per η, every λ.
@@ -282,6 +379,15 @@ int Run(const std::string& command) {
   report.sweep_dim = absl::GetFlag(FLAGS_sweep_dim);
   report.command = command;
   report.out_dir = out_dir;
+  if (absl::GetFlag(FLAGS_accuracy)) {
+    auto moments = MeasureSecondMoment(dim, absl::GetFlag(FLAGS_moment_level), generators,
+                                       absl::GetFlag(FLAGS_moment_points));
+    if (!moments.ok()) {
+      std::fprintf(stderr, "%s\n", std::string(moments.status().message()).c_str());
+      return 1;
+    }
+    report.moments = *moments;
+  }
   report.total_seconds = Seconds(started);
   const std::string console = WriteTorusReport(report, results, by_dimension, by_generators);
   std::printf(
