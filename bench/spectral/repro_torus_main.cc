@@ -27,6 +27,9 @@
 #include "bench/spectral/torus_report.h"
 #include "bench/spectral/torus_timing.h"
 #include "core/base/random.h"
+#include "core/rls/gram_accumulator.h"
+#include "core/rls/lambda_selection.h"
+#include "core/rls/ridge.h"
 #include "core/spectral/invariance_discrepancy.h"
 #include "core/spectral/invariant_subspace.h"
 #include "core/spectral/spec_avg.h"
@@ -45,6 +48,8 @@ ABSL_FLAG(std::string, lambdas, "0.1,1,50", "KRR λ values ((K + λI)α = y)");
 ABSL_FLAG(double, ridge_lambda, 1e-6,
           "λ of the least-squares (RLS) variant on invariant features, run at every level");
 ABSL_FLAG(int32_t, ridge_level, 4, "an extra level for the RLS variant only");
+ABSL_FLAG(int64_t, validation_points, 200,
+          "validation points of `spec_default`, which chooses λ on them as invariant-train does");
 ABSL_FLAG(int64_t, moment_points, 100000,
           "points of the Monte-Carlo check that the invariant features are orthonormal");
 ABSL_FLAG(int32_t, moment_level, 3, "level of that check");
@@ -206,6 +211,42 @@ absl::StatusOr<SecondMomentCheck> MeasureSecondMoment(int32_t dim, int32_t level
   return c;
 }
 
+// The trainer's default for spectral features (learner.kind SPEC_AVG,
+// spec_avg_estimator SPEC_AVG_LEAST_SQUARES), through the same code as
+// invariant-train: float features into a GramAccumulator, ridge with an
+// unregularised bias, λ from 1e-8..1 (decades) by validation MSE. Returned
+// as coefficients on the features, the bias folded into feature 0 (the
+// constant function).
+absl::StatusOr<Eigen::VectorXd> FitTrainerDefault(const SpectralEncoder& enc, int64_t n,
+                                                  const float* x, const float* y, int64_t m,
+                                                  const float* vx, const float* vy) {
+  const int64_t f = enc.d_out();
+  auto acc = GramAccumulator::Create(f, 1);
+  if (!acc.ok()) return acc.status();
+  constexpr int64_t kBlock = 1024;
+  std::vector<float> phi(static_cast<size_t>(kBlock * f));
+  for (int64_t r0 = 0; r0 < n; r0 += kBlock) {
+    const int64_t rows = std::min(kBlock, n - r0);
+    enc.Encode(rows, x + r0 * enc.d_in(), phi.data());
+    const absl::Status st = acc->Add(rows, phi.data(), y + r0);
+    if (!st.ok()) return st;
+  }
+  auto solver = MakeGramRidgeSolver(*acc, RidgeSolverKind::kAuto);
+  if (!solver.ok()) return solver.status();
+  FloatMatrix val_phi = FloatMatrix::Zeros(m, f);
+  enc.Encode(m, vx, val_phi.mutable_data());
+  FloatMatrix val_y = FloatMatrix::Zeros(m, 1);
+  std::copy(vy, vy + m, val_y.mutable_data());
+  std::vector<double> grid;
+  for (double lam = 1e-8; lam <= 1.5; lam *= 10) grid.push_back(lam);
+  auto sel = ChooseLambda(**solver, grid, val_phi, val_y, RlsTask::kRegression);
+  if (!sel.ok()) return sel.status();
+  Eigen::VectorXd c(f);
+  for (int64_t j = 0; j < f; ++j) c(j) = sel->model.weights.row(j)[0];
+  c(0) += sel->model.bias.row(0)[0];
+  return c;
+}
+
 int Run(const std::string& command) {
   const int32_t dim = absl::GetFlag(FLAGS_dim);
   const int32_t seeds = absl::GetFlag(FLAGS_seeds);
@@ -260,6 +301,8 @@ int Run(const std::string& command) {
     for (int32_t seed = 1; seed <= seeds; ++seed) {
       const Data train = Sample(dim, n, Rng::ForStream(seed, 1000 + n), noise);
       const Data test = Sample(dim, num_test, Rng::ForStream(seed, 1), 0.0);
+      const int64_t num_val = absl::GetFlag(FLAGS_validation_points);
+      const Data val = Sample(dim, num_val, Rng::ForStream(seed, 2), noise);
       // Spectral estimators: every variant on one encoder shares one
       // discrepancy pass (the features of the transformed points).
       for (size_t e = 0; e < encoders.size(); ++e) {
@@ -272,11 +315,13 @@ int Run(const std::string& command) {
         };
         std::vector<Variant> variants;
         const bool in_levels = std::find(levels.begin(), levels.end(), level) != levels.end();
-        for (int kind = 0; kind < 3; ++kind) {
+        for (int kind = 0; kind < 4; ++kind) {
           if (kind < 2 && !in_levels) continue;
           const auto t0 = Clock::now();
           absl::StatusOr<Eigen::VectorXd> c =
-              kind == 2
+              kind == 3 ? FitTrainerDefault(enc, n, train.x.data(), train.y.data(), num_val,
+                                            val.x.data(), val.y.data())
+              : kind == 2
                   ? FitInvariantRidge(enc, n, train.x.data(), train.y.data(), ridge_lambda)
                   : FitSpecAvg(enc, n, train.x.data(), train.y.data(), SpecAvgOptions{kind == 1});
           const double fit_s = Seconds(t0);
@@ -284,7 +329,7 @@ int Run(const std::string& command) {
             std::fprintf(stderr, "%s\n", std::string(c.status().message()).c_str());
             return 1;
           }
-          const char* names[] = {"spec_avg", "spec_avg_centered", "spec_rls"};
+          const char* names[] = {"spec_avg", "spec_avg_centered", "spec_rls", "spec_default"};
           std::string param = encoder_names[e];
           if (kind == 2) param += absl::StrCat(" lambda=", ridge_lambda);
           variants.push_back({names[kind], param, *std::move(c), fit_s});
@@ -369,6 +414,8 @@ int Run(const std::string& command) {
   report.seeds = seeds;
   report.noise = noise;
   report.num_test = num_test;
+  report.num_validation = absl::GetFlag(FLAGS_validation_points);
+  report.ridge_lambda = ridge_lambda;
   report.num_generators = static_cast<int64_t>(generators.size());
   report.n_list = n_list;
   report.all_n = all_n;

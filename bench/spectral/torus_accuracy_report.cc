@@ -222,8 +222,10 @@ void WriteWhyAlgorithm1Trails(const TorusReportInputs& in, const TorusResults& r
     md << absl::StrFormat("; %s is %.1f× the best KRR at n = %d", param,
                           Stats::Mean(by_n->at(n_max).mse) / best_krr.mse, n_max);
   }
-  md << ". It is not a claim about the best KRR. At that pairing, with D read as the paper "
-     << "defines it, we reproduce the paper (same order, similar rate):\n\n"
+  md << ". It is not a claim about the best KRR. With D read as the paper defines it, the "
+     << "errors at that pairing are of the same order, as the paper says; read as a count of "
+     << "invariant functions they are further apart, at a similar rate (`rate`, the slope of "
+     << "log MSE on log n over n = " << in.n_list.front() << ".." << n_max << "):\n\n"
      << "| Spec-Avg (Algorithm 1) | reading of D = 176 | MSE at n = " << n_max
      << " | rate | KRR | its MSE | its rate | ratio |\n|---|---|---|---|---|---|---|---|\n";
   for (int32_t level : {1, 3}) {
@@ -247,7 +249,7 @@ void WriteWhyAlgorithm1Trails(const TorusReportInputs& in, const TorusResults& r
   Best rls;
   for (const auto& [row, by_n] : results) {
     auto it = by_n.find(n_max);
-    if (row.method == "spec_rls" && it != by_n.end() && Stats::Mean(it->second.mse) < rls.mse) {
+    if (row.method == "spec_default" && it != by_n.end() && Stats::Mean(it->second.mse) < rls.mse) {
       rls = {Stats::Mean(it->second.mse), row.param};
     }
   }
@@ -267,14 +269,15 @@ void WriteWhyAlgorithm1Trails(const TorusReportInputs& in, const TorusResults& r
      << " (centring the targets only removes that mean). Algorithm 1 replaces the empirical "
      << "second moment (1/n)ΨᵀΨ of the invariant features by its expectation I; solving with "
      << "the measured one instead, ((1/n)ΨᵀΨ + λI) c = (1/n)ΨᵀY, is least squares on the same "
-     << "exactly invariant features (`spec_rls`), whose variance on noiseless data comes only "
-     << "from the part of f* outside the features: "
+     << "exactly invariant features, whose variance on noiseless data comes only from the part "
+     << "of f* outside the features. With λ chosen on validation as the trainer does "
+     << "(`spec_default`): "
      << absl::StrFormat("%.4g (%s) at n = %d, %.2f× the best KRR", rls.mse, rls.param, n_max,
                         rls.mse / best_krr.mse)
      << ". That estimator is the trainer's default for spectral models (learner.kind SPEC_AVG "
-     << "with spec_avg_estimator SPEC_AVG_LEAST_SQUARES, λ chosen on validation; also what a "
-     << "spectral encoder gets with learner.kind unset); `spec_avg_estimator: "
-     << "SPEC_AVG_ALGORITHM1` selects Algorithm 1.\n";
+     << "with spec_avg_estimator SPEC_AVG_LEAST_SQUARES; also what a spectral encoder gets "
+     << "with learner.kind unset); `spec_avg_estimator: SPEC_AVG_ALGORITHM1` selects "
+     << "Algorithm 1.\n";
 }
 
 }  // namespace
@@ -290,10 +293,13 @@ std::string WriteAccuracySections(const TorusReportInputs& in, const TorusResult
      << "Estimators. `spec_avg` = Algorithm 1 exactly: f̃ = (1/n) Σ y_i φ(x_i) over every "
      << "eigenfunction of the kept eigenspaces, projected per eigenspace onto the invariant "
      << "subspace. `spec_avg_centered` = the same with the constant coefficient estimated as "
-     << "mean(y) and the others from y − ȳ (a variance reduction). `spec_rls` = least "
-     << "squares (RLS with a tiny λ) on the same exactly invariant features: Algorithm 1 with "
-     << "the empirical second moment of the features in place of I, the trainer's default "
-     << "for spectral models (SPEC_AVG_LEAST_SQUARES; the trainer picks λ on validation). D "
+     << "mean(y) and the others from y − ȳ (a variance reduction). `spec_default` = the "
+     << "trainer's default for spectral models (learner.kind SPEC_AVG, spec_avg_estimator "
+     << "SPEC_AVG_LEAST_SQUARES) through the trainer's own solver: least squares on the same "
+     << "exactly invariant features, i.e. Algorithm 1 with the empirical second moment "
+     << "(1/n)ΨᵀΨ of the features in place of I, with an unregularised bias and λ chosen from "
+     << "1e-8..1 on " << in.num_validation << " fresh validation points per seed. `spec_rls` = "
+     << "the same at a fixed λ = " << in.ridge_lambda << " without the validation rows. D "
      << "counts every eigenfunction enumerated (whole eigenspaces); \"invariant\" is the "
      << "dimension Spec-Avg keeps. The paper's D = 176 is level ≤ 1 (D = 21) if D counts every "
      << "eigenfunction as the paper defines it, level ≤ 3 (D = 1161, 176 invariant) if it "
@@ -324,6 +330,7 @@ std::string WriteAccuracySections(const TorusReportInputs& in, const TorusResult
   const double ratio_alg1 = best["spec_avg"].mse / best_krr;
   const double ratio_centered = best["spec_avg_centered"].mse / best_krr;
   const double ratio_rls = best["spec_rls"].mse / best_krr;
+  const double ratio_default = best["spec_default"].mse / best_krr;
   std::string console;
   md << "## Targets of issue 4\n\n"
      << absl::StrFormat(
@@ -339,10 +346,13 @@ std::string WriteAccuracySections(const TorusReportInputs& in, const TorusResult
             "both (n = %d): best KRR %.4g (%s).\n",
             kRatioTarget, n_max, best_krr, best["krr"].param)
      << absl::StrFormat(
-            "   * the default, least squares on the invariant features (`spec_rls`; "
-            "SPEC_AVG_LEAST_SQUARES): %.4g (%s), ratio %.2f: %s.\n",
-            best["spec_rls"].mse, best["spec_rls"].param, ratio_rls,
-            Verdict(ratio_rls <= kRatioTarget))
+            "   * the default, least squares on the invariant features with λ chosen on "
+            "validation (`spec_default`; SPEC_AVG_LEAST_SQUARES): %.4g (%s), ratio %.2f: %s.\n",
+            best["spec_default"].mse, best["spec_default"].param, ratio_default,
+            Verdict(ratio_default <= kRatioTarget))
+     << absl::StrFormat("   * the same at a fixed λ (`spec_rls`): %.4g (%s), ratio %.2f: %s.\n",
+                        best["spec_rls"].mse, best["spec_rls"].param, ratio_rls,
+                        Verdict(ratio_rls <= kRatioTarget))
      << absl::StrFormat(
             "   * Algorithm 1 exactly (`spec_avg`; SPEC_AVG_ALGORITHM1): %.4g (%s), ratio %.2f: "
             "%s.\n",
@@ -356,7 +366,10 @@ std::string WriteAccuracySections(const TorusReportInputs& in, const TorusResult
   // The paper's own comparison: D = 176 against KRR λ = 50, D read both ways.
   for (int32_t level : {1, 3}) {
     for (const auto& [row, by_n] : results) {
-      if (row.level != level || row.method == "spec_rls" || !by_n.count(n_max)) continue;
+      if (row.level != level || row.method == "spec_rls" || row.method == "spec_default" ||
+          !by_n.count(n_max)) {
+        continue;
+      }
       for (const auto& [krow, kby_n] : results) {
         if (krow.method != "krr" || krow.param.find("lambda=50") == std::string::npos ||
             !kby_n.count(n_max)) {
@@ -372,10 +385,12 @@ std::string WriteAccuracySections(const TorusReportInputs& in, const TorusResult
   }
   console += absl::StrFormat(
       "spectral max rel ID %.3g; KRR min rel ID %.3g; best MSE at n=%d: KRR %.4g, default "
-      "spec_rls %.4g (x%.2f: %s), spec_avg %.4g (x%.2f: %s), centred %.4g (x%.2f: %s)\n",
-      worst_spec_rel, min_krr_rel, n_max, best_krr, best["spec_rls"].mse, ratio_rls,
-      ratio_rls <= kRatioTarget ? "met" : "missed", best["spec_avg"].mse, ratio_alg1,
-      ratio_alg1 <= kRatioTarget ? "met" : "missed", best["spec_avg_centered"].mse, ratio_centered,
+      "spec_default %.4g (x%.2f: %s), spec_rls %.4g (x%.2f), spec_avg %.4g (x%.2f: %s), "
+      "centred %.4g (x%.2f: %s)\n",
+      worst_spec_rel, min_krr_rel, n_max, best_krr, best["spec_default"].mse, ratio_default,
+      ratio_default <= kRatioTarget ? "met" : "missed", best["spec_rls"].mse, ratio_rls,
+      best["spec_avg"].mse, ratio_alg1, ratio_alg1 <= kRatioTarget ? "met" : "missed",
+      best["spec_avg_centered"].mse, ratio_centered,
       ratio_centered <= kRatioTarget ? "met" : "missed");
 
   // Test MSE table.
@@ -442,7 +457,10 @@ std::string WriteAccuracySections(const TorusReportInputs& in, const TorusResult
         "invariant |\n|---|---|---|---|---|---|---|\n";
   for (const auto& [row, by_n] : results) {
     auto it = by_n.find(n_max);
-    if (row.level < 0 || it == by_n.end() || row.method == "spec_rls") continue;
+    if (row.level < 0 || it == by_n.end() || row.method == "spec_rls" ||
+        row.method == "spec_default") {
+      continue;
+    }
     const double mse = Stats::Mean(it->second.mse);
     const double trunc = TorusTruncationError(in.dim, row.level);
     md << "| " << row.method << " | " << row.param << " | " << row.num_invariant << " | "

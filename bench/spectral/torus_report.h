@@ -44,7 +44,7 @@ struct Stats {
 };
 
 struct Row {
-  std::string method;         // "krr", "spec_avg", "spec_avg_centered", "spec_rls"
+  std::string method;         // "krr", "spec_avg", "spec_avg_centered", "spec_rls", "spec_default"
   std::string param;          // e.g. "D=1161 (level<=3, 176 invariant)", "eta=0.1 lambda=50"
   int32_t level = -1;         // spectral rows: the basis level Σk² (−1 for KRR)
   int64_t num_invariant = 0;  // spectral rows: features (not part of the key)
@@ -69,6 +69,8 @@ struct TorusReportInputs {
   int32_t seeds = 0;
   double noise = 0;
   int64_t num_test = 0;
+  int64_t num_validation = 0;  // spec_default: validation points per seed
+  double ridge_lambda = 0;     // spec_rls: its fixed λ
   int64_t num_generators = 0;
   std::vector<int64_t> n_list;  // sizes with KRR
   std::vector<int64_t> all_n;   // plus spectral-only sizes
