@@ -1,8 +1,12 @@
 // invariant-repro-torus: reproduces Soleymani et al. (ICML 2025) §6.
 //
 // x ~ U[-1, 1)^d, f*(x) = (1/d) Σ_i i·x_i², group {±1}^d given by d sign-flip
-// generators; Spec-Avg (several budgets D) vs kernel ridge regression with
-// the von Mises kernel (several η, λ). For each n and seed: test MSE against
+// generators; Spec-Avg (several budgets D; Algorithm 1 as written, centred,
+// least squares at a fixed λ, and the trainer's default: least squares with
+// λ chosen on validation) vs kernel ridge regression with the von Mises
+// kernel (several η, λ). Also the checks of issue 14: the second moment of
+// the invariant features and Algorithm 1's coefficients against f*'s exact
+// Fourier coefficients. For each n and seed: test MSE against
 // f* on fresh test points, and the invariance discrepancy over those points
 // and every group element (or random words when the group is too large).
 // Then the fit-time table for d = 6..12 with the full sign-flip group and the
