@@ -5,7 +5,9 @@
 # tables (sign flips vs permutations for d = 6..12; time vs number of
 # generators at d = 10).
 #
-# Writes docs/results/torus.md (tables, the verdict on each target of issue 4,
+# Writes docs/results/torus.md (tables, the verdict on each target of issue 4
+# with the trainer's default spectral learner, why Algorithm 1 as written
+# trails KRR (issue 14: normalisation, the budget D, the paper's protocol),
 # the command and its run time), torus.csv, torus_timing.csv,
 # torus_curves.dat, torus.gp and torus.png. The PNG needs gnuplot
 # (apt-get install -y gnuplot-nox); without it the script says so and leaves

@@ -22,6 +22,9 @@ namespace invariant {
 // Per (estimator, n): one entry per seed.
 struct Stats {
   std::vector<double> mse, id_max, id_rel, fit_seconds, residual;
+  // spec_avg only: slope of the fitted coefficients on f*'s exact Fourier
+  // coefficients, and the fitted constant coefficient.
+  std::vector<double> scale, constant;
   static double Mean(const std::vector<double>& v) {
     double s = 0;
     for (double x : v) s += x;
@@ -41,7 +44,7 @@ struct Stats {
 };
 
 struct Row {
-  std::string method;         // "krr", "spec_avg", "spec_avg_centered", "spec_rls"
+  std::string method;         // "krr", "spec_avg", "spec_avg_centered", "spec_rls", "spec_default"
   std::string param;          // e.g. "D=1161 (level<=3, 176 invariant)", "eta=0.1 lambda=50"
   int32_t level = -1;         // spectral rows: the basis level Σk² (−1 for KRR)
   int64_t num_invariant = 0;  // spectral rows: features (not part of the key)
@@ -50,11 +53,24 @@ inline bool operator<(const Row& a, const Row& b) {
   return std::tie(a.method, a.param, a.level) < std::tie(b.method, b.param, b.level);
 }
 
+// (1/N) Σ ψψᵀ of the invariant features up to `level` on N uniform points
+// (the identity when the basis is orthonormal for the uniform probability
+// measure on [-1,1)^d, which Algorithm 1 assumes).
+struct SecondMomentCheck {
+  int64_t points = 0;
+  int32_t level = 0;
+  int64_t num_invariant = 0;
+  double diag_mean = 0, diag_max_dev = 0, offdiag_max = 0;
+  double quarter_diag_max_dev = 0, quarter_offdiag_max = 0;  // on the first N/4 points
+};
+
 struct TorusReportInputs {
   int32_t dim = 0;
   int32_t seeds = 0;
   double noise = 0;
   int64_t num_test = 0;
+  int64_t num_validation = 0;  // spec_default: validation points per seed
+  double ridge_lambda = 0;     // spec_rls: its fixed λ
   int64_t num_generators = 0;
   std::vector<int64_t> n_list;  // sizes with KRR
   std::vector<int64_t> all_n;   // plus spectral-only sizes
@@ -63,7 +79,8 @@ struct TorusReportInputs {
   bool elements_exhaustive = false;
   TimingOptions timing;
   int32_t sweep_dim = 0;
-  std::string command;  // the command line that produced the files
+  SecondMomentCheck moments;  // points == 0: not measured
+  std::string command;        // the command line that produced the files
   std::string out_dir;
   double total_seconds = 0;
 };

@@ -9,8 +9,13 @@
 // The result is a linear model on the features, so predictions are exactly
 // invariant up to float rounding.
 //
-// Also: ridge regression (RLS) on the same features as an alternative, and
-// the default budget D = n^{1/(1+α)}.
+// Also: ridge regression (RLS) on the same features, and the default budget
+// D = n^{1/(1+α)}. Algorithm 1 takes the features' second moment (1/n)ΨᵀΨ to
+// be its expectation I; FitInvariantRidge solves with the measured one
+// (least squares for lambda → 0), exactly invariant all the same. Its
+// variance on noiseless labels does not carry Algorithm 1's ≈ #features·E[y²]/n,
+// so it is the trainer's default for spectral features
+// (learner.spec_avg_estimator SPEC_AVG_LEAST_SQUARES; docs/results/torus.md).
 #ifndef INVARIANT_CORE_SPECTRAL_SPEC_AVG_H_
 #define INVARIANT_CORE_SPECTRAL_SPEC_AVG_H_
 
@@ -39,8 +44,9 @@ absl::StatusOr<Eigen::VectorXd> FitSpecAvg(const SpectralEncoder& encoder, int64
                                            const float* x, const float* y,
                                            const SpecAvgOptions& options = {});
 
-// Ridge on the features: argmin_c (1/n)‖y − Ψc‖² + lambda‖c‖², solved in
-// double (Ψ is n × d_out). Errors: n < 1, lambda < 0, a singular system.
+// Ridge on the features: argmin_c (1/n)‖y − Ψc‖² + lambda‖c‖², i.e.
+// ((1/n)ΨᵀΨ + lambda·I) c = (1/n)Ψᵀy, solved in double (Ψ is n × d_out).
+// Errors: n < 1, lambda < 0, a singular system.
 absl::StatusOr<Eigen::VectorXd> FitInvariantRidge(const SpectralEncoder& encoder, int64_t n,
                                                   const float* x, const float* y, double lambda);
 

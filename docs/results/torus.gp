@@ -18,11 +18,11 @@ set key outside right top font ',9'
 set ylabel 'test MSE against f* (mean of 10 seeds)'
 set title 'Soleymani et al. 6: d = 10, {+-1}^10, f*(x) = (1/d) sum i x_i^2. Test error vs n; KRR dashed, spectral solid'
 plot for [i=0:5] 'torus_curves.dat' index i using 1:2 with linespoints dt 2 lw 1.5 title columnheader(1), \
-     for [i=6:14] 'torus_curves.dat' index i using 1:2 with linespoints dt 1 lw 1.5 title columnheader(1)
+     for [i=6:21] 'torus_curves.dat' index i using 1:2 with linespoints dt 1 lw 1.5 title columnheader(1)
 unset logscale y
 set yrange [0:*]
 set ylabel 'ID = max |f(x) - f(g.x)| (mean over seeds)'
 set title 'Invariance discrepancy over 100 test points x 1024 group elements'
 plot for [i=0:5] 'torus_curves.dat' index i using 1:3 with linespoints dt 2 lw 1.5 title columnheader(1), \
-     'torus_curves.dat' index 15 using 1:3 with linespoints lw 3 lc 'black' title columnheader(1)
+     'torus_curves.dat' index 22 using 1:3 with linespoints lw 3 lc 'black' title columnheader(1)
 unset multiplot

@@ -91,10 +91,27 @@ absl::Status ValidateSolverAndFolds(v1::TrainConfig& c) {
 
 absl::Status ValidateLearner(v1::TrainConfig& c) {
   v1::LearnerConfig& l = *c.mutable_learner();
-  if (l.kind() == v1::LearnerConfig::KIND_UNSPECIFIED) l.set_kind(v1::LearnerConfig::RIDGE);
+  // Spectral features default to Spec-Avg, every other encoder to ridge.
+  if (l.kind() == v1::LearnerConfig::KIND_UNSPECIFIED) {
+    l.set_kind(c.encoder().has_spectral() ? v1::LearnerConfig::SPEC_AVG : v1::LearnerConfig::RIDGE);
+  }
   if (l.kind() == v1::LearnerConfig::SPEC_AVG && !c.encoder().has_spectral()) {
     return absl::InvalidArgumentError(
         "learner.kind SPEC_AVG requires encoder.spectral; got another encoder");
+  }
+  if (l.spec_avg_estimator() != v1::LearnerConfig::SPEC_AVG_ESTIMATOR_UNSPECIFIED &&
+      l.kind() != v1::LearnerConfig::SPEC_AVG) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("learner.spec_avg_estimator applies to learner.kind SPEC_AVG only; got kind ",
+                     v1::LearnerConfig::Kind_Name(l.kind())));
+  }
+  // Spec-Avg's default estimator: least squares on the invariant features
+  // (Algorithm 1 with the empirical second moment), within 1.5x of kernel
+  // ridge on the §6 torus where Algorithm 1 literally is not
+  // (docs/results/torus.md). SPEC_AVG_ALGORITHM1 selects the literal one.
+  if (l.kind() == v1::LearnerConfig::SPEC_AVG &&
+      l.spec_avg_estimator() == v1::LearnerConfig::SPEC_AVG_ESTIMATOR_UNSPECIFIED) {
+    l.set_spec_avg_estimator(v1::LearnerConfig::SPEC_AVG_LEAST_SQUARES);
   }
   if (l.kind() != v1::LearnerConfig::NONE && l.task() == v1::TASK_UNSPECIFIED) {
     return absl::InvalidArgumentError(

@@ -289,10 +289,13 @@ void WarnAtGridEnd(Run& run, const std::vector<double>& grid) {
   run.report.warnings.push_back(warning);
 }
 
-// Stage solve for RIDGE and SPEC_AVG: the head over the features.
+// Stage solve for RIDGE and SPEC_AVG: the head over the features. SPEC_AVG's
+// default estimator, SPEC_AVG_LEAST_SQUARES, is the ridge solve below on the
+// invariant features; SPEC_AVG_ALGORITHM1 is the literal average here.
 absl::StatusOr<LinearModel> Solve(Run& run, const TrainingSet& set) {
   const v1::LearnerConfig& l = run.config.learner();
-  if (l.kind() == v1::LearnerConfig::SPEC_AVG) {
+  if (l.kind() == v1::LearnerConfig::SPEC_AVG &&
+      l.spec_avg_estimator() == v1::LearnerConfig::SPEC_AVG_ALGORITHM1) {
     run.report.solver = "spec_avg";
     const GramAccumulator& acc = *set.sums;
     // Spec-Avg (Algorithm 1): f̂ = (1/n) Σ y_i ψ(x_i) over the invariant

@@ -11,6 +11,7 @@ namespace invariant::train {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::kTorusConfig;
 using testing::kXpermConfig;
 
 absl::Status Parse(const std::string& text) { return ParseTrainConfig(text, "cfg").status(); }
@@ -21,6 +22,51 @@ TEST(TrainConfigTest, ShippedStyleConfigParsesAndGetsDefaults) {
   EXPECT_EQ(c->encoder().cdf().pooling(), v1::POOLING_CDF);
   EXPECT_EQ(c->certificate().num_group_elements(), 32);
   EXPECT_EQ(c->block_rows(), 17);
+}
+
+// Spectral features without a learner kind get Spec-Avg, and Spec-Avg without
+// an estimator gets least squares; Algorithm 1 is kept when asked for.
+TEST(TrainConfigTest, SpectralEncoderDefaultsToLeastSquaresSpecAvg) {
+  const std::string kind = "kind: SPEC_AVG ";
+  auto with_learner = [&](const std::string& replacement) {
+    std::string text = kTorusConfig;
+    text.replace(text.find(kind), kind.size(), replacement);
+    return ParseTrainConfig(text, "cfg");
+  };
+  for (const std::string& learner : {std::string(), kind}) {
+    absl::StatusOr<v1::TrainConfig> c = with_learner(learner);
+    ASSERT_TRUE(c.ok()) << c.status();
+    EXPECT_EQ(c->learner().kind(), v1::LearnerConfig::SPEC_AVG) << learner;
+    EXPECT_EQ(c->learner().spec_avg_estimator(), v1::LearnerConfig::SPEC_AVG_LEAST_SQUARES)
+        << learner;
+    EXPECT_FALSE(c->learner().lambda_grid().empty());  // the λ grid it chooses from
+  }
+  absl::StatusOr<v1::TrainConfig> literal =
+      with_learner("kind: SPEC_AVG spec_avg_estimator: SPEC_AVG_ALGORITHM1 ");
+  ASSERT_TRUE(literal.ok()) << literal.status();
+  EXPECT_EQ(literal->learner().spec_avg_estimator(), v1::LearnerConfig::SPEC_AVG_ALGORITHM1);
+  absl::StatusOr<v1::TrainConfig> ridge = with_learner("kind: RIDGE ");
+  ASSERT_TRUE(ridge.ok()) << ridge.status();
+  EXPECT_EQ(ridge->learner().spec_avg_estimator(),
+            v1::LearnerConfig::SPEC_AVG_ESTIMATOR_UNSPECIFIED);
+
+  // Other encoders still default to ridge, without an estimator.
+  std::string xperm = kXpermConfig;
+  const std::string xperm_kind = "kind: RIDGE";
+  ASSERT_NE(xperm.find(xperm_kind), std::string::npos);
+  xperm.replace(xperm.find(xperm_kind), xperm_kind.size(), "");
+  absl::StatusOr<v1::TrainConfig> plain = ParseTrainConfig(xperm, "cfg");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->learner().kind(), v1::LearnerConfig::RIDGE);
+  EXPECT_EQ(plain->learner().spec_avg_estimator(),
+            v1::LearnerConfig::SPEC_AVG_ESTIMATOR_UNSPECIFIED);
+
+  // The estimator belongs to SPEC_AVG only.
+  absl::Status misplaced =
+      with_learner("kind: RIDGE spec_avg_estimator: SPEC_AVG_ALGORITHM1 ").status();
+  EXPECT_EQ(misplaced.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(misplaced.message(), HasSubstr("learner.spec_avg_estimator"));
+  EXPECT_THAT(misplaced.message(), HasSubstr("RIDGE"));
 }
 
 TEST(TrainConfigTest, UnknownFieldIsAnErrorWithItsPosition) {

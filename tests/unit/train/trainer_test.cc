@@ -17,6 +17,8 @@
 #include "gtest/gtest.h"
 #include "tests/unit/train/train_test_util.h"
 #include "train/data/xperm.h"
+#include "train/pipeline/config.h"
+#include "train/pipeline/data_plan.h"
 
 namespace invariant::train {
 namespace {
@@ -286,10 +288,15 @@ TEST(TrainerTest, SpecAvgModelIsExactlyInvariantAndCertified) {
   EXPECT_EQ(model->manifest().head().task(), v1::TASK_REGRESSION);
 }
 
+// Algorithm 1's error is dominated by the variance of its sample means, which
+// falls with n. (Least squares, the default, is already at the truncation
+// floor of these 7 features with 100 rows.)
 TEST(TrainerTest, SpecAvgImprovesWithMoreTrainingRows) {
   TempDir dir;
   auto rmse = [&](int64_t train) {
     std::string text = kTorusConfig;
+    text.replace(text.find("kind: SPEC_AVG"), 14,
+                 "kind: SPEC_AVG spec_avg_estimator: SPEC_AVG_ALGORITHM1");
     text.replace(text.find("num_points: 700"), 15, "num_points: " + std::to_string(train + 200));
     text.replace(text.find("train: 500"), 10, "train: " + std::to_string(train));
     text.replace(text.find("budget: 400"), 11, "budget: 13");
@@ -307,9 +314,10 @@ TEST(TrainerTest, CenteredSpecAvgIsStillExactAndMoreAccurate) {
   auto run = [&](bool center) {
     std::string text = kTorusConfig;
     text.replace(text.find("noise_stddev: 0.05"), 18, "noise_stddev: 0.0");
-    if (center) {
-      text.replace(text.find("kind: SPEC_AVG"), 14, "kind: SPEC_AVG center_targets: true");
-    }
+    text.replace(text.find("kind: SPEC_AVG"), 14,
+                 center ? "kind: SPEC_AVG spec_avg_estimator: SPEC_AVG_ALGORITHM1 "
+                          "center_targets: true"
+                        : "kind: SPEC_AVG spec_avg_estimator: SPEC_AVG_ALGORITHM1");
     auto out = RunTraining(Options(dir, text, center ? "centered" : "literal"));
     EXPECT_TRUE(out.ok()) << out.status();
     return LoadVersion(*out);
@@ -324,6 +332,76 @@ TEST(TrainerTest, CenteredSpecAvgIsStillExactAndMoreAccurate) {
   const FloatMatrix& w = centered->tensors().f32.at("head/weights");
   EXPECT_NE(w.row(0)[0], literal->tensors().f32.at("head/weights").row(0)[0] - 1.f);
   EXPECT_GT(w.row(0)[0], 0.5f);  // mean of (1/6) Σ i x_i² is 7/12
+}
+
+// The default for spectral features (learner.kind unset → SPEC_AVG with
+// SPEC_AVG_LEAST_SQUARES) on noiseless torus data: exactly invariant over the
+// whole group {±1}^6 and far more accurate than Algorithm 1 on the same rows.
+TEST(TrainerTest, DefaultSpectralLearnerIsExactAndBeatsAlgorithm1) {
+  TempDir dir;
+  auto run = [&](const std::string& learner, const std::string& name) {
+    std::string text = kTorusConfig;
+    text.replace(text.find("noise_stddev: 0.05"), 18, "noise_stddev: 0.0");
+    text.replace(text.find("kind: SPEC_AVG "), 15, learner);
+    auto out = RunTraining(Options(dir, text, name));
+    EXPECT_TRUE(out.ok()) << out.status();
+    return out.ok() ? LoadVersion(*out) : nullptr;
+  };
+  auto by_default = run("", "default");
+  auto literal = run("kind: SPEC_AVG spec_avg_estimator: SPEC_AVG_ALGORITHM1 ", "literal");
+  ASSERT_NE(by_default, nullptr);
+  ASSERT_NE(literal, nullptr);
+  const v1::InvarianceCertificate& c = by_default->manifest().certificate();
+  EXPECT_TRUE(c.exhaustive());
+  EXPECT_EQ(c.num_group_elements(), 64);
+  EXPECT_LE(c.relative_max_discrepancy(), 1e-6);
+  EXPECT_LE(c.generator_residual(), 1e-9);
+  // λ was chosen on validation (Algorithm 1 has none).
+  EXPECT_GT(by_default->manifest().head().lambda(), 0.0);
+  EXPECT_EQ(literal->manifest().head().lambda(), 0.0);
+  const double rmse = by_default->manifest().metrics().at("test_rmse");
+  const double literal_rmse = literal->manifest().metrics().at("test_rmse");
+  EXPECT_LT(rmse, 0.5 * literal_rmse) << rmse << " vs Algorithm 1 " << literal_rmse;
+}
+
+// SPEC_AVG_ALGORITHM1 still gives Algorithm 1 exactly: the head is
+// (1/N) Σ y_i ψ(x_i) over the training rows of the split, no bias.
+TEST(TrainerTest, Algorithm1StaysSelectableAndIsTheMeanOfYTimesFeatures) {
+  TempDir dir;
+  std::string text = kTorusConfig;
+  text.replace(text.find("kind: SPEC_AVG"), 14,
+               "kind: SPEC_AVG spec_avg_estimator: SPEC_AVG_ALGORITHM1");
+  auto out = RunTraining(Options(dir, text, "literal"));
+  ASSERT_TRUE(out.ok()) << out.status();
+  auto model = LoadVersion(*out);
+  ASSERT_NE(model, nullptr);
+
+  auto config = ParseTrainConfig(text, "cfg");
+  ASSERT_TRUE(config.ok()) << config.status();
+  auto plan = PlanData(*config);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const int64_t f = model->feature_dim();
+  std::vector<double> expected(static_cast<size_t>(f), 0.0);
+  int64_t rows = 0;
+  std::vector<float> phi;
+  ASSERT_TRUE(ForEachTrainBlock(*plan, 64, 0, 1, [&](const TrainBlock& b) {
+                phi.resize(static_cast<size_t>(b.n * f));
+                model->Featurize(b.n, b.x, phi.data());
+                for (int64_t r = 0; r < b.n; ++r) {
+                  for (int64_t j = 0; j < f; ++j) {
+                    expected[j] += static_cast<double>(b.y[r]) * phi[r * f + j];
+                  }
+                }
+                rows += b.n;
+                return absl::OkStatus();
+              }).ok());
+  ASSERT_EQ(rows, 500);
+  const FloatMatrix& w = model->tensors().f32.at("head/weights");
+  ASSERT_EQ(w.rows(), f);
+  for (int64_t j = 0; j < f; ++j) {
+    EXPECT_NEAR(w.row(j)[0], expected[j] / rows, 1e-5) << "feature " << j;
+  }
+  EXPECT_EQ(model->tensors().f32.at("head/bias").row(0)[0], 0.f);
 }
 
 TEST(TrainerTest, KernelRidgeBaselineIsReportedNotServedAndNotInvariant) {
