@@ -8,6 +8,7 @@
 #include "core/model/model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/train/run_options.h"
 #include "tests/unit/train/train_test_util.h"
 #include "train/pipeline/trainer.h"
 

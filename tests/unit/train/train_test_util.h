@@ -12,7 +12,6 @@
 
 #include "core/base/file.h"
 #include "gtest/gtest.h"
-#include "train/pipeline/trainer.h"
 
 namespace invariant::testing {
 
@@ -39,17 +38,6 @@ class TempDir {
 };
 
 inline std::string ReadText(const std::string& path) { return ReadWholeFile(path).value_or(""); }
-
-// Options for a run of `config` (written to DIR/<name>.textproto) into
-// DIR/models/<name>.
-inline train::TrainOptions RunOptions(const TempDir& dir, const std::string& config,
-                                      const std::string& name) {
-  train::TrainOptions o;
-  o.config_path = dir.Write(name + ".textproto", config);
-  o.models_dir = dir.path() + "/models";
-  o.name = name;
-  return o;
-}
 
 // A small Xperm run: CDF pooling over all 120 block permutations.
 inline constexpr char kXpermConfig[] = R"pb(
