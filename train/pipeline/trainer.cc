@@ -137,7 +137,7 @@ void ParallelFeaturize(const Model& model, int64_t n, const float* x, float* out
 // kConjugateGradientAboveFeatures, CG above: on the rows when the run has
 // them (unsharded), else on the merged Gram.
 enum class HeadSolver { kEigen, kCholesky, kCgGram, kCgRows };
-constexpr int64_t kConjugateGradientAboveFeatures = 16384;
+constexpr int64_t kConjugateGradientAboveFeatures = 20000;
 
 HeadSolver ChooseHeadSolver(const v1::LearnerConfig& l, int64_t features, bool rows_available) {
   switch (l.ridge_solver()) {
