@@ -34,10 +34,11 @@
 //
 // Writes kernel_approx.csv (mean and std over seeds), kernel_approx_runs.csv
 // (one row per seed), kernel_approx_summary.md and kernel_approx_tables.md
-// into --out_dir (when set) and prints the summary CSV. --check asserts that every error falls from
-// the smallest to the largest s, that ‖K̂ − K_r‖ falls like s^(−1/2) and,
-// for r = all, that K_r is the exact kernel and K̂ converges to it; it exits
-// 1 when one fails (the ctest smoke test runs it on tiny sizes).
+// into --out_dir (when set) and prints the summary CSV. --check asserts that
+// every error falls from the smallest to the largest s, that ‖K̂ − K_r‖ falls
+// like s^(−1/2) (within a factor 3) and, for r = all, that K_r is the exact
+// kernel and K̂ converges to it at that rate; it exits 1 when one fails (the
+// ctest smoke test runs it on tiny sizes).
 #include <cblas.h>
 
 #include <algorithm>
@@ -451,7 +452,9 @@ void CheckConvergence(Results& res, const Problem& p, double scale,
   if (ss.size() < 2) return;
   const std::string& ds = p.name;
   const int64_t lo = ss.front(), hi = ss.back();
-  const double rate = 2.0 * std::sqrt(static_cast<double>(lo) / static_cast<double>(hi));
+  // Monte Carlo error ∝ s^(−1/2); the bound allows 3× that on the means
+  // (at small s and few seeds the spectral norm falls somewhat slower).
+  const double rate = 3.0 * std::sqrt(static_cast<double>(lo) / static_cast<double>(hi));
   for (const std::string& l : labels) {
     for (const char* norm : {"spectral", "frobenius"}) {
       std::vector<std::string> refs = {sampled};
@@ -468,12 +471,12 @@ void CheckConvergence(Results& res, const Problem& p, double scale,
         }
       }
       if (limit) {
-        // The frequency error alone falls like s^(−1/2): at least half that.
+        // The frequency error alone falls like s^(−1/2).
         const double a = res.Mean(ds, scale, l, kLimit, norm, lo);
         const double b = res.Mean(ds, scale, l, kLimit, norm, hi);
         if (!(b < rate * a)) {
           failures.push_back(absl::StrFormat(
-              "%s σ×%g r=%s %s: ‖K̂ − K_r‖ at s=%d is %.4g, above 2·(s_min/s)^½·%.4g = %.4g", ds,
+              "%s σ×%g r=%s %s: ‖K̂ − K_r‖ at s=%d is %.4g, above 3·(s_min/s)^½·%.4g = %.4g", ds,
               scale, l, norm, hi, b, a, rate * a));
         }
       }
@@ -494,7 +497,7 @@ void CheckConvergence(Results& res, const Problem& p, double scale,
         if (!(b < rate * a)) {
           failures.push_back(
               absl::StrFormat("%s σ×%g r=%s %s: error vs the exact kernel at s=%d is %.4g, above "
-                              "2·(s_min/s)^½·%.4g = %.4g",
+                              "3·(s_min/s)^½·%.4g = %.4g",
                               ds, scale, l, norm, hi, b, a, rate * a));
         }
       }
