@@ -94,7 +94,7 @@ ABSL_FLAG(uint64_t, data_seed, 2,
 ABSL_FLAG(uint64_t, kernel_seed, 70, "seed of the reference kernel's group elements");
 ABSL_FLAG(bool, limit_reference, true, "also measure against K_r (ψ's own r elements, s → ∞)");
 ABSL_FLAG(std::string, out_dir, "",
-          "where kernel_approx{,_runs}.csv and _tables.md go (unset: none)");
+          "where kernel_approx{,_runs}.csv and kernel_approx_{summary,tables}.md go (unset: none)");
 ABSL_FLAG(bool, check, false, "assert convergence (see the header); exit 1 on failure");
 
 namespace invariant {
