@@ -16,6 +16,9 @@
 //            of bench/repro/coulomb/), q = the noisy sort of Montavon et al.
 //            (‖row‖ + N(0, ν²), input dependent: 70 draws per molecule for K;
 //            ψ draws its r per molecule, seeded by the row, as when serving)
+//   coulomb-uniform  the same molecules, q = uniform row/column permutations
+//            (Fig. 1's "randomly sampled from the permutation group"; 70
+//            shared draws for K, ψ's r moved onto the frequencies)
 //   xperm    N rows of Xperm (train/data/xperm.h), q = uniform over the 120
 //            permutations of the 5 blocks (70 shared draws for K; ψ's r
 //            shared draws are moved onto the frequencies)
@@ -76,7 +79,8 @@
 #include "train/data/splits.h"
 #include "train/data/xperm.h"
 
-ABSL_FLAG(std::string, datasets, "coulomb,xperm", "data sets: coulomb, xperm");
+ABSL_FLAG(std::string, datasets, "coulomb,coulomb-uniform,xperm",
+          "data sets: coulomb, coulomb-uniform, xperm");
 ABSL_FLAG(int64_t, points, 500, "N: points of the kernel matrices (per data set)");
 ABSL_FLAG(std::string, s_values, "16,32,64,128,256,512,1024,2048,4096",
           "numbers of random frequencies s (ψ has 2s real features)");
@@ -221,7 +225,7 @@ absl::StatusOr<Problem> MakeProblem(const std::string& name, int64_t n) {
   p.name = name;
   const uint64_t data_seed = absl::GetFlag(FLAGS_data_seed);
   double sigma = 0;
-  if (name == "coulomb") {
+  if (name == "coulomb" || name == "coulomb-uniform") {
     train::CoulombOptions o;  // bench/repro/coulomb/*.textproto: 4..23 atoms, seed 2
     o.num_molecules = n;
     o.max_atoms = 23;
@@ -231,9 +235,11 @@ absl::StatusOr<Problem> MakeProblem(const std::string& name, int64_t n) {
     p.x = ds.x;
     p.input_shape = {23, 23};
     p.group.mutable_matrix_permutation()->set_n(23);
-    p.group.mutable_matrix_permutation()->set_noisy_sort_sigma(
-        absl::GetFlag(FLAGS_noisy_sort_sigma));
-    p.group.set_placement(v1::GroupSpec::PLACEMENT_INPUT);
+    if (name == "coulomb") {
+      p.group.mutable_matrix_permutation()->set_noisy_sort_sigma(
+          absl::GetFlag(FLAGS_noisy_sort_sigma));
+      p.group.set_placement(v1::GroupSpec::PLACEMENT_INPUT);
+    }  // coulomb-uniform: uniform permutations, moved onto the frequencies
     sigma = absl::GetFlag(FLAGS_coulomb_sigma);
   } else if (name == "xperm") {
     train::Dataset all = train::MakeXperm({});
