@@ -134,23 +134,34 @@ void ParallelFeaturize(const Model& model, int64_t n, const float* x, float* out
 
 // How a ridge head is solved (learner.ridge_solver). AUTO: the
 // eigendecomposition up to kCholeskyAboveFeatures features, Cholesky up to
-// kConjugateGradientAboveFeatures, CG above: on the rows when the run has
-// them (unsharded), else on the merged Gram.
+// kConjugateGradientAboveFeatures, CG above. CG applies ΦcᵀΦc/N from the
+// rows (2·N·D doubles read per iteration, no Gram formed) or from the Gram
+// (D² per iteration, after an N·D² accumulation): learner.cg.source, or by
+// AUTO the rows when D > 2N. `rows` is the number of training rows when the
+// run can keep them (unsharded), 0 when it only has sums.
 enum class HeadSolver { kEigen, kCholesky, kCgGram, kCgRows };
 constexpr int64_t kConjugateGradientAboveFeatures = 20000;
 
-HeadSolver ChooseHeadSolver(const v1::LearnerConfig& l, int64_t features, bool rows_available) {
+HeadSolver ChooseCgSource(const v1::LearnerConfig& l, int64_t features, int64_t rows) {
+  if (rows == 0 || l.cg().source() == v1::LearnerConfig::ConjugateGradient::SOURCE_GRAM) {
+    return HeadSolver::kCgGram;
+  }
+  if (l.cg().source() == v1::LearnerConfig::ConjugateGradient::SOURCE_ROWS) {
+    return HeadSolver::kCgRows;
+  }
+  return features > 2 * rows ? HeadSolver::kCgRows : HeadSolver::kCgGram;
+}
+
+HeadSolver ChooseHeadSolver(const v1::LearnerConfig& l, int64_t features, int64_t rows) {
   switch (l.ridge_solver()) {
     case v1::LearnerConfig::RIDGE_SOLVER_EIGEN:
       return HeadSolver::kEigen;
     case v1::LearnerConfig::RIDGE_SOLVER_CHOLESKY:
       return HeadSolver::kCholesky;
     case v1::LearnerConfig::RIDGE_SOLVER_CG:
-      return rows_available ? HeadSolver::kCgRows : HeadSolver::kCgGram;
+      return ChooseCgSource(l, features, rows);
     default:
-      if (features > kConjugateGradientAboveFeatures) {
-        return rows_available ? HeadSolver::kCgRows : HeadSolver::kCgGram;
-      }
+      if (features > kConjugateGradientAboveFeatures) return ChooseCgSource(l, features, rows);
       return features > kCholeskyAboveFeatures ? HeadSolver::kCholesky : HeadSolver::kEigen;
   }
 }
@@ -314,8 +325,9 @@ absl::StatusOr<LinearModel> Solve(Run& run, const TrainingSet& set) {
     m.bias = FloatMatrix::Zeros(1, m.weights.cols());
     return m;
   }
-  const HeadSolver kind =
-      ChooseHeadSolver(l, run.map.model->feature_dim(), /*rows_available=*/!set.sums.has_value());
+  const HeadSolver kind = set.sums.has_value()
+                              ? ChooseHeadSolver(l, run.map.model->feature_dim(), /*rows=*/0)
+                              : HeadSolver::kCgRows;
   run.report.solver = HeadSolverName(kind);
   std::unique_ptr<RidgeSolver> solver;
   if (kind == HeadSolver::kCgRows) {
@@ -608,7 +620,7 @@ absl::StatusOr<std::string> FinishCrossValidated(Run& run) {
   run.EndStage("featurize");
 
   const v1::LearnerConfig& l = run.config.learner();
-  const HeadSolver kind = ChooseHeadSolver(l, f, /*rows_available=*/false);
+  const HeadSolver kind = ChooseHeadSolver(l, f, /*rows=*/0);
   run.report.solver = HeadSolverName(kind);
   std::vector<double> grid(l.lambda_grid().begin(), l.lambda_grid().end());
   ASSIGN_OR_RETURN(
@@ -657,9 +669,9 @@ absl::StatusOr<std::string> RunTraining(const TrainOptions& options, TrainSummar
     default: {
       if (run.config.split().k_fold() > 0) return FinishCrossValidated(run);
       const v1::LearnerConfig& l = run.config.learner();
-      const bool keep_rows =
-          l.kind() == v1::LearnerConfig::RIDGE &&
-          ChooseHeadSolver(l, run.map.model->feature_dim(), true) == HeadSolver::kCgRows;
+      const bool keep_rows = l.kind() == v1::LearnerConfig::RIDGE &&
+                             ChooseHeadSolver(l, run.map.model->feature_dim(),
+                                              run.plan.train_rows) == HeadSolver::kCgRows;
       ASSIGN_OR_RETURN(TrainingSet set, Featurize(run, 0, 1, keep_rows));
       ASSIGN_OR_RETURN(LinearModel head, Solve(run, set));
       set = TrainingSet();  // the rows or sums are not needed past the solve

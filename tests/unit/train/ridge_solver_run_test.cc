@@ -48,11 +48,18 @@ double WeightGap(const std::string& a_dir, const std::string& b_dir) {
 TEST(RidgeSolverRunTest, ConjugateGradientRunsGiveTheEigendecompositionModel) {
   TempDir dir;
   auto eigen = RunTraining(RunOptions(dir, WithSolver("RIDGE_SOLVER_EIGEN"), "eigen"));
-  auto cg = RunTraining(RunOptions(dir, WithSolver("RIDGE_SOLVER_CG"), "cg"));
-  ASSERT_TRUE(eigen.ok() && cg.ok()) << eigen.status() << cg.status();
+  auto cg = RunTraining(RunOptions(
+      dir,
+      absl::StrReplaceAll(WithSolver("RIDGE_SOLVER_CG"), {{"cg {", "cg { source: SOURCE_ROWS"}}),
+      "cg"));
+  auto gram = RunTraining(RunOptions(dir, WithSolver("RIDGE_SOLVER_CG"), "gram"));
+  ASSERT_TRUE(eigen.ok() && cg.ok() && gram.ok()) << eigen.status() << cg.status();
   EXPECT_LT(WeightGap(*cg, *eigen), 1e-5);
+  EXPECT_LT(WeightGap(*gram, *eigen), 1e-5);
   const std::string json = ReadText(*cg + "/report.json");
   EXPECT_THAT(json, HasSubstr("\"solver\": {\"kind\": \"cg_rows\", \"cg\": [{\"lambda\": "));
+  // AUTO source: the Gram, since D < 2N here.
+  EXPECT_THAT(ReadText(*gram + "/report.json"), HasSubstr("\"kind\": \"cg_gram\""));
   EXPECT_THAT(ReadText(*eigen + "/report.json"), HasSubstr("\"kind\": \"eigen\", \"cg\": []"));
   EXPECT_THAT(json, ::testing::Not(HasSubstr("conjugate gradients stopped")));
   // Shards + reduce: CG on the merged Gram, the same model.
