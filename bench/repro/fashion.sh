@@ -70,7 +70,7 @@ if [[ -n "${PAPER:-}" ]]; then
   PCSV="$OUT/fashion_paper.csv"
   LEARNER_EXTRA="ridge_solver: RIDGE_SOLVER_CHOLESKY extend_lambda_grid: true "
   VM="group { image { height: 28 width: 28 channels: 1 rotation { von_mises { mean: 0 kappa: $PAPER_KAPPA } } } placement: PLACEMENT_INPUT }"
-  HEADER="method,templates,r,rotation_law,second_layer_s2,feature_dim,test_accuracy,validation_accuracy,lambda,lambda_tried_min,lambda_tried_max,lambda_warnings,id_rot_max,id_rot_mean,label_agreement,id90_mean,label_agreement90,id_own_mean,featurize_s,solve_s,wall_s,peak_rss_mib,load1_before,load1_after,threads,date_utc"
+  HEADER="method,templates,r,rotation_law,second_layer_s2,feature_dim,test_accuracy,validation_accuracy,lambda,lambda_tried_min,lambda_tried_max,lambda_warnings,id_rot_max,id_rot_mean,label_agreement,id90_mean,label_agreement90,id_own_mean,featurize_s,solve_s,wall_s,peak_rss_mib,load1_before,load1_after,threads,date_utc,second_layer_sigma"
   [[ -f "$PCSV" ]] || echo "$HEADER" >"$PCSV"
   paper_run() { # method templates r law s2 shipped-config encoder-text
     local name cfg rep id row key
@@ -99,15 +99,18 @@ if [[ -n "${PAPER:-}" ]]; then
     row=$(jq -r --arg m "$1" --arg t "$2" --arg r "$3" --arg law "$4" --arg s2 "$5" \
       --arg a "$idmax" --arg b "$idmean" --arg g "$agree" --arg i "$id90mean" --arg j "$agree90" \
       --arg wall "$wall" --arg rss "$rss" --arg l0 "$load0" --arg l1 "$load1" \
-      --arg th "$THREADS" --arg d "$date0" \
+      --arg th "$THREADS" --arg d "$date0" --arg sg "$( (($5 > 0)) && echo "$PAPER_SIGMA2")" \
       '. as $rep | ([.validation_curve[] | select(.lambda == $rep.lambda) | .value] | first) as $val |
        [$m, $t, $r, $law, $s2, .feature_dim, .test.accuracy, $val, .lambda,
         ([.validation_curve[].lambda] | min), ([.validation_curve[].lambda] | max),
         (.warnings | map(select(test("lambda"))) | length),
         $a, $b, $g, $i, $j, .invariance.mean_discrepancy, .seconds.featurize, .seconds.solve,
-        $wall, $rss, $l0, $l1, $th, $d] | map(tostring) | join(",")' "$rep")
-    key="$1,$2,$3,$4,$5,"
-    { head -n1 "$PCSV"; tail -n+2 "$PCSV" | grep -vF -- "$key" || true; echo "$row"; } >"$WORK/p.csv"
+        $wall, $rss, $l0, $l1, $th, $d, $sg] | map(tostring) | join(",")' "$rep")
+    key="$1,$2,$3,$4,$5," # and σ2 (column 27): a rerun replaces its row
+    { head -n1 "$PCSV"
+      tail -n+2 "$PCSV" | awk -F, -v k="$key" -v sg="$(echo "$row" | cut -d, -f27)" \
+        'index($0, k) != 1 || $27 != sg'
+      echo "$row"; } >"$WORK/p.csv"
     mv "$WORK/p.csv" "$PCSV"
     echo "$row" >&2
     rm -rf "$WORK/models/$name"
