@@ -68,7 +68,10 @@ if [[ -n "${PAPER:-}" ]]; then
   PAPER_RUNS="${PAPER_RUNS-raw lgika second}"
   THREADS="${THREADS:-1}"                # featurizing threads (BLAS: one)
   PCSV="$OUT/fashion_paper.csv"
-  LEARNER_EXTRA="ridge_solver: RIDGE_SOLVER_CHOLESKY extend_lambda_grid: true "
+  # AUTO: Cholesky per λ up to 20,000 features, conjugate gradients on the
+  # rows above (a 17,000 second layer has 34,000 features).
+  PAPER_SOLVER="${PAPER_SOLVER:-AUTO}"
+  LEARNER_EXTRA="ridge_solver: RIDGE_SOLVER_$PAPER_SOLVER extend_lambda_grid: true "
   VM="group { image { height: 28 width: 28 channels: 1 rotation { von_mises { mean: 0 kappa: $PAPER_KAPPA } } } placement: PLACEMENT_INPUT }"
   HEADER="method,templates,r,rotation_law,second_layer_s2,feature_dim,test_accuracy,validation_accuracy,lambda,lambda_tried_min,lambda_tried_max,lambda_warnings,id_rot_max,id_rot_mean,label_agreement,id90_mean,label_agreement90,id_own_mean,featurize_s,solve_s,wall_s,peak_rss_mib,load1_before,load1_after,threads,date_utc,second_layer_sigma"
   [[ -f "$PCSV" ]] || echo "$HEADER" >"$PCSV"

@@ -104,8 +104,9 @@ independent (stratified rotations need a uniform law). The images themselves
 are rotated uniformly in [0, 2π), as in the main table and in Raj's Rotated
 MNIST. Second layer: a Gaussian random Fourier map with s2 frequencies (2·s2
 features), σ2 = 0.4 as in the main table unless the s2 column says otherwise. Learner: \`ridge_solver:
-RIDGE_SOLVER_CHOLESKY\` (one Cholesky factorisation of the accumulated
-D × D Gram per λ) and \`extend_lambda_grid: true\` (default grid 1e-8..1 in
+RIDGE_SOLVER_AUTO\` (one Cholesky factorisation of the accumulated
+D × D Gram per λ up to 20,000 features; above, preconditioned conjugate
+gradients on the featurized rows, which never form the Gram) and \`extend_lambda_grid: true\` (default grid 1e-8..1 in
 decades, extended by a decade while the chosen λ is at an end); "tried" is the
 range of λ actually evaluated on validation. ID columns: as in the main table
 (uniform rotations, 200 test points × 16 rotations; 90°/180°/270°).
