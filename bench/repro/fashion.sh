@@ -24,6 +24,9 @@
 # bench/repro/fashion_paper_report.sh (+ fashion_paper_notes.md).
 #   PAPER=1 bench/repro/fashion.sh                       (raw RF, LGIKA-RF, 2nd layer)
 #   PAPER=1 PAPER_RUNS="raw lgika" PAPER_S=1000 bench/repro/fashion.sh
+#   PAPER=1 PAPER_RUNS="raw2" PAPER_S2=10000 PAPER_SIGMA2=1.0 bench/repro/fashion.sh
+# (runs: raw, lgika, second = LGIKA-RF + 2nd layer, raw2 = raw RF + 2nd layer;
+# a row is keyed by method, s, r, law, s2 and σ2)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 BUILD="${BUILD:-$ROOT/build}"
