@@ -47,6 +47,19 @@ WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 LEARNER_EXTRA="" # extra learner fields (PAPER mode)
 
+# The invariance discrepancy of model NAME (trained from CFG) under 16 random
+# rotations and under 90°/180°/270°, on 200 test points: sets idmax idmean
+# idrel agree (random) and id90max id90mean agree90 (fixed angles).
+discrepancies() { # name cfg
+  local bundle="$WORK/models/$1/1/model.bundle" id
+  id=$("$BUILD/bin/invariant-repro-discrepancy" --bundle="$bundle" --config="$2" --points=200 \
+    --elements=16)
+  read -r idmax idmean idrel agree <<<"$id"
+  id=$("$BUILD/bin/invariant-repro-discrepancy" --bundle="$bundle" --config="$2" --points=200 \
+    --fixed_angles_deg=90,180,270)
+  read -r id90max id90mean _ agree90 <<<"$id"
+}
+
 # A config: the data / split / preprocess / learner / certificate lines of a
 # shipped config, a description, and the given encoder (+ second layer) text.
 make_config() { # file shipped description encoder-text
@@ -96,12 +109,7 @@ if [[ -n "${PAPER:-}" ]]; then
     wall=$(awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, t, ":"); s = 0
       for (i = 1; i <= n; ++i) s = 60 * s + t[i]; printf "%.1f", s }' "$WORK/$name.time")
     rep="$WORK/models/$name/1/report.json"
-    id=$("$BUILD/bin/invariant-repro-discrepancy" --bundle="$WORK/models/$name/1/model.bundle" \
-      --config="$cfg" --points=200 --elements=16)
-    read -r idmax idmean _ agree <<<"$id"
-    id=$("$BUILD/bin/invariant-repro-discrepancy" --bundle="$WORK/models/$name/1/model.bundle" \
-      --config="$cfg" --points=200 --fixed_angles_deg=90,180,270)
-    read -r _ id90mean _ agree90 <<<"$id"
+    discrepancies "$name" "$cfg"
     row=$(jq -r --arg m "$1" --arg t "$2" --arg r "$3" --arg law "$4" --arg s2 "$5" \
       --arg a "$idmax" --arg b "$idmean" --arg g "$agree" --arg i "$id90mean" --arg j "$agree90" \
       --arg wall "$wall" --arg rss "$rss" --arg l0 "$load0" --arg l1 "$load1" \
@@ -155,12 +163,7 @@ run() { # method templates r shipped-config encoder-text
     >/dev/null 2>"$WORK/$name.log" || { cat "$WORK/$name.log"; return 1; }
   end=$(date +%s.%N)
   rep="$WORK/models/$name/1/report.json"
-  id=$("$BUILD/bin/invariant-repro-discrepancy" --bundle="$WORK/models/$name/1/model.bundle" \
-    --config="$cfg" --points=200 --elements=16)
-  read -r idmax idmean idrel agree <<<"$id"
-  id=$("$BUILD/bin/invariant-repro-discrepancy" --bundle="$WORK/models/$name/1/model.bundle" \
-    --config="$cfg" --points=200 --fixed_angles_deg=90,180,270)
-  read -r id90max id90mean _ agree90 <<<"$id"
+  discrepancies "$name" "$cfg"
   row=$(jq -r --arg m "$1" --arg t "$2" --arg r "$3" --arg a "$idmax" --arg b "$idmean" \
     --arg c "$idrel" --arg g "$agree" \
     --arg h "$id90max" --arg i "$id90mean" --arg j "$agree90" --arg tot "$(echo "$end - $start" | bc)" \
