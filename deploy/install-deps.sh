@@ -20,7 +20,7 @@ BUILD_PKGS=(
 # with its ASan/UBSan/TSan/libFuzzer runtimes, llvm-symbolizer for the reports.
 CHECK_PKGS=(clang libclang-rt-14-dev llvm)
 TEST_PKGS=(
-  openssl prometheus curl python3 python3-yaml yamllint gnuplot-nox dataset-fashion-mnist
+  openssl prometheus curl jq python3 python3-yaml yamllint gnuplot-nox dataset-fashion-mnist
   podman runc debootstrap uidmap python3-grpcio python3-grpc-tools python3-numpy python3-protobuf python3-pytest python3-venv python3-pip python3-setuptools python3-wheel
 )
 RUNTIME_PKGS=(
