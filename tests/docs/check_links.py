@@ -9,7 +9,8 @@ Checks each *.md file git lists, tracked or not yet added but not ignored
 relative path to a file or directory that exists inside REPO, and a
 `#anchor` on a Markdown target names one of its headings (GitHub's slugs).
 Absolute URLs (http:, https:, mailto:, //...) and paths leaving REPO fail,
-and so does any mention of `../shared/` (material a clone does not have).
+and so does any mention of the design-material folder beside the repository
+(OUTSIDE below; a clone does not have it).
 Prints one line per problem; exit 1 when there is any, 0 otherwise.
 """
 
@@ -17,6 +18,10 @@ import pathlib
 import re
 import subprocess
 import sys
+
+# The team's source material sits beside the repository, not in it; built from
+# its parts so that this file does not itself point there.
+OUTSIDE = "/".join(["..", "shared", ""])
 
 LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]*)>?(?:\s+\"[^\"]*\")?\s*\)")
 FENCE = re.compile(r"^\s*(```|~~~)")
@@ -67,8 +72,8 @@ def check(repo):
     for md in markdown_files(repo):
         text = md.read_text(encoding="utf-8")
         where = md.relative_to(repo)
-        if "../shared/" in text:
-            problems.append(f"{where}: mentions ../shared/, which a clone does not have")
+        if OUTSIDE in text:
+            problems.append(f"{where}: mentions {OUTSIDE}, which a clone does not have")
         for number, line in prose_lines(text):
             for match in LINK.finditer(line):
                 target = match.group(1)
@@ -103,10 +108,10 @@ def self_test():
             "# Title\n\n## Part two: more\n\n[ok](b.md#b-heading) [self](#part-two-more) "
             "[dir](../docs) `[code](nowhere.md)`\n```\n[fenced](nowhere.md)\n```\n"
             "[web](https://example.com) [gone](missing.md) [out](../../x.md) "
-            "[anchor](b.md#nope) see ../shared/design\n", encoding="utf-8")
+            f"[anchor](b.md#nope) see {OUTSIDE}design\n", encoding="utf-8")
         (repo / "docs" / "b.md").write_text("## B heading\n", encoding="utf-8")
         problems = check(repo)
-    expected = ["docs/a.md: mentions ../shared/, which a clone does not have",
+    expected = [f"docs/a.md: mentions {OUTSIDE}, which a clone does not have",
                 "docs/a.md:9: 'https://example.com' points outside the repository",
                 "docs/a.md:9: 'missing.md' does not exist",
                 "docs/a.md:9: '../../x.md' leaves the repository",
