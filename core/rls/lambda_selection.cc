@@ -65,18 +65,24 @@ absl::Status FillCurve(absl::Span<const double> lambdas, const FloatMatrix& val_
     ASSIGN_OR_RETURN(FloatMatrix predictions, predict(lambda));
     curve.scores.push_back(Score(predictions, val_targets, true_classes, task));
   }
-  curve.best_index = 0;
-  for (size_t i = 1; i < curve.scores.size(); ++i) {
-    const double s = curve.scores[i];
-    const double best = curve.scores[static_cast<size_t>(curve.best_index)];
-    const bool better = task == RlsTask::kClassification ? s > best : s < best;
-    const bool tie_to_larger = s == best && curve.lambdas[i] > curve.best_lambda();
-    if (better || tie_to_larger || std::isnan(best)) curve.best_index = static_cast<int64_t>(i);
-  }
+  curve.best_index = BestLambdaIndex(curve.lambdas, curve.scores, task);
   return absl::OkStatus();
 }
 
 }  // namespace
+
+int64_t BestLambdaIndex(absl::Span<const double> lambdas, absl::Span<const double> scores,
+                        RlsTask task) {
+  if (scores.empty()) return -1;
+  size_t best = 0;
+  for (size_t i = 1; i < scores.size(); ++i) {
+    const double s = scores[i];
+    const bool better = task == RlsTask::kClassification ? s > scores[best] : s < scores[best];
+    const bool tie_to_larger = s == scores[best] && lambdas[i] > lambdas[best];
+    if (better || tie_to_larger || std::isnan(scores[best])) best = i;
+  }
+  return static_cast<int64_t>(best);
+}
 
 absl::StatusOr<LinearModelSelection> ChooseLambda(const RidgeSolver& solver,
                                                   absl::Span<const double> lambdas,

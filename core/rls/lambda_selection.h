@@ -65,6 +65,16 @@ absl::StatusOr<KernelModelSelection> ChooseKernelLambda(const KernelRidgeSolver&
                                                         const FloatMatrix& val_targets,
                                                         RlsTask task);
 
+// The index of the best score (scores[i] belongs to lambdas[i], in any
+// order): the highest accuracy or the lowest mean squared error, ties to the
+// larger λ; a NaN score is never best unless all are. -1 for no scores.
+int64_t BestLambdaIndex(absl::Span<const double> lambdas, absl::Span<const double> scores,
+                        RlsTask task);
+
+// The number of decades a λ grid is extended by at most while the choice
+// lands on one of its ends (learner.extend_lambda_grid).
+inline constexpr int kMaxLambdaGridExtensions = 8;
+
 // GURLS's default grid (paramsel_lambdaguesses): `count` values spaced
 // geometrically from λ_min to λ_max, where, with E = N · eigenvalues (the
 // eigenvalues of ΦᵀΦ or K themselves), r = min(N, #eigenvalues),

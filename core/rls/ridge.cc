@@ -12,13 +12,7 @@
 namespace invariant {
 namespace {
 
-absl::Status CheckLambda(double lambda) {
-  if (!(std::isfinite(lambda) && lambda > 0)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("ridge: expected a finite lambda > 0, got ", lambda));
-  }
-  return absl::OkStatus();
-}
+using rls_internal::CheckLambda;
 
 // W = basis · diag(1 / (e + λ)) · projected, the shared core of both solvers.
 Eigen::MatrixXd SpectralSolve(const Eigen::MatrixXd& basis, const Eigen::VectorXd& eigenvalues,

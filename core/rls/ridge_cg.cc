@@ -198,10 +198,7 @@ class ConjugateGradientRidgeSolver final : public RidgeSolver {
   // is returned as is; otherwise CG starts from the cached solve of λ, or
   // else of the nearest λ on a log scale.
   absl::StatusOr<RidgeWeights> SolveTo(double lambda, double tol) const {
-    if (!(std::isfinite(lambda) && lambda > 0)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("ridge: expected a finite lambda > 0, got ", lambda));
-    }
+    RETURN_IF_ERROR(rls_internal::CheckLambda(lambda));
     Eigen::MatrixXd x = Eigen::MatrixXd::Zero(feature_dim(), target_dim());
     {
       absl::MutexLock lock(&mu_);

@@ -146,6 +146,14 @@ void GemmTN(int64_t m, int64_t n, int64_t k, double alpha, const double* a, int6
               b, static_cast<blasint>(ldb), beta, c, static_cast<blasint>(ldc));
 }
 
+absl::Status CheckLambda(double lambda) {
+  if (!(std::isfinite(lambda) && lambda > 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ridge: expected a finite lambda > 0, got ", lambda));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckFinite(const char* context, const char* name, int64_t rows, int64_t cols,
                          const float* data) {
   for (int64_t i = 0; i < rows; ++i) {

@@ -68,6 +68,10 @@ void GemmNT(int64_t m, int64_t n, int64_t k, double alpha, const double* a, int6
 void GemmTN(int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
             const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
 
+// OK for a finite λ > 0, else INVALID_ARGUMENT "ridge: expected a finite
+// lambda > 0, got <λ>" (every ridge solver's SolveWeights).
+absl::Status CheckLambda(double lambda);
+
 // OK when all rows × cols floats at `data` (row-major) are finite, else
 // INVALID_ARGUMENT "<context>: <name>[i, j] is <v>, expected a finite value".
 absl::Status CheckFinite(const char* context, const char* name, int64_t rows, int64_t cols,

@@ -13,8 +13,6 @@
 namespace invariant::train {
 namespace {
 
-constexpr int kMaxGridExtensions = 8;
-
 // One round: its solver (kept while the grid may still grow) and the
 // validation score of every λ tried.
 struct Round {
@@ -25,20 +23,14 @@ struct Round {
   std::map<double, double> scores;  // λ → accuracy or mean squared error
 };
 
-bool Better(double a, double b, RlsTask task) {
-  return task == RlsTask::kClassification ? a > b : a < b;
-}
-
-// The best λ of a λ → score map; ties go to the larger λ.
+// The best λ of a λ → score map (BestLambdaIndex's rule: ties to the larger λ).
 double BestLambda(const std::map<double, double>& scores, RlsTask task) {
-  double best = scores.begin()->first, best_score = scores.begin()->second;
+  std::vector<double> lambdas, values;
   for (const auto& [lambda, score] : scores) {
-    if (!Better(best_score, score, task)) {
-      best = lambda;
-      best_score = score;
-    }
+    lambdas.push_back(lambda);
+    values.push_back(score);
   }
-  return best;
+  return lambdas[static_cast<size_t>(BestLambdaIndex(lambdas, values, task))];
 }
 
 absl::Status Score(Round& round, const FoldRows& validation, const std::vector<double>& lambdas,
@@ -137,7 +129,7 @@ absl::StatusOr<CrossValidationResult> CrossValidate(const std::vector<FoldRows>&
   }
   std::map<double, double> mean = MeanScores(rounds);
   out.refit_lambda = BestLambda(mean, task);
-  for (int i = 0; i < kMaxGridExtensions && extend_grid; ++i) {
+  for (int i = 0; i < kMaxLambdaGridExtensions && extend_grid; ++i) {
     const bool low = out.refit_lambda <= mean.begin()->first;
     const bool high = out.refit_lambda >= mean.rbegin()->first;
     if (mean.size() < 2 || (!low && !high)) break;

@@ -258,8 +258,6 @@ RlsTask TaskOf(const Run& run) {
   return run.plan.classification() ? RlsTask::kClassification : RlsTask::kRegression;
 }
 
-constexpr int kMaxGridExtensions = 8;
-
 // The CG solves behind a validation curve (cached by the solver, so this
 // costs no iterations), and a warning for any λ that did not converge.
 void ReportCgSolves(Run& run, const RidgeSolver& solver, const std::vector<double>& lambdas) {
@@ -300,10 +298,11 @@ void WarnAtGridEnd(Run& run, const std::vector<double>& grid) {
   run.report.warnings.push_back(warning);
 }
 
-// Stage solve for RIDGE and SPEC_AVG: the head over the features. SPEC_AVG's
+// Stage solve for RIDGE and SPEC_AVG: the head over the features. Frees the
+// training rows of `set` once a CG solver has copied them. SPEC_AVG's
 // default estimator, SPEC_AVG_LEAST_SQUARES, is the ridge solve below on the
 // invariant features; SPEC_AVG_ALGORITHM1 is the literal average here.
-absl::StatusOr<LinearModel> Solve(Run& run, const TrainingSet& set) {
+absl::StatusOr<LinearModel> Solve(Run& run, TrainingSet& set) {
   const v1::LearnerConfig& l = run.config.learner();
   if (l.kind() == v1::LearnerConfig::SPEC_AVG &&
       l.spec_avg_estimator() == v1::LearnerConfig::SPEC_AVG_ALGORITHM1) {
@@ -333,6 +332,9 @@ absl::StatusOr<LinearModel> Solve(Run& run, const TrainingSet& set) {
   if (kind == HeadSolver::kCgRows) {
     ASSIGN_OR_RETURN(solver,
                      MakeRowsConjugateGradientRidgeSolver(set.phi, set.y, {}, CgOptions(l)));
+    // The solver keeps its own centred double copy: the float rows can go.
+    set.phi.clear();
+    set.y.clear();
   } else {
     ASSIGN_OR_RETURN(solver, GramSolverFactory(kind, l)(*set.sums));
   }
@@ -346,8 +348,8 @@ absl::StatusOr<LinearModel> Solve(Run& run, const TrainingSet& set) {
   ASSIGN_OR_RETURN(LinearModelSelection sel,
                    ChooseLambda(*solver, grid, val_phi, val_y, TaskOf(run)));
   // learner.extend_lambda_grid: a decade beyond whichever end was chosen,
-  // until the choice is inside the grid (at most kMaxGridExtensions decades).
-  for (int i = 0; i < kMaxGridExtensions && l.extend_lambda_grid() &&
+  // until the choice is inside the grid (at most kMaxLambdaGridExtensions decades).
+  for (int i = 0; i < kMaxLambdaGridExtensions && l.extend_lambda_grid() &&
                   LambdaGridEnd(sel.curve.best_lambda(), grid) != 0;
        ++i) {
     const int end = LambdaGridEnd(sel.curve.best_lambda(), grid);
@@ -674,7 +676,7 @@ absl::StatusOr<std::string> RunTraining(const TrainOptions& options, TrainSummar
                                               run.plan.train_rows) == HeadSolver::kCgRows;
       ASSIGN_OR_RETURN(TrainingSet set, Featurize(run, 0, 1, keep_rows));
       ASSIGN_OR_RETURN(LinearModel head, Solve(run, set));
-      set = TrainingSet();  // the rows or sums are not needed past the solve
+      set = TrainingSet();  // the sums are not needed past the solve
       run.EndStage("solve");
       return Finish(run, &head);
     }

@@ -15,6 +15,7 @@
 #include "core/model/repository.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/train/run_options.h"
 #include "tests/unit/train/train_test_util.h"
 #include "train/data/xperm.h"
 #include "train/pipeline/config.h"
@@ -28,15 +29,8 @@ using ::testing::HasSubstr;
 using testing::kTorusConfig;
 using testing::kXpermConfig;
 using testing::ReadText;
+using testing::RunOptions;
 using testing::TempDir;
-
-TrainOptions Options(const TempDir& dir, const std::string& config, const std::string& name) {
-  TrainOptions o;
-  o.config_path = dir.Write(name + ".textproto", config);
-  o.models_dir = dir.path() + "/models";
-  o.name = name;
-  return o;
-}
 
 std::shared_ptr<const Model> LoadVersion(const std::string& version_dir) {
   auto m = Model::Load(version_dir + "/" + kBundleFileName);
@@ -46,7 +40,7 @@ std::shared_ptr<const Model> LoadVersion(const std::string& version_dir) {
 
 TEST(TrainerTest, XpermRunWritesAnExactlyInvariantModelAndReports) {
   TempDir dir;
-  TrainOptions o = Options(dir, kXpermConfig, "xperm");
+  TrainOptions o = RunOptions(dir, kXpermConfig, "xperm");
   absl::StatusOr<std::string> out = RunTraining(o);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(*out, o.models_dir + "/xperm/1");
@@ -94,8 +88,8 @@ TEST(TrainerTest, Bf16BankConfigStoresTheRoundedBankAndServesIt) {
   TempDir dir;
   std::string text = kXpermConfig;
   text.replace(text.find("seed: 7"), 7, "seed: 7 bank_dtype: BANK_DTYPE_BF16");
-  auto f32 = RunTraining(Options(dir, kXpermConfig, "f32"));
-  auto bf16 = RunTraining(Options(dir, text, "bf16"));
+  auto f32 = RunTraining(RunOptions(dir, kXpermConfig, "f32"));
+  auto bf16 = RunTraining(RunOptions(dir, text, "bf16"));
   ASSERT_TRUE(f32.ok() && bf16.ok()) << f32.status() << bf16.status();
   auto m32 = LoadVersion(*f32), m16 = LoadVersion(*bf16);
   ASSERT_TRUE(m32 != nullptr && m16 != nullptr);
@@ -126,8 +120,8 @@ TEST(TrainerTest, CertifyChecksAnyModelAgainstAnyGroupThatFitsTheInput) {
   std::string raw = kXpermConfig;
   const std::string group = "block_permutation { num_blocks: 5 block_size: 8 }";
   raw.replace(raw.find(group), group.size(), "identity { dim: 40 }");
-  auto invariant = RunTraining(Options(dir, kXpermConfig, "invariant"));
-  auto plain = RunTraining(Options(dir, raw, "plain"));
+  auto invariant = RunTraining(RunOptions(dir, kXpermConfig, "invariant"));
+  auto plain = RunTraining(RunOptions(dir, raw, "plain"));
   ASSERT_TRUE(invariant.ok() && plain.ok()) << invariant.status() << plain.status();
   // Trained against its own (identity) group, the plain model reports 0.
   auto plain_model = LoadVersion(*plain);
@@ -138,7 +132,7 @@ TEST(TrainerTest, CertifyChecksAnyModelAgainstAnyGroupThatFitsTheInput) {
   std::string against = raw;
   against.replace(against.find("certificate { num_points: 30 }"), 30,
                   "certificate { num_points: 30 group { " + group + " enumerate: true } }");
-  TrainOptions o = Options(dir, against, "unused");
+  TrainOptions o = RunOptions(dir, against, "unused");
   auto raw_cert = RunCertify(o, *plain);
   auto inv_cert = RunCertify(o, *invariant);
   ASSERT_TRUE(raw_cert.ok() && inv_cert.ok()) << raw_cert.status() << inv_cert.status();
@@ -151,7 +145,7 @@ TEST(TrainerTest, CertifyChecksAnyModelAgainstAnyGroupThatFitsTheInput) {
   std::string misfit = against;
   const std::string five = "num_blocks: 5 block_size: 8 } enumerate";
   misfit.replace(misfit.find(five), five.size(), "num_blocks: 4 block_size: 8 } enumerate");
-  auto refused = RunCertify(Options(dir, misfit, "unused"), *plain);
+  auto refused = RunCertify(RunOptions(dir, misfit, "unused"), *plain);
   EXPECT_THAT(refused.status().message(),
               HasSubstr("certificate.group acts on vectors of length 32"));
 }
@@ -169,7 +163,7 @@ TEST(TrainerTest, LambdaAtTheGridEndWarnsAndExtendLambdaGridMovesInside) {
   // Few noisy training rows for 42 features: the best λ is neither 0 nor large.
   text.replace(text.find("noise_stddev: 0.05"), 18, "noise_stddev: 1.0");
   text.replace(text.find("split { train: 500"), 18, "split { train: 60");
-  auto edge = RunTraining(Options(dir, text, "edge"));
+  auto edge = RunTraining(RunOptions(dir, text, "edge"));
   ASSERT_TRUE(edge.ok()) << edge.status();
   const std::string json = ReadText(*edge + "/report.json");
   EXPECT_THAT(json, HasSubstr("\"validation_metric\": \"rmse\""));
@@ -179,7 +173,7 @@ TEST(TrainerTest, LambdaAtTheGridEndWarnsAndExtendLambdaGridMovesInside) {
 
   text.replace(text.find("lambda_grid: [ 100, 1000 ]"), 26,
                "lambda_grid: [ 100, 1000 ] extend_lambda_grid: true");
-  auto extended = RunTraining(Options(dir, text, "extended"));
+  auto extended = RunTraining(RunOptions(dir, text, "extended"));
   ASSERT_TRUE(extended.ok()) << extended.status();
   auto model = LoadVersion(*extended);
   ASSERT_NE(model, nullptr);
@@ -189,7 +183,7 @@ TEST(TrainerTest, LambdaAtTheGridEndWarnsAndExtendLambdaGridMovesInside) {
 
 TEST(TrainerTest, VersionsIncreaseAndAnExistingOneIsNeverOverwritten) {
   TempDir dir;
-  TrainOptions o = Options(dir, kXpermConfig, "xperm");
+  TrainOptions o = RunOptions(dir, kXpermConfig, "xperm");
   ASSERT_TRUE(RunTraining(o).ok());
   absl::StatusOr<std::string> second = RunTraining(o);
   ASSERT_TRUE(second.ok()) << second.status();
@@ -207,7 +201,7 @@ TEST(TrainerTest, VersionsIncreaseAndAnExistingOneIsNeverOverwritten) {
 
 TEST(TrainerTest, SameConfigGivesTheSameModelBitForBit) {
   TempDir dir;
-  TrainOptions o = Options(dir, kXpermConfig, "xperm");
+  TrainOptions o = RunOptions(dir, kXpermConfig, "xperm");
   auto a = RunTraining(o);
   auto b = RunTraining(o);
   ASSERT_TRUE(a.ok() && b.ok());
@@ -223,7 +217,7 @@ TEST(TrainerTest, SameConfigGivesTheSameModelBitForBit) {
 
 TEST(TrainerTest, ShardsThenReduceGiveTheModelOfOneRun) {
   TempDir dir;
-  TrainOptions o = Options(dir, kXpermConfig, "xperm");
+  TrainOptions o = RunOptions(dir, kXpermConfig, "xperm");
   auto single = RunTraining(o);
   ASSERT_TRUE(single.ok()) << single.status();
   o.num_shards = 3;
@@ -252,7 +246,7 @@ TEST(TrainerTest, ShardsThenReduceGiveTheModelOfOneRun) {
 
 TEST(TrainerTest, ReduceRefusesMissingAndForeignShards) {
   TempDir dir;
-  TrainOptions o = Options(dir, kXpermConfig, "xperm");
+  TrainOptions o = RunOptions(dir, kXpermConfig, "xperm");
   o.num_shards = 2;
   o.shard = 0;
   ASSERT_TRUE(RunShard(o).ok());
@@ -262,7 +256,7 @@ TEST(TrainerTest, ReduceRefusesMissingAndForeignShards) {
   // Shard 1 from another config (another seed) must not merge.
   std::string other = kXpermConfig;
   other.replace(other.find("seed: 7"), 7, "seed: 8");
-  TrainOptions p = Options(dir, other, "xperm");
+  TrainOptions p = RunOptions(dir, other, "xperm");
   p.num_shards = 2;
   p.shard = 1;
   ASSERT_TRUE(RunShard(p).ok());
@@ -274,7 +268,7 @@ TEST(TrainerTest, ReduceRefusesMissingAndForeignShards) {
 
 TEST(TrainerTest, SpecAvgModelIsExactlyInvariantAndCertified) {
   TempDir dir;
-  TrainOptions o = Options(dir, kTorusConfig, "torus");
+  TrainOptions o = RunOptions(dir, kTorusConfig, "torus");
   auto out = RunTraining(o);
   ASSERT_TRUE(out.ok()) << out.status();
   auto model = LoadVersion(*out);
@@ -300,7 +294,7 @@ TEST(TrainerTest, SpecAvgImprovesWithMoreTrainingRows) {
     text.replace(text.find("num_points: 700"), 15, "num_points: " + std::to_string(train + 200));
     text.replace(text.find("train: 500"), 10, "train: " + std::to_string(train));
     text.replace(text.find("budget: 400"), 11, "budget: 13");
-    TrainOptions o = Options(dir, text, "t" + std::to_string(train));
+    TrainOptions o = RunOptions(dir, text, "t" + std::to_string(train));
     auto out = RunTraining(o);
     EXPECT_TRUE(out.ok()) << out.status();
     return out.ok() ? LoadVersion(*out)->manifest().metrics().at("test_rmse") : 1e9;
@@ -318,7 +312,7 @@ TEST(TrainerTest, CenteredSpecAvgIsStillExactAndMoreAccurate) {
                  center ? "kind: SPEC_AVG spec_avg_estimator: SPEC_AVG_ALGORITHM1 "
                           "center_targets: true"
                         : "kind: SPEC_AVG spec_avg_estimator: SPEC_AVG_ALGORITHM1");
-    auto out = RunTraining(Options(dir, text, center ? "centered" : "literal"));
+    auto out = RunTraining(RunOptions(dir, text, center ? "centered" : "literal"));
     EXPECT_TRUE(out.ok()) << out.status();
     return LoadVersion(*out);
   };
@@ -343,7 +337,7 @@ TEST(TrainerTest, DefaultSpectralLearnerIsExactAndBeatsAlgorithm1) {
     std::string text = kTorusConfig;
     text.replace(text.find("noise_stddev: 0.05"), 18, "noise_stddev: 0.0");
     text.replace(text.find("kind: SPEC_AVG "), 15, learner);
-    auto out = RunTraining(Options(dir, text, name));
+    auto out = RunTraining(RunOptions(dir, text, name));
     EXPECT_TRUE(out.ok()) << out.status();
     return out.ok() ? LoadVersion(*out) : nullptr;
   };
@@ -371,7 +365,7 @@ TEST(TrainerTest, Algorithm1StaysSelectableAndIsTheMeanOfYTimesFeatures) {
   std::string text = kTorusConfig;
   text.replace(text.find("kind: SPEC_AVG"), 14,
                "kind: SPEC_AVG spec_avg_estimator: SPEC_AVG_ALGORITHM1");
-  auto out = RunTraining(Options(dir, text, "literal"));
+  auto out = RunTraining(RunOptions(dir, text, "literal"));
   ASSERT_TRUE(out.ok()) << out.status();
   auto model = LoadVersion(*out);
   ASSERT_NE(model, nullptr);
@@ -409,7 +403,7 @@ TEST(TrainerTest, KernelRidgeBaselineIsReportedNotServedAndNotInvariant) {
   std::string text = kTorusConfig;
   text.replace(text.find("kind: SPEC_AVG"), 14,
                "kind: KERNEL_RIDGE_VON_MISES von_mises_eta: 0.1 lambda_grid: [0.1, 1]");
-  TrainOptions o = Options(dir, text, "krr");
+  TrainOptions o = RunOptions(dir, text, "krr");
   auto out = RunTraining(o);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_FALSE(fs::exists(*out + "/" + kBundleFileName));
@@ -423,10 +417,10 @@ TEST(TrainerTest, DataErrorsNameTheProblem) {
   TempDir dir;
   std::string text = kXpermConfig;
   text.replace(text.find("per_class_train: 60"), 19, "per_class_train: 90000");
-  auto out = RunTraining(Options(dir, text, "bad"));
+  auto out = RunTraining(RunOptions(dir, text, "bad"));
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(out.status().message(), HasSubstr("class"));
-  TrainOptions missing = Options(dir, kXpermConfig, "x");
+  TrainOptions missing = RunOptions(dir, kXpermConfig, "x");
   missing.config_path = dir.path() + "/nope.textproto";
   EXPECT_EQ(RunTraining(missing).status().code(), absl::StatusCode::kNotFound);
 }
@@ -462,7 +456,7 @@ TEST(TrainerTest, CsvModelStoresItsInputColumnsTargetNameAndScalingAndSummarises
     csv +=
         absl::StrCat(x[0], ",", x[0] + x[1] + x[2] + x[3], ",", x[1], ",", x[2], ",", x[3], "\n");
   }
-  TrainOptions o = Options(dir, CsvRegressionConfig(dir.Write("data.csv", csv)), "csv");
+  TrainOptions o = RunOptions(dir, CsvRegressionConfig(dir.Write("data.csv", csv)), "csv");
   TrainSummary summary;
   absl::StatusOr<std::string> out = RunTraining(o, &summary);
   ASSERT_TRUE(out.ok()) << out.status();
@@ -480,7 +474,7 @@ TEST(TrainerTest, CsvModelStoresItsInputColumnsTargetNameAndScalingAndSummarises
 TEST(TrainerTest, AnExistingExplicitVersionIsRefusedBeforeAnyDataIsRead) {
   TempDir dir;
   // The data file does not exist: reading it would fail with NOT_FOUND.
-  TrainOptions o = Options(dir, CsvRegressionConfig(dir.path() + "/missing.csv"), "m");
+  TrainOptions o = RunOptions(dir, CsvRegressionConfig(dir.path() + "/missing.csv"), "m");
   o.version = 2;
   EXPECT_EQ(RunTraining(o).status().code(), absl::StatusCode::kNotFound);
   fs::create_directories(o.models_dir + "/m/2");
