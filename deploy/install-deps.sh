@@ -13,7 +13,7 @@ BUILD_PKGS=(
   build-essential cmake ninja-build ccache pkg-config git ca-certificates
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libeigen3-dev libopenblas-dev
-  prometheus-cpp-dev libcivetweb-dev libcurl4-openssl-dev zlib1g-dev
+  prometheus-cpp-dev libboost-dev libcurl4-openssl-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 # Sanitizer and fuzz builds (tests/sanitizers/ci.sh, bench/fuzz/run.sh): clang 14
@@ -25,7 +25,7 @@ TEST_PKGS=(
 )
 RUNTIME_PKGS=(
   libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 libopenblas0-pthread
-  libprometheus-cpp-core1.0 libcivetweb1 zlib1g ca-certificates
+  libprometheus-cpp-core1.0 zlib1g ca-certificates
 )
 
 case "${1:-}" in

@@ -1,22 +1,110 @@
 #include "server/http_server.h"
 
-#include <civetweb.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 
 #include <algorithm>
-#include <mutex>
-#include <vector>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <thread>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "server/http_session.h"
 
 namespace invariant::server {
 namespace {
 
-const char* ReasonPhrase(int status) {
+std::string ListeningAddress(const std::string& host, int port) {
+  const bool ipv6 = host.find(':') != std::string::npos;
+  return ipv6 ? absl::StrCat("[", host, "]:", port) : absl::StrCat(host, ":", port);
+}
+
+bool PathHasPrefix(const std::string& path, const std::string& prefix, bool exact) {
+  if (exact) return path == prefix;
+  if (prefix == "/") return true;
+  if (!absl::StartsWith(path, prefix)) return false;
+  return path.size() == prefix.size() || path[prefix.size()] == '/';
+}
+
+// Raises the soft limit of open files to the hard limit; returns the soft limit.
+int64_t RaiseFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return 1024;
+  if (limit.rlim_cur < limit.rlim_max) {
+    rlimit raised = limit;
+    raised.rlim_cur = limit.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) limit = raised;
+  }
+  return limit.rlim_cur == RLIM_INFINITY ? int64_t{1} << 20 : static_cast<int64_t>(limit.rlim_cur);
+}
+
+}  // namespace
+
+void HttpCancellation::OnCancel(std::function<void()> callback) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!cancelled_.load(std::memory_order_relaxed)) {
+      callbacks_.push_back(std::move(callback));
+      return;
+    }
+  }
+  callback();
+}
+
+void HttpCancellation::Cancel() {
+  std::vector<std::function<void()>> callbacks;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (cancelled_.load(std::memory_order_relaxed)) return;
+    cancelled_.store(true, std::memory_order_release);
+    callbacks.swap(callbacks_);
+  }
+  for (auto& callback : callbacks) callback();
+}
+
+std::string HttpRequest::Header(const std::string& name) const {
+  for (const auto& [key, value] : headers) {
+    if (absl::EqualsIgnoreCase(key, name)) return value;
+  }
+  return "";
+}
+
+bool HttpRequest::HasHeader(const std::string& name) const {
+  for (const auto& header : headers) {
+    if (absl::EqualsIgnoreCase(header.first, name)) return true;
+  }
+  return false;
+}
+
+HttpResponse HttpResponse::Text(int status, std::string body) {
+  HttpResponse response;
+  response.status = status;
+  response.body = std::move(body);
+  return response;
+}
+
+const char* HttpReasonPhrase(int status) {
   switch (status) {
+    case 100:
+      return "Continue";
     case 200:
       return "OK";
+    case 201:
+      return "Created";
     case 204:
       return "No Content";
     case 400:
@@ -33,12 +121,18 @@ const char* ReasonPhrase(int status) {
       return "Request Timeout";
     case 409:
       return "Conflict";
+    case 411:
+      return "Length Required";
     case 413:
       return "Payload Too Large";
     case 415:
       return "Unsupported Media Type";
+    case 417:
+      return "Expectation Failed";
     case 429:
       return "Too Many Requests";
+    case 431:
+      return "Request Header Fields Too Large";
     case 499:
       return "Client Closed Request";
     case 500:
@@ -49,201 +143,150 @@ const char* ReasonPhrase(int status) {
       return "Service Unavailable";
     case 504:
       return "Gateway Timeout";
+    case 505:
+      return "HTTP Version Not Supported";
     default:
       return status < 400 ? "OK" : "Error";
   }
 }
 
-std::string ListeningAddress(const std::string& host, int port) {
-  const bool ipv6 = host.find(':') != std::string::npos;
-  return ipv6 ? absl::StrCat("[", host, "]:", port) : absl::StrCat(host, ":", port);
-}
+HttpServerImpl::HttpServerImpl(const HttpServerOptions& options, std::vector<HttpRoute> routes)
+    : options(options),
+      routes(std::move(routes)),
+      ioc(std::make_unique<boost::asio::io_context>(1)) {}
 
-bool PathHasPrefix(const std::string& path, const std::string& prefix) {
-  if (prefix == "/") return true;
-  if (!absl::StartsWith(path, prefix)) return false;
-  return path.size() == prefix.size() || path[prefix.size()] == '/';
-}
-
-}  // namespace
-
-std::string HttpRequest::Header(const std::string& name) const {
-  for (const auto& [key, value] : headers) {
-    if (absl::EqualsIgnoreCase(key, name)) return value;
+HttpServerImpl::~HttpServerImpl() {
+  stopping.store(true);
+  if (acceptor != nullptr) {
+    boost::asio::post(*ioc, [this] {
+      boost::system::error_code ignored;
+      acceptor->close(ignored);
+    });
   }
-  return "";
+  ioc->stop();
+  if (network_thread.joinable()) network_thread.join();
+  {
+    std::lock_guard<std::mutex> lock(jobs_mu);
+    jobs_stopping = true;
+  }
+  jobs_ready.notify_all();
+  for (std::thread& thread : handler_threads) thread.join();
+  jobs.clear();  // sessions held by queued jobs go here
+  acceptor.reset();
+  ioc.reset();  // destroys pending handlers: the last sessions and their sockets
 }
 
-HttpResponse HttpResponse::Text(int status, std::string body) {
-  HttpResponse response;
-  response.status = status;
-  response.body = std::move(body);
-  return response;
+const HttpRoute* HttpServerImpl::Find(const std::string& path) const {
+  const HttpRoute* best = nullptr;
+  for (const HttpRoute& route : routes) {
+    if (PathHasPrefix(path, route.prefix, route.exact) &&
+        (best == nullptr || route.prefix.size() > best->prefix.size())) {
+      best = &route;
+    }
+  }
+  return best;
+}
+
+HttpResponse HttpServerImpl::Error(int status, const std::string& message) const {
+  if (options.error_response) return options.error_response(status, message);
+  return HttpResponse::Text(status, message + "\n");
+}
+
+void HttpServerImpl::Post(std::function<void()> job) {
+  {
+    std::lock_guard<std::mutex> lock(jobs_mu);
+    if (jobs_stopping) return;
+    jobs.push_back(std::move(job));
+  }
+  jobs_ready.notify_one();
+}
+
+void HttpServerImpl::HandlerLoop() {
+  std::unique_lock<std::mutex> lock(jobs_mu);
+  while (true) {
+    jobs_ready.wait(lock, [this] { return jobs_stopping || !jobs.empty(); });
+    if (jobs_stopping) return;
+    std::function<void()> job = std::move(jobs.front());
+    jobs.pop_front();
+    lock.unlock();
+    job();
+    job = nullptr;  // release what the job holds outside the lock
+    lock.lock();
+  }
+}
+
+void HttpServerImpl::Accept() {
+  acceptor->async_accept([this](boost::system::error_code ec, boost::asio::ip::tcp::socket socket) {
+    if (stopping.load()) return;
+    if (ec) {
+      // EMFILE and friends: try again shortly instead of spinning.
+      auto timer = std::make_shared<boost::asio::steady_timer>(*ioc, std::chrono::milliseconds(50));
+      timer->async_wait([this, timer](boost::system::error_code) {
+        if (!stopping.load()) Accept();
+      });
+      return;
+    }
+    const int open = connections.load();
+    if (open >= max_connections + kRefusalSlack) {
+      boost::system::error_code ignored;
+      socket.close(ignored);  // past the slack: not even a refusal
+    } else {
+      auto session = std::make_shared<HttpSession>(this, std::move(socket));
+      if (open >= max_connections) {
+        session->Refuse(503, absl::StrCat("server: too many open connections (at most ",
+                                          max_connections, "); try again later"));
+      } else {
+        session->Start();
+      }
+    }
+    Accept();
+  });
 }
 
 HttpServer::HttpServer(HttpServerOptions options) : options_(std::move(options)) {}
 
-struct HttpServer::Call {
-  const HttpHandler* handler;
-  const HttpRequest* request;
-  HttpResponse response;
-  bool done = false;
-};
+HttpServer::~HttpServer() { impl_.reset(); }
 
-HttpServer::~HttpServer() {
-  // Civetweb's workers wait for their calls; the handler threads end after.
-  if (context_ != nullptr) mg_stop(context_);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-  }
-  work_ready_.notify_all();
-  for (std::thread& thread : handler_threads_) thread.join();
+void HttpServer::Route(std::string prefix, HttpHandler handler, HttpAdmit admit, bool exact) {
+  pending_routes_.push_back(
+      HttpRoute{std::move(prefix), exact, std::move(handler), std::move(admit)});
 }
 
-void HttpServer::HandlerLoop() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (true) {
-    work_ready_.wait(lock, [this] { return stopping_ || !calls_.empty(); });
-    if (calls_.empty()) return;  // stopping, nothing left
-    Call* call = calls_.front();
-    calls_.pop_front();
-    lock.unlock();
-    HttpResponse response = (*call->handler)(*call->request);
-    lock.lock();
-    call->response = std::move(response);
-    call->done = true;
-    work_done_.notify_all();
-  }
-}
-
-HttpResponse HttpServer::RunOnHandlerThread(const HttpHandler& handler,
-                                            const HttpRequest& request) const {
-  Call call{&handler, &request, {}, false};
-  std::unique_lock<std::mutex> lock(mu_);
-  calls_.push_back(&call);
-  work_ready_.notify_one();
-  work_done_.wait(lock, [&call] { return call.done; });
-  return std::move(call.response);
-}
-
-void HttpServer::Route(std::string prefix, HttpHandler handler) {
-  routes_.emplace_back(std::move(prefix), std::move(handler));
+int HttpServer::open_connections() const {
+  return impl_ != nullptr ? impl_->connections.load() : 0;
 }
 
 absl::Status HttpServer::Start() {
-  static std::once_flag init_once;
-  std::call_once(init_once, [] { mg_init_library(0); });
-
   const std::string address = ListeningAddress(options_.host, options_.port);
-  const std::string threads = std::to_string(std::max(1, options_.threads));
-  const std::string timeout = std::to_string(std::max(1, options_.request_timeout_ms));
-  const char* config[] = {"listening_ports",
-                          address.c_str(),
-                          "num_threads",
-                          threads.c_str(),
-                          "request_timeout_ms",
-                          timeout.c_str(),
-                          "enable_keep_alive",
-                          "no",
-                          "enable_directory_listing",
-                          "no",
-                          nullptr};
-  mg_callbacks callbacks{};
-  mg_init_data init{};
-  init.callbacks = &callbacks;
-  init.user_data = this;
-  init.configuration_options = config;
-  char error_text[256] = {0};
-  unsigned error_code = 0;
-  mg_error_data error{};
-  error.code = &error_code;
-  error.text = error_text;
-  error.text_buffer_size = sizeof(error_text);
-  context_ = mg_start2(&init, &error);
-  if (context_ == nullptr) {
+  auto impl = std::make_unique<HttpServerImpl>(options_, std::move(pending_routes_));
+  const int64_t file_limit = RaiseFileLimit();
+  impl->max_connections = static_cast<int>(std::max<int64_t>(
+      1, std::min<int64_t>(options_.max_connections, file_limit - 256 - kRefusalSlack)));
+  boost::system::error_code ec;
+  const boost::asio::ip::address ip = boost::asio::ip::make_address(options_.host, ec);
+  if (ec) {
     return absl::UnavailableError(
-        absl::StrCat("http: cannot listen on '", address, "': ", error_text));
+        absl::StrCat("http: cannot listen on '", address, "': not an IP address"));
   }
+  const boost::asio::ip::tcp::endpoint endpoint(ip, static_cast<uint16_t>(options_.port));
+  auto acceptor = std::make_unique<boost::asio::ip::tcp::acceptor>(*impl->ioc);
+  acceptor->open(endpoint.protocol(), ec);
+  if (!ec) acceptor->set_option(boost::asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor->bind(endpoint, ec);
+  if (!ec) acceptor->listen(boost::asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return absl::UnavailableError(
+        absl::StrCat("http: cannot listen on '", address, "': ", ec.message()));
+  }
+  port_ = acceptor->local_endpoint().port();
+  impl->acceptor = std::move(acceptor);
   for (int i = 0; i < std::max(1, options_.threads); ++i) {
-    handler_threads_.emplace_back([this] { HandlerLoop(); });
+    impl->handler_threads.emplace_back([raw = impl.get()] { raw->HandlerLoop(); });
   }
-  mg_set_request_handler(context_, "/", &HttpServer::Dispatch, this);
-  mg_server_port ports[1];
-  port_ = mg_get_server_ports(context_, 1, ports) >= 1 ? ports[0].port : 0;
+  impl->Accept();
+  impl->network_thread = std::thread([raw = impl.get()] { raw->ioc->run(); });
+  impl_ = std::move(impl);
   return absl::OkStatus();
-}
-
-int HttpServer::Dispatch(mg_connection* connection, void* self) {
-  const HttpResponse response = static_cast<const HttpServer*>(self)->Handle(connection);
-  std::string head =
-      absl::StrCat("HTTP/1.1 ", response.status, " ", ReasonPhrase(response.status),
-                   "\r\nContent-Type: ", response.content_type,
-                   "\r\nContent-Length: ", response.body.size(), "\r\nConnection: close\r\n");
-  for (const auto& [name, value] : response.headers)
-    absl::StrAppend(&head, name, ": ", value, "\r\n");
-  head += "\r\n";
-  mg_write(connection, head.data(), head.size());
-  const mg_request_info* info = mg_get_request_info(connection);
-  if (info->request_method == nullptr || std::string(info->request_method) != "HEAD") {
-    mg_write(connection, response.body.data(), response.body.size());
-  }
-  return response.status;
-}
-
-HttpResponse HttpServer::Error(int status, const std::string& message) const {
-  if (options_.error_response) return options_.error_response(status, message);
-  return HttpResponse::Text(status, message + "\n");
-}
-
-HttpResponse HttpServer::Handle(mg_connection* connection) const {
-  const mg_request_info* info = mg_get_request_info(connection);
-  HttpRequest request;
-  request.method = info->request_method != nullptr ? info->request_method : "";
-  request.path = info->local_uri != nullptr ? info->local_uri : "/";
-  request.query = info->query_string != nullptr ? info->query_string : "";
-  for (int i = 0; i < info->num_headers; ++i) {
-    request.headers.emplace_back(info->http_headers[i].name, info->http_headers[i].value);
-  }
-
-  const HttpHandler* handler = nullptr;
-  size_t best = 0;
-  for (const auto& [prefix, candidate] : routes_) {
-    if (PathHasPrefix(request.path, prefix) && (handler == nullptr || prefix.size() > best)) {
-      handler = &candidate;
-      best = prefix.size();
-    }
-  }
-  if (handler == nullptr) return Error(404, "not found");
-
-  if (info->content_length > 0) {
-    if (static_cast<unsigned long long>(info->content_length) > options_.max_body_bytes) {
-      return Error(413, absl::StrCat("request body: at most ", options_.max_body_bytes, " bytes"));
-    }
-    request.body.resize(static_cast<size_t>(info->content_length));
-    size_t got = 0;
-    while (got < request.body.size()) {
-      const int n = mg_read(connection, request.body.data() + got, request.body.size() - got);
-      if (n <= 0) return Error(400, "request body: shorter than Content-Length");
-      got += static_cast<size_t>(n);
-    }
-  } else if (info->content_length < 0 &&
-             absl::EqualsIgnoreCase(request.Header("Transfer-Encoding"), "chunked")) {
-    // On the heap: civetweb's worker threads have small stacks (Debian builds
-    // them with USE_STACK_SIZE), which is also why civetweb's own error
-    // pages, with their large stack buffers, can overflow them.
-    std::vector<char> buffer(16384);
-    while (true) {
-      const int n = mg_read(connection, buffer.data(), buffer.size());
-      if (n <= 0) break;
-      if (request.body.size() + static_cast<size_t>(n) > options_.max_body_bytes) {
-        return Error(413,
-                     absl::StrCat("request body: at most ", options_.max_body_bytes, " bytes"));
-      }
-      request.body.append(buffer.data(), static_cast<size_t>(n));
-    }
-  }
-  return RunOnHandlerThread(*handler, request);
 }
 
 }  // namespace invariant::server

@@ -1,58 +1,93 @@
-// http_server.h: a small embedded HTTP/1.1 server (Debian's civetweb) for the
-// metrics endpoint and other plain-HTTP surfaces of invariant-server.
+// http_server.h: the embedded HTTP/1.1 server of invariant-server (the REST
+// front end and the metrics endpoint), event-driven on Boost.Beast / Asio.
 //
-// Every request, whatever its path and method, is answered by OUR code:
-// civetweb sees one catch-all handler on "/", and HttpServer dispatches by the
-// longest registered path prefix; a path no route claims gets a 404 written
-// here. (Debian's civetweb 1.15, as wrapped by prometheus-cpp's Exposer,
-// crashes in mg_send_http_error when it answers a path without a handler;
-// with the catch-all handler civetweb never has to.) Requests civetweb cannot
-// parse at all are answered by civetweb itself (400/411/505) before any
-// handler runs, which is safe: the crash needs a parsed request with no
-// handler.
+// One network thread multiplexes every connection (epoll): an idle or slow
+// connection costs a socket, a parser and a timer, never a thread. Handlers
+// run on `threads` handler threads (default stacks), never on the network
+// thread, except the cheap `admit` hooks (below).
 //
-// Contract:
-//   * Routes are added before Start(); handlers run concurrently, so they
-//     must be thread-safe. They run on HttpServer's own `threads` handler
-//     threads, with the default (large) stacks: civetweb's worker threads
-//     have 100 KiB stacks (Debian builds it with USE_STACK_SIZE), too small
-//     for a JSON parser or an encoder running inline, so a worker only reads
-//     the request, hands it over and writes the answer.
-//   * A request body larger than max_body_bytes is refused with 413 before it
-//     is read; a body shorter than its Content-Length is 400.
-//   * Start() binds `host:port` (port 0 = pick; port() tells which) and fails
-//     with UNAVAILABLE naming the address when it cannot listen.
-//   * The destructor stops the server and waits for running handlers.
+// Per connection, in order (RFC 9112):
+//   * Keep-alive and pipelining: requests on one connection are answered one
+//     at a time, in order; the next request is read after the previous
+//     answer is written. HTTP/1.0 and "Connection: close" close after the
+//     answer.
+//   * Deadlines, each a total for its phase, not per read: `idle_timeout_ms`
+//     waiting for the first byte of a request on an open connection (then the
+//     connection closes silently), `header_timeout_ms` from that byte to the
+//     end of the headers and `body_timeout_ms` for the whole body (then 408
+//     and close), `write_timeout_ms` for writing an answer (then close).
+//   * At most `max_connections` connections are open; one more is answered
+//     503 and closed at once. At most `max_inflight_body_bytes` of request
+//     bodies are held (being read, queued or handled) at once; a request
+//     that would pass it is answered 503 before its body is read.
+//   * After the headers, before a byte of the body is read: the route is
+//     chosen (404 when none claims the path), its `admit` hook runs, and the
+//     server's own checks: Content-Length over `max_body_bytes` is 413, a
+//     Content-Encoding other than identity 415, a transfer coding other than
+//     chunked 501, conflicting Content-Length headers or Content-Length with
+//     chunked 400 (request smuggling), a path with a NUL or control byte
+//     (raw or %-encoded) or a bad %-escape 400, headers over 16 KiB 431.
+//     "Expect: 100-continue" is answered "100 Continue" only once admitted.
+//     An answer given before the body is read closes the connection
+//     (after a short bounded drain, so the client reads the answer).
+//   * A client that closes its connection while its request is handled
+//     cancels it: HttpRequest::cancellation fires (the handler may stop
+//     early); the answer is still written if the socket takes it.
+//   * Every answer the server gives itself (404, 408, 413, 503, parse
+//     errors...) is written by `error_response`, so a front end can make
+//     them all JSON. Messages quote no client bytes.
+//
+// Thread-safety: Route before Start; Start once. Handlers run concurrently on
+// the handler threads and must be thread-safe; `admit` hooks run on the
+// network thread and must not block. The destructor stops accepting, closes
+// every connection, waits for running handlers and drops queued ones.
 #ifndef INVARIANT_SERVER_HTTP_SERVER_H_
 #define INVARIANT_SERVER_HTTP_SERVER_H_
 
-#include <condition_variable>
+#include <atomic>
 #include <cstddef>
-#include <deque>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 
-struct mg_context;
-struct mg_connection;
-
 namespace invariant::server {
+
+// Fires once when the client of a request goes away before its answer.
+// Thread-safe.
+class HttpCancellation {
+ public:
+  // Runs `callback` when (or now, if) the request is cancelled; at most once.
+  void OnCancel(std::function<void()> callback);
+  bool cancelled() const { return cancelled_.load(std::memory_order_acquire); }
+  // Called by the server (and by tests).
+  void Cancel();
+
+ private:
+  std::mutex mu_;
+  std::atomic<bool> cancelled_{false};
+  std::vector<std::function<void()>> callbacks_;
+};
 
 struct HttpRequest {
   std::string method;  // "GET", "POST", ...
-  std::string path;    // URL-decoded path, without the query
+  std::string path;    // %-decoded path, without the query
   std::string query;   // text after '?', or empty
-  std::string body;
+  std::string body;    // empty in an `admit` hook: the body is not read yet
   std::vector<std::pair<std::string, std::string>> headers;
+  // Never null in a handler; fires when the client disconnects.
+  std::shared_ptr<HttpCancellation> cancellation;
 
   // The value of header `name` (case-insensitive), or empty.
   std::string Header(const std::string& name) const;
+  // Whether header `name` is present (case-insensitive).
+  bool HasHeader(const std::string& name) const;
 };
 
 struct HttpResponse {
@@ -64,19 +99,38 @@ struct HttpResponse {
   static HttpResponse Text(int status, std::string body);
 };
 
+// The standard reason phrase of `status` ("Not Found"), or "Error".
+const char* HttpReasonPhrase(int status);
+
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
+// Runs on the network thread after the headers: an answer here is sent
+// without reading the body (or running the handler); nullopt admits the
+// request. Must be fast and must not block.
+using HttpAdmit = std::function<std::optional<HttpResponse>(const HttpRequest&)>;
+
+// A route: which paths it claims and who answers them.
+struct HttpRoute {
+  std::string prefix;
+  bool exact = false;
+  HttpHandler handler;
+  HttpAdmit admit;  // may be empty
+};
+
+class HttpServerImpl;
 
 struct HttpServerOptions {
   std::string host = "0.0.0.0";
   int port = 0;
-  int threads = 4;
+  int threads = 4;  // handler threads
   size_t max_body_bytes = 1 << 20;
-  // A connection that does not complete its request in this time is closed
-  // (slow clients cannot hold the worker threads).
-  int request_timeout_ms = 10000;
-  // Writes the answers the server gives itself (404 for a path no route
-  // claims, 413 for a body too large, 400 for a short body) from the status
-  // and a one-line message; empty = plain text "message\n".
+  int64_t max_inflight_body_bytes = 256 << 20;
+  int max_connections = 10000;  // capped by the process's file limit
+  int idle_timeout_ms = 60000;
+  int header_timeout_ms = 10000;
+  int body_timeout_ms = 30000;
+  int write_timeout_ms = 30000;
+  // Writes the answers the server gives itself from the status and a one-line
+  // message; empty = plain text "message\n".
   std::function<HttpResponse(int status, const std::string& message)> error_response;
 };
 
@@ -87,33 +141,24 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  // Requests whose path equals `prefix` or starts with `prefix` + "/" go to
-  // `handler` (the longest matching prefix wins). Call before Start().
-  void Route(std::string prefix, HttpHandler handler);
+  // Requests whose path equals `prefix` or, unless `exact`, starts with
+  // `prefix` + "/" go to `handler` (the longest matching prefix wins; "/"
+  // claims every path unless exact). Call before Start().
+  void Route(std::string prefix, HttpHandler handler, HttpAdmit admit = nullptr,
+             bool exact = false);
 
+  // Binds `host:port` (port 0 = pick; port() tells which) and starts the
+  // threads; UNAVAILABLE naming the address when it cannot listen.
   absl::Status Start();
   // The bound port, or 0 before Start().
   int port() const { return port_; }
+  // Open connections now (for tests and metrics).
+  int open_connections() const;
 
  private:
-  static int Dispatch(mg_connection* connection, void* self);
-  HttpResponse Handle(mg_connection* connection) const;
-  HttpResponse Error(int status, const std::string& message) const;
-  // Runs `handler` on a handler thread and waits for its response.
-  HttpResponse RunOnHandlerThread(const HttpHandler& handler, const HttpRequest& request) const;
-  void HandlerLoop();
-
-  struct Call;
-  mutable std::mutex mu_;
-  mutable std::condition_variable work_ready_;
-  mutable std::condition_variable work_done_;
-  mutable std::deque<Call*> calls_;
-  bool stopping_ = false;
-  std::vector<std::thread> handler_threads_;
-
   HttpServerOptions options_;
-  std::vector<std::pair<std::string, HttpHandler>> routes_;
-  mg_context* context_ = nullptr;
+  std::vector<HttpRoute> pending_routes_;  // until Start
+  std::unique_ptr<HttpServerImpl> impl_;   // http_session.h
   int port_ = 0;
 };
 

@@ -224,14 +224,18 @@ void InferenceHandler::ModelInfer(const inference::ModelInferRequest& request,
 }
 
 absl::StatusOr<inference::ModelInferResponse> InferenceHandler::ModelInfer(
-    const inference::ModelInferRequest& request, absl::Time deadline) const {
+    const inference::ModelInferRequest& request, absl::Time deadline,
+    const std::shared_ptr<CancelToken>& cancel) const {
   inference::ModelInferResponse response;
   absl::Status status;
   absl::Notification finished;
-  ModelInfer(request, &response, deadline, [&status, &finished](absl::Status s) {
-    status = std::move(s);
-    finished.Notify();
-  });
+  ModelInfer(
+      request, &response, deadline,
+      [&status, &finished](absl::Status s) {
+        status = std::move(s);
+        finished.Notify();
+      },
+      cancel);
   finished.WaitForNotification();
   if (!status.ok()) return status;
   return response;

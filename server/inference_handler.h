@@ -71,9 +71,10 @@ class InferenceHandler {
                   inference::ModelInferResponse* response, absl::Time deadline, DoneFn done,
                   const std::shared_ptr<CancelToken>& cancel = nullptr) const;
   // Blocking form of ModelInfer for callers on their own worker threads
-  // (an HTTP server): waits for the outcome.
+  // (an HTTP server): waits for the outcome. `cancel` (may be null) as above.
   absl::StatusOr<inference::ModelInferResponse> ModelInfer(
-      const inference::ModelInferRequest& request, absl::Time deadline) const;
+      const inference::ModelInferRequest& request, absl::Time deadline,
+      const std::shared_ptr<CancelToken>& cancel = nullptr) const;
 
  private:
   const Registry* registry_;

@@ -4,6 +4,7 @@
 // (followed by " http_port=HHHH" when --http_port turns the REST front end on)
 // and then waits for signals: SIGHUP rescans the models, SIGTERM/SIGINT drain
 // and exit 0, SIGUSR1 resumes a batcher started with --testonly_start_paused.
+#include <malloc.h>
 #include <signal.h>
 
 #include <cstdio>
@@ -92,11 +93,27 @@ ABSL_FLAG(std::string, http_host, "",
 ABSL_FLAG(int64_t, http_max_body_bytes, kDefaults.http_max_body_bytes,
           "Largest HTTP request body; larger ones are refused with 413.");
 ABSL_FLAG(int, http_threads, kDefaults.http_threads,
-          "HTTP worker threads (each REST infer call holds one while it runs).");
+          "HTTP handler threads (each REST infer call holds one while it runs; idle and slow "
+          "connections hold none).");
 ABSL_FLAG(double, http_timeout_seconds, kDefaults.http_timeout_seconds,
           "Deadline of a REST infer call (504 when it passes).");
+ABSL_FLAG(int, http_max_connections, kDefaults.http_max_connections,
+          "Open HTTP connections at most (capped by the file limit); one more is answered 503.");
+ABSL_FLAG(int64_t, http_max_inflight_bytes, kDefaults.http_max_inflight_bytes,
+          "Request bodies held at once (read, queued or handled); a request past it gets 503 "
+          "before its body is read.");
+ABSL_FLAG(double, http_idle_timeout_seconds, kDefaults.http_idle_timeout_seconds,
+          "A keep-alive connection with no request for this long is closed.");
+ABSL_FLAG(double, http_header_timeout_seconds, kDefaults.http_header_timeout_seconds,
+          "Time from a request's first byte to the end of its headers, in all (then 408).");
+ABSL_FLAG(double, http_body_timeout_seconds, kDefaults.http_body_timeout_seconds,
+          "Time to read a whole request body, and to write an answer, in all (then 408 / close).");
 
 int main(int argc, char** argv) {
+  // Buffers of 1 MiB and more (request bodies, large batches) are mapped and
+  // unmapped on their own, so a burst of large requests leaves no resident
+  // heap behind (glibc would otherwise raise this threshold as they are freed).
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
   absl::SetProgramUsageMessage("invariant-server --models=DIR [--port=8500] ...");
   // --help lists the flags of this file (absl's default looks for a file
   // named after the binary and finds none: "No flags matched").
@@ -146,6 +163,11 @@ int main(int argc, char** argv) {
   options.http_max_body_bytes = absl::GetFlag(FLAGS_http_max_body_bytes);
   options.http_threads = absl::GetFlag(FLAGS_http_threads);
   options.http_timeout_seconds = absl::GetFlag(FLAGS_http_timeout_seconds);
+  options.http_max_connections = absl::GetFlag(FLAGS_http_max_connections);
+  options.http_max_inflight_bytes = absl::GetFlag(FLAGS_http_max_inflight_bytes);
+  options.http_idle_timeout_seconds = absl::GetFlag(FLAGS_http_idle_timeout_seconds);
+  options.http_header_timeout_seconds = absl::GetFlag(FLAGS_http_header_timeout_seconds);
+  options.http_body_timeout_seconds = absl::GetFlag(FLAGS_http_body_timeout_seconds);
   options.insecure_admin = absl::GetFlag(FLAGS_insecure_admin);
   for (const auto& [flag, path, token] :
        {std::tuple("admin_token_file", absl::GetFlag(FLAGS_admin_token_file), &options.admin_token),

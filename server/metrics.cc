@@ -1,5 +1,6 @@
 #include "server/metrics.h"
 
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -85,20 +86,22 @@ absl::Status ServerMetrics::Expose(const std::string& host, int port) {
   options.port = port;
   options.threads = 2;
   auto http = std::make_unique<HttpServer>(options);
-  http->Route("/metrics", [this](const HttpRequest& request) {
-    if (request.method != "GET" && request.method != "HEAD") {
-      HttpResponse response = HttpResponse::Text(405, "/metrics: use GET\n");
-      response.headers.emplace_back("Allow", "GET, HEAD");
-      return response;
-    }
-    HttpResponse response = HttpResponse::Text(200, Serialize());
-    response.content_type = "text/plain; version=0.0.4; charset=utf-8";
-    return response;
-  });
-  http->Route("/", [](const HttpRequest& request) {
-    if (request.path != "/") return HttpResponse::Text(404, "not found: see /metrics\n");
-    return HttpResponse::Text(200, "invariant-server: metrics at /metrics\n");
-  });
+  // Exactly /metrics (a query string is ignored: Prometheus' scrape `params`
+  // add one); every other path is 404, from the server itself.
+  http->Route(
+      "/metrics",
+      [this](const HttpRequest& request) {
+        HttpResponse response = HttpResponse::Text(200, Serialize());
+        response.content_type = "text/plain; version=0.0.4; charset=utf-8";
+        return response;
+      },
+      [](const HttpRequest& request) -> std::optional<HttpResponse> {
+        if (request.method == "GET" || request.method == "HEAD") return std::nullopt;
+        HttpResponse response = HttpResponse::Text(405, "/metrics: use GET\n");
+        response.headers.emplace_back("Allow", "GET, HEAD");
+        return response;
+      },
+      /*exact=*/true);
   absl::Status started = http->Start();
   if (!started.ok()) return absl::UnavailableError(absl::StrCat("metrics: ", started.message()));
   port_ = http->port();

@@ -2,8 +2,8 @@
 //
 // ServerMetrics owns a prometheus::Registry and, once Expose() is called, an
 // HttpServer (server/http_server.h) serving it at http://HOST:PORT/metrics;
-// "/" answers a one-line index, any other path 404, any other method on
-// /metrics 405. Names:
+// exactly that path (a query string is ignored), any other path 404, any
+// other method on /metrics 405. Names:
 //   grpc_server_started_total{grpc_service,grpc_method,grpc_type}       counter
 //   grpc_server_handled_total{grpc_service,grpc_method,grpc_type,grpc_code} counter
 //   grpc_server_handling_seconds{grpc_service,grpc_method,grpc_type}    histogram

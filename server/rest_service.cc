@@ -29,13 +29,7 @@ HttpResponse Json(int status, std::string body) {
   return response;
 }
 
-// A route of the protocol: which method answers it and what it names.
-struct Route {
-  std::string method;  // protocol method name, e.g. "ModelInfer"; empty = no route
-  std::string http_method = "GET";
-  std::string model;
-  std::string version;
-};
+using Route = RestInferenceService::Route;
 
 // /v2, /v2/health/{live,ready}, /v2/models/{name}[/versions/{v}][/ready|/infer]
 Route Match(const std::string& path) {
@@ -88,10 +82,12 @@ HttpResponse RestInferenceService::ErrorResponse(int status, const std::string& 
 }
 
 void RestInferenceService::Register(HttpServer* server) const {
-  server->Route("/", [this](const HttpRequest& request) { return Handle(request); });
+  server->Route(
+      "/", [this](const HttpRequest& request) { return Handle(request); },
+      [this](const HttpRequest& request) { return Admit(request); });
 }
 
-HttpResponse RestInferenceService::Handle(const HttpRequest& request) const {
+std::optional<HttpResponse> RestInferenceService::Admit(const HttpRequest& request) const {
   const Route route = Match(request.path);
   if (route.method.empty()) {
     return ErrorResponse(404, absl::StrCat("path: expected a route of the Open Inference "
@@ -99,83 +95,47 @@ HttpResponse RestInferenceService::Handle(const HttpRequest& request) const {
                                            EchoInput(request.path), "'"));
   }
   if (!MethodAllowed(request.method, route)) {
-    HttpResponse response =
-        ErrorResponse(405, absl::StrCat("method: expected ", route.http_method, " for ",
-                                        request.path, ", received ", request.method));
+    HttpResponse response = ErrorResponse(
+        405, absl::StrCat("method: expected ", route.http_method, " for ", EchoInput(request.path),
+                          ", received ", EchoInput(request.method)));
     response.headers.emplace_back("Allow",
                                   route.http_method == "GET" ? "GET, HEAD" : route.http_method);
     return response;
   }
+  // Health and refusals are answered here, on the network thread, before a
+  // byte of the body is read; the rest goes to Handle on a handler thread.
+  const bool health = route.method == "ServerLive" || route.method == "ServerReady";
+  if (!health && data_token_.empty()) return std::nullopt;
+  absl::Status auth;
+  if (!health) {
+    const std::string authorization = request.Header("Authorization");
+    auth = CheckBearerToken(
+        data_token_, request.HasHeader("Authorization") ? &authorization : nullptr, "data token");
+    if (auth.ok()) return std::nullopt;
+  }
+  return Counted(route, [&](HttpResponse* response) {
+    if (!auth.ok()) {
+      *response = ErrorResponse(HttpStatusCode(auth), std::string(auth.message()));
+      response->headers.emplace_back("WWW-Authenticate", "Bearer");
+      return auth;
+    }
+    return Answer(route, request, response);
+  });
+}
 
+HttpResponse RestInferenceService::Handle(const HttpRequest& request) const {
+  if (std::optional<HttpResponse> refusal = Admit(request)) return *refusal;
+  return Counted(Match(request.path), [&](HttpResponse* response) {
+    return Answer(Match(request.path), request, response);
+  });
+}
+
+HttpResponse RestInferenceService::Counted(
+    const Route& route, const std::function<absl::Status(HttpResponse*)>& answer) const {
   const absl::Time start = absl::Now();
   if (metrics_ != nullptr) metrics_->RpcStarted(kRestServiceLabel, route.method, "http");
-  absl::Status status;
   HttpResponse response;
-  if (route.method != "ServerLive" && route.method != "ServerReady") {
-    const std::string authorization = request.Header("Authorization");
-    status = CheckBearerToken(data_token_, authorization.empty() ? nullptr : &authorization,
-                              "data token");
-  }
-  if (!status.ok()) {
-    response = ErrorResponse(HttpStatusCode(status), std::string(status.message()));
-    response.headers.emplace_back("WWW-Authenticate", "Bearer");
-  } else if (route.method == "ServerLive") {
-    inference::ServerLiveResponse live;
-    status = handler_->ServerLive({}, &live);
-    if (status.ok()) {
-      response =
-          live.live() ? Json(200, "{\"live\":true}") : ErrorResponse(503, "the server is not live");
-    }
-  } else if (route.method == "ServerReady") {
-    inference::ServerReadyResponse ready;
-    status = handler_->ServerReady({}, &ready);
-    if (status.ok()) {
-      response = ready.ready() ? Json(200, "{\"ready\":true}")
-                               : ErrorResponse(503,
-                                               "the server is not ready: a model has no "
-                                               "ready version, or the server is stopping");
-    }
-  } else if (route.method == "ServerMetadata") {
-    inference::ServerMetadataResponse metadata;
-    status = handler_->ServerMetadata({}, &metadata);
-    if (status.ok()) response = Json(200, ServerMetadataToJson(metadata));
-  } else if (route.method == "ModelMetadata") {
-    inference::ModelMetadataRequest metadata_request;
-    metadata_request.set_name(route.model);
-    metadata_request.set_version(route.version);
-    inference::ModelMetadataResponse metadata;
-    status = handler_->ModelMetadata(metadata_request, &metadata);
-    if (status.ok()) response = Json(200, ModelMetadataToJson(metadata));
-  } else if (route.method == "ModelReady") {
-    inference::ModelReadyRequest ready_request;
-    ready_request.set_name(route.model);
-    ready_request.set_version(route.version);
-    inference::ModelReadyResponse ready;
-    status = handler_->ModelReady(ready_request, &ready);
-    if (status.ok() && ready.ready()) {
-      response = Json(200, absl::StrCat("{\"name\":", JsonString(route.model), ",\"ready\":true}"));
-    } else if (status.ok()) {
-      // Not ready: the metadata lookup says why (unknown model, version, label).
-      inference::ModelMetadataRequest why;
-      why.set_name(route.model);
-      why.set_version(route.version);
-      inference::ModelMetadataResponse ignored;
-      const absl::Status reason = handler_->ModelMetadata(why, &ignored);
-      response = ErrorResponse(
-          503, reason.ok() ? absl::StrCat("model '", EchoInput(route.model), "' is not ready")
-                           : std::string(reason.message()));
-    }
-  } else {  // ModelInfer
-    absl::StatusOr<inference::ModelInferRequest> infer_request =
-        InferRequestFromJson(request.body, route.model, route.version);
-    status = infer_request.status();
-    if (status.ok()) {
-      absl::StatusOr<inference::ModelInferResponse> infer_response =
-          handler_->ModelInfer(*infer_request, absl::Now() + timeout_);
-      status = WithRestFieldNames(infer_response.status());
-      if (status.ok()) response = Json(200, InferResponseToJson(*infer_response));
-    }
-  }
+  const absl::Status status = answer(&response);
   if (!status.ok() && response.body.empty()) {
     response = ErrorResponse(HttpStatusCode(status), std::string(status.message()));
   }
@@ -185,6 +145,76 @@ HttpResponse RestInferenceService::Handle(const HttpRequest& request) const {
                          absl::ToDoubleSeconds(absl::Now() - start));
   }
   return response;
+}
+
+absl::Status RestInferenceService::Answer(const Route& route, const HttpRequest& request,
+                                          HttpResponse* response) const {
+  absl::Status status;
+  if (route.method == "ServerLive") {
+    inference::ServerLiveResponse live;
+    status = handler_->ServerLive({}, &live);
+    if (status.ok()) {
+      *response =
+          live.live() ? Json(200, "{\"live\":true}") : ErrorResponse(503, "the server is not live");
+    }
+  } else if (route.method == "ServerReady") {
+    inference::ServerReadyResponse ready;
+    status = handler_->ServerReady({}, &ready);
+    if (status.ok()) {
+      *response = ready.ready() ? Json(200, "{\"ready\":true}")
+                                : ErrorResponse(503,
+                                                "the server is not ready: a model has no "
+                                                "ready version, or the server is stopping");
+    }
+  } else if (route.method == "ServerMetadata") {
+    inference::ServerMetadataResponse metadata;
+    status = handler_->ServerMetadata({}, &metadata);
+    if (status.ok()) *response = Json(200, ServerMetadataToJson(metadata));
+  } else if (route.method == "ModelMetadata") {
+    inference::ModelMetadataRequest metadata_request;
+    metadata_request.set_name(route.model);
+    metadata_request.set_version(route.version);
+    inference::ModelMetadataResponse metadata;
+    status = handler_->ModelMetadata(metadata_request, &metadata);
+    if (status.ok()) *response = Json(200, ModelMetadataToJson(metadata));
+  } else if (route.method == "ModelReady") {
+    inference::ModelReadyRequest ready_request;
+    ready_request.set_name(route.model);
+    ready_request.set_version(route.version);
+    inference::ModelReadyResponse ready;
+    status = handler_->ModelReady(ready_request, &ready);
+    if (status.ok() && ready.ready()) {
+      *response =
+          Json(200, absl::StrCat("{\"name\":", JsonString(route.model), ",\"ready\":true}"));
+    } else if (status.ok()) {
+      // Not ready: the metadata lookup says why (unknown model, version, label).
+      inference::ModelMetadataRequest why;
+      why.set_name(route.model);
+      why.set_version(route.version);
+      inference::ModelMetadataResponse ignored;
+      const absl::Status reason = handler_->ModelMetadata(why, &ignored);
+      *response = ErrorResponse(
+          503, reason.ok() ? absl::StrCat("model '", EchoInput(route.model), "' is not ready")
+                           : std::string(reason.message()));
+    }
+  } else {  // ModelInfer
+    // The client going away cancels the call wherever it is (queue or batch).
+    auto cancel = std::make_shared<CancelToken>();
+    if (request.cancellation != nullptr) {
+      request.cancellation->OnCancel(
+          [cancel] { cancel->Cancel(absl::CancelledError("the client closed the connection")); });
+    }
+    absl::StatusOr<inference::ModelInferRequest> infer_request =
+        InferRequestFromJson(request.body, route.model, route.version);
+    status = infer_request.status();
+    if (status.ok()) {
+      absl::StatusOr<inference::ModelInferResponse> infer_response =
+          handler_->ModelInfer(*infer_request, absl::Now() + timeout_, cancel);
+      status = WithRestFieldNames(infer_response.status());
+      if (status.ok()) *response = Json(200, InferResponseToJson(*infer_response));
+    }
+  }
+  return status;
 }
 
 }  // namespace invariant::server

@@ -30,11 +30,14 @@
 // ModelReady, ModelInfer), grpc_type="http" and grpc_code the canonical code
 // name ("OK", "INVALID_ARGUMENT", ...), so one dashboard shows both transports.
 //
-// Thread-safety: Handle may run on many HTTP worker threads at once; an infer
-// call blocks its worker thread until the batcher answers or `timeout` passes.
+// Thread-safety: Handle may run on many HTTP handler threads at once, Admit
+// on the network thread; an infer call blocks its handler thread until the
+// batcher answers, `timeout` passes or the client disconnects.
 #ifndef INVARIANT_SERVER_REST_SERVICE_H_
 #define INVARIANT_SERVER_REST_SERVICE_H_
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -59,17 +62,39 @@ class RestInferenceService {
         timeout_(timeout),
         data_token_(std::move(data_token)) {}
 
-  // Routes every path of `server` to Handle. Call before server->Start(),
-  // on a server whose options' error_response is ErrorResponse (so that its
-  // own 413 and 400 answers are JSON too).
+  // Routes every path of `server` to Handle, with Admit as the route's admit
+  // hook. Call before server->Start(), on a server whose options'
+  // error_response is ErrorResponse (so that its own answers are JSON too).
   void Register(HttpServer* server) const;
 
+  // Before the body is read (network thread, must not block): 404 for a path
+  // that is no route, 405 for a wrong method, 401 for a missing or wrong
+  // token; the health routes are answered here too, so no handler thread,
+  // busy or not, stands between a probe and its answer. nullopt = read the
+  // body and call Handle.
+  std::optional<HttpResponse> Admit(const HttpRequest& request) const;
+  // Everything (Admit's answers included). An infer call whose client
+  // disconnects (request.cancellation) is cancelled: CANCELLED, HTTP 499.
   HttpResponse Handle(const HttpRequest& request) const;
 
   // The options' error_response writing {"error": message}.
   static HttpResponse ErrorResponse(int status, const std::string& message);
 
+  // A route of the protocol: which method answers it and what it names.
+  struct Route {
+    std::string method;  // protocol method name, e.g. "ModelInfer"; empty = no route
+    std::string http_method = "GET";
+    std::string model;
+    std::string version;
+  };
+
  private:
+  // Runs `answer` between the call's RpcStarted and RpcHandled; an error
+  // with no body of its own becomes ErrorResponse.
+  HttpResponse Counted(const Route& route,
+                       const std::function<absl::Status(HttpResponse*)>& answer) const;
+  absl::Status Answer(const Route& route, const HttpRequest& request, HttpResponse* response) const;
+
   const InferenceHandler* handler_;
   ServerMetrics* metrics_;
   const absl::Duration timeout_;

@@ -6,6 +6,7 @@
 #include <grpcpp/server_builder.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -83,6 +84,18 @@ absl::Status ValidateOptions(const ServerOptions& o) {
     return absl::InvalidArgumentError(absl::StrCat(
         "http_max_body_bytes, http_threads, http_timeout_seconds: expected > 0, received ",
         o.http_max_body_bytes, ", ", o.http_threads, ", ", o.http_timeout_seconds));
+  }
+  if (o.http_port >= 0 &&
+      (o.http_max_connections < 1 || o.http_max_inflight_bytes < o.http_max_body_bytes ||
+       !(o.http_idle_timeout_seconds > 0) || !(o.http_header_timeout_seconds > 0) ||
+       !(o.http_body_timeout_seconds > 0) || o.http_idle_timeout_seconds > 86400 ||
+       o.http_header_timeout_seconds > 86400 || o.http_body_timeout_seconds > 86400)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "http_max_connections, http_max_inflight_bytes, http_idle_timeout_seconds, "
+        "http_header_timeout_seconds, http_body_timeout_seconds: expected >= 1, "
+        ">= http_max_body_bytes, and three durations in (0, 86400], received ",
+        o.http_max_connections, ", ", o.http_max_inflight_bytes, ", ", o.http_idle_timeout_seconds,
+        ", ", o.http_header_timeout_seconds, ", ", o.http_body_timeout_seconds));
   }
   if (o.max_queue_bytes < 1) {
     return absl::InvalidArgumentError(
@@ -289,6 +302,13 @@ absl::Status Server::StartHttp() {
   http_options.port = options_.http_port;
   http_options.threads = options_.http_threads;
   http_options.max_body_bytes = static_cast<size_t>(options_.http_max_body_bytes);
+  http_options.max_inflight_body_bytes = options_.http_max_inflight_bytes;
+  http_options.max_connections = options_.http_max_connections;
+  const auto ms = [](double seconds) { return static_cast<int>(std::ceil(seconds * 1000)); };
+  http_options.idle_timeout_ms = ms(options_.http_idle_timeout_seconds);
+  http_options.header_timeout_ms = ms(options_.http_header_timeout_seconds);
+  http_options.body_timeout_ms = ms(options_.http_body_timeout_seconds);
+  http_options.write_timeout_ms = ms(options_.http_body_timeout_seconds);
   http_options.error_response = &RestInferenceService::ErrorResponse;
   rest_service_ = std::make_unique<RestInferenceService>(
       inference_handler_.get(), metrics_.get(), absl::Seconds(options_.http_timeout_seconds),

@@ -77,8 +77,13 @@ struct ServerOptions {
   int http_port = -1;                      // 0 = pick a free one; -1 = off
   std::string http_host;                   // HTTP bind address; empty = `host`
   int64_t http_max_body_bytes = 16 << 20;  // larger request bodies are refused with 413
-  int http_threads = 4;                    // HTTP worker threads (an infer call holds one)
+  int http_threads = 8;                    // HTTP handler threads (an infer call holds one)
   double http_timeout_seconds = 30;        // deadline of a REST infer call
+  int http_max_connections = 10000;        // open HTTP connections; more get 503
+  int64_t http_max_inflight_bytes = 256 << 20;  // request bodies held at once; more get 503
+  double http_idle_timeout_seconds = 60;   // keep-alive wait for a request's first byte
+  double http_header_timeout_seconds = 10;  // first byte to the end of the headers, in all
+  double http_body_timeout_seconds = 30;   // the whole body, in all; also each answer's write
   int64_t warmup_rows = 8;                 // rows a new version answers before it is ready; 0 = off
 };
 

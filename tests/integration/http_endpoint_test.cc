@@ -51,7 +51,7 @@ class HttpServerTest : public ::testing::Test {
           200, absl::StrCat("a ", r.method, " ", r.path, " ", r.query, " [", r.body, "]"));
     });
     server_->Route("/a/b", [](const HttpRequest& r) { return HttpResponse::Text(201, "ab"); });
-    // 1 MiB of stack: ten times civetweb's worker stacks.
+    // 1 MiB of stack: handlers must not run on small-stack threads.
     server_->Route("/deep", [](const HttpRequest&) {
       return HttpResponse::Text(200, std::to_string(UseStack(20, 0)));
     });
@@ -164,7 +164,13 @@ TEST_F(MetricsEndpointTest, HostileRequestsNeverTakeTheServerDown) {
             "HTTP/1.1 404 Not Found");
   EXPECT_THAT(*HttpExchange(port, "POST /metrics HTTP/1.1\r\nHost: h\r\n\r\n"),
               StartsWith("HTTP/1.1 405"));
-  EXPECT_THAT(*HttpExchange(port, "GET / HTTP/1.1\r\nHost: h\r\n\r\n"), StartsWith("HTTP/1.1 200"));
+  // Exactly /metrics is served (README): "/", "/metrics/" and "/metricsx" are 404.
+  for (const char* path : {"/", "/metrics/", "/metricsx", "/metrics/x"}) {
+    EXPECT_EQ(
+        StatusLine(*HttpExchange(port, absl::StrCat("GET ", path, " HTTP/1.1\r\nHost: h\r\n\r\n"))),
+        "HTTP/1.1 404 Not Found")
+        << path;
+  }
 
   // Still alive on both ports.
   absl::StatusOr<std::string> metrics = HttpGet(port, "/metrics");

@@ -63,8 +63,11 @@ absl::Status ServerProcess::Start(const std::vector<std::string>& flags,
     buffer.append(chunk, static_cast<size_t>(n));
     const size_t at = buffer.find("invariant-server ready");
     if (at != std::string::npos && buffer.find('\n', at) != std::string::npos) {
-      if (std::sscanf(buffer.c_str() + at, "invariant-server ready grpc_port=%d metrics_port=%d",
-                      &grpc_port_, &metrics_port_) == 2) {
+      const int fields = std::sscanf(
+          buffer.c_str() + at, "invariant-server ready grpc_port=%d metrics_port=%d http_port=%d",
+          &grpc_port_, &metrics_port_, &http_port_);
+      if (fields >= 2) {
+        if (fields == 2) http_port_ = -1;
         close(out[0]);
         return absl::OkStatus();
       }

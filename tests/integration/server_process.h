@@ -32,6 +32,8 @@ class ServerProcess {
 
   int grpc_port() const { return grpc_port_; }
   int metrics_port() const { return metrics_port_; }
+  // The REST port (the ready line's http_port=), or -1 without --http_port.
+  int http_port() const { return http_port_; }
   std::string target() const { return "127.0.0.1:" + std::to_string(grpc_port_); }
 
   // Sends `signal` to the server.
@@ -46,6 +48,7 @@ class ServerProcess {
   pid_t pid_ = -1;
   int grpc_port_ = 0;
   int metrics_port_ = 0;
+  int http_port_ = -1;
   std::string stderr_path_;
 };
 
