@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -65,6 +66,11 @@ absl::Status ServerProcess::Start(const std::vector<std::string>& flags,
     if (at != std::string::npos && buffer.find('\n', at) != std::string::npos) {
       if (std::sscanf(buffer.c_str() + at, "invariant-server ready grpc_port=%d metrics_port=%d",
                       &grpc_port_, &metrics_port_) == 2) {
+        // " http_port=H" follows when --http_port turned the REST front end on.
+        const size_t http = buffer.find(" http_port=", at);
+        http_port_ = http != std::string::npos && http < buffer.find('\n', at)
+                         ? std::atoi(buffer.c_str() + http + 11)
+                         : -1;
         close(out[0]);
         return absl::OkStatus();
       }

@@ -3,7 +3,7 @@
 // Start() launches the binary (path from INVARIANT_SERVER_BINARY) with
 // --host=127.0.0.1 --port=0 --metrics_port=0 plus the given flags, reads its
 // stdout until the ready line "invariant-server ready grpc_port=N
-// metrics_port=M" (bounded wait), and returns the ports. The server's stderr
+// metrics_port=M[ http_port=H]" (bounded wait), and returns the ports. The server's stderr
 // goes to a file for diagnostics. The destructor kills a server still running.
 #ifndef INVARIANT_TESTS_INTEGRATION_SERVER_PROCESS_H_
 #define INVARIANT_TESTS_INTEGRATION_SERVER_PROCESS_H_
@@ -32,6 +32,8 @@ class ServerProcess {
 
   int grpc_port() const { return grpc_port_; }
   int metrics_port() const { return metrics_port_; }
+  // The REST port (flags with --http_port), or -1 when the server has none.
+  int http_port() const { return http_port_; }
   std::string target() const { return "127.0.0.1:" + std::to_string(grpc_port_); }
 
   // Sends `signal` to the server.
@@ -46,6 +48,7 @@ class ServerProcess {
   pid_t pid_ = -1;
   int grpc_port_ = 0;
   int metrics_port_ = 0;
+  int http_port_ = -1;
   std::string stderr_path_;
 };
 
