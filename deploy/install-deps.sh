@@ -25,7 +25,7 @@ TEST_PKGS=(
 )
 RUNTIME_PKGS=(
   libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 libopenblas0-pthread
-  libprometheus-cpp-core1.0 zlib1g ca-certificates
+  libprometheus-cpp-core1.0 libcurl4 zlib1g ca-certificates
 )
 
 case "${1:-}" in

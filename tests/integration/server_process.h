@@ -3,7 +3,7 @@
 // Start() launches the binary (path from INVARIANT_SERVER_BINARY) with
 // --host=127.0.0.1 --port=0 --metrics_port=0 plus the given flags, reads its
 // stdout until the ready line "invariant-server ready grpc_port=N
-// metrics_port=M" (bounded wait), and returns the ports. The server's stderr
+// metrics_port=M[ http_port=H]" (bounded wait), and returns the ports. The server's stderr
 // goes to a file for diagnostics. The destructor kills a server still running.
 #ifndef INVARIANT_TESTS_INTEGRATION_SERVER_PROCESS_H_
 #define INVARIANT_TESTS_INTEGRATION_SERVER_PROCESS_H_

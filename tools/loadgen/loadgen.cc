@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <thread>
 
@@ -11,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "client/cli/format.h"
+#include "tools/loadgen/rest_client.h"
 
 namespace invariant::loadgen {
 namespace {
@@ -21,7 +23,9 @@ struct WorkerStats {
   int64_t failed = 0;
   int64_t rows = 0;
   int64_t streams = 0;
+  int64_t connections = 0;
   std::map<std::string, int64_t> errors;
+  std::map<std::string, std::string> error_messages;
 };
 
 // Hands out request indices and their due times until the run's bounds.
@@ -87,11 +91,16 @@ void RecordOk(WorkerStats& stats, const LoadOptions& options, absl::Time t0) {
   stats.rows += options.batch;
 }
 
-void RecordError(WorkerStats& stats, const grpc::Status& status) {
+void RecordError(WorkerStats& stats, const std::string& key, const std::string& message) {
   ++stats.failed;
+  if (++stats.errors[key] == 1) stats.error_messages.emplace(key, message);
+}
+
+void RecordError(WorkerStats& stats, const grpc::Status& status) {
   // A stream that ended without an error status but also without an answer.
   const grpc::StatusCode code = status.ok() ? grpc::StatusCode::UNKNOWN : status.error_code();
-  ++stats.errors[cli::GrpcCodeName(code)];
+  RecordError(stats, cli::GrpcCodeName(code),
+              status.ok() ? "the stream ended without an answer" : status.error_message());
 }
 
 template <typename Request, typename Response, typename UnaryCall, typename OpenStream>
@@ -129,18 +138,135 @@ void Worker(const LoadOptions& options, const std::vector<Request>& requests, Sc
   if (stream != nullptr) stream->Finish();
 }
 
+// The distinct REST request bodies, as MakeRequests builds the gRPC ones.
+std::vector<EncodedInferRequest> MakeRestRequests(const LoadOptions& options) {
+  const int64_t num_rows = static_cast<int64_t>(options.rows.size()) / options.input_dim;
+  const int64_t distinct = std::min<int64_t>(16, std::max<int64_t>(1, num_rows));
+  std::vector<EncodedInferRequest> requests;
+  std::vector<float> values(static_cast<size_t>(options.batch * options.input_dim));
+  for (int64_t j = 0; j < distinct; ++j) {
+    for (int64_t k = 0; k < options.batch; ++k) {
+      const int64_t row = (j * options.batch + k) % num_rows;
+      std::copy_n(options.rows.data() + row * options.input_dim, options.input_dim,
+                  values.data() + k * options.input_dim);
+    }
+    requests.push_back(EncodeInferRequest(values.data(), options.batch, options.input_dim,
+                                          RestOutputName(options.method), options.rest_encoding));
+  }
+  return requests;
+}
+
+void RestWorker(const LoadOptions& options, const RestTarget& target,
+                const std::vector<EncodedInferRequest>& requests, const std::string& path,
+                Schedule& schedule, WorkerStats& stats) {
+  const bool binary = options.rest_encoding == RestEncoding::kBinary;
+  const std::string output = RestOutputName(options.method);
+  RestConnection connection(target.target, target.bearer_token, target.timeout);
+  RestCallResult result;
+  InferResponse response;
+  int64_t index = 0;
+  absl::Time t0;
+  while (schedule.Next(&index, &t0)) {
+    const EncodedInferRequest& request = requests[static_cast<size_t>(index) % requests.size()];
+    const absl::Status sent = connection.Post(path, request.body, request.content_type,
+                                              binary ? request.json_bytes : -1, &result);
+    if (!sent.ok()) {
+      RecordError(stats, TransportErrorName(sent), std::string(sent.message()));
+      continue;
+    }
+    if (result.http_status != 200) {
+      RecordError(stats, absl::StrCat("HTTP_", result.http_status),
+                  ErrorMessageFromBody(result.body));
+      continue;
+    }
+    absl::Status decoded =
+        DecodeInferResponse(result.body, result.inference_header_length, &response);
+    if (decoded.ok()) decoded = CheckInferOutput(response, output, options.batch, binary);
+    if (!decoded.ok()) {
+      RecordError(stats, "MALFORMED_RESPONSE", std::string(decoded.message()));
+      continue;
+    }
+    RecordOk(stats, options, t0);
+  }
+  stats.connections = connection.connections_opened();
+}
+
+LoadReport Summarize(const std::vector<WorkerStats>& stats, absl::Time start) {
+  LoadReport report;
+  report.seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  std::vector<double> latencies;
+  for (const WorkerStats& s : stats) {
+    report.requests_ok += s.ok;
+    report.requests_failed += s.failed;
+    report.rows_ok += s.rows;
+    report.streams += s.streams;
+    report.connections += s.connections;
+    for (const auto& [code, n] : s.errors) report.errors[code] += n;
+    for (const auto& [code, message] : s.error_messages) {
+      report.error_messages.emplace(code, message);
+    }
+    latencies.insert(latencies.end(), s.latencies_us.begin(), s.latencies_us.end());
+  }
+  if (report.seconds > 0) {
+    report.qps = static_cast<double>(report.requests_ok) / report.seconds;
+    report.rows_per_second = static_cast<double>(report.rows_ok) / report.seconds;
+  }
+  if (!latencies.empty()) {
+    double sum = 0;
+    for (double l : latencies) sum += l;
+    report.latency.mean_us = sum / static_cast<double>(latencies.size());
+    report.latency.p50_us = Quantile(latencies, 0.50);
+    report.latency.p90_us = Quantile(latencies, 0.90);
+    report.latency.p99_us = Quantile(latencies, 0.99);
+    report.latency.max_us = latencies.back();
+  }
+  return report;
+}
+
 }  // namespace
 
 const char* MethodName(Method method) {
   return method == Method::kPredict ? "predict" : "featurize";
 }
 const char* ModeName(Mode mode) { return mode == Mode::kUnary ? "unary" : "stream"; }
+const char* ProtocolName(Protocol protocol) {
+  return protocol == Protocol::kGrpc ? "grpc" : "rest";
+}
+const char* EncodingName(const LoadOptions& options) {
+  if (options.protocol == Protocol::kGrpc) return "protobuf";
+  return options.rest_encoding == RestEncoding::kJson ? "json" : "binary";
+}
+const char* RestOutputName(Method method) {
+  return method == Method::kPredict ? "scores" : "features";
+}
+
+std::string RestModelPath(const LoadOptions& options) {
+  std::string path = absl::StrCat("/v2/models/", EscapePathSegment(options.model));
+  if (options.version > 0) {
+    absl::StrAppend(&path, "/versions/", options.version);
+  } else if (!options.version_label.empty()) {
+    absl::StrAppend(&path, "/versions/", EscapePathSegment(options.version_label));
+  }
+  return path;
+}
 
 absl::Status ValidateLoadOptions(const LoadOptions& o) {
   if (o.model.empty()) return absl::InvalidArgumentError("--model: expected a model name, got ''");
   if (o.concurrency < 1 || o.concurrency > kMaxConcurrency) {
     return absl::InvalidArgumentError(
         absl::StrCat("--concurrency: expected 1..", kMaxConcurrency, ", got ", o.concurrency));
+  }
+  if (o.protocol == Protocol::kRest && o.mode == Mode::kStream) {
+    return absl::InvalidArgumentError(
+        "--mode=stream: streams are gRPC-only; with --protocol=rest use --mode=unary");
+  }
+  if (o.protocol == Protocol::kRest && o.version > 0 && !o.version_label.empty()) {
+    return absl::InvalidArgumentError(
+        "--version / --version_label: a REST path names one version, got both");
+  }
+  if (o.protocol == Protocol::kGrpc && o.rest_encoding != RestEncoding::kJson) {
+    return absl::InvalidArgumentError(
+        "--rest_encoding=binary: applies to --protocol=rest only, got --protocol=grpc");
   }
   if (o.duration < absl::ZeroDuration() || o.duration > kMaxDuration) {
     return absl::InvalidArgumentError(
@@ -180,6 +306,9 @@ double Quantile(std::vector<double>& samples, double q) {
 
 absl::StatusOr<LoadReport> RunLoad(Client& client, const LoadOptions& options) {
   if (absl::Status valid = ValidateLoadOptions(options); !valid.ok()) return valid;
+  if (options.protocol != Protocol::kGrpc) {
+    return absl::InvalidArgumentError("RunLoad: expected --protocol=grpc (RunRestLoad runs REST)");
+  }
   std::vector<WorkerStats> stats(static_cast<size_t>(options.concurrency));
   std::vector<v1::PredictRequest> predict_requests;
   std::vector<v1::FeaturizeRequest> featurize_requests;
@@ -214,47 +343,61 @@ absl::StatusOr<LoadReport> RunLoad(Client& client, const LoadOptions& options) {
     }
   }
   for (std::thread& t : threads) t.join();
-  LoadReport report;
-  report.seconds = absl::ToDoubleSeconds(absl::Now() - start);
-  std::vector<double> latencies;
-  for (const WorkerStats& s : stats) {
-    report.requests_ok += s.ok;
-    report.requests_failed += s.failed;
-    report.rows_ok += s.rows;
-    report.streams += s.streams;
-    for (const auto& [code, n] : s.errors) report.errors[code] += n;
-    latencies.insert(latencies.end(), s.latencies_us.begin(), s.latencies_us.end());
+  return Summarize(stats, start);
+}
+
+absl::StatusOr<LoadReport> RunRestLoad(const RestTarget& target, const LoadOptions& options) {
+  if (absl::Status valid = ValidateLoadOptions(options); !valid.ok()) return valid;
+  if (options.protocol != Protocol::kRest) {
+    return absl::InvalidArgumentError("RunRestLoad: expected --protocol=rest (RunLoad runs gRPC)");
   }
-  if (report.seconds > 0) {
-    report.qps = static_cast<double>(report.requests_ok) / report.seconds;
-    report.rows_per_second = static_cast<double>(report.rows_ok) / report.seconds;
+  RestInit();
+  const std::vector<EncodedInferRequest> requests = MakeRestRequests(options);
+  const std::string path = RestModelPath(options) + "/infer";
+  std::vector<WorkerStats> stats(static_cast<size_t>(options.concurrency));
+  const absl::Time start = absl::Now();
+  Schedule schedule(options, start);
+  std::vector<std::thread> threads;
+  for (int c = 0; c < options.concurrency; ++c) {
+    threads.emplace_back(RestWorker, std::cref(options), std::cref(target), std::cref(requests),
+                         std::cref(path), std::ref(schedule),
+                         std::ref(stats[static_cast<size_t>(c)]));
   }
-  if (!latencies.empty()) {
-    double sum = 0;
-    for (double l : latencies) sum += l;
-    report.latency.mean_us = sum / static_cast<double>(latencies.size());
-    report.latency.p50_us = Quantile(latencies, 0.50);
-    report.latency.p90_us = Quantile(latencies, 0.90);
-    report.latency.p99_us = Quantile(latencies, 0.99);
-    report.latency.max_us = latencies.back();
+  for (std::thread& t : threads) t.join();
+  return Summarize(stats, start);
+}
+
+absl::StatusOr<int64_t> RestInputDim(const RestTarget& target, const LoadOptions& options) {
+  RestInit();
+  RestConnection connection(target.target, target.bearer_token, target.timeout);
+  RestCallResult result;
+  if (absl::Status s = connection.Get(RestModelPath(options), &result); !s.ok()) return s;
+  if (result.http_status != 200) {
+    return absl::UnavailableError(
+        absl::StrCat("HTTP_", result.http_status, ": ", ErrorMessageFromBody(result.body)));
   }
-  return report;
+  return InputDimFromModelMetadata(result.body);
 }
 
 std::string ReportJson(const LoadReport& r, const LoadOptions& o, const std::string& target) {
   using cli::JsonNumber;
   using cli::JsonString;
-  std::vector<std::string> errors;
+  std::vector<std::string> errors, messages;
   for (const auto& [code, n] : r.errors) errors.push_back(absl::StrCat(JsonString(code), ":", n));
+  for (const auto& [code, message] : r.error_messages) {
+    messages.push_back(absl::StrCat(JsonString(code), ":", JsonString(message)));
+  }
   return absl::StrCat(
-      "{\"target\":", JsonString(target), ",\"model\":", JsonString(o.model),
+      "{\"target\":", JsonString(target), ",\"protocol\":", JsonString(ProtocolName(o.protocol)),
+      ",\"encoding\":", JsonString(EncodingName(o)), ",\"model\":", JsonString(o.model),
       ",\"method\":", JsonString(MethodName(o.method)), ",\"mode\":", JsonString(ModeName(o.mode)),
       ",\"concurrency\":", o.concurrency, ",\"batch\":", o.batch, ",\"rate\":", JsonNumber(o.rate),
       ",\"seconds\":", JsonNumber(r.seconds), ",\"qps\":", JsonNumber(r.qps),
       ",\"rows_per_second\":", JsonNumber(r.rows_per_second),
       ",\"requests\":{\"ok\":", r.requests_ok, ",\"failed\":", r.requests_failed,
       ",\"total\":", r.requests_ok + r.requests_failed, "},\"rows_ok\":", r.rows_ok,
-      ",\"streams\":", r.streams, ",\"errors\":{", absl::StrJoin(errors, ","),
+      ",\"streams\":", r.streams, ",\"connections\":", r.connections, ",\"errors\":{",
+      absl::StrJoin(errors, ","), "},\"error_messages\":{", absl::StrJoin(messages, ","),
       "},\"latency_us\":{\"p50\":", JsonNumber(r.latency.p50_us),
       ",\"p90\":", JsonNumber(r.latency.p90_us), ",\"p99\":", JsonNumber(r.latency.p99_us),
       ",\"max\":", JsonNumber(r.latency.max_us), ",\"mean\":", JsonNumber(r.latency.mean_us), "}}");
@@ -262,8 +405,10 @@ std::string ReportJson(const LoadReport& r, const LoadOptions& o, const std::str
 
 std::string ReportTable(const LoadReport& r, const LoadOptions& o, const std::string& target) {
   std::string out = absl::StrFormat(
-      "invariant-loadgen  target=%s model=%s method=%s mode=%s concurrency=%d batch=%d %s\n",
-      target, o.model, MethodName(o.method), ModeName(o.mode), o.concurrency, o.batch,
+      "invariant-loadgen  target=%s protocol=%s encoding=%s model=%s method=%s mode=%s "
+      "concurrency=%d batch=%d %s\n",
+      target, ProtocolName(o.protocol), EncodingName(o), o.model, MethodName(o.method),
+      ModeName(o.mode), o.concurrency, o.batch,
       o.rate > 0 ? absl::StrFormat("rate=%g/s (open loop)", o.rate) : "closed loop");
   auto row = [&out](const std::string& name, const std::string& value) {
     absl::StrAppendFormat(&out, "  %-18s %14s\n", name, value);
@@ -272,6 +417,7 @@ std::string ReportTable(const LoadReport& r, const LoadOptions& o, const std::st
   row("requests ok", absl::StrCat(r.requests_ok));
   row("requests failed", absl::StrCat(r.requests_failed));
   if (o.mode == Mode::kStream) row("streams", absl::StrCat(r.streams));
+  if (o.protocol == Protocol::kRest) row("connections", absl::StrCat(r.connections));
   row("qps", absl::StrFormat("%.1f", r.qps));
   row("rows/s", absl::StrFormat("%.1f", r.rows_per_second));
   row("latency p50 (us)", absl::StrFormat("%.1f", r.latency.p50_us));
@@ -280,6 +426,9 @@ std::string ReportTable(const LoadReport& r, const LoadOptions& o, const std::st
   row("latency max (us)", absl::StrFormat("%.1f", r.latency.max_us));
   row("latency mean (us)", absl::StrFormat("%.1f", r.latency.mean_us));
   for (const auto& [code, n] : r.errors) row("errors " + code, absl::StrCat(n));
+  for (const auto& [code, message] : r.error_messages) {
+    absl::StrAppend(&out, "  first ", code, ": ", message.substr(0, 300), "\n");
+  }
   return out;
 }
 

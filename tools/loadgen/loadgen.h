@@ -1,8 +1,15 @@
 // loadgen.h: bounded load on invariant-server through invariant::Client
-// (the engine of invariant-loadgen, reusable by benchmarks).
+// (gRPC) or the Open Inference Protocol's REST port (the engine of
+// invariant-loadgen, reusable by benchmarks).
 //
-// RunLoad starts `concurrency` worker threads. Each sends Featurize or Predict
-// requests of `batch` rows, unary or over one bidirectional stream per worker:
+// RunLoad (gRPC) and RunRestLoad (REST) start `concurrency` worker threads.
+// Each sends Featurize or Predict requests of `batch` rows — over gRPC unary
+// or over one bidirectional stream per worker; over REST as POST
+// /v2/models/{name}[/versions/{v}]/infer on ONE persistent HTTP/1.1
+// keep-alive connection per worker (rest_client.h; it reconnects when the
+// server closes it), asking for exactly one output: "scores" for predict,
+// "features" for featurize, in JSON or Triton's binary tensor encoding
+// (oip_codec.h). Streams are gRPC-only.
 //   closed loop (rate == 0): a worker sends its next request when the previous
 //     one has answered; latency = answer time − send time.
 //   open loop (rate > 0): request i is due at start + i / rate, whichever
@@ -13,15 +20,26 @@
 // whichever comes first; at least one of them must be set and both are capped
 // (kMaxDuration, kMaxRequests), so every run is bounded.
 //
-// Counting: a request is "ok" when its call returned OK, an error otherwise,
-// counted by gRPC code name. In unary mode every request is one RPC, so `ok`
+// Counting (gRPC): a request is "ok" when its call returned OK, an error
+// otherwise, counted by gRPC code name. In unary mode every request is one RPC, so `ok`
 // equals the server's grpc_server_handled_total{grpc_code="OK"} increase for
 // the method. In stream mode a failed request ends its stream (the stream's
 // final status gives the code) and the worker opens a new one; `streams`
-// counts the streams opened. Latency percentiles are over ok requests.
+// counts the streams opened.
+// Counting (REST): a request is "ok" on HTTP 200 with a well-formed response
+// whose requested output is FP32 [batch, n] (binary when the encoding is);
+// otherwise an error counted as "HTTP_<status>" (e.g. "HTTP_503"), the libcurl
+// code name of a transport failure (e.g. "CURLE_OPERATION_TIMEDOUT") or
+// "MALFORMED_RESPONSE" (a 200 whose body does not decode or lacks the rows).
+// `ok` then equals the server's grpc_server_handled_total{grpc_service=
+// "inference.REST",grpc_method="ModelInfer",grpc_code="OK"} increase, and
+// `connections` counts the TCP connections the workers had to open.
+// Both: latency percentiles are over ok requests; `error_messages` keeps the
+// first message seen for each error key.
 //
-// Thread-safety: RunLoad may be called from any thread; the Client is shared
-// by the workers (Client is thread-safe).
+// Thread-safety: RunLoad / RunRestLoad may be called from any thread; the
+// Client is shared by the workers (Client is thread-safe); each REST worker
+// owns its connection.
 #ifndef INVARIANT_TOOLS_LOADGEN_LOADGEN_H_
 #define INVARIANT_TOOLS_LOADGEN_LOADGEN_H_
 
@@ -34,6 +52,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "client/client.h"
+#include "tools/loadgen/oip_codec.h"
 
 namespace invariant::loadgen {
 
@@ -45,6 +64,7 @@ inline constexpr double kMaxRate = 1e6;
 
 enum class Method { kPredict, kFeaturize };
 enum class Mode { kUnary, kStream };
+enum class Protocol { kGrpc, kRest };
 
 struct LoadOptions {
   std::string model;
@@ -52,18 +72,22 @@ struct LoadOptions {
   std::string version_label;  // optional
   Method method = Method::kPredict;
   Mode mode = Mode::kUnary;
-  int concurrency = 1;                             // 1..kMaxConcurrency workers
-  absl::Duration duration = absl::ZeroDuration();  // 0 = bounded by max_requests only
-  int64_t max_requests = 0;                        // 0 = bounded by duration only
-  int64_t batch = 1;                               // rows per request
-  double rate = 0;                                 // requests per second; 0 = closed loop
+  Protocol protocol = Protocol::kGrpc;
+  RestEncoding rest_encoding = RestEncoding::kJson;  // REST only
+  int concurrency = 1;                               // 1..kMaxConcurrency workers
+  absl::Duration duration = absl::ZeroDuration();    // 0 = bounded by max_requests only
+  int64_t max_requests = 0;                          // 0 = bounded by duration only
+  int64_t batch = 1;                                 // rows per request
+  double rate = 0;                                   // requests per second; 0 = closed loop
   // Candidate input rows (row-major, input_dim floats each); request i sends
   // `batch` consecutive rows starting at row (i · batch) mod num_rows.
   std::vector<float> rows;
   int64_t input_dim = 0;
 };
 
-// OK, or InvalidArgument naming the first option out of range.
+// OK, or InvalidArgument naming the first option out of range or the first
+// combination the protocol cannot do: --mode=stream or both a version and a
+// version label with REST (a REST path names one), binary encoding with gRPC.
 absl::Status ValidateLoadOptions(const LoadOptions& options);
 
 struct LatencySummary {
@@ -75,33 +99,59 @@ struct LoadReport {
   int64_t requests_failed = 0;
   int64_t rows_ok = 0;
   int64_t streams = 0;                    // stream mode: streams opened
-  std::map<std::string, int64_t> errors;  // gRPC code name → failed requests
-  double seconds = 0;                     // wall time of the run
-  double qps = 0;                         // ok requests per second
-  double rows_per_second = 0;             // ok rows per second
-  LatencySummary latency;                 // over ok requests
+  int64_t connections = 0;                // REST: TCP connections opened; gRPC: 0 (not counted)
+  std::map<std::string, int64_t> errors;  // gRPC code name / HTTP_nnn / CURLE_… → failed requests
+  std::map<std::string, std::string> error_messages;  // error key → first message seen
+  double seconds = 0;                                 // wall time of the run
+  double qps = 0;                                     // ok requests per second
+  double rows_per_second = 0;                         // ok rows per second
+  LatencySummary latency;                             // over ok requests
 };
 
-// Runs the load (after ValidateLoadOptions; an invalid `options` is returned
-// as its error without sending anything).
+// Runs the load over gRPC (after ValidateLoadOptions; an invalid `options`,
+// or one whose protocol is not kGrpc, is returned as its error without
+// sending anything).
 absl::StatusOr<LoadReport> RunLoad(Client& client, const LoadOptions& options);
+
+// Where and how the REST workers connect.
+struct RestTarget {
+  std::string target;                          // host:port of the server's --http_port
+  std::string bearer_token;                    // sent as "Authorization: Bearer …"; empty = none
+  absl::Duration timeout = absl::Seconds(10);  // per request; 0 = none
+};
+
+// Runs the load over REST, like RunLoad (`options.protocol` must be kRest).
+absl::StatusOr<LoadReport> RunRestLoad(const RestTarget& target, const LoadOptions& options);
+
+// The REST path of the model options name: /v2/models/{name}, then
+// /versions/{version} or /versions/{label} when one is set (escaped).
+std::string RestModelPath(const LoadOptions& options);
+// The OIP output a method asks for: "scores" (predict) or "features".
+const char* RestOutputName(Method method);
+// The input dimension of the options' model from GET RestModelPath(options);
+// UNAVAILABLE "HTTP_<status>: message" or "CURLE_…: message" when the call
+// fails, INVALID_ARGUMENT when the metadata does not decode.
+absl::StatusOr<int64_t> RestInputDim(const RestTarget& target, const LoadOptions& options);
 
 // The q-quantile (0..1, nearest rank) of `samples`, which are sorted in
 // place; 0 when empty.
 double Quantile(std::vector<double>& samples, double q);
 
-// The report as one JSON object (keys: target, model, method, mode,
-// concurrency, batch, rate, seconds, qps, rows_per_second, requests{ok,
-// failed,total}, rows_ok, streams, errors{CODE: n}, latency_us{p50,p90,p99,
-// max,mean}).
+// The report as one JSON object (keys: target, protocol, encoding, model,
+// method, mode, concurrency, batch, rate, seconds, qps, rows_per_second,
+// requests{ok,failed,total}, rows_ok, streams, connections, errors{CODE: n},
+// error_messages{CODE: first message}, latency_us{p50,p90,p99,max,mean}).
 std::string ReportJson(const LoadReport& report, const LoadOptions& options,
                        const std::string& target);
 // The report as a human-readable table.
 std::string ReportTable(const LoadReport& report, const LoadOptions& options,
                         const std::string& target);
 
-const char* MethodName(Method method);  // "predict" | "featurize"
-const char* ModeName(Mode mode);        // "unary" | "stream"
+const char* MethodName(Method method);        // "predict" | "featurize"
+const char* ModeName(Mode mode);              // "unary" | "stream"
+const char* ProtocolName(Protocol protocol);  // "grpc" | "rest"
+// "protobuf" for gRPC; "json" | "binary" for REST.
+const char* EncodingName(const LoadOptions& options);
 
 }  // namespace invariant::loadgen
 

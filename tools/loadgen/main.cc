@@ -4,9 +4,21 @@
 //   invariant-loadgen --target=127.0.0.1:8500 --model=default --concurrency=4
 //       --duration=10 [--requests=N] [--batch=1] [--rate=0] [--mode=unary|stream]
 //       [--method=predict|featurize] [--json_out=FILE]
+//   invariant-loadgen --protocol=rest --target=127.0.0.1:8501 --model=default
+//       [--rest_encoding=json|binary] ...
+//
+// --protocol=grpc (default) calls invariant.v1.FeatureService at --target
+// (default 127.0.0.1:8500); --protocol=rest POSTs the Open Inference
+// Protocol's /v2/models/{name}[/versions/{v}]/infer to --target, the server's
+// --http_port (default 127.0.0.1:8501), one keep-alive connection per worker,
+// asking for the output "scores" (predict) or "features" (featurize), with
+// JSON tensors or Triton's binary tensor extension (--rest_encoding). REST
+// sends --token_file's token as "Authorization: Bearer" and uses --timeout per
+// request; it has no streams and no TLS (usage errors).
 //
 // Rows: --input=FILE (as invariant-client reads them) or --rows seeded
-// standard-normal rows of the model's input_dim (from GetModelMetadata).
+// standard-normal rows of the model's input_dim (from the model's metadata:
+// GetModelMetadata over gRPC, GET /v2/models/{name} over REST).
 // Prints a table on stdout and, with --json_out, writes the JSON report
 // (loadgen.h). Exit codes: 0 the run finished with at least one ok request
 // (or no errors); 1 the JSON file could not be written; 2 usage; 3 the
@@ -29,7 +41,14 @@
 #include "core/base/random.h"
 #include "tools/loadgen/loadgen.h"
 
-ABSL_FLAG(std::string, target, "127.0.0.1:8500", "Server address host:port.");
+ABSL_FLAG(std::string, target, "",
+          "Server address host:port: the gRPC port (default 127.0.0.1:8500) or, with "
+          "--protocol=rest, the --http_port (default 127.0.0.1:8501).");
+ABSL_FLAG(std::string, protocol, "grpc",
+          "grpc | rest (the Open Inference Protocol's REST infer route).");
+ABSL_FLAG(std::string, rest_encoding, "json",
+          "With --protocol=rest: json (tensors as JSON arrays) | binary (Triton's binary "
+          "tensor data extension).");
 ABSL_FLAG(std::string, model, "", "Model name (required).");
 ABSL_FLAG(int64_t, version, 0, "Model version; 0 = newest ready.");
 ABSL_FLAG(std::string, version_label, "", "Model version label.");
@@ -51,11 +70,14 @@ namespace {
 
 constexpr char kUsage[] = R"(usage: invariant-loadgen --model=NAME [flags]
 
-  --target=HOST:PORT (127.0.0.1:8500)  --model=NAME  --version=N  --version_label=L
+  --protocol=grpc|rest  --rest_encoding=json|binary (rest only)
+  --target=HOST:PORT (grpc 127.0.0.1:8500, rest 127.0.0.1:8501)  --model=NAME
+  --version=N  --version_label=L
   --concurrency=N (1)  --duration=SECONDS  --requests=N  (10 s when neither; capped)
   --batch=ROWS (1)  --rate=RPS (0 = closed loop)  --mode=unary|stream
   --method=predict|featurize  --json_out=FILE  --input=FILE | --rows=N --seed=S
-  --timeout=SECONDS (10)  --tls --tls_ca --tls_cert --tls_key --tls_server_name --token_file
+  --timeout=SECONDS (10)  --token_file  --tls --tls_ca --tls_cert --tls_key --tls_server_name
+  (TLS: grpc only)
 exit codes: 0 ok, 1 cannot write --json_out, 2 usage, 3 metadata failed or every request failed
 
 flags:
@@ -65,6 +87,47 @@ int Usage(const std::string& message) {
   std::cerr << "invariant-loadgen: " << message << "\n"
             << "run 'invariant-loadgen --help' for usage" << std::endl;
   return cli::kExitUsage;
+}
+
+void RandomRows(int64_t n, uint64_t seed, LoadOptions& load) {
+  Rng rng(seed);  // the same rows on every platform
+  load.rows.resize(static_cast<size_t>(n * load.input_dim));
+  for (float& v : load.rows) v = static_cast<float>(rng.Normal());
+}
+
+int Finish(const absl::StatusOr<LoadReport>& report, const LoadOptions& load,
+           const std::string& target);
+
+// --protocol=rest: the rows (metadata over REST when there is no --input),
+// then the run.
+int RunRest(LoadOptions& load, const cli::ConnectionFlags& connection, const std::string& target,
+            int64_t random_rows) {
+  if (connection.tls || !connection.tls_ca.empty() || !connection.tls_cert.empty() ||
+      !connection.tls_key.empty() || !connection.tls_server_name.empty()) {
+    return Usage("--tls*: the REST port is plain HTTP; TLS applies to --protocol=grpc only");
+  }
+  if (!(connection.timeout_seconds >= 0) || !std::isfinite(connection.timeout_seconds)) {
+    return Usage(
+        absl::StrCat("--timeout: expected seconds >= 0, got ", connection.timeout_seconds));
+  }
+  RestTarget rest;
+  rest.target = target;
+  rest.timeout = absl::Seconds(connection.timeout_seconds);
+  if (!connection.token_file.empty()) {
+    auto token = cli::ReadToken(connection.token_file, "token_file");
+    if (!token.ok()) return Usage(std::string(token.status().message()));
+    rest.bearer_token = *std::move(token);
+  }
+  if (load.rows.empty()) {
+    auto dim = RestInputDim(rest, load);
+    if (!dim.ok()) {
+      std::cerr << "invariant-loadgen: metadata: " << dim.status().message() << std::endl;
+      return cli::kExitServerError;
+    }
+    load.input_dim = *dim;
+    RandomRows(random_rows, absl::GetFlag(FLAGS_seed), load);
+  }
+  return Finish(RunRestLoad(rest, load), load, target);
 }
 
 int Run(int argc, char** argv) {
@@ -106,6 +169,22 @@ int Run(int argc, char** argv) {
   } else {
     return Usage("--method: expected predict or featurize, got '" + method + "'");
   }
+  const std::string protocol = absl::GetFlag(FLAGS_protocol);
+  if (protocol == "grpc") {
+    load.protocol = Protocol::kGrpc;
+  } else if (protocol == "rest") {
+    load.protocol = Protocol::kRest;
+  } else {
+    return Usage("--protocol: expected grpc or rest, got '" + protocol + "'");
+  }
+  const std::string rest_encoding = absl::GetFlag(FLAGS_rest_encoding);
+  if (rest_encoding == "json") {
+    load.rest_encoding = RestEncoding::kJson;
+  } else if (rest_encoding == "binary") {
+    load.rest_encoding = RestEncoding::kBinary;
+  } else {
+    return Usage("--rest_encoding: expected json or binary, got '" + rest_encoding + "'");
+  }
   const int64_t random_rows = absl::GetFlag(FLAGS_rows);
   if (random_rows < 1 || random_rows > 1000000) {
     return Usage(absl::StrCat("--rows: expected 1..1000000, got ", random_rows));
@@ -121,11 +200,10 @@ int Run(int argc, char** argv) {
   }
 
   const cli::ConnectionFlags connection = cli::ConnectionFlagsFromCommandLine();
-  auto options = cli::MakeClientOptions(connection);
-  if (!options.ok()) return Usage(std::string(options.status().message()));
-  const std::string target = absl::GetFlag(FLAGS_target);
-  auto client = Client::Create(target, *options);
-
+  std::string target = absl::GetFlag(FLAGS_target);
+  if (target.empty()) {
+    target = load.protocol == Protocol::kGrpc ? "127.0.0.1:8500" : "127.0.0.1:8501";
+  }
   const std::string input = absl::GetFlag(FLAGS_input);
   if (!input.empty()) {
     auto rows = cli::ReadRows(input);
@@ -135,7 +213,13 @@ int Run(int argc, char** argv) {
     }
     load.rows = std::move(rows->values);
     load.input_dim = rows->dim;
-  } else {
+  }
+  if (load.protocol == Protocol::kRest) return RunRest(load, connection, target, random_rows);
+
+  auto options = cli::MakeClientOptions(connection);
+  if (!options.ok()) return Usage(std::string(options.status().message()));
+  auto client = Client::Create(target, *options);
+  if (input.empty()) {
     v1::GetModelMetadataResponse metadata;
     const grpc::Status status = client->GetModelMetadata(load.model, load.version, &metadata);
     if (!status.ok()) {
@@ -144,9 +228,7 @@ int Run(int argc, char** argv) {
       return cli::kExitServerError;
     }
     load.input_dim = metadata.input_dim();
-    Rng rng(absl::GetFlag(FLAGS_seed));  // the same rows on every platform
-    load.rows.resize(static_cast<size_t>(random_rows * load.input_dim));
-    for (float& v : load.rows) v = static_cast<float>(rng.Normal());
+    RandomRows(random_rows, absl::GetFlag(FLAGS_seed), load);
   }
 
   std::unique_ptr<Client> stream_client;
@@ -161,7 +243,12 @@ int Run(int argc, char** argv) {
     stream_client = Client::Create(target, stream_options);
     runner = stream_client.get();
   }
-  auto report = RunLoad(*runner, load);
+  return Finish(RunLoad(*runner, load), load, target);
+}
+
+// Writes the reports of a finished run; the exit code.
+int Finish(const absl::StatusOr<LoadReport>& report, const LoadOptions& load,
+           const std::string& target) {
   if (!report.ok()) return Usage(std::string(report.status().message()));
   std::cout << ReportTable(*report, load, target) << std::flush;
   const std::string json_out = absl::GetFlag(FLAGS_json_out);

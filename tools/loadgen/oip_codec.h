@@ -1,0 +1,102 @@
+// oip_codec.h: the client side of the Open Inference Protocol's REST infer
+// call (KServe v2), as invariant-loadgen sends and checks it — pure functions,
+// free of any transport.
+//
+// Requests (EncodeInferRequest): one FP32 input "input" of shape
+// [rows, input_dim] and exactly one requested output, either
+//   JSON    {"inputs":[{"name":"input","shape":[r,d],"datatype":"FP32",
+//            "data":[...]}],"outputs":[{"name":OUT}]}
+//           (floats as the shortest decimal that reads back bit for bit), or
+//   binary  Triton's binary tensor data extension: the same JSON with
+//           "parameters":{"binary_data_size":4·r·d} instead of "data" on the
+//           input and "parameters":{"binary_data":true} on the output,
+//           followed by the r·d floats, little-endian; the caller sends the
+//           JSON's length in the header "Inference-Header-Content-Length".
+//
+// Responses (DecodeInferResponse): the body of an HTTP 200 answer and the
+// value of its Inference-Header-Content-Length header (-1 when absent: the
+// whole body is JSON). The JSON part must be one well-formed JSON object
+// (RFC 8259; nesting limited to kMaxJsonDepth) with an "outputs" array of
+// {"name", "datatype", "shape", "data" | "parameters":{"binary_data_size"}};
+// binary outputs take their bytes, in output order, from after the JSON, and
+// those bytes must be used up exactly. FP32 outputs are decoded to floats
+// (JSON numbers rounded once, binary bytes read little-endian); other
+// datatypes keep only their shape and element count. CheckInferOutput then
+// asks for the one output the loadgen requested with `rows` rows.
+//
+// Errors: INVALID_ARGUMENT naming the byte offset or the member at fault,
+// e.g. "response byte 17: expected ',' or '}', received 'x'" or
+// "outputs[0].shape: expected [4, n], received [3, 2]".
+//
+// Thread-safety: every function is pure; distinct objects may be used from
+// different threads at once.
+#ifndef INVARIANT_TOOLS_LOADGEN_OIP_CODEC_H_
+#define INVARIANT_TOOLS_LOADGEN_OIP_CODEC_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace invariant::loadgen {
+
+inline constexpr char kOipInputName[] = "input";
+inline constexpr char kInferenceHeaderContentLength[] = "Inference-Header-Content-Length";
+inline constexpr int kMaxJsonDepth = 32;
+
+enum class RestEncoding { kJson, kBinary };
+
+struct EncodedInferRequest {
+  std::string body;
+  // Bytes of JSON at the start of `body`: body.size() for JSON, less for
+  // binary (the value of Inference-Header-Content-Length).
+  int64_t json_bytes = 0;
+  // "application/json" or "application/octet-stream".
+  std::string content_type;
+};
+
+// The body of an infer call with `rows` rows of `input_dim` floats from
+// `values` (row-major, rows · input_dim of them) asking for `output`.
+EncodedInferRequest EncodeInferRequest(const float* values, int64_t rows, int64_t input_dim,
+                                       const std::string& output, RestEncoding encoding);
+
+struct OutputTensor {
+  std::string name;
+  std::string datatype;
+  std::vector<int64_t> shape;
+  bool binary = false;      // the data came after the JSON (binary_data_size)
+  int64_t elements = 0;     // elements received (JSON data items or bytes / element size)
+  std::vector<float> fp32;  // the values of an FP32 output
+};
+
+struct InferResponse {
+  std::string model_name;
+  std::string model_version;
+  std::vector<OutputTensor> outputs;
+};
+
+// Decodes an infer response body into `out` (reused: its vectors keep their
+// capacity across calls). `json_bytes` is the Inference-Header-Content-Length
+// value, or -1 when the response had none.
+absl::Status DecodeInferResponse(absl::string_view body, int64_t json_bytes, InferResponse* out);
+
+// OK when `response` has the output `name`, FP32, of shape [rows, n] (n >= 1)
+// with rows · n values, sent as binary data exactly when `binary`.
+absl::Status CheckInferOutput(const InferResponse& response, const std::string& name, int64_t rows,
+                              bool binary);
+
+// The input dimension of a model from its metadata JSON (GET
+// /v2/models/{name}): the product of inputs[0].shape after its first (batch)
+// dimension, which must all be positive.
+absl::StatusOr<int64_t> InputDimFromModelMetadata(absl::string_view body);
+
+// The "error" member of an error response body ({"error": "..."}), or the
+// first 200 bytes of the body when it is not such an object.
+std::string ErrorMessageFromBody(absl::string_view body);
+
+}  // namespace invariant::loadgen
+
+#endif  // INVARIANT_TOOLS_LOADGEN_OIP_CODEC_H_
