@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "tests/integration/integration_env.h"
@@ -74,6 +75,7 @@ class MetricsCardinalityTest : public ServerTestBase {
 
 // One unary call to `method` with an empty request, by path.
 struct GenericCall {
+  std::string path;
   grpc::ClientContext context;
   grpc::ByteBuffer response;
   grpc::Status status;
@@ -104,11 +106,13 @@ TEST_F(MetricsCardinalityTest, UnknownMethodsAndModelsCreateNoSeries) {
   int started = 0;
   int finished = 0;
   int unimplemented = 0;
+  int echoed = 0;
   std::vector<std::unique_ptr<GenericCall>> calls(kInFlight);
   auto start = [&](size_t slot) {
     calls[slot] = std::make_unique<GenericCall>();
     GenericCall& call = *calls[slot];
-    call.reader = stub.PrepareUnaryCall(&call.context, RandomUnknownPath(rng), request, &cq);
+    call.path = RandomUnknownPath(rng);
+    call.reader = stub.PrepareUnaryCall(&call.context, call.path, request, &cq);
     call.reader->StartCall();
     call.reader->Finish(&call.response, &call.status, reinterpret_cast<void*>(slot));
     ++started;
@@ -120,12 +124,15 @@ TEST_F(MetricsCardinalityTest, UnknownMethodsAndModelsCreateNoSeries) {
     const size_t slot = reinterpret_cast<size_t>(tag);
     ++finished;
     if (calls[slot]->status.error_code() == grpc::StatusCode::UNIMPLEMENTED) ++unimplemented;
+    // The reply does not quote the path the client chose.
+    if (absl::StrContains(calls[slot]->status.error_message(), calls[slot]->path)) ++echoed;
     if (started < kUnknownCalls) start(slot);
   }
   cq.Shutdown();
   while (cq.Next(&tag, &ok)) {
   }
   EXPECT_EQ(unimplemented, kUnknownCalls);
+  EXPECT_EQ(echoed, 0);
 
   // Data calls and REST calls naming models that do not exist.
   for (int i = 0; i < 200; ++i) {
