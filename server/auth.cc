@@ -11,16 +11,24 @@
 #include "core/base/file.h"
 
 namespace invariant::server {
-namespace {
 
-bool ConstantTimeEquals(const std::string& a, const std::string& b) {
-  if (a.size() != b.size()) return false;
-  unsigned char diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+bool ConstantTimeEquals(absl::string_view presented, absl::string_view expected) {
+  // One round per byte of `presented`, each reading one byte of `expected`
+  // (cycling through it), whatever the contents: no early exit, and no round
+  // count that depends on `expected`. The lengths' difference goes into the
+  // accumulator, so a prefix of `expected` (or a longer value) never matches.
+  // `diff` is volatile so that the compiler cannot stop at the first
+  // difference (the result is known from there on).
+  volatile size_t diff = presented.size() ^ expected.size();
+  const size_t n = expected.size();
+  size_t j = 0;
+  for (size_t i = 0; i < presented.size(); ++i) {
+    const unsigned char e = n == 0 ? 0 : static_cast<unsigned char>(expected[j]);
+    diff = diff | (static_cast<unsigned char>(presented[i]) ^ e);
+    j = j + 1 == n ? 0 : j + 1;
+  }
   return diff == 0;
 }
-
-}  // namespace
 
 absl::Status CheckBearerToken(const std::string& token, const std::string* authorization,
                               absl::string_view what) {

@@ -28,6 +28,13 @@
 
 namespace invariant::server {
 
+// True when `presented` equals `expected`, in time that depends only on
+// presented.size() (the caller's own input): the loop runs once per byte of
+// `presented` and never exits early, and a length mismatch is folded into the
+// result instead of returned at once, so neither the position of the first
+// difference nor the length of `expected` shows in the timing.
+bool ConstantTimeEquals(absl::string_view presented, absl::string_view expected);
+
 // OK when `authorization` is "Bearer <token>" (or `token` is empty),
 // UNAUTHENTICATED otherwise, naming what was expected but never the token.
 // `what` names the token in the message ("admin token", "data token").

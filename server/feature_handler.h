@@ -52,6 +52,8 @@ class FeatureHandler {
                absl::Time deadline, DoneFn done,
                const std::shared_ptr<CancelToken>& cancel = nullptr) const;
   absl::Status ListModels(v1::ListModelsResponse* response) const;
+  // The most rows one request may carry (as configured).
+  int64_t max_request_rows() const { return max_request_rows_; }
   absl::Status GetModelMetadata(const v1::GetModelMetadataRequest& request,
                                 v1::GetModelMetadataResponse* response) const;
 

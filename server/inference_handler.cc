@@ -167,7 +167,8 @@ void InferenceHandler::ModelInfer(const inference::ModelInferRequest& request,
   const InferenceModelShape shape = ShapeFromMetadata(metadata);
 
   auto call = std::make_shared<InferCall>();
-  absl::StatusOr<v1::InputBatch> batch = DecodeInferInput(request, shape, &call->raw);
+  absl::StatusOr<v1::InputBatch> batch =
+      DecodeInferInput(request, shape, features_->max_request_rows(), &call->raw);
   if (!batch.ok()) return done(batch.status());
   absl::StatusOr<std::vector<std::string>> outputs = SelectOutputs(request, shape);
   if (!outputs.ok()) return done(outputs.status());

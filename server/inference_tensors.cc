@@ -159,7 +159,8 @@ std::vector<std::string> OutputNames(const InferenceModelShape& model) {
 }
 
 absl::StatusOr<v1::InputBatch> DecodeInferInput(const inference::ModelInferRequest& request,
-                                                const InferenceModelShape& model, bool* raw_input) {
+                                                const InferenceModelShape& model, int64_t max_rows,
+                                                bool* raw_input) {
   if (request.inputs_size() != 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("inputs: expected exactly 1 input tensor named '", kInferenceInputName,
@@ -189,11 +190,21 @@ absl::StatusOr<v1::InputBatch> DecodeInferInput(const inference::ModelInferReque
                      " with n >= 1 rows, received ", ShapeText(shape)));
   }
   const int64_t rows = shape[0];
-  const int64_t max_rows =
-      std::numeric_limits<int64_t>::max() / static_cast<int64_t>(sizeof(float)) / model.input_dim;
+  // The configured limit first, before any count derived from the shape: a
+  // request declaring too many rows hears the limit it broke.
   if (rows > max_rows) {
     return absl::InvalidArgumentError(absl::StrCat("inputs[0].shape: expected at most ", max_rows,
-                                                   " rows, received ", ShapeText(shape)));
+                                                   " rows per request, received ",
+                                                   ShapeText(shape)));
+  }
+  // Only reachable with a limit beyond what the byte count can hold.
+  const int64_t max_countable_rows =
+      std::numeric_limits<int64_t>::max() / static_cast<int64_t>(sizeof(float)) / model.input_dim;
+  if (rows > max_countable_rows) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("inputs[0].shape: expected a shape whose byte count fits in 64 bits (at most ",
+                     max_countable_rows, " rows of ", model.input_dim, " FP32 values), received ",
+                     ShapeText(shape)));
   }
   const int64_t count = rows * model.input_dim;
 

@@ -65,10 +65,14 @@ std::vector<std::string> OutputNames(const InferenceModelShape& model);
 
 // Checks the request's one input tensor against `model` and returns it as a
 // v1::InputBatch (num_rows set; values or raw_values copied). `*raw_input`
-// tells whether raw_input_contents carried it. Finite values, row limits and
-// the response size are checked later by the shared v1 validation.
+// tells whether raw_input_contents carried it. A shape of more than
+// `max_rows` rows (the server's configured rows per request,
+// FeatureHandler::max_request_rows) is refused naming that limit before the
+// contents are looked at. Finite values and the response size are checked
+// later by the shared v1 validation.
 absl::StatusOr<v1::InputBatch> DecodeInferInput(const inference::ModelInferRequest& request,
-                                                const InferenceModelShape& model, bool* raw_input);
+                                                const InferenceModelShape& model, int64_t max_rows,
+                                                bool* raw_input);
 
 // The outputs the request names (all of OutputNames(model) when it names
 // none), in request order; INVALID_ARGUMENT for an unknown or repeated name.

@@ -22,6 +22,14 @@
 // every method of the served services and every code (RpcKnown, called
 // through InitializeRpcMetrics in metrics_interceptor.h) and the per-model
 // load-failure counter and queue gauge of every model seen (ModelSeen).
+//
+// Bounded labels: ServerMetrics creates a series for every label value it is
+// given, so callers pass only values from sets fixed by the server, never a
+// string a client chose: grpc_service / grpc_method are a served method or
+// "unknown" (metrics_interceptor.h) or a REST route name (rest_service.h);
+// grpc_code a canonical code name; model a model name from the models
+// directory (registry observers, or the name a lookup resolved to), never the
+// name a request asked for; method "Featurize" or "Predict".
 // Every method is thread-safe.
 #ifndef INVARIANT_SERVER_METRICS_H_
 #define INVARIANT_SERVER_METRICS_H_

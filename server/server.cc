@@ -271,19 +271,27 @@ absl::Status Server::Init() {
         google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(name);
     if (service == nullptr) continue;
     services.push_back(service);
-    InitializeRpcMetrics(*service, metrics);  // every series at 0 before the first call
   }
   // grpc.reflection.v1 beside gRPC's own v1alpha (1.51 has no v1).
-  reflection_v1_ = std::make_unique<ReflectionV1Service>(std::vector<std::string>{
-      v1::FeatureService::service_full_name(), v1::ModelAdmin::service_full_name(),
+  const std::vector<std::string> served = {
+      v1::FeatureService::service_full_name(),
+      v1::ModelAdmin::service_full_name(),
       inference::GRPCInferenceService::service_full_name(),
-      grpc::health::v1::Health::service_full_name(), "grpc.reflection.v1alpha.ServerReflection",
-      grpc::reflection::v1::ServerReflection::service_full_name()});
+      grpc::health::v1::Health::service_full_name(),
+      "grpc.reflection.v1alpha.ServerReflection",
+      grpc::reflection::v1::ServerReflection::service_full_name()};
+  reflection_v1_ = std::make_unique<ReflectionV1Service>(served);
   builder.RegisterService(reflection_v1_.get());
+  // The metrics label only these services' methods by name (every other
+  // path is "unknown"), all at 0 before the first call.
+  std::vector<const google::protobuf::ServiceDescriptor*> labelled;
+  for (const std::string& name : served) {
+    labelled.push_back(google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(name));
+  }
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
   creators.push_back(
       MakeParseErrorInterceptorFactory(services));  // before metrics: they see its code
-  creators.push_back(MakeMetricsInterceptorFactory(metrics));
+  creators.push_back(MakeMetricsInterceptorFactory(labelled, metrics));
   builder.experimental().SetInterceptorCreators(std::move(creators));
   server_ = builder.BuildAndStart();
   if (server_ == nullptr || grpc_port_ == 0) {

@@ -81,7 +81,8 @@ void ValidateInfer(const inference::ModelInferRequest& request,
     return;
   }
   bool raw = false;
-  const absl::StatusOr<v1::InputBatch> batch = server::DecodeInferInput(request, model, &raw);
+  const absl::StatusOr<v1::InputBatch> batch =
+      server::DecodeInferInput(request, model, kMaxRows, &raw);
   if (!batch.ok()) {
     CheckRefusal(batch.status(), {"inputs", "raw_input_contents"});
     return;

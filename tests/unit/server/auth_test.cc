@@ -27,6 +27,53 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
+TEST(ConstantTimeEqualsTest, EqualOnlyForTheSameBytes) {
+  EXPECT_TRUE(ConstantTimeEquals("Bearer s3cret", "Bearer s3cret"));
+  EXPECT_TRUE(ConstantTimeEquals("", ""));
+  EXPECT_TRUE(ConstantTimeEquals(std::string("a\0b", 3), std::string("a\0b", 3)));
+  // Same length, one byte different: first, middle, last.
+  EXPECT_FALSE(ConstantTimeEquals("Xearer s3cret", "Bearer s3cret"));
+  EXPECT_FALSE(ConstantTimeEquals("Bearer s4cret", "Bearer s3cret"));
+  EXPECT_FALSE(ConstantTimeEquals("Bearer s3creT", "Bearer s3cret"));
+  EXPECT_FALSE(ConstantTimeEquals(std::string("a\0b", 3), std::string("a\0c", 3)));
+}
+
+TEST(ConstantTimeEqualsTest, DifferentLengthsNeverMatch) {
+  // A prefix, an extension, and a value that repeats the expected one (the
+  // comparison cycles through the expected bytes: the length must still count).
+  EXPECT_FALSE(ConstantTimeEquals("Bearer s3cre", "Bearer s3cret"));
+  EXPECT_FALSE(ConstantTimeEquals("Bearer s3crett", "Bearer s3cret"));
+  EXPECT_FALSE(ConstantTimeEquals("abcabc", "abc"));
+  EXPECT_FALSE(ConstantTimeEquals("abc", "abcabc"));
+  // Lengths that differ in a high bit only, with equal bytes where both exist.
+  EXPECT_FALSE(ConstantTimeEquals(std::string(256 + 1, 'a'), "a"));
+}
+
+TEST(ConstantTimeEqualsTest, EmptyMatchesOnlyEmpty) {
+  EXPECT_FALSE(ConstantTimeEquals("", "x"));
+  EXPECT_FALSE(ConstantTimeEquals("x", ""));
+  EXPECT_FALSE(ConstantTimeEquals(std::string(1, '\0'), ""));
+  EXPECT_FALSE(ConstantTimeEquals("", std::string(1, '\0')));
+}
+
+TEST(CheckBearerTokenTest, AcceptsOnlyTheExactCredentialAndNeverEchoesIt) {
+  const std::string token = "s3cret-token";
+  const std::string good = "Bearer " + token;
+  EXPECT_TRUE(CheckBearerToken(token, &good, "data token").ok());
+  for (const std::string& bad :
+       {std::string("Bearer s3cret-tokem"), std::string("Bearer s3cret-toke"),
+        std::string("Bearer s3cret-token "), std::string("bearer s3cret-token"), std::string(),
+        std::string("Bearer "), token}) {
+    const absl::Status status = CheckBearerToken(token, &bad, "data token");
+    EXPECT_EQ(status.code(), absl::StatusCode::kUnauthenticated) << bad;
+    EXPECT_THAT(std::string(status.message()), ::testing::Not(HasSubstr(token))) << bad;
+  }
+  EXPECT_EQ(CheckBearerToken(token, nullptr, "data token").code(),
+            absl::StatusCode::kUnauthenticated);
+  // No token configured: everything passes.
+  EXPECT_TRUE(CheckBearerToken("", &good).ok());
+}
+
 TEST(IsLoopbackHostTest, OnlyLocalAddressesAreLoopback) {
   for (const char* host :
        {"127.0.0.1", "127.1.2.3", "::1", "[::1]", "localhost", "LOCALHOST", "::ffff:127.0.0.1"}) {
