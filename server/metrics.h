@@ -19,8 +19,9 @@
 //   invariant_build_info{version}             gauge, 1
 // Series whose labels are known in advance start at 0 (Prometheus practice,
 // so rate() and alerts see the first event): the grpc_server_* series of
-// every method of the served services and every code (RpcKnown, called
-// through InitializeRpcMetrics in metrics_interceptor.h) and the per-model
+// every method of the served services and every code (RpcKnown, called by
+// MakeMetricsInterceptorFactory in metrics_interceptor.h and by
+// RestInferenceService::Register for the REST routes) and the per-model
 // load-failure counter and queue gauge of every model seen (ModelSeen).
 //
 // Bounded labels: ServerMetrics creates a series for every label value it is

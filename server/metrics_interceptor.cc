@@ -121,15 +121,6 @@ class MetricsInterceptorFactory final
 
 }  // namespace
 
-void InitializeRpcMetrics(const google::protobuf::ServiceDescriptor& service,
-                          ServerMetrics* metrics) {
-  for (int m = 0; m < service.method_count(); ++m) {
-    const google::protobuf::MethodDescriptor& method = *service.method(m);
-    InitializeLabels(RpcLabels{service.full_name(), method.name(), MethodTypeName(method)},
-                     metrics);
-  }
-}
-
 std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
 MakeMetricsInterceptorFactory(
     const std::vector<const google::protobuf::ServiceDescriptor*>& services,

@@ -38,11 +38,6 @@ namespace invariant::server {
 // server does not serve.
 inline constexpr char kUnknownRpcLabel[] = "unknown";
 
-// Creates every grpc_server_* series of `service`'s methods (each code) at 0,
-// labelled as the interceptor labels them.
-void InitializeRpcMetrics(const google::protobuf::ServiceDescriptor& service,
-                          ServerMetrics* metrics);
-
 // Makes one MetricsInterceptor per call; `metrics` must outlive the server.
 // `services` are the served services (null entries are skipped): their
 // methods are the only grpc_service / grpc_method values besides "unknown".

@@ -82,6 +82,14 @@ HttpResponse RestInferenceService::ErrorResponse(int status, const std::string& 
 }
 
 void RestInferenceService::Register(HttpServer* server) const {
+  if (metrics_ != nullptr) {
+    for (const char* method : {"ServerLive", "ServerReady", "ServerMetadata", "ModelMetadata",
+                               "ModelReady", "ModelInfer"}) {
+      for (int code = 0; code <= 16; ++code) {
+        metrics_->RpcKnown(kRestServiceLabel, method, "http", GrpcCodeName(code));
+      }
+    }
+  }
   server->Route(
       "/", [this](const HttpRequest& request) { return Handle(request); },
       [this](const HttpRequest& request) { return Admit(request); });

@@ -29,6 +29,9 @@
 // method name (ServerLive, ServerReady, ServerMetadata, ModelMetadata,
 // ModelReady, ModelInfer), grpc_type="http" and grpc_code the canonical code
 // name ("OK", "INVALID_ARGUMENT", ...), so one dashboard shows both transports.
+// Register creates every route's series (each code) at 0; a path that is no
+// route (404) or a wrong method (405) is not counted, so a client cannot add
+// series.
 //
 // Thread-safety: Handle may run on many HTTP handler threads at once, Admit
 // on the network thread; an infer call blocks its handler thread until the
