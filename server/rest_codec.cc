@@ -224,16 +224,22 @@ bool WantsBinary(const inference::ModelInferRequest& request, const std::string&
   return is_true(request.parameters(), "binary_data_output", &value) && value;
 }
 
-// An upper estimate of the JSON's size, so the body grows once or twice.
-size_t EstimateJsonBytes(const inference::ModelInferResponse& response) {
+// An upper bound of the JSON's size (16 bytes a number: the longest
+// shortest float, "-1.17549435e-38", and a comma), so the body is allocated
+// once; binary outputs take no room in the JSON.
+size_t EstimateJsonBytes(const inference::ModelInferResponse& response,
+                         const std::vector<bool>& binary) {
   size_t bytes = 256;
-  for (const OutputTensor& t : response.outputs()) {
-    const inference::InferTensorContents& c = t.contents();
-    bytes += 128 + 16 * static_cast<size_t>(c.fp32_contents_size() + c.fp64_contents_size() +
-                                            c.int_contents_size() + c.int64_contents_size());
+  for (int i = 0; i < response.outputs_size(); ++i) {
+    const inference::InferTensorContents& c = response.outputs(i).contents();
+    bytes += 128;
+    if (binary[i]) continue;
+    bytes += 16 * static_cast<size_t>(c.fp32_contents_size() + c.int_contents_size()) +
+             25 * static_cast<size_t>(c.fp64_contents_size() + c.int64_contents_size());
     for (const std::string& s : c.bytes_contents()) bytes += s.size() + 8;
+    if (i < response.raw_output_contents_size())
+      bytes += 7 * response.raw_output_contents(i).size();
   }
-  for (const std::string& raw : response.raw_output_contents()) bytes += 4 * raw.size();
   return bytes;
 }
 
@@ -285,7 +291,7 @@ RestBody InferResponseToHttp(const inference::ModelInferResponse& response,
 
   RestBody result;
   std::string& out = result.body;
-  out.reserve(EstimateJsonBytes(response) + binary_total);
+  out.reserve(EstimateJsonBytes(response, binary) + binary_total);
   out += "{\"model_name\":";
   AppendJsonString(response.model_name(), &out);
   out += ",\"model_version\":";
