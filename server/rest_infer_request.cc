@@ -296,7 +296,8 @@ class InferReader : public JsonEvents {
   }
 
   absl::Status Parameter(const Value& v) {
-    const std::string field = absl::StrCat(params_field_, ".", EchoInput(param_key_));
+    // The member's name, for errors only.
+    const auto field = [this] { return absl::StrCat(params_field_, ".", EchoInput(param_key_)); };
     InferParameter& parameter = (*params_)[param_key_];
     int64_t i;
     uint64_t u;
@@ -314,25 +315,26 @@ class InferReader : public JsonEvents {
           parameter.set_uint64_param(u);
         } else {
           const double d = JsonNumberToDouble(v.text);
-          if (!std::isfinite(d)) return Invalid(field, "a finite number", EchoInput(v.text));
+          if (!std::isfinite(d)) return Invalid(field(), "a finite number", EchoInput(v.text));
           parameter.set_double_param(d);
         }
         break;
       default:
-        return Invalid(field, "a boolean, a number or a string", KindName(v.kind));
+        return Invalid(field(), "a boolean, a number or a string", KindName(v.kind));
     }
     // The binary data extension's parameters, checked where they matter.
     if (params_kind_ == Params::kInput && param_key_ == kBinaryDataSize) {
       if (parameter.parameter_choice_case() != InferParameter::kInt64Param ||
           parameter.int64_param() < 0) {
-        return Invalid(field, "a non-negative integer (bytes)",
+        return Invalid(field(), "a non-negative integer (bytes)",
                        v.kind == Kind::kNumber ? EchoInput(v.text) : KindName(v.kind));
       }
       binary_size_ = parameter.int64_param();
     }
     const bool must_be_bool = (params_kind_ == Params::kOutput && param_key_ == kBinaryData) ||
                               (params_kind_ == Params::kRequest && param_key_ == kBinaryDataOutput);
-    if (must_be_bool && v.kind != Kind::kBool) return Invalid(field, "a boolean", KindName(v.kind));
+    if (must_be_bool && v.kind != Kind::kBool)
+      return Invalid(field(), "a boolean", KindName(v.kind));
     return absl::OkStatus();
   }
 
