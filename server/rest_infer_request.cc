@@ -115,6 +115,7 @@ class InferReader : public JsonEvents {
 
   // The checks that need the whole body: required members, binary sizes.
   absl::Status Finish() {
+    if (!root_error_.ok()) return root_error_;
     if (!has_inputs_) return Invalid("inputs", "an array of input tensors", "nothing");
     if (binary_offset_ != binary_.size()) {
       return Invalid("request body",
@@ -127,8 +128,8 @@ class InferReader : public JsonEvents {
     return absl::OkStatus();
   }
 
-  absl::Status Null() override { return Fail(OnValue({Kind::kNull, {}})); }
-  absl::Status Bool(bool value) override { return Fail(OnValue({Kind::kBool, {}, value})); }
+  absl::Status Null() override { return Record(OnValue({Kind::kNull, {}})); }
+  absl::Status Bool(bool value) override { return Record(OnValue({Kind::kBool, {}, value})); }
   absl::Status Number(absl::string_view literal) override {
     // The hot path: a number where the data's numbers go (what DataItem
     // would do, without the dispatch).
@@ -140,19 +141,20 @@ class InferReader : public JsonEvents {
       floats_->Add(f);
       return absl::OkStatus();
     }
-    return Fail(OnValue({Kind::kNumber, literal}));
+    return Record(OnValue({Kind::kNumber, literal}));
   }
   absl::Status String(absl::string_view value) override {
-    return Fail(OnValue({Kind::kString, value}));
+    return Record(OnValue({Kind::kString, value}));
   }
-  absl::Status StartObject() override { return Fail(OnValue({Kind::kObject, {}})); }
-  absl::Status StartArray() override { return Fail(OnValue({Kind::kArray, {}})); }
-  absl::Status Key(absl::string_view key) override { return Fail(OnKey(key)); }
-  absl::Status EndObject(size_t) override { return Fail(OnEnd(0)); }
-  absl::Status EndArray(size_t items) override { return Fail(OnEnd(items)); }
+  absl::Status StartObject() override { return Record(OnValue({Kind::kObject, {}})); }
+  absl::Status StartArray() override { return Record(OnValue({Kind::kArray, {}})); }
+  absl::Status Key(absl::string_view key) override { return Record(OnKey(key)); }
+  absl::Status EndObject(size_t) override { return Record(OnEnd(0)); }
+  absl::Status EndArray(size_t items) override { return Record(OnEnd(items)); }
 
  private:
-  absl::Status Fail(absl::Status status) {
+  // Every event's status passes here, so failed() knows whose error it is.
+  absl::Status Record(absl::Status status) {
     failed_ = !status.ok();
     return status;
   }
@@ -166,8 +168,12 @@ class InferReader : public JsonEvents {
 
   absl::Status OnValue(const Value& v) {
     if (stack_.empty()) {
-      if (v.kind != Kind::kObject)
-        return Invalid("request body", "a JSON object", KindName(v.kind));
+      if (v.kind != Kind::kObject) {
+        // Kept for Finish: a body that is not even JSON says so first.
+        root_error_ = Invalid("request body", "a JSON object", KindName(v.kind));
+        if (v.kind == Kind::kArray) Push(Frame::kSkip);
+        return absl::OkStatus();
+      }
       Push(Frame::kRoot);
       return absl::OkStatus();
     }
@@ -244,8 +250,6 @@ class InferReader : public JsonEvents {
       case Frame::kOutput:
         if (!output_has_name_) return Invalid(output_field_ + ".name", "a string", "nothing");
         return absl::OkStatus();
-      case Frame::kParams:
-        return FinishParameters();
       case Frame::kData:
         return EndDataArray(items);
       default:
@@ -337,8 +341,6 @@ class InferReader : public JsonEvents {
       return Invalid(field(), "a boolean", KindName(v.kind));
     return absl::OkStatus();
   }
-
-  absl::Status FinishParameters() { return absl::OkStatus(); }
 
   // ---- inputs ----
 
@@ -665,6 +667,7 @@ class InferReader : public JsonEvents {
   size_t binary_offset_ = 0;  // taken by the binary inputs so far
   bool failed_ = false;
   bool has_inputs_ = false;
+  absl::Status root_error_;  // the body is JSON but not an object
   std::vector<Open> stack_;
   size_t data_level_ = 0;  // the kData frames on the stack (they are on top, contiguous)
 

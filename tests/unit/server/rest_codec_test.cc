@@ -115,6 +115,12 @@ TEST(RestCodecTest, ErrorsNameTheMember) {
             "request body: byte 12: expected a value (object, array, string, number, true, false "
             "or null), received '}'");
   EXPECT_EQ(ErrorOf("[]"), "request body: expected a JSON object, received an array");
+  EXPECT_EQ(ErrorOf("\"x\""), "request body: expected a JSON object, received a string");
+  // Not JSON at all says so before "not an object".
+  EXPECT_EQ(ErrorOf("[1, {\"a\": 1, \"a\": 2}]"),
+            "request body: byte 13: expected each key once in an object, received \"a\" again");
+  EXPECT_EQ(ErrorOf(std::string(100000, '[')),
+            "request body: byte 64: expected at most 64 levels of nesting, received '['");
   EXPECT_EQ(ErrorOf("{\"input\": []}"),
             "request body: expected only the members id, parameters, inputs, outputs, received "
             "unknown member \"input\"");
