@@ -14,7 +14,7 @@ BUILD_PKGS=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libeigen3-dev libopenblas-dev
   prometheus-cpp-dev libboost-dev libcurl4-openssl-dev zlib1g-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev rapidjson-dev
 )
 # Sanitizer and fuzz builds (tests/sanitizers/ci.sh, bench/fuzz/run.sh): clang 14
 # with its ASan/UBSan/TSan/libFuzzer runtimes, llvm-symbolizer for the reports.

@@ -177,6 +177,8 @@ absl::Status RestInferenceService::Answer(const Route& route, const HttpRequest&
   } else if (route.method == "ServerMetadata") {
     inference::ServerMetadataResponse metadata;
     status = handler_->ServerMetadata({}, &metadata);
+    // The binary tensor extension is a property of this binding, not of gRPC's.
+    metadata.add_extensions("binary_tensor_data");
     if (status.ok()) *response = Json(200, ServerMetadataToJson(metadata));
   } else if (route.method == "ModelMetadata") {
     inference::ModelMetadataRequest metadata_request;
@@ -212,14 +214,24 @@ absl::Status RestInferenceService::Answer(const Route& route, const HttpRequest&
       request.cancellation->OnCancel(
           [cancel] { cancel->Cancel(absl::CancelledError("the client closed the connection")); });
     }
-    absl::StatusOr<inference::ModelInferRequest> infer_request =
-        InferRequestFromJson(request.body, route.model, route.version);
+    const std::string header_length = request.Header(kInferenceHeaderContentLength);
+    absl::StatusOr<inference::ModelInferRequest> infer_request = InferRequestFromHttp(
+        request.body, request.HasHeader(kInferenceHeaderContentLength) ? &header_length : nullptr,
+        route.model, route.version);
     status = infer_request.status();
     if (status.ok()) {
       absl::StatusOr<inference::ModelInferResponse> infer_response =
           handler_->ModelInfer(*infer_request, absl::Now() + timeout_, cancel);
       status = WithRestFieldNames(infer_response.status());
-      if (status.ok()) *response = Json(200, InferResponseToJson(*infer_response));
+      if (status.ok()) {
+        RestBody body = InferResponseToHttp(*infer_response, *infer_request);
+        *response = Json(200, std::move(body.body));
+        if (body.json_size.has_value()) {
+          response->content_type = "application/octet-stream";
+          response->headers.emplace_back(kInferenceHeaderContentLength,
+                                         std::to_string(*body.json_size));
+        }
+      }
     }
   }
   return status;

@@ -77,7 +77,7 @@ TEST_F(RestServiceTest, HealthAndMetadataRoutes) {
   EXPECT_EQ(not_ready.content_type, "application/json");
 
   EXPECT_EQ(Call("GET", "/v2").body,
-            R"({"name":"invariant-server","version":"1.2.3","extensions":[]})");
+            R"({"name":"invariant-server","version":"1.2.3","extensions":["binary_tensor_data"]})");
   const HttpResponse metadata = Call("GET", "/v2/models/clf/versions/1");
   EXPECT_EQ(metadata.status, 200);
   EXPECT_THAT(metadata.body,
