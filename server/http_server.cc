@@ -231,6 +231,9 @@ void HttpServerImpl::Accept() {
       boost::system::error_code ignored;
       socket.close(ignored);  // past the slack: not even a refusal
     } else {
+      // Answers go out whole in one write; no reason to wait for an ACK first.
+      boost::system::error_code ignored;
+      socket.set_option(boost::asio::ip::tcp::no_delay(true), ignored);
       auto session = std::make_shared<HttpSession>(this, std::move(socket));
       if (open >= max_connections) {
         session->Refuse(503, absl::StrCat("server: too many open connections (at most ",

@@ -102,7 +102,9 @@ struct HttpResponse {
 // The standard reason phrase of `status` ("Not Found"), or "Error".
 const char* HttpReasonPhrase(int status);
 
-using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
+// The handler owns the request for the call and may move out of it (e.g. free
+// the body once it is parsed, so a large request is not held twice).
+using HttpHandler = std::function<HttpResponse(HttpRequest&)>;
 // Runs on the network thread after the headers: an answer here is sent
 // without reading the body (or running the handler); nullopt admits the
 // request. Must be fast and must not block.

@@ -91,7 +91,7 @@ void RestInferenceService::Register(HttpServer* server) const {
     }
   }
   server->Route(
-      "/", [this](const HttpRequest& request) { return Handle(request); },
+      "/", [this](HttpRequest& request) { return Handle(request); },
       [this](const HttpRequest& request) { return Admit(request); });
 }
 
@@ -127,11 +127,11 @@ std::optional<HttpResponse> RestInferenceService::Admit(const HttpRequest& reque
       response->headers.emplace_back("WWW-Authenticate", "Bearer");
       return auth;
     }
-    return Answer(route, request, response);
+    return AnswerHealth(route, response);  // only health gets here with a valid token
   });
 }
 
-HttpResponse RestInferenceService::Handle(const HttpRequest& request) const {
+HttpResponse RestInferenceService::Handle(HttpRequest& request) const {
   if (std::optional<HttpResponse> refusal = Admit(request)) return *refusal;
   return Counted(Match(request.path), [&](HttpResponse* response) {
     return Answer(Match(request.path), request, response);
@@ -155,8 +155,7 @@ HttpResponse RestInferenceService::Counted(
   return response;
 }
 
-absl::Status RestInferenceService::Answer(const Route& route, const HttpRequest& request,
-                                          HttpResponse* response) const {
+absl::Status RestInferenceService::AnswerHealth(const Route& route, HttpResponse* response) const {
   absl::Status status;
   if (route.method == "ServerLive") {
     inference::ServerLiveResponse live;
@@ -165,7 +164,7 @@ absl::Status RestInferenceService::Answer(const Route& route, const HttpRequest&
       *response =
           live.live() ? Json(200, "{\"live\":true}") : ErrorResponse(503, "the server is not live");
     }
-  } else if (route.method == "ServerReady") {
+  } else {
     inference::ServerReadyResponse ready;
     status = handler_->ServerReady({}, &ready);
     if (status.ok()) {
@@ -174,6 +173,15 @@ absl::Status RestInferenceService::Answer(const Route& route, const HttpRequest&
                                                 "the server is not ready: a model has no "
                                                 "ready version, or the server is stopping");
     }
+  }
+  return status;
+}
+
+absl::Status RestInferenceService::Answer(const Route& route, HttpRequest& request,
+                                          HttpResponse* response) const {
+  absl::Status status;
+  if (route.method == "ServerLive" || route.method == "ServerReady") {
+    status = AnswerHealth(route, response);
   } else if (route.method == "ServerMetadata") {
     inference::ServerMetadataResponse metadata;
     status = handler_->ServerMetadata({}, &metadata);
@@ -218,6 +226,7 @@ absl::Status RestInferenceService::Answer(const Route& route, const HttpRequest&
     absl::StatusOr<inference::ModelInferRequest> infer_request = InferRequestFromHttp(
         request.body, request.HasHeader(kInferenceHeaderContentLength) ? &header_length : nullptr,
         route.model, route.version);
+    std::string().swap(request.body);  // the tensor holds what is needed now
     status = infer_request.status();
     if (status.ok()) {
       absl::StatusOr<inference::ModelInferResponse> infer_response =

@@ -78,7 +78,8 @@ class RestInferenceService {
   std::optional<HttpResponse> Admit(const HttpRequest& request) const;
   // Everything (Admit's answers included). An infer call whose client
   // disconnects (request.cancellation) is cancelled: CANCELLED, HTTP 499.
-  HttpResponse Handle(const HttpRequest& request) const;
+  // The body of an infer call is freed once parsed.
+  HttpResponse Handle(HttpRequest& request) const;
 
   // The options' error_response writing {"error": message}.
   static HttpResponse ErrorResponse(int status, const std::string& message);
@@ -96,7 +97,9 @@ class RestInferenceService {
   // with no body of its own becomes ErrorResponse.
   HttpResponse Counted(const Route& route,
                        const std::function<absl::Status(HttpResponse*)>& answer) const;
-  absl::Status Answer(const Route& route, const HttpRequest& request, HttpResponse* response) const;
+  absl::Status Answer(const Route& route, HttpRequest& request, HttpResponse* response) const;
+  // ServerLive / ServerReady (no request needed; Admit answers them).
+  absl::Status AnswerHealth(const Route& route, HttpResponse* response) const;
 
   const InferenceHandler* handler_;
   ServerMetrics* metrics_;
