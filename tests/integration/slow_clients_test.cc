@@ -5,6 +5,7 @@
 // unauthenticated body without reading it. (HttpServer's own behaviour in
 // process: tests/unit/server/http_server_test.cc.)
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -124,6 +125,53 @@ TEST_F(SlowClientsTest, WithATokenAnUnauthenticatedBodyIsNeverRead) {
   EXPECT_EQ(response->status, 401);
   EXPECT_EQ(response->headers["www-authenticate"], "Bearer");
   EXPECT_TRUE(connection.ClosedByServer());
+}
+
+TEST_F(SlowClientsTest, AnInferWhoseClientLeavesIsCancelledInTheBatcher) {
+  WriteModel({});
+  // The batcher holds every batch, and the call's deadline is far away: the
+  // call can only end by the client's leaving.
+  StartServer({"--http_port=0", "--testonly_start_paused", "--http_timeout_seconds=600"});
+  const std::vector<std::string> infer = {"grpc_service=\"inference.REST\"",
+                                          "grpc_method=\"ModelInfer\""};
+  auto metric = [&](const std::string& name, std::vector<std::string> labels) {
+    absl::StatusOr<std::string> text = testing_server::HttpGet(server_->metrics_port(), "/metrics");
+    return text.ok() ? testing_server::MetricValue(*text, name, labels) : -1;
+  };
+  {
+    RawHttpConnection connection;
+    ASSERT_TRUE(connection.Connect(server_->http_port()).ok());
+    const std::string body =
+        "{\"inputs\":[{\"name\":\"input\",\"shape\":[1,16],\"datatype\":\"FP32\",\"data\":"
+        "[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15]}]}";
+    ASSERT_TRUE(connection
+                    .Send(absl::StrCat("POST /v2/models/rf/infer HTTP/1.1\r\nHost: h\r\n"
+                                       "Content-Length: ",
+                                       body.size(), "\r\n\r\n", body))
+                    .ok());
+    // The call has started (it is counted before it is parsed and queued).
+    bool started = false;
+    for (int i = 0; i < 600 && !started; ++i) {
+      started = metric("grpc_server_started_total", infer) == 1;
+      if (!started) absl::SleepFor(absl::Milliseconds(50));
+    }
+    ASSERT_TRUE(started);
+  }  // the client leaves
+  std::vector<std::string> cancelled = infer;
+  cancelled.push_back("grpc_code=\"CANCELLED\"");
+  bool counted = false;
+  for (int i = 0; i < 600 && !counted; ++i) {
+    counted = metric("grpc_server_handled_total", cancelled) == 1;
+    if (!counted) absl::SleepFor(absl::Milliseconds(50));
+  }
+  EXPECT_TRUE(counted) << "the call was not cancelled when its client left";
+  server_->Signal(SIGUSR1);  // the batcher runs again; the server still answers
+  RawHttpConnection after;
+  ASSERT_TRUE(after.Connect(server_->http_port()).ok());
+  ASSERT_TRUE(after.Send("GET /v2/health/ready HTTP/1.1\r\nHost: h\r\n\r\n").ok());
+  absl::StatusOr<RawHttpResponse> ready = after.Read();
+  ASSERT_TRUE(ready.ok()) << ready.status();
+  EXPECT_EQ(ready->status, 200);
 }
 
 }  // namespace
