@@ -19,6 +19,8 @@
 #   (c) conns.py slowbody: POST /echo, Content-Length 1000, 1 byte/s — is it
 #       cut by the server (and when) or held until the client gives up
 #       ($SLOW_BODY_LIMIT_S s)?
+#   (d) conns.py pipeline / early: are 5 pipelined requests all answered, and
+#       is a Content-Length over the body cap refused before the body?
 # Everything runs $ROUNDS times (rounds outer), each cell shows "round1 / round2".
 # Servers run with their defaults: beast 2 handler threads, header 10 s /
 # body 30 s total deadlines, idle 60 s; evhttp/evhtp a 10 s per-read/write
@@ -113,6 +115,12 @@ for round in $(seq "$ROUNDS"); do
       echo "compare.sh: conns.py slowbody failed for $s" >&2
     while IFS='=' read -r k v; do record "$s" "$round" "sb_$k" "$v"; done <"$OUT/slowbody.$s.$round"
     stop_server
+    # (d) pipelining and an early refusal
+    start_server "$s"
+    { "$PY" "$HERE/conns.py" pipeline "$PORT" && "$PY" "$HERE/conns.py" early "$PORT"; } \
+      >"$OUT/checks.$s.$round" || echo "compare.sh: conns.py checks failed for $s" >&2
+    while IFS='=' read -r k v; do record "$s" "$round" "$k" "$v"; done <"$OUT/checks.$s.$round"
+    stop_server
   done
 done
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -165,6 +173,9 @@ rows = [
     (f"idle conns still open after ~{hold_s} s (of 3,000)", get("idle_open_after_hold")),
     (f"slow-header conns (1 B/s) still open after ~{hold_s} s (of 1,000)", get("slow_open_after_hold")),
     ("1 B/s body, Content-Length 1000: outcome", slow_body),
+    ("5 pipelined requests in one write: 200s read within 5 s", get("pipelined_answers")),
+    ("Content-Length 2,000,000 (cap 1 MiB), no body: answer before the body",
+     get("early_answer")),
 ]
 print("| measurement (round 1 / round 2) | " + " | ".join(servers) + " |")
 print("|---|" + "---|" * len(servers))

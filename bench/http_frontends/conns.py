@@ -18,6 +18,14 @@
       until the server answers or closes, or LIMIT_S (40) s pass. Prints
       key=value lines: held_s, outcome (server status line / server closed /
       client gave up).
+  conns.py pipeline PORT
+      Sends 5 requests (3 GET /v2/health/live, a POST /echo, a GET) in one
+      write on one connection; prints pipelined_answers=N, the 200 answers
+      read within 5 s.
+  conns.py early PORT
+      POST /echo with Content-Length: 2000000 (over the 1 MiB cap of every
+      server here) and no body; prints early_answer=the status line the
+      server sends before any body byte, or "none within 3 s".
 """
 import os
 import select
@@ -169,6 +177,42 @@ def slowbody(port, limit_s):
     s.close()
 
 
+def pipeline(port):
+    s = connect(port)
+    s.sendall(b"GET /v2/health/live HTTP/1.1\r\nHost: bench\r\n\r\n" * 3 +
+              b"POST /echo HTTP/1.1\r\nHost: bench\r\nContent-Length: 5\r\n\r\nhello" +
+              b"GET /v2/health/live HTTP/1.1\r\nHost: bench\r\n\r\n")
+    buf = b""
+    deadline = time.monotonic() + 5.0
+    while buf.count(b"HTTP/1.1 200") < 5 and time.monotonic() < deadline:
+        r, _, _ = select.select([s], [], [], max(0.0, deadline - time.monotonic()))
+        if not r:
+            break
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        buf += chunk
+    print(f"pipelined_answers={buf.count(b'HTTP/1.1 200')}")
+    s.close()
+
+
+def early(port):
+    s = connect(port)
+    s.sendall(b"POST /echo HTTP/1.1\r\nHost: bench\r\nContent-Type: application/octet-stream\r\n"
+              b"Content-Length: 2000000\r\n\r\n")
+    r, _, _ = select.select([s], [], [], 3.0)
+    if not r:
+        answer = "none within 3 s"
+    else:
+        try:
+            data = s.recv(4096)
+        except OSError:
+            data = b""
+        answer = data.split(b"\r\n")[0].decode() if data else "closed"
+    print(f"early_answer={answer}")
+    s.close()
+
+
 def main():
     a = sys.argv[1:]
     if a[:1] == ["hold"]:
@@ -177,6 +221,10 @@ def main():
         slow_child(int(a[1]), int(a[2]), float(a[3]))
     elif a[:1] == ["slowbody"]:
         slowbody(int(a[1]), float(a[2]) if len(a) > 2 else 40.0)
+    elif a[:1] == ["pipeline"]:
+        pipeline(int(a[1]))
+    elif a[:1] == ["early"]:
+        early(int(a[1]))
     else:
         sys.exit(__doc__)
 
