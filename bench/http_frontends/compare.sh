@@ -62,7 +62,7 @@ start_server() {  # $1 = server name; sets PID and PORT
   "$BIN/invariant-bench-$1-echo" >"$log.stdout" 2>"$log.stderr" &
   PID=$!
   for _ in $(seq 50); do
-    PORT=$(awk '/^port /{print $2}' "$log.stdout" 2>/dev/null)
+    PORT=$(awk '/^port /{print $2}' "$log.stdout" 2>/dev/null || true)  # not created yet
     [[ -n $PORT ]] && return 0
     sleep 0.1
   done
