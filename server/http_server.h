@@ -150,7 +150,9 @@ class HttpServer {
              bool exact = false);
 
   // Binds `host:port` (port 0 = pick; port() tells which) and starts the
-  // threads; UNAVAILABLE naming the address when it cannot listen.
+  // threads; UNAVAILABLE naming the address when it cannot listen. Raises
+  // the process's soft limit of open files to its hard limit, and caps
+  // max_connections below it.
   absl::Status Start();
   // The bound port, or 0 before Start().
   int port() const { return port_; }
