@@ -54,20 +54,20 @@ absl::Status RawHttpConnection::Send(const std::string& bytes) {
   return absl::OkStatus();
 }
 
-bool RawHttpConnection::Fill(absl::Time give_up) {
+RawHttpConnection::FillResult RawHttpConnection::Fill(absl::Time give_up) {
   while (true) {
     const int wait_ms =
         static_cast<int>(std::max<int64_t>(0, absl::ToInt64Milliseconds(give_up - absl::Now())));
     pollfd p{fd_, POLLIN, 0};
     const int ready = poll(&p, 1, wait_ms);
     if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) return false;
+    if (ready <= 0) return FillResult::kTimeout;
     char chunk[65536];
     const ssize_t n = recv(fd_, chunk, sizeof(chunk), 0);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
+    if (n <= 0) return FillResult::kClosed;
     buffer_.append(chunk, static_cast<size_t>(n));
-    return true;
+    return FillResult::kData;
   }
 }
 
@@ -75,7 +75,7 @@ absl::StatusOr<RawHttpResponse> RawHttpConnection::Read(absl::Duration timeout) 
   const absl::Time give_up = absl::Now() + timeout;
   size_t end;
   while ((end = buffer_.find("\r\n\r\n")) == std::string::npos) {
-    if (!Fill(give_up)) {
+    if (Fill(give_up) != FillResult::kData) {
       return absl::UnavailableError(
           absl::StrCat("no complete response head; have '", buffer_.substr(0, 200), "'"));
     }
@@ -100,7 +100,9 @@ absl::StatusOr<RawHttpResponse> RawHttpConnection::Read(absl::Duration timeout) 
     }
   }
   while (buffer_.size() < end + 4 + length) {
-    if (!Fill(give_up)) return absl::UnavailableError("body shorter than Content-Length");
+    if (Fill(give_up) != FillResult::kData) {
+      return absl::UnavailableError("body shorter than Content-Length");
+    }
   }
   response.body = buffer_.substr(end + 4, length);
   buffer_.erase(0, end + 4 + length);
@@ -109,19 +111,10 @@ absl::StatusOr<RawHttpResponse> RawHttpConnection::Read(absl::Duration timeout) 
 
 bool RawHttpConnection::ClosedByServer(absl::Duration timeout) {
   const absl::Time give_up = absl::Now() + timeout;
-  while (true) {
-    const int wait_ms =
-        static_cast<int>(std::max<int64_t>(0, absl::ToInt64Milliseconds(give_up - absl::Now())));
-    pollfd p{fd_, POLLIN, 0};
-    const int ready = poll(&p, 1, wait_ms);
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) return false;
-    char chunk[4096];
-    const ssize_t n = recv(fd_, chunk, sizeof(chunk), 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return true;
-    buffer_.append(chunk, static_cast<size_t>(n));
+  FillResult result;
+  while ((result = Fill(give_up)) == FillResult::kData) {
   }
+  return result == FillResult::kClosed;
 }
 
 void RaiseOpenFileLimit() {

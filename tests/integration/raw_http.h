@@ -35,14 +35,15 @@ class RawHttpConnection {
   // Reads one response (Content-Length framed; a 1xx response counts as one).
   absl::StatusOr<RawHttpResponse> Read(absl::Duration timeout = absl::Seconds(30));
   // True when the server closed the connection (EOF or reset) within
-  // `timeout` with no further bytes.
+  // `timeout`; bytes that came before the close are kept for Read.
   bool ClosedByServer(absl::Duration timeout = absl::Seconds(30));
   void Close();
   int fd() const { return fd_; }
 
  private:
-  // Appends what arrives to buffer_; false on EOF, error or timeout.
-  bool Fill(absl::Time give_up);
+  enum class FillResult { kData, kClosed, kTimeout };
+  // Appends what arrives to buffer_ (kData); kClosed on EOF or an error.
+  FillResult Fill(absl::Time give_up);
 
   int fd_ = -1;
   std::string buffer_;
