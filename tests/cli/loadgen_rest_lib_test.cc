@@ -181,18 +181,19 @@ TEST(LoadgenRestCodecTest, NestedDataAndReusedResponsesDecode) {
 
 TEST(LoadgenRestCodecTest, MalformedJsonResponsesAreRefused) {
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"", "response byte 0: expected '{', received the end"},
+      {"", "response byte 0: expected a value, received the end of the input"},
       {"{\"outputs\":[", "response byte 12"},
-      {"{\"outputs\":[]} x", "expected the end of the JSON"},
-      {"{\"outputs\":[{\"name\":\"s\",\"data\":[1,]}]}", "expected a number"},
-      {"{\"outputs\":[{\"name\":\"s\",\"data\":[01]}]}", "expected ',' or ']'"},
+      {"{\"outputs\":[]} x", "response byte 15: expected the end of the input after the value"},
+      {"{\"outputs\":[{\"name\":\"s\",\"data\":[1,]}]}", "response byte 34: expected a value"},
+      {"{\"outputs\":[{\"name\":\"s\",\"data\":[01]}]}", "byte 33: expected '.', 'e' or the end"},
       {"{\"outputs\":[{\"name\":\"s\",\"data\":[1e99]}]}", "outputs[0].data: expected a float"},
       {"{\"outputs\":[{\"shape\":[1.5]}]}", "outputs[0].shape[0]: expected an integer"},
-      {"{\"outputs\":[{\"name\":\"s\x01\"}]}", "a character of a string"},
-      {"{'outputs':[]}", "expected a member name"},
-      {"{\"a\":tru}", "expected 'true'"},
+      {"{\"outputs\":[{\"name\":\"s\x01\"}]}", "byte 22: expected no control character"},
+      {"{'outputs':[]}", "response byte 1: expected a string key"},
+      {"{\"a\":tru}", "response byte 5: expected a value"},
       {std::string(40, '[') + std::string(40, ']'), "expected '{'"},
-      {"{\"a\":" + std::string(40, '[') + std::string(40, ']') + "}", "nesting of at most"},
+      {"{\"a\":" + std::string(40, '[') + std::string(40, ']') + "}",
+       "byte 36: expected at most 32 levels of nesting"},
       {"{\"outputs\":[{\"data\":[1],\"parameters\":{\"binary_data_size\":4}}]}",
        "either \"data\" or binary_data_size"},
   };
@@ -211,6 +212,48 @@ TEST(LoadgenRestCodecTest, MalformedJsonResponsesAreRefused) {
                   .ok());
   EXPECT_THAT(CheckInferOutput(response, "scores", 2, false).message(),
               HasSubstr("outputs[0]: expected 6 values, received 5"));
+}
+
+TEST(LoadgenRestCodecTest, LargeResponsesDecodeAndMembersOfTheWrongTypeAreRefused) {
+  // 64 rows of 625 features (the shape of an MNIST featurize call).
+  std::string body =
+      "{\"outputs\":[{\"name\":\"features\",\"datatype\":\"FP32\",\"shape\":[64,625],\"data\":[";
+  for (int i = 0; i < 64 * 625; ++i) {
+    if (i > 0) body += ',';
+    AppendJsonNumber(static_cast<float>(i) / 7.0f, &body);
+  }
+  body += "]}]}";
+  InferResponse response;
+  ASSERT_TRUE(DecodeInferResponse(body, -1, &response).ok());
+  ASSERT_EQ(response.outputs[0].fp32.size(), 64u * 625u);
+  EXPECT_EQ(response.outputs[0].fp32.back(), static_cast<float>(64 * 625 - 1) / 7.0f);
+  EXPECT_TRUE(CheckInferOutput(response, "features", 64, false).ok());
+
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"{\"outputs\":{}}", "outputs: expected an array, received an object"},
+      {"{\"outputs\":[1]}", "outputs[0]: expected an object, received the number 1"},
+      {"{\"outputs\":[{\"name\":null}]}", "outputs[0].name: expected a string, received null"},
+      {"{\"outputs\":[{\"data\":5}]}", "outputs[0].data: expected an array, received the number 5"},
+      {"{\"outputs\":[{\"data\":[[1],{}]}]}",
+       "outputs[0].data: expected a float, received an object"},
+      {"{\"outputs\":[{\"shape\":[\"2\"]}]}", "outputs[0].shape[0]: expected an integer"},
+      {"{\"outputs\":[{\"parameters\":{\"binary_data_size\":-4}}]}",
+       "outputs[0].parameters.binary_data_size: expected an integer >= 0, received -4"},
+      {"{\"outputs\":[],\"outputs\":[]}", "response byte 14: expected each key once"},
+  };
+  for (const auto& [json, message] : cases) {
+    const absl::Status status = DecodeInferResponse(json, -1, &response);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << json;
+    EXPECT_THAT(status.message(), HasSubstr(message)) << json;
+  }
+  // Non-FP32 data is counted, not kept.
+  ASSERT_TRUE(
+      DecodeInferResponse("{\"outputs\":[{\"name\":\"c\",\"datatype\":\"INT64\",\"shape\":[3],"
+                          "\"data\":[1,2,3]}]}",
+                          -1, &response)
+          .ok());
+  EXPECT_EQ(response.outputs[0].elements, 3);
+  EXPECT_TRUE(response.outputs[0].fp32.empty());
 }
 
 TEST(LoadgenRestCodecTest, DecodesABinaryResponse) {
@@ -251,7 +294,7 @@ TEST(LoadgenRestCodecTest, DecodesABinaryResponse) {
               HasSubstr("Inference-Header-Content-Length: expected 0.."));
   // Without the header the whole body must be JSON.
   EXPECT_THAT(DecodeInferResponse(body, -1, &response).message(),
-              HasSubstr("expected the end of the JSON"));
+              HasSubstr("expected the end of the input after the value"));
   // An FP32 binary size that is not a whole number of floats.
   const std::string odd =
       "{\"outputs\":[{\"name\":\"scores\",\"datatype\":\"FP32\",\"shape\":[1,1],"
@@ -276,6 +319,10 @@ TEST(LoadgenRestCodecTest, MetadataGivesTheInputDimension) {
               HasSubstr("expected [-1, dims...]"));
   EXPECT_THAT(InputDimFromModelMetadata("{\"inputs\":[{\"shape\":[-1,0]}]}").status().message(),
               HasSubstr("expected positive dimensions"));
+  EXPECT_THAT(InputDimFromModelMetadata("{\"inputs\":").status().message(),
+              HasSubstr("model metadata byte 10: expected a value"));
+  EXPECT_THAT(InputDimFromModelMetadata("{\"inputs\":[{\"shape\":[-1,\"2\"]}]}").status().message(),
+              HasSubstr("inputs[0].shape[1]: expected an integer, received a string"));
 }
 
 TEST(LoadgenRestCodecTest, ErrorBodiesGiveTheirMessage) {

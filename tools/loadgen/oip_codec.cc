@@ -1,14 +1,12 @@
 #include "tools/loadgen/oip_codec.h"
 
-#include <charconv>
 #include <cstring>
-#include <system_error>
-#include <utility>
+#include <vector>
 
-#include "absl/functional/function_ref.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "client/cli/format.h"
+#include "core/base/json.h"
 
 namespace invariant::loadgen {
 namespace {
@@ -43,349 +41,224 @@ int64_t ElementBytes(const std::string& datatype) {
   return 0;
 }
 
-std::string Describe(char c) {
-  if (c >= 0x20 && c < 0x7f) return absl::StrCat("'", std::string(1, c), "'");
-  return absl::StrCat("byte 0x", absl::Hex(static_cast<unsigned char>(c), absl::kZeroPad2));
-}
-
-// A strict recursive-descent reader of one JSON text (RFC 8259 grammar; the
-// UTF-8 of strings is not checked). The first error sticks in status().
-class JsonReader {
+// The events of an infer response's JSON, read into an InferResponse as they
+// come (no tree): a stack of the open containers, each named by the slot of
+// the response it fills; members and values of no interest are skipped.
+class ResponseReader final : public JsonEvents {
  public:
-  explicit JsonReader(absl::string_view text) : text_(text) {}
+  explicit ResponseReader(InferResponse* out) : out_(out) {}
 
-  const absl::Status& status() const { return status_; }
-  bool ok() const { return status_.ok(); }
+  size_t used() const { return used_; }  // outputs filled
+  const std::vector<int64_t>& binary_sizes() const { return binary_sizes_; }
 
-  bool Fail(const std::string& expected) {
-    if (status_.ok()) {
-      status_ = absl::InvalidArgumentError(
-          absl::StrCat("response byte ", pos_, ": expected ", expected, ", received ",
-                       pos_ < text_.size() ? Describe(text_[pos_]) : "the end"));
+  absl::Status Null() override { return Scalar("null"); }
+  absl::Status Bool(bool) override { return Scalar("a boolean"); }
+  absl::Status String(absl::string_view value) override {
+    switch (Next()) {
+      case Slot::kModelName:
+        out_->model_name.assign(value.data(), value.size());
+        return absl::OkStatus();
+      case Slot::kModelVersion:
+        out_->model_version.assign(value.data(), value.size());
+        return absl::OkStatus();
+      case Slot::kName:
+        tensor().name.assign(value.data(), value.size());
+        return absl::OkStatus();
+      case Slot::kDatatype:
+        tensor().datatype.assign(value.data(), value.size());
+        return absl::OkStatus();
+      default:
+        return Scalar("a string");
     }
-    return false;
   }
-  bool FailMember(const std::string& member, const std::string& message) {
-    if (status_.ok()) status_ = absl::InvalidArgumentError(absl::StrCat(member, ": ", message));
-    return false;
-  }
-
-  void SkipWhitespace() {
-    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' ||
-                                   text_[pos_] == '\n' || text_[pos_] == '\r')) {
-      ++pos_;
-    }
-  }
-  char Peek() {
-    SkipWhitespace();
-    return pos_ < text_.size() ? text_[pos_] : '\0';
-  }
-  bool AtEnd() {
-    SkipWhitespace();
-    return pos_ == text_.size();
-  }
-
-  // `member` is called with each key and must read its value.
-  bool Object(int depth, absl::FunctionRef<bool(const std::string&)> member) {
-    if (depth > kMaxJsonDepth) return Fail(absl::StrCat("nesting of at most ", kMaxJsonDepth));
-    if (Peek() != '{') return Fail("'{'");
-    ++pos_;
-    if (Peek() == '}') {
-      ++pos_;
-      return true;
-    }
-    std::string key;
-    while (true) {
-      if (Peek() != '"') return Fail("a member name");
-      if (!String(&key)) return false;
-      if (Peek() != ':') return Fail("':'");
-      ++pos_;
-      if (!member(key)) return false;
-      const char c = Peek();
-      ++pos_;
-      if (c == '}') return true;
-      if (c != ',') {
-        --pos_;
-        return Fail("',' or '}'");
+  absl::Status Number(absl::string_view literal) override {
+    const Slot slot = Next();
+    int64_t integer = 0;
+    if (slot == Slot::kItem) {
+      float value = 0;
+      if (!JsonNumberToFloat(literal, &value)) return Mismatch(slot, literal);
+      ++tensor().elements;
+      tensor().fp32.push_back(value);
+    } else if (slot == Slot::kDim || slot == Slot::kBinarySize) {
+      if (!JsonNumberToInt64(literal, &integer) || (slot == Slot::kBinarySize && integer < 0)) {
+        return Mismatch(slot, literal);
       }
+      if (slot == Slot::kDim) tensor().shape.push_back(integer);
+      if (slot == Slot::kBinarySize) binary_sizes_[used_] = integer;
+    } else if (slot != Slot::kSkip) {
+      return Mismatch(slot, absl::StrCat("the number ", literal));
     }
+    return absl::OkStatus();
   }
-
-  // `item` is called with each index and must read the item.
-  bool Array(int depth, absl::FunctionRef<bool(int64_t)> item) {
-    if (depth > kMaxJsonDepth) return Fail(absl::StrCat("nesting of at most ", kMaxJsonDepth));
-    if (Peek() != '[') return Fail("'['");
-    ++pos_;
-    if (Peek() == ']') {
-      ++pos_;
-      return true;
+  absl::Status StartObject() override {
+    const Slot slot = Next();
+    if (slot != Slot::kRoot && slot != Slot::kTensor && slot != Slot::kParameters &&
+        slot != Slot::kSkip) {
+      return Mismatch(slot, "an object");
     }
-    for (int64_t i = 0;; ++i) {
-      if (!item(i)) return false;
-      const char c = Peek();
-      ++pos_;
-      if (c == ']') return true;
-      if (c != ',') {
-        --pos_;
-        return Fail("',' or ']'");
-      }
+    if (slot == Slot::kTensor) {
+      if (used_ == out_->outputs.size()) out_->outputs.emplace_back();
+      OutputTensor& t = tensor();
+      t.name.clear();
+      t.datatype.clear();
+      t.shape.clear();
+      t.binary = false;
+      t.elements = 0;
+      t.fp32.clear();
+      binary_sizes_.push_back(-1);
+      has_data_ = false;
     }
+    open_.push_back(slot);
+    return absl::OkStatus();
   }
-
-  // A string; its decoded value in `out` (may be null).
-  bool String(std::string* out) {
-    if (Peek() != '"') return Fail("a string");
-    ++pos_;
-    if (out != nullptr) out->clear();
-    while (pos_ < text_.size()) {
-      const char c = text_[pos_];
-      if (c == '"') {
-        ++pos_;
-        return true;
-      }
-      if (static_cast<unsigned char>(c) < 0x20) return Fail("a character of a string");
-      if (c != '\\') {
-        if (out != nullptr) out->push_back(c);
-        ++pos_;
-        continue;
-      }
-      if (++pos_ >= text_.size()) break;
-      const char e = text_[pos_++];
-      char plain = 0;
-      switch (e) {
-        case '"':
-          plain = '"';
-          break;
-        case '\\':
-          plain = '\\';
-          break;
-        case '/':
-          plain = '/';
-          break;
-        case 'b':
-          plain = '\b';
-          break;
-        case 'f':
-          plain = '\f';
-          break;
-        case 'n':
-          plain = '\n';
-          break;
-        case 'r':
-          plain = '\r';
-          break;
-        case 't':
-          plain = '\t';
-          break;
-        case 'u': {
-          uint32_t code = 0;
-          if (!Hex4(&code)) return false;
-          if (code >= 0xd800 && code < 0xdc00) {
-            uint32_t low = 0;
-            if (text_.substr(pos_, 2) != "\\u") return Fail("a low surrogate escape");
-            pos_ += 2;
-            if (!Hex4(&low)) return false;
-            if (low < 0xdc00 || low >= 0xe000) return Fail("a low surrogate");
-            code = 0x10000 + ((code - 0xd800) << 10) + (low - 0xdc00);
-          } else if (code >= 0xdc00 && code < 0xe000) {
-            return Fail("a high surrogate before a low one");
-          }
-          if (out != nullptr) AppendUtf8(code, out);
-          continue;
-        }
-        default:
-          --pos_;
-          return Fail("an escape character");
-      }
-      if (out != nullptr) out->push_back(plain);
+  absl::Status Key(absl::string_view key) override {
+    key_slot_ = Slot::kSkip;
+    if (open_.back() == Slot::kRoot) {
+      if (key == "model_name") key_slot_ = Slot::kModelName;
+      if (key == "model_version") key_slot_ = Slot::kModelVersion;
+      if (key == "outputs") key_slot_ = Slot::kOutputs;
+    } else if (open_.back() == Slot::kTensor) {
+      if (key == "name") key_slot_ = Slot::kName;
+      if (key == "datatype") key_slot_ = Slot::kDatatype;
+      if (key == "shape") key_slot_ = Slot::kShape;
+      if (key == "data") key_slot_ = Slot::kData;
+      has_data_ = has_data_ || key == "data";
+      if (key == "parameters") key_slot_ = Slot::kParameters;
+    } else if (open_.back() == Slot::kParameters && key == "binary_data_size") {
+      key_slot_ = Slot::kBinarySize;
     }
-    return Fail("'\"'");
+    return absl::OkStatus();
   }
-
-  // The literal text of a number, checked against the JSON grammar.
-  bool NumberLiteral(absl::string_view* literal) {
-    SkipWhitespace();
-    const size_t start = pos_;
-    auto digits = [this] {
-      const size_t from = pos_;
-      while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') ++pos_;
-      return pos_ - from;
-    };
-    if (pos_ < text_.size() && text_[pos_] == '-') ++pos_;
-    if (pos_ < text_.size() && text_[pos_] == '0') {
-      ++pos_;
-    } else if (digits() == 0) {
-      return Fail("a number");
+  absl::Status EndObject(size_t) override {
+    const Slot slot = Pop();
+    if (slot != Slot::kTensor) return absl::OkStatus();
+    if (has_data_ && binary_sizes_[used_] >= 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          Member(slot), ": expected either \"data\" or binary_data_size, received both"));
     }
-    if (pos_ < text_.size() && text_[pos_] == '.') {
-      ++pos_;
-      if (digits() == 0) return Fail("a digit after '.'");
-    }
-    if (pos_ < text_.size() && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
-      ++pos_;
-      if (pos_ < text_.size() && (text_[pos_] == '+' || text_[pos_] == '-')) ++pos_;
-      if (digits() == 0) return Fail("a digit of the exponent");
-    }
-    *literal = text_.substr(start, pos_ - start);
-    return true;
+    if (tensor().datatype != kFp32) tensor().fp32.clear();
+    ++used_;
+    return absl::OkStatus();
   }
-
-  bool Int64(const std::string& member, int64_t* out) {
-    const size_t at = (SkipWhitespace(), pos_);
-    absl::string_view literal;
-    if (!NumberLiteral(&literal)) return false;
-    const auto [end, ec] = std::from_chars(literal.data(), literal.data() + literal.size(), *out);
-    if (ec != std::errc() || end != literal.data() + literal.size()) {
-      pos_ = at;
-      return FailMember(member, absl::StrCat("expected an integer, received ", literal));
+  absl::Status StartArray() override {
+    const Slot slot = Next();
+    if (slot != Slot::kOutputs && slot != Slot::kShape && slot != Slot::kData &&
+        slot != Slot::kItem && slot != Slot::kSkip) {
+      return Mismatch(slot, "an array");
     }
-    return true;
+    open_.push_back(slot == Slot::kItem ? Slot::kData : slot);
+    return absl::OkStatus();
   }
-
-  bool Float(const std::string& member, float* out) {
-    absl::string_view literal;
-    if (!NumberLiteral(&literal)) return false;
-    const auto [end, ec] = std::from_chars(literal.data(), literal.data() + literal.size(), *out);
-    if (ec != std::errc() || end != literal.data() + literal.size()) {
-      return FailMember(member, absl::StrCat("expected a float, received ", literal));
-    }
-    return true;
-  }
-
-  bool Literal(absl::string_view word) {
-    SkipWhitespace();
-    if (text_.substr(pos_, word.size()) != word) return Fail(absl::StrCat("'", word, "'"));
-    pos_ += word.size();
-    return true;
-  }
-
-  bool SkipValue(int depth) {
-    switch (Peek()) {
-      case '{':
-        return Object(depth, [&](const std::string&) { return SkipValue(depth + 1); });
-      case '[':
-        return Array(depth, [&](int64_t) { return SkipValue(depth + 1); });
-      case '"':
-        return String(nullptr);
-      case 't':
-        return Literal("true");
-      case 'f':
-        return Literal("false");
-      case 'n':
-        return Literal("null");
-      default: {
-        absl::string_view literal;
-        return NumberLiteral(&literal);
-      }
-    }
+  absl::Status EndArray(size_t) override {
+    Pop();
+    return absl::OkStatus();
   }
 
  private:
-  bool Hex4(uint32_t* code) {
-    if (pos_ + 4 > text_.size()) return Fail("4 hex digits");
-    for (int i = 0; i < 4; ++i) {
-      const char h = text_[pos_];
-      uint32_t v;
-      if (h >= '0' && h <= '9') {
-        v = static_cast<uint32_t>(h - '0');
-      } else if (h >= 'a' && h <= 'f') {
-        v = static_cast<uint32_t>(h - 'a' + 10);
-      } else if (h >= 'A' && h <= 'F') {
-        v = static_cast<uint32_t>(h - 'A' + 10);
-      } else {
-        return Fail("a hex digit");
-      }
-      *code = (*code << 4) | v;
-      ++pos_;
+  // What a value fills: the root object, a member of interest, a container
+  // item, or nothing (kSkip).
+  enum class Slot {
+    kRoot,
+    kModelName,
+    kModelVersion,
+    kOutputs,
+    kTensor,
+    kName,
+    kDatatype,
+    kShape,
+    kDim,
+    kData,
+    kItem,
+    kParameters,
+    kBinarySize,
+    kSkip
+  };
+
+  // The slot of the value about to be read.
+  Slot Next() const {
+    if (open_.empty()) return Slot::kRoot;
+    switch (open_.back()) {
+      case Slot::kOutputs:
+        return Slot::kTensor;
+      case Slot::kShape:
+        return Slot::kDim;
+      case Slot::kData:
+        return Slot::kItem;  // a value or a nested array
+      case Slot::kRoot:
+      case Slot::kTensor:
+      case Slot::kParameters:
+        return key_slot_;
+      default:
+        return Slot::kSkip;
     }
-    return true;
   }
-  static void AppendUtf8(uint32_t code, std::string* out) {
-    if (code < 0x80) {
-      out->push_back(static_cast<char>(code));
-    } else if (code < 0x800) {
-      out->push_back(static_cast<char>(0xc0 | (code >> 6)));
-      out->push_back(static_cast<char>(0x80 | (code & 0x3f)));
-    } else if (code < 0x10000) {
-      out->push_back(static_cast<char>(0xe0 | (code >> 12)));
-      out->push_back(static_cast<char>(0x80 | ((code >> 6) & 0x3f)));
-      out->push_back(static_cast<char>(0x80 | (code & 0x3f)));
-    } else {
-      out->push_back(static_cast<char>(0xf0 | (code >> 18)));
-      out->push_back(static_cast<char>(0x80 | ((code >> 12) & 0x3f)));
-      out->push_back(static_cast<char>(0x80 | ((code >> 6) & 0x3f)));
-      out->push_back(static_cast<char>(0x80 | (code & 0x3f)));
-    }
+  Slot Pop() {
+    const Slot slot = open_.back();
+    open_.pop_back();
+    return slot;
+  }
+  OutputTensor& tensor() { return out_->outputs[used_]; }
+
+  // null, booleans and strings: items of "data" (counted), or skipped.
+  absl::Status Scalar(absl::string_view received) {
+    const Slot slot = Next();
+    if (slot == Slot::kItem) ++tensor().elements;
+    if (slot == Slot::kItem || slot == Slot::kSkip) return absl::OkStatus();
+    return Mismatch(slot, received);
   }
 
-  absl::string_view text_;
-  size_t pos_ = 0;
-  absl::Status status_;
+  // The member `slot` names in errors, e.g. "outputs[1].shape[0]".
+  std::string Member(Slot slot) const {
+    const std::string tensor = absl::StrCat("outputs[", used_, "]");
+    switch (slot) {
+      case Slot::kRoot:
+        return "response";
+      case Slot::kModelName:
+        return "model_name";
+      case Slot::kModelVersion:
+        return "model_version";
+      case Slot::kOutputs:
+        return "outputs";
+      case Slot::kName:
+        return tensor + ".name";
+      case Slot::kDatatype:
+        return tensor + ".datatype";
+      case Slot::kShape:
+        return tensor + ".shape";
+      case Slot::kDim:
+        return absl::StrCat(tensor, ".shape[", out_->outputs[used_].shape.size(), "]");
+      case Slot::kData:
+      case Slot::kItem:
+        return tensor + ".data";
+      case Slot::kParameters:
+        return tensor + ".parameters";
+      case Slot::kBinarySize:
+        return tensor + ".parameters.binary_data_size";
+      default:
+        return tensor;
+    }
+  }
+  absl::Status Mismatch(Slot slot, absl::string_view received) const {
+    absl::string_view expected = "a string";
+    if (slot == Slot::kRoot) expected = "'{' (an object)";
+    if (slot == Slot::kTensor || slot == Slot::kParameters) expected = "an object";
+    if (slot == Slot::kOutputs || slot == Slot::kShape || slot == Slot::kData) {
+      expected = "an array";
+    }
+    if (slot == Slot::kDim) expected = "an integer";
+    if (slot == Slot::kBinarySize) expected = "an integer >= 0";
+    if (slot == Slot::kItem) expected = "a float";
+    return absl::InvalidArgumentError(
+        absl::StrCat(Member(slot), ": expected ", expected, ", received ", received));
+  }
+
+  InferResponse* out_;
+  std::vector<Slot> open_;  // the open containers, outermost first
+  Slot key_slot_ = Slot::kSkip;
+  size_t used_ = 0;
+  std::vector<int64_t> binary_sizes_;  // of each output, -1 when it has none
+  bool has_data_ = false;
 };
-
-// Reads the (possibly nested) "data" array of `tensor` at `depth`, counting
-// its elements and keeping numbers as floats.
-bool ReadData(JsonReader& reader, const std::string& member, int depth, OutputTensor* tensor) {
-  return reader.Array(depth, [&](int64_t) {
-    const char c = reader.Peek();
-    if (c == '[') return ReadData(reader, member, depth + 1, tensor);
-    ++tensor->elements;
-    if (c == '"' || c == 't' || c == 'f' || c == 'n') return reader.SkipValue(depth + 1);
-    float value = 0;
-    if (!reader.Float(member, &value)) return false;
-    tensor->fp32.push_back(value);
-    return true;
-  });
-}
-
-// One tensor object of "outputs" (or of the metadata's "inputs"); `member`
-// names it in errors (e.g. "outputs[1]"). *binary_size is its
-// binary_data_size parameter, or -1.
-bool ReadTensor(JsonReader& reader, const std::string& member, int depth, OutputTensor* tensor,
-                int64_t* binary_size) {
-  tensor->name.clear();
-  tensor->datatype.clear();
-  tensor->shape.clear();
-  tensor->binary = false;
-  tensor->elements = 0;
-  tensor->fp32.clear();
-  *binary_size = -1;
-  bool has_data = false;
-  const bool read = reader.Object(depth, [&](const std::string& key) {
-    if (key == "name") return reader.String(&tensor->name);
-    if (key == "datatype") return reader.String(&tensor->datatype);
-    if (key == "shape") {
-      return reader.Array(depth + 1, [&](int64_t i) {
-        int64_t dim = 0;
-        if (!reader.Int64(absl::StrCat(member, ".shape[", i, "]"), &dim)) return false;
-        tensor->shape.push_back(dim);
-        return true;
-      });
-    }
-    if (key == "data") {
-      has_data = true;
-      return ReadData(reader, member + ".data", depth + 1, tensor);
-    }
-    if (key == "parameters") {
-      return reader.Object(depth + 1, [&](const std::string& parameter) {
-        if (parameter != "binary_data_size") return reader.SkipValue(depth + 2);
-        if (!reader.Int64(member + ".parameters.binary_data_size", binary_size)) return false;
-        if (*binary_size < 0) {
-          return reader.FailMember(member + ".parameters.binary_data_size",
-                                   absl::StrCat("expected >= 0, received ", *binary_size));
-        }
-        return true;
-      });
-    }
-    return reader.SkipValue(depth + 1);
-  });
-  if (!read) return false;
-  if (has_data && *binary_size >= 0) {
-    return reader.FailMember(member, "expected either \"data\" or binary_data_size, received both");
-  }
-  if (tensor->datatype != kFp32) tensor->fp32.clear();
-  return true;
-}
 
 }  // namespace
 
@@ -393,25 +266,33 @@ EncodedInferRequest EncodeInferRequest(const float* values, int64_t rows, int64_
                                        const std::string& output, RestEncoding encoding) {
   const size_t n = static_cast<size_t>(rows * input_dim);
   EncodedInferRequest request;
-  const std::string input_head =
-      absl::StrCat("{\"inputs\":[{\"name\":\"", kOipInputName, "\",\"shape\":[", rows, ",",
-                   input_dim, "],\"datatype\":\"", kFp32, "\"");
+  std::string& body = request.body;
+  body = absl::StrCat("{\"inputs\":[{\"name\":\"", kOipInputName, "\",\"shape\":[", rows, ",",
+                      input_dim, "],\"datatype\":\"", kFp32, "\"");
   if (encoding == RestEncoding::kJson) {
-    request.body = absl::StrCat(input_head, ",\"data\":", cli::JsonFloatArray(values, n),
-                                "}],\"outputs\":[{\"name\":", JsonString(output), "}]}");
-    request.json_bytes = static_cast<int64_t>(request.body.size());
+    body.reserve(body.size() + 12 * n + 64);
+    body += ",\"data\":[";
+    for (size_t i = 0; i < n; ++i) {
+      if (i > 0) body += ',';
+      AppendJsonNumber(values[i], &body);
+    }
+    body += "]}],\"outputs\":[{\"name\":";
+    AppendJsonString(output, &body);
+    body += "}]}";
+    request.json_bytes = static_cast<int64_t>(body.size());
     request.content_type = "application/json";
     return request;
   }
-  request.body = absl::StrCat(input_head, ",\"parameters\":{\"binary_data_size\":", 4 * n,
-                              "}}],\"outputs\":[{\"name\":", JsonString(output),
-                              ",\"parameters\":{\"binary_data\":true}}]}");
-  request.json_bytes = static_cast<int64_t>(request.body.size());
-  request.body.reserve(request.body.size() + 4 * n);
+  absl::StrAppend(&body, ",\"parameters\":{\"binary_data_size\":", 4 * n,
+                  "}}],\"outputs\":[{\"name\":");
+  AppendJsonString(output, &body);
+  body += ",\"parameters\":{\"binary_data\":true}}]}";
+  request.json_bytes = static_cast<int64_t>(body.size());
+  body.reserve(body.size() + 4 * n);
   for (size_t i = 0; i < n; ++i) {
     uint32_t bits;
     std::memcpy(&bits, &values[i], sizeof(bits));
-    AppendLittleEndian(bits, &request.body);
+    AppendLittleEndian(bits, &body);
   }
   request.content_type = "application/octet-stream";
   return request;
@@ -427,31 +308,16 @@ absl::Status DecodeInferResponse(absl::string_view body, int64_t json_bytes, Inf
       json_bytes < 0 ? body : body.substr(0, static_cast<size_t>(json_bytes));
   out->model_name.clear();
   out->model_version.clear();
-  size_t used = 0;  // outputs filled
-  std::vector<int64_t> binary_sizes;
-  JsonReader reader(json);
-  const bool read = reader.Object(0, [&](const std::string& key) {
-    if (key == "model_name") return reader.String(&out->model_name);
-    if (key == "model_version") return reader.String(&out->model_version);
-    if (key != "outputs") return reader.SkipValue(1);
-    return reader.Array(1, [&](int64_t i) {
-      if (used == out->outputs.size()) out->outputs.emplace_back();
-      int64_t binary_size = -1;
-      if (!ReadTensor(reader, absl::StrCat("outputs[", i, "]"), 2, &out->outputs[used],
-                      &binary_size)) {
-        return false;
-      }
-      binary_sizes.push_back(binary_size);
-      ++used;
-      return true;
-    });
-  });
+  ResponseReader reader(out);
+  const absl::Status read = ParseJsonEvents(json, reader, kMaxJsonDepth);
+  const size_t used = reader.used();
   out->outputs.resize(used);
-  if (!read) return reader.status();
-  if (!reader.AtEnd()) {
-    reader.Fail("the end of the JSON");
-    return reader.status();
+  if (!read.ok()) {
+    // Syntax errors ("byte N: ...") name the response; the reader's errors a member.
+    if (!absl::StartsWith(read.message(), "byte ")) return read;
+    return absl::InvalidArgumentError(absl::StrCat("response ", read.message()));
   }
+  const std::vector<int64_t>& binary_sizes = reader.binary_sizes();
   size_t offset = json.size();
   for (size_t i = 0; i < used; ++i) {
     if (binary_sizes[i] < 0) continue;
@@ -532,54 +398,48 @@ absl::Status CheckInferOutput(const InferResponse& response, const std::string& 
 }
 
 absl::StatusOr<int64_t> InputDimFromModelMetadata(absl::string_view body) {
-  OutputTensor input;
-  bool found = false;
-  JsonReader reader(body);
-  const bool read = reader.Object(0, [&](const std::string& key) {
-    if (key != "inputs") return reader.SkipValue(1);
-    return reader.Array(1, [&](int64_t i) {
-      OutputTensor tensor;
-      int64_t ignored;
-      if (!ReadTensor(reader, absl::StrCat("inputs[", i, "]"), 2, &tensor, &ignored)) return false;
-      if (!found) input = std::move(tensor);
-      found = true;
-      return true;
-    });
-  });
-  if (!read) return reader.status();
-  if (!reader.AtEnd()) {
-    reader.Fail("the end of the JSON");
-    return reader.status();
+  absl::StatusOr<JsonValue> json = ParseJson(body, kMaxJsonDepth);
+  if (!json.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("model metadata ", json.status().message()));
   }
-  if (!found) return absl::InvalidArgumentError("model metadata: expected an input, received none");
+  const JsonValue* inputs = json->is_object() ? json->Find("inputs") : nullptr;
+  if (inputs == nullptr || !inputs->is_array() || inputs->items().empty()) {
+    return absl::InvalidArgumentError("model metadata: expected an input, received none");
+  }
+  const JsonValue& input = inputs->items()[0];
+  const JsonValue* shape = input.is_object() ? input.Find("shape") : nullptr;
+  std::vector<int64_t> dims;
+  for (size_t i = 0; shape != nullptr && shape->is_array() && i < shape->items().size(); ++i) {
+    int64_t dim = 0;
+    if (!shape->items()[i].NumberAsInt64(&dim)) {
+      return absl::InvalidArgumentError(absl::StrCat("model metadata: inputs[0].shape[", i,
+                                                     "]: expected an integer, received ",
+                                                     shape->items()[i].TypeName()));
+    }
+    dims.push_back(dim);
+  }
   int64_t dim = 1;
-  for (size_t i = 1; i < input.shape.size(); ++i) {
-    if (input.shape[i] < 1 || input.shape[i] > (int64_t{1} << 31) / dim) {
+  for (size_t i = 1; i < dims.size(); ++i) {
+    if (dims[i] < 1 || dims[i] > (int64_t{1} << 31) / dim) {
       return absl::InvalidArgumentError(absl::StrCat(
           "model metadata: inputs[0].shape: expected positive dimensions after the batch one, "
           "received [",
-          absl::StrJoin(input.shape, ", "), "]"));
+          absl::StrJoin(dims, ", "), "]"));
     }
-    dim *= input.shape[i];
+    dim *= dims[i];
   }
-  if (input.shape.size() < 2) {
+  if (dims.size() < 2) {
     return absl::InvalidArgumentError(
         absl::StrCat("model metadata: inputs[0].shape: expected [-1, dims...], received [",
-                     absl::StrJoin(input.shape, ", "), "]"));
+                     absl::StrJoin(dims, ", "), "]"));
   }
   return dim;
 }
 
 std::string ErrorMessageFromBody(absl::string_view body) {
-  std::string message;
-  bool found = false;
-  JsonReader reader(body);
-  const bool read = reader.Object(0, [&](const std::string& key) {
-    if (key != "error" || reader.Peek() != '"') return reader.SkipValue(1);
-    found = true;
-    return reader.String(&message);
-  });
-  if (read && found && reader.AtEnd()) return message;
+  const absl::StatusOr<JsonValue> json = ParseJson(body, kMaxJsonDepth);
+  const JsonValue* error = json.ok() && json->is_object() ? json->Find("error") : nullptr;
+  if (error != nullptr && error->is_string()) return error->text();
   return std::string(body.substr(0, 200));
 }
 

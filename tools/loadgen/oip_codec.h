@@ -6,7 +6,8 @@
 // [rows, input_dim] and exactly one requested output, either
 //   JSON    {"inputs":[{"name":"input","shape":[r,d],"datatype":"FP32",
 //            "data":[...]}],"outputs":[{"name":OUT}]}
-//           (floats as the shortest decimal that reads back bit for bit), or
+//           (floats by AppendJsonNumber: the shortest decimal that reads back
+//           bit for bit), or
 //   binary  Triton's binary tensor data extension: the same JSON with
 //           "parameters":{"binary_data_size":4·r·d} instead of "data" on the
 //           input and "parameters":{"binary_data":true} on the output,
@@ -15,17 +16,22 @@
 //
 // Responses (DecodeInferResponse): the body of an HTTP 200 answer and the
 // value of its Inference-Header-Content-Length header (-1 when absent: the
-// whole body is JSON). The JSON part must be one well-formed JSON object
-// (RFC 8259; nesting limited to kMaxJsonDepth) with an "outputs" array of
-// {"name", "datatype", "shape", "data" | "parameters":{"binary_data_size"}};
-// binary outputs take their bytes, in output order, from after the JSON, and
-// those bytes must be used up exactly. FP32 outputs are decoded to floats
-// (JSON numbers rounded once, binary bytes read little-endian); other
-// datatypes keep only their shape and element count. CheckInferOutput then
-// asks for the one output the loadgen requested with `rows` rows.
+// whole body is JSON). The JSON part must be one JSON object, read strictly
+// by core/base/json.h's ParseJsonEvents in one pass without a tree (RFC 8259,
+// valid UTF-8, no repeated key, nesting limited to kMaxJsonDepth), with an
+// "outputs" array of {"name", "datatype", "shape", "data" | "parameters":
+// {"binary_data_size"}}; other members are skipped. Binary outputs take their
+// bytes, in output order, from after the JSON, and those bytes must be used up
+// exactly. FP32 outputs are decoded to floats (JSON numbers rounded once,
+// straight into OutputTensor::fp32; binary bytes read little-endian); other
+// datatypes keep only their shape and element count (every number of a
+// "data" array must still fit a float). CheckInferOutput then asks for the
+// one output the loadgen requested with `rows` rows.
 //
-// Errors: INVALID_ARGUMENT naming the byte offset or the member at fault,
-// e.g. "response byte 17: expected ',' or '}', received 'x'" or
+// Errors: INVALID_ARGUMENT naming the byte offset (syntax, ParseJsonEvents'
+// wording after "response ") or the member at fault, e.g.
+// "response byte 17: expected ',' or '}', received 'x'",
+// "outputs[0].data: expected a float, received 1e99" or
 // "outputs[0].shape: expected [4, n], received [3, 2]".
 //
 // Thread-safety: every function is pure; distinct objects may be used from
@@ -89,8 +95,9 @@ absl::Status CheckInferOutput(const InferResponse& response, const std::string& 
                               bool binary);
 
 // The input dimension of a model from its metadata JSON (GET
-// /v2/models/{name}): the product of inputs[0].shape after its first (batch)
-// dimension, which must all be positive.
+// /v2/models/{name}, read as a tree by ParseJson; syntax errors
+// "model metadata byte N: ..."): the product of inputs[0].shape after its
+// first (batch) dimension, which must all be positive.
 absl::StatusOr<int64_t> InputDimFromModelMetadata(absl::string_view body);
 
 // The "error" member of an error response body ({"error": "..."}), or the
