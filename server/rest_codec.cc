@@ -27,7 +27,6 @@ using inference::InferParameter;
 using OutputTensor = inference::ModelInferResponse::InferOutputTensor;
 
 constexpr char kFp32[] = "FP32";
-constexpr char kBinaryDataSize[] = "binary_data_size";
 
 // The parameters sorted by key; with `binary_size` set, "binary_data_size"
 // is that value (whatever the tensor carried under that key).
@@ -219,9 +218,9 @@ bool WantsBinary(const inference::ModelInferRequest& request, const std::string&
   };
   bool value = false;
   for (const auto& output : request.outputs()) {
-    if (output.name() == name && is_true(output.parameters(), "binary_data", &value)) return value;
+    if (output.name() == name && is_true(output.parameters(), kBinaryData, &value)) return value;
   }
-  return is_true(request.parameters(), "binary_data_output", &value) && value;
+  return is_true(request.parameters(), kBinaryDataOutput, &value) && value;
 }
 
 // An upper bound of the JSON's size (16 bytes a number: the longest

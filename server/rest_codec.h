@@ -64,12 +64,13 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "client/binary_tensor_data.h"
 #include "inference/grpc_service.pb.h"
 
 namespace invariant::server {
 
 // The header of the binary tensor data extension (request and response).
-inline constexpr char kInferenceHeaderContentLength[] = "Inference-Header-Content-Length";
+using ::invariant::kInferenceHeaderContentLength;  // client/binary_tensor_data.h
 
 // The protocol request of an infer call on model `name` at `version` ("" =
 // the default version) whose body is `body`. `inference_header_content_length`

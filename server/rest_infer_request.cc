@@ -30,9 +30,6 @@ using inference::InferParameter;
 using inference::ModelInferRequest;
 
 constexpr char kFp32[] = "FP32";
-constexpr char kBinaryDataSize[] = "binary_data_size";
-constexpr char kBinaryData[] = "binary_data";
-constexpr char kBinaryDataOutput[] = "binary_data_output";
 
 absl::Status Invalid(absl::string_view field, absl::string_view expected,
                      absl::string_view received) {
@@ -52,17 +49,6 @@ std::string ShapeText(const Dims& shape) {
                       n, " dimensions)");
 }
 
-// The bytes of one element of a datatype with fixed-size elements; 0 for
-// BYTES and unknown datatypes (any size is accepted).
-size_t ElementBytes(absl::string_view datatype) {
-  if (datatype == "BOOL" || datatype == "INT8" || datatype == "UINT8") return 1;
-  if (datatype == "INT16" || datatype == "UINT16" || datatype == "FP16" || datatype == "BF16") {
-    return 2;
-  }
-  if (datatype == "INT32" || datatype == "UINT32" || datatype == "FP32") return 4;
-  if (datatype == "INT64" || datatype == "UINT64" || datatype == "FP64") return 8;
-  return 0;
-}
 
 enum class Kind { kNull, kBool, kNumber, kString, kArray, kObject };
 
@@ -432,7 +418,7 @@ class InferReader : public JsonEvents {
     const int64_t size = *binary_size_;
     const std::string size_field = input_field_ + ".parameters.binary_data_size";
     const std::string& datatype = tensor_->datatype();
-    const size_t element = ElementBytes(datatype);
+    const size_t element = BinaryElementBytes(datatype);
     if (element > 0) {
       uint64_t expected = element;
       bool overflow = false;

@@ -34,13 +34,11 @@ std::string CsvField(absl::string_view field) {
   return out;
 }
 
-std::string JsonNumber(double value) { return std::isfinite(value) ? Shortest(value) : "null"; }
-
 std::string JsonFloatArray(const float* values, size_t n) {
   std::string out = "[";
   for (size_t i = 0; i < n; ++i) {
     if (i > 0) out += ',';
-    out += std::isfinite(values[i]) ? Shortest(values[i]) : "null";
+    AppendJsonNumber(values[i], &out);
   }
   out += ']';
   return out;

@@ -15,6 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "client/grpc_code_name.h"
 #include "core/base/json.h"
+#include "core/base/json.h"
 
 namespace invariant::cli {
 
@@ -34,10 +35,10 @@ std::string FormatDouble(double value);
 // comma, a quote, a CR or an LF.
 std::string CsvField(absl::string_view field);
 
-// A JSON string literal (core/base/json.h).
+// A JSON string literal and a JSON number (shortest round-trip, null when not
+// finite): the project's one JSON writer (core/base/json.h).
+using ::invariant::JsonNumber;
 using ::invariant::JsonString;
-// A JSON number, or null when not finite.
-std::string JsonNumber(double value);
 // "[v0,v1,...]" of `n` floats (shortest round-trip), null for non-finite ones.
 std::string JsonFloatArray(const float* values, size_t n);
 

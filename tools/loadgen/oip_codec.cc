@@ -29,17 +29,6 @@ float FloatFromLittleEndian(const char* p) {
   return value;
 }
 
-// Bytes per element of a datatype in binary form; 0 for BYTES (variable) or
-// an unknown datatype.
-int64_t ElementBytes(const std::string& datatype) {
-  if (datatype == "BOOL" || datatype == "INT8" || datatype == "UINT8") return 1;
-  if (datatype == "INT16" || datatype == "UINT16" || datatype == "FP16" || datatype == "BF16") {
-    return 2;
-  }
-  if (datatype == "INT32" || datatype == "UINT32" || datatype == "FP32") return 4;
-  if (datatype == "INT64" || datatype == "UINT64" || datatype == "FP64") return 8;
-  return 0;
-}
 
 // The events of an infer response's JSON, read into an InferResponse as they
 // come (no tree): a stack of the open containers, each named by the slot of
@@ -330,7 +319,7 @@ absl::Status DecodeInferResponse(absl::string_view body, int64_t json_bytes, Inf
                        body.size() - offset, " bytes left after the JSON, received ", size));
     }
     tensor.binary = true;
-    const int64_t element_bytes = ElementBytes(tensor.datatype);
+    const int64_t element_bytes = static_cast<int64_t>(BinaryElementBytes(tensor.datatype));
     if (element_bytes > 0) {
       if (size % static_cast<uint64_t>(element_bytes) != 0) {
         return absl::InvalidArgumentError(

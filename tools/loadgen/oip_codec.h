@@ -46,11 +46,12 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "client/binary_tensor_data.h"
 
 namespace invariant::loadgen {
 
 inline constexpr char kOipInputName[] = "input";
-inline constexpr char kInferenceHeaderContentLength[] = "Inference-Header-Content-Length";
+using ::invariant::kInferenceHeaderContentLength;  // client/binary_tensor_data.h
 inline constexpr int kMaxJsonDepth = 32;
 
 enum class RestEncoding { kJson, kBinary };
