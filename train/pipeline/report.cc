@@ -10,10 +10,8 @@
 namespace invariant::train {
 namespace {
 
-std::string Num(double v) {
-  if (!std::isfinite(v)) return "null";
-  return absl::StrFormat("%.10g", v);
-}
+// The project's one JSON number writer: shortest round-trip, null when not finite.
+std::string Num(double v) { return JsonNumber(v); }
 
 std::string Metrics(const std::map<std::string, double>& m) {
   std::string j = "{";
