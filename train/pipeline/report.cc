@@ -1,10 +1,9 @@
 #include "train/pipeline/report.h"
 
-#include <cmath>
-#include <cstdio>
+#include <map>
+#include <string>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "core/base/json.h"
 
 namespace invariant::train {
