@@ -22,6 +22,7 @@ CHECK_PKGS=(clang libclang-rt-14-dev llvm)
 TEST_PKGS=(
   openssl prometheus curl jq python3 python3-yaml yamllint gnuplot-nox dataset-fashion-mnist
   podman runc debootstrap uidmap python3-grpcio python3-grpc-tools python3-numpy python3-protobuf python3-pytest python3-venv python3-pip python3-setuptools python3-wheel
+  libevent-dev libevhtp-dev wrk  # bench/http_frontends: the other HTTP front ends, the load
 )
 RUNTIME_PKGS=(
   libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 libopenblas0-pthread
