@@ -131,6 +131,7 @@ void HttpSession::ReadNext() {
   parser_->body_limit(std::numeric_limits<uint64_t>::max());
   request_ = HttpRequest();
   route_ = nullptr;
+  head_only_ = false;
   if (buffer_.size() > 0) return ReadHeader();  // a pipelined request
   // Idle: wait for the first byte under the idle deadline.
   SetDeadline(server_->options.idle_timeout_ms);
