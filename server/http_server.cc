@@ -156,6 +156,7 @@ HttpServerImpl::HttpServerImpl(const HttpServerOptions& options, std::vector<Htt
       ioc(std::make_unique<boost::asio::io_context>(1)) {}
 
 HttpServerImpl::~HttpServerImpl() {
+  // New requests get 503 and close from here on (HttpSession::Dispatch).
   stopping.store(true);
   if (acceptor != nullptr) {
     boost::asio::post(*ioc, [this] {
@@ -163,15 +164,22 @@ HttpServerImpl::~HttpServerImpl() {
       acceptor->close(ignored);
     });
   }
-  ioc->stop();
-  if (network_thread.joinable()) network_thread.join();
+  // The handlers finish what they hold and what is queued, while the network
+  // thread still runs to write their answers...
   {
     std::lock_guard<std::mutex> lock(jobs_mu);
     jobs_stopping = true;
   }
   jobs_ready.notify_all();
   for (std::thread& thread : handler_threads) thread.join();
-  jobs.clear();  // sessions held by queued jobs go here
+  // ...and those answers go out (bounded: a client that does not read its
+  // answer is not waited for beyond this).
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (pending_answers.load() > 0 && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  ioc->stop();
+  if (network_thread.joinable()) network_thread.join();
   acceptor.reset();
   ioc.reset();  // destroys pending handlers: the last sessions and their sockets
 }
@@ -192,20 +200,21 @@ HttpResponse HttpServerImpl::Error(int status, const std::string& message) const
   return HttpResponse::Text(status, message + "\n");
 }
 
-void HttpServerImpl::Post(std::function<void()> job) {
+bool HttpServerImpl::Post(std::function<void()> job) {
   {
     std::lock_guard<std::mutex> lock(jobs_mu);
-    if (jobs_stopping) return;
+    if (jobs_stopping) return false;
     jobs.push_back(std::move(job));
   }
   jobs_ready.notify_one();
+  return true;
 }
 
 void HttpServerImpl::HandlerLoop() {
   std::unique_lock<std::mutex> lock(jobs_mu);
   while (true) {
     jobs_ready.wait(lock, [this] { return jobs_stopping || !jobs.empty(); });
-    if (jobs_stopping) return;
+    if (jobs.empty()) return;  // stopping, and every queued request answered
     std::function<void()> job = std::move(jobs.front());
     jobs.pop_front();
     lock.unlock();
@@ -227,9 +236,9 @@ void HttpServerImpl::Accept() {
       return;
     }
     const int open = connections.load();
-    if (open >= max_connections + kRefusalSlack) {
+    if (open >= max_connections && refusing.load() >= kRefusalSlack) {
       boost::system::error_code ignored;
-      socket.close(ignored);  // past the slack: not even a refusal
+      socket.close(ignored);  // refusals are bounded too: past them, not even a 503
     } else {
       // Answers go out whole in one write; no reason to wait for an ACK first.
       boost::system::error_code ignored;

@@ -54,12 +54,42 @@ bool DecodePath(absl::string_view raw, std::string* path) {
   return true;
 }
 
+// The framing problems Beast's parser lets through, as a message; nullopt
+// when the request is framed as RFC 9112 asks. Transfer-Encoding must be
+// exactly one "chunked" and not on HTTP/1.0 (section 6.1: anything else
+// leaves the body's end unknown, so a smuggled request could follow);
+// HTTP/1.1 needs exactly one Host (section 3.2).
+std::optional<std::string> FramingError(const HttpRequest& request, unsigned version) {
+  int transfer_encodings = 0, hosts = 0;
+  bool chunked_only = true;
+  for (const auto& [name, value] : request.headers) {
+    if (absl::EqualsIgnoreCase(name, "Transfer-Encoding")) {
+      ++transfer_encodings;
+      chunked_only =
+          chunked_only && absl::EqualsIgnoreCase(absl::StripAsciiWhitespace(value), "chunked");
+    } else if (absl::EqualsIgnoreCase(name, "Host")) {
+      ++hosts;
+    }
+  }
+  if (transfer_encodings > 0 && (version < 11 || transfer_encodings > 1 || !chunked_only)) {
+    return std::string(
+        "Transfer-Encoding: only one \"chunked\", on HTTP/1.1 (RFC 9112 section 6.1)");
+  }
+  if (version >= 11 && hosts != 1) {
+    return absl::StrCat("Host: expected exactly one, received ", hosts, " (RFC 9112 section 3.2)");
+  }
+  return std::nullopt;
+}
+
 // What a parse error means for the client, as status and message.
 std::pair<int, std::string> ParseError(const boost::beast::error_code& ec) {
   if (ec == http::error::header_limit) {
     return {431, absl::StrCat("request headers: at most ", kMaxHeaderBytes, " bytes")};
   }
   if (ec == http::error::body_limit) return {413, "request body: too large"};
+  if (ec == http::error::buffer_overflow) {
+    return {400, "request: a line (a chunk size or a trailer) too long"};
+  }
   if (ec == http::error::bad_content_length) {
     return {400, "request: bad or conflicting Content-Length (RFC 9112 section 6.3)"};
   }
@@ -85,6 +115,8 @@ HttpSession::HttpSession(HttpServerImpl* server, boost::asio::ip::tcp::socket so
 HttpSession::~HttpSession() {
   ReleaseBody();
   if (counted_) server_->connections.fetch_sub(1);
+  if (refusing_) server_->refusing.fetch_sub(1);
+  if (answer_pending_) server_->pending_answers.fetch_sub(1);
 }
 
 void HttpSession::ReleaseBody() {
@@ -116,9 +148,12 @@ void HttpSession::ClearDeadline() {
 void HttpSession::Start() { ReadNext(); }
 
 void HttpSession::Refuse(int status, const std::string& message) {
-  // A refused connection does not hold a place under the cap while it drains.
+  // A refused connection does not hold a place under the cap while it drains,
+  // but is counted apart, so refusals too are bounded.
   if (counted_) server_->connections.fetch_sub(1);
   counted_ = false;
+  refusing_ = true;
+  server_->refusing.fetch_add(1);
   head_only_ = false;
   SendError(status, message, /*close=*/true);
 }
@@ -180,6 +215,9 @@ void HttpSession::OnHeader(boost::beast::error_code ec) {
   if (!DecodePath(target.substr(0, question), &request_.path)) {
     return SendError(400, "path: a bad %-escape or a control byte", true);
   }
+  if (std::optional<std::string> bad = FramingError(request_, header.version())) {
+    return SendError(400, *bad, true);  // the next request cannot be found
+  }
   if (std::optional<HttpResponse> refusal = Admit()) {
     // Nothing of a body is read: the connection cannot carry another request.
     const bool body_pending = !parser_->is_done();
@@ -196,14 +234,13 @@ std::optional<HttpResponse> HttpSession::Admit() {
   }
   route_ = server_->Find(request_.path);
   if (route_ == nullptr) return server_->Error(404, "path: no such route");
-  const std::string coding = absl::AsciiStrToLower(request_.Header("Content-Encoding"));
-  if (!coding.empty() && coding != "identity") {
-    return server_->Error(415,
-                          "Content-Encoding: only identity is accepted (send the body "
-                          "uncompressed)");
-  }
-  if (request_.HasHeader("Transfer-Encoding") && !parser_->chunked()) {
-    return server_->Error(501, "Transfer-Encoding: only chunked is accepted");
+  for (const auto& [name, value] : request_.headers) {
+    if (absl::EqualsIgnoreCase(name, "Content-Encoding") &&
+        !absl::EqualsIgnoreCase(absl::StripAsciiWhitespace(value), "identity")) {
+      return server_->Error(415,
+                            "Content-Encoding: only identity is accepted (send the body "
+                            "uncompressed)");
+    }
   }
   const boost::optional<uint64_t> length = parser_->content_length();
   if (length.has_value() && *length > options.max_body_bytes) {
@@ -239,7 +276,11 @@ void HttpSession::ReadBody() {
     http::async_read(self->socket_, self->buffer_, *self->parser_,
                      [self](boost::beast::error_code ec, size_t) { self->OnBody(ec); });
   };
-  if (!absl::EqualsIgnoreCase(request_.Header("Expect"), "100-continue")) return read();
+  // HTTP/1.0 clients do not know 100 (RFC 9110 section 10.1.1).
+  if (parser_->get().version() < 11 ||
+      !absl::EqualsIgnoreCase(request_.Header("Expect"), "100-continue")) {
+    return read();
+  }
   static constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
   SetDeadline(server_->options.write_timeout_ms);
   boost::asio::async_write(socket_, boost::asio::buffer(kContinue, sizeof(kContinue) - 1),
@@ -249,6 +290,7 @@ void HttpSession::ReadBody() {
 }
 
 void HttpSession::OnBody(boost::beast::error_code ec) {
+  if (ec) ReleaseBody();  // no body will be handled
   if (ec && timed_out_) {
     return SendError(
         408,
@@ -273,13 +315,20 @@ void HttpSession::OnBody(boost::beast::error_code ec) {
 }
 
 void HttpSession::Dispatch() {
+  if (server_->stopping.load()) {
+    ReleaseBody();
+    return SendError(503, "server: shutting down", true);
+  }
   request_.body = std::move(parser_->get().body());
   parser_.reset();
-  request_.cancellation = std::make_shared<HttpCancellation>();
+  cancellation_ = std::make_shared<HttpCancellation>();
+  request_.cancellation = cancellation_;
   handling_ = true;
+  answer_pending_ = true;
+  server_->pending_answers.fetch_add(1);
   ClearDeadline();
   WatchDisconnect();
-  server_->Post([self = shared_from_this()] {
+  const bool queued = server_->Post([self = shared_from_this()] {
     HttpResponse response;
     try {
       response = self->route_->handler(self->request_);
@@ -290,23 +339,25 @@ void HttpSession::Dispatch() {
       self->Respond(std::move(response));
     });
   });
+  if (!queued) {  // the handlers stopped between the check above and now
+    keep_alive_ = false;
+    Respond(server_->Error(503, "server: shutting down"));
+  }
 }
 
 void HttpSession::WatchDisconnect() {
-  socket_.async_wait(boost::asio::ip::tcp::socket::wait_read,
-                     [self = shared_from_this(),
-                      cancellation = request_.cancellation](boost::beast::error_code ec) {
-                       if (ec || !self->handling_ || cancellation != self->request_.cancellation)
-                         return;
-                       char byte;
-                       const ssize_t n =
-                           ::recv(self->socket_.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-                       if (n > 0) return;  // a pipelined request: read after this answer
-                       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-                         return self->WatchDisconnect();
-                       }
-                       cancellation->Cancel();  // EOF or an error: the client is gone
-                     });
+  socket_.async_wait(
+      boost::asio::ip::tcp::socket::wait_read,
+      [self = shared_from_this(), cancellation = cancellation_](boost::beast::error_code ec) {
+        if (ec || !self->handling_ || cancellation != self->cancellation_) return;
+        char byte;
+        const ssize_t n = ::recv(self->socket_.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+        if (n > 0) return;  // a pipelined request: read after this answer
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+          return self->WatchDisconnect();
+        }
+        cancellation->Cancel();  // EOF or an error: the client is gone
+      });
 }
 
 void HttpSession::Respond(HttpResponse response) {
@@ -314,7 +365,8 @@ void HttpSession::Respond(HttpResponse response) {
   boost::beast::error_code ignored;
   socket_.cancel(ignored);  // ends the disconnect watch
   ReleaseBody();
-  const bool gone = request_.cancellation != nullptr && request_.cancellation->cancelled();
+  const bool gone = cancellation_ != nullptr && cancellation_->cancelled();
+  cancellation_.reset();
   request_.body = std::string();  // free it before writing the answer
   Write(std::move(response), !keep_alive_ || gone);
 }
@@ -341,6 +393,10 @@ void HttpSession::Write(HttpResponse response, bool close) {
                            [self = shared_from_this(), close](boost::beast::error_code ec, size_t) {
                              self->write_ = HttpResponse();
                              self->write_head_.clear();
+                             if (self->answer_pending_) {
+                               self->answer_pending_ = false;
+                               self->server_->pending_answers.fetch_sub(1);
+                             }
                              if (ec) return;
                              if (close || self->server_->stopping.load()) {
                                return self->LingeringClose();

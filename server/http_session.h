@@ -42,8 +42,9 @@ class HttpServerImpl {
   // The route claiming `path` (longest prefix), or null.
   const HttpRoute* Find(const std::string& path) const;
   HttpResponse Error(int status, const std::string& message) const;
-  // Queues `job` for a handler thread (dropped once stopping).
-  void Post(std::function<void()> job);
+  // Queues `job` for a handler thread; false (and nothing queued) once
+  // stopping. Queued jobs still run before the handler threads end.
+  bool Post(std::function<void()> job);
   void HandlerLoop();
   void Accept();
 
@@ -51,6 +52,8 @@ class HttpServerImpl {
   const std::vector<HttpRoute> routes;
   int max_connections = 0;
   std::atomic<int> connections{0};
+  std::atomic<int> refusing{0};         // sessions answering 503 to a connection over the cap
+  std::atomic<int> pending_answers{0};  // requests dispatched whose answer is not written yet
   std::atomic<int64_t> inflight_body_bytes{0};
   std::atomic<bool> stopping{false};
 
@@ -100,11 +103,18 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
   HttpServerImpl* const server_;
   boost::asio::ip::tcp::socket socket_;
+  // Bounded: a chunk-size line or a trailer without its CRLF (never counted
+  // as body) cannot grow it past the headers' limit and one read.
+  boost::beast::flat_buffer buffer_{kMaxHeaderBytes + 64 * 1024};
   boost::asio::steady_timer deadline_;
   uint64_t deadline_generation_ = 0;
   bool timed_out_ = false;
-  bool counted_ = true;  // in HttpServerImpl::connections
-  boost::beast::flat_buffer buffer_;
+  bool counted_ = true;          // in HttpServerImpl::connections
+  bool refusing_ = false;        // in HttpServerImpl::refusing
+  bool answer_pending_ = false;  // in HttpServerImpl::pending_answers
+  // The cancellation of the request a handler holds (apart from request_,
+  // which the handler owns meanwhile).
+  std::shared_ptr<HttpCancellation> cancellation_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   HttpRequest request_;
   const HttpRoute* route_ = nullptr;

@@ -23,8 +23,10 @@
 // the datatype. The body is read in one linear pass (json.h,
 // ParseJsonEvents): no tree of values, every strictness rule of json.h
 // (valid UTF-8, depth <= kDefaultJsonMaxDepth, no NaN / Infinity / leading
-// zeros, no repeated key). Memory: the floats, plus O(depth); no copy of
-// the body. Parameters, the outputs and their parameters are kept in the
+// zeros, no repeated key), at most 64 inputs and 64 outputs (refused as they
+// are read). Memory: the floats (reserved ahead from the shapes, within one
+// budget of JSON bytes / 2 floats for the whole body), plus O(depth); no
+// copy of the body. Parameters, the outputs and their parameters are kept in the
 // request (InferResponseToHttp reads them).
 //
 // Binary tensor data: with the header Inference-Header-Content-Length: N the

@@ -31,6 +31,10 @@ using inference::ModelInferRequest;
 
 constexpr char kFp32[] = "FP32";
 
+// Inputs or requested outputs one body may name (a model has one input and
+// a few outputs; the shared validation says which are right).
+constexpr size_t kMaxTensors = 64;
+
 absl::Status Invalid(absl::string_view field, absl::string_view expected,
                      absl::string_view received) {
   return absl::InvalidArgumentError(
@@ -48,7 +52,6 @@ std::string ShapeText(const Dims& shape) {
   return absl::StrCat("[", absl::StrJoin(shape.begin(), shape.begin() + kMaxDims, ", "), ", ...] (",
                       n, " dimensions)");
 }
-
 
 enum class Kind { kNull, kBool, kNumber, kString, kArray, kObject };
 
@@ -93,7 +96,11 @@ class InferReader : public JsonEvents {
  public:
   InferReader(ModelInferRequest* request, absl::string_view binary, size_t json_size,
               bool has_header)
-      : request_(request), binary_(binary), json_size_(json_size), has_header_(has_header) {}
+      : request_(request),
+        binary_(binary),
+        json_size_(json_size),
+        reserve_budget_(json_size / 2 + 1),
+        has_header_(has_header) {}
 
   // True when the last error came from the schema (it names a member), false
   // when it is the reader's syntax error.
@@ -331,6 +338,10 @@ class InferReader : public JsonEvents {
   // ---- inputs ----
 
   absl::Status BeginInput(size_t index, const Value& v) {
+    // Refused while parsing: a body of many tiny tensors must not build them all.
+    if (index >= kMaxTensors) {
+      return Invalid("inputs", absl::StrCat("at most ", kMaxTensors, " tensors"), "more");
+    }
     input_field_ = absl::StrCat("inputs[", index, "]");
     if (v.kind != Kind::kObject) return Invalid(input_field_, "an object", KindName(v.kind));
     tensor_ = request_->add_inputs();
@@ -486,7 +497,8 @@ class InferReader : public JsonEvents {
     floats_ = tensor_->mutable_contents()->mutable_fp32_contents();
     if (has_shape_) {
       // Room for the floats the shape announces, but never more than the
-      // JSON could hold (2 bytes a number), whatever the shape says.
+      // JSON could hold (2 bytes a number), whatever the shapes say: one
+      // budget for all the inputs, so many inputs cannot each reserve it.
       uint64_t count = 1;
       bool valid = true;
       for (int64_t dim : tensor_->shape()) {
@@ -495,7 +507,8 @@ class InferReader : public JsonEvents {
       }
       if (valid) {
         count = std::min<uint64_t>(
-            {count, json_size_ / 2 + 1, static_cast<uint64_t>(std::numeric_limits<int>::max())});
+            {count, reserve_budget_, static_cast<uint64_t>(std::numeric_limits<int>::max())});
+        reserve_budget_ -= count;
         floats_->Reserve(static_cast<int>(count));
       }
     }
@@ -622,6 +635,9 @@ class InferReader : public JsonEvents {
   // ---- outputs ----
 
   absl::Status BeginOutput(size_t index, const Value& v) {
+    if (index >= kMaxTensors) {
+      return Invalid("outputs", absl::StrCat("at most ", kMaxTensors, " tensors"), "more");
+    }
     output_field_ = absl::StrCat("outputs[", index, "]");
     if (v.kind != Kind::kObject) return Invalid(output_field_, "an object", KindName(v.kind));
     output_ = request_->add_outputs();
@@ -649,6 +665,7 @@ class InferReader : public JsonEvents {
   ModelInferRequest* request_;
   absl::string_view binary_;  // the body after the JSON
   size_t json_size_;
+  uint64_t reserve_budget_;  // floats all the inputs may still reserve ahead
   bool has_header_;
   size_t binary_offset_ = 0;  // taken by the binary inputs so far
   bool failed_ = false;

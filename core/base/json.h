@@ -10,8 +10,11 @@
 //
 // Reading: ParseJsonEvents makes ONE linear pass over a text and reports its
 // values as events (SAX): no tree, memory O(nesting depth + the longest
-// string or number + the keys of the open objects). It accepts exactly RFC
-// 8259: one value surrounded by optional whitespace (space, tab, CR, LF); no
+// string or number + the keys of the largest object seen at each depth). It
+// accepts RFC 8259 with one limit the RFC allows (section 9): a number
+// beyond the range of a double (e.g. 1e309) is refused ("expected a number
+// within the range of a double"; RapidJSON 1.1 checks the range even when it
+// hands numbers over as text). Otherwise exactly the RFC: one value surrounded by optional whitespace (space, tab, CR, LF); no
 // comments, trailing commas, single quotes, NaN/Infinity, leading zeros,
 // leading '+', or control characters in strings; escapes are decoded (\uXXXX
 // surrogate pairs into UTF-8; a lone surrogate is an error); strings must be

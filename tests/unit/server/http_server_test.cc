@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
@@ -62,12 +63,16 @@ class HttpFrontEndTest : public ::testing::Test {
           if (r.Header("X-Token") == "t") return std::nullopt;
           return HttpResponse::Text(401, "no token");
         });
+    // Returns once the client goes away or release_ is notified.
     server_->Route("/wait", [this](const HttpRequest& r) {
-      absl::Notification cancelled;
-      r.cancellation->OnCancel([&cancelled] { cancelled.Notify(); });
+      r.cancellation->OnCancel([this] {
+        saw_cancel_ = true;
+        Wake();
+      });
       handler_started_.Notify();
       // Bounded so a broken server fails the test instead of hanging it.
-      saw_cancel_ = cancelled.WaitForNotificationWithTimeout(absl::Seconds(60));
+      wake_mu_.LockWhenWithTimeout(absl::Condition(&woken_), absl::Seconds(60));
+      wake_mu_.Unlock();
       handler_finished_.Notify();
       return HttpResponse::Text(200, "done");
     });
@@ -89,7 +94,15 @@ class HttpFrontEndTest : public ::testing::Test {
   }
 
   std::unique_ptr<HttpServer> server_;
+  // Ends the /wait handler.
+  void Wake() {
+    absl::MutexLock lock(&wake_mu_);
+    woken_ = true;
+  }
+
   absl::Notification handler_started_;
+  absl::Mutex wake_mu_;
+  bool woken_ ABSL_GUARDED_BY(wake_mu_) = false;
   absl::Notification handler_finished_;
   std::atomic<bool> saw_cancel_{false};
 };
@@ -271,7 +284,23 @@ TEST_F(HttpFrontEndTest, FramingAndCodingsAreCheckedBeforeTheBody) {
       {"POST /echo HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n"
        "3\r\nabc\r\n0\r\n\r\n",
        400, "Content-Length"},
-      {"POST /echo HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip\r\n\r\n", 501, "only chunked"},
+      {"POST /echo HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip\r\n\r\n", 400,
+       "only one \"chunked\""},
+      {"POST /echo HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", 400,
+       "only one \"chunked\""},
+      {"POST /echo HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+       "3\r\nabc\r\n0\r\n\r\n",
+       400, "only one \"chunked\""},
+      {"POST /echo HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", 400,
+       "on HTTP/1.1"},
+      {"GET /echo HTTP/1.1\r\n\r\n", 400, "Host: expected exactly one, received 0"},
+      {"GET /echo HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400, "received 2"},
+      {"POST /echo HTTP/1.1\r\nHost: h\r\nContent-Encoding: identity\r\n"
+       "Content-Encoding: gzip\r\nContent-Length: 2\r\n\r\n\x1f\x8b",
+       415, "only identity"},
+      {"POST /echo HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n1;e=" +
+           std::string(200000, 'a'),
+       400, "too long"},
       {"POST /echo HTTP/1.1\r\nHost: h\r\nContent-Encoding: gzip\r\nContent-Length: 2\r\n\r\n"
        "\x1f\x8b",
        415, "only identity"},
@@ -291,6 +320,41 @@ TEST_F(HttpFrontEndTest, FramingAndCodingsAreCheckedBeforeTheBody) {
     EXPECT_THAT(response.body, HasSubstr("{\"error\":")) << c.request.substr(0, 60);
     EXPECT_THAT(response.body, HasSubstr(c.message)) << c.request.substr(0, 60);
   }
+}
+
+TEST_F(HttpFrontEndTest, AnUnframedBodyCannotSmuggleARequest) {
+  Start({});
+  RawHttpConnection connection;
+  Connect(&connection);
+  // With a transfer coding the parser cannot frame, the "body" would be read
+  // as the next request if the connection stayed open.
+  ASSERT_TRUE(connection
+                  .Send("POST /echo HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip\r\n\r\n"
+                        "GET /echo/smuggled HTTP/1.1\r\nHost: h\r\n\r\n")
+                  .ok());
+  absl::StatusOr<RawHttpResponse> first = connection.Read();
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->status, 400);
+  EXPECT_EQ(first->headers["connection"], "close");
+  EXPECT_TRUE(connection.ClosedByServer());
+  EXPECT_FALSE(connection.Read(absl::Seconds(1)).ok()) << "the smuggled request was answered";
+}
+
+TEST_F(HttpFrontEndTest, AnswersInFlightAtShutdownAreStillWritten) {
+  Start({});
+  RawHttpConnection connection;
+  Connect(&connection);
+  ASSERT_TRUE(connection.Send("GET /wait HTTP/1.1\r\nHost: h\r\n\r\n").ok());
+  handler_started_.WaitForNotification();
+  // The server stops while the handler holds the request; whichever comes
+  // first, the stop or the handler's end, the client gets its answer.
+  std::thread stop([this] { server_.reset(); });
+  Wake();
+  absl::StatusOr<RawHttpResponse> response = connection.Read();
+  stop.join();
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->status, 200);
+  EXPECT_EQ(response->body, "done");
 }
 
 TEST_F(HttpFrontEndTest, AClientThatGoesAwayCancelsItsRequest) {
