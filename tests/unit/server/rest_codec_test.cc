@@ -110,6 +110,31 @@ TEST(RestCodecTest, OtherDatatypesArePassedOnWithoutContents) {
   EXPECT_FALSE(request->inputs(0).has_contents());
 }
 
+TEST(RestCodecTest, ManyTensorsAreRefusedAsTheyAreRead) {
+  // Shapes announcing 10^9 floats each: what is reserved ahead is bounded by
+  // one budget for the body, however many inputs announce it.
+  std::string inputs;
+  for (int i = 0; i < 64; ++i) {
+    absl::StrAppend(&inputs, i ? "," : "",
+                    R"({"name":"a","datatype":"FP32","shape":[1000000000],"data":[]})");
+  }
+  absl::StatusOr<inference::ModelInferRequest> request =
+      InferRequestFromJson(absl::StrCat(R"({"inputs":[)", inputs, "]}"), "clf", "");
+  ASSERT_TRUE(request.ok()) << request.status();
+  size_t reserved = 0;
+  for (const auto& input : request->inputs()) {
+    reserved += static_cast<size_t>(input.contents().fp32_contents().Capacity());
+  }
+  EXPECT_LE(reserved, 64 * 64 + 64 * 8);  // about the body's size / 2, not 64 × 10^9
+  EXPECT_EQ(ErrorOf(absl::StrCat(R"({"inputs":[)", inputs,
+                                 R"(,{"name":"a","datatype":"FP32","shape":[1],"data":[1]}]})")),
+            "inputs: expected at most 64 tensors, received more");
+  std::string outputs;
+  for (int i = 0; i < 65; ++i) absl::StrAppend(&outputs, i ? "," : "", R"({"name":"x"})");
+  EXPECT_EQ(ErrorOf(absl::StrCat(R"({"inputs":[],"outputs":[)", outputs, "]}")),
+            "outputs: expected at most 64 tensors, received more");
+}
+
 TEST(RestCodecTest, ErrorsNameTheMember) {
   EXPECT_EQ(ErrorOf("{\"inputs\": [}"),
             "request body: byte 12: expected a value (object, array, string, number, true, false "
