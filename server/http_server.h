@@ -20,19 +20,30 @@
 //     503 and closed at once. At most `max_inflight_body_bytes` of request
 //     bodies are held (being read, queued or handled) at once; a request
 //     that would pass it is answered 503 before its body is read.
-//   * After the headers, before a byte of the body is read: the route is
-//     chosen (404 when none claims the path), its `admit` hook runs, and the
-//     server's own checks: Content-Length over `max_body_bytes` is 413, a
-//     Content-Encoding other than identity 415, a transfer coding other than
-//     chunked 501, conflicting Content-Length headers or Content-Length with
-//     chunked 400 (request smuggling), a path with a NUL or control byte
-//     (raw or %-encoded) or a bad %-escape 400, headers over 16 KiB 431.
-//     "Expect: 100-continue" is answered "100 Continue" only once admitted.
+//   * After the headers, before a byte of the body is read, framing first
+//     (RFC 9112; each of these is 400 and closes, since the next request
+//     could not be found): conflicting Content-Length headers, Content-Length
+//     with Transfer-Encoding, a Transfer-Encoding that is not exactly one
+//     "chunked" or is on HTTP/1.0, an HTTP/1.1 request without exactly one
+//     Host; a path with a NUL or control byte (raw or %-encoded) or a bad
+//     %-escape is 400 too, headers over 16 KiB 431, a chunk-size line or
+//     trailer longer than the read buffer 400. Then the route is chosen (404
+//     when none claims the path), Content-Encoding other than identity is
+//     415, Content-Length over `max_body_bytes` 413, the route's `admit`
+//     hook runs, and the bytes in flight are reserved. "Expect:
+//     100-continue" is answered "100 Continue" only once admitted (and never
+//     to HTTP/1.0).
 //     An answer given before the body is read closes the connection
 //     (after a short bounded drain, so the client reads the answer).
 //   * A client that closes its connection while its request is handled
 //     cancels it: HttpRequest::cancellation fires (the handler may stop
-//     early); the answer is still written if the socket takes it.
+//     early); the answer is still written if the socket takes it. A client
+//     that only half-closes (shutdown of its write side) counts as gone, as
+//     in nginx; a disconnect after a pipelined byte arrived is noticed only
+//     when the next read fails.
+//   * Stopping (the destructor): new requests get 503 and close; requests
+//     being handled or queued are answered and their answers written (for
+//     at most 2 s after the handlers end), then every connection closes.
 //   * Every answer the server gives itself (404, 408, 413, 503, parse
 //     errors...) is written by `error_response`, so a front end can make
 //     them all JSON. Messages quote no client bytes.
