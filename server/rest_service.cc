@@ -127,7 +127,7 @@ std::optional<HttpResponse> RestInferenceService::Admit(const HttpRequest& reque
       response->headers.emplace_back("WWW-Authenticate", "Bearer");
       return auth;
     }
-    return AnswerHealth(route, response);  // only health gets here with a valid token
+    return AnswerHealth(route, response);  // a health route: open, no token needed
   });
 }
 
