@@ -22,12 +22,9 @@ constexpr char kFp32[] = "FP32";
 constexpr char kInt32[] = "INT32";
 constexpr char kBytes[] = "BYTES";
 
-// A client's shape, bounded like EchoInput: at most 8 dimensions quoted.
+// A client's shape: EchoShape (validation.h); a model's own shape in full.
 std::string ShapeText(const google::protobuf::RepeatedField<int64_t>& shape) {
-  constexpr int kMaxDims = 8;
-  if (shape.size() <= kMaxDims) return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
-  return absl::StrCat("[", absl::StrJoin(shape.begin(), shape.begin() + kMaxDims, ", "), ", ...] (",
-                      shape.size(), " dimensions)");
+  return EchoShape(shape);
 }
 
 std::string ShapeText(const std::vector<int64_t>& shape) {

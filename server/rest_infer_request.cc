@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "core/base/json.h"
 #include "server/rest_codec.h"
 #include "server/validation.h"
@@ -42,16 +41,6 @@ absl::Status Invalid(absl::string_view field, absl::string_view expected,
 }
 
 std::string Quoted(absl::string_view text) { return absl::StrCat("\"", EchoInput(text), "\""); }
-
-// A client's shape, bounded like EchoInput: at most 8 dimensions quoted.
-template <typename Dims>
-std::string ShapeText(const Dims& shape) {
-  constexpr size_t kMaxDims = 8;
-  const size_t n = static_cast<size_t>(shape.size());
-  if (n <= kMaxDims) return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
-  return absl::StrCat("[", absl::StrJoin(shape.begin(), shape.begin() + kMaxDims, ", "), ", ...] (",
-                      n, " dimensions)");
-}
 
 enum class Kind { kNull, kBool, kNumber, kString, kArray, kObject };
 
@@ -436,7 +425,7 @@ class InferReader : public JsonEvents {
       for (int64_t dim : tensor_->shape()) {
         if (dim < 0) {
           return Invalid(input_field_ + ".shape", "non-negative dimensions for a binary input",
-                         ShapeText(tensor_->shape()));
+                         EchoShape(tensor_->shape()));
         }
         overflow =
             overflow || __builtin_mul_overflow(expected, static_cast<uint64_t>(dim), &expected);
@@ -445,7 +434,7 @@ class InferReader : public JsonEvents {
         return Invalid(
             size_field,
             absl::StrCat(overflow ? std::string("more than 2^64") : absl::StrCat(expected),
-                         " (shape ", ShapeText(tensor_->shape()), " × ", element, " bytes of ",
+                         " (shape ", EchoShape(tensor_->shape()), " × ", element, " bytes of ",
                          datatype, ")"),
             absl::StrCat(size));
       }
@@ -535,7 +524,7 @@ class InferReader : public JsonEvents {
 
   std::string NestingText() const {
     if (data_.shape_at_start) {
-      return absl::StrCat("an array nested as the shape ", ShapeText(tensor_->shape()));
+      return absl::StrCat("an array nested as the shape ", EchoShape(tensor_->shape()));
     }
     return "an array nested like the first item";
   }
@@ -614,7 +603,7 @@ class InferReader : public JsonEvents {
     if (static_cast<int64_t>(items) == length) return absl::OkStatus();
     const std::string expected =
         data_.shape_at_start ? absl::StrCat(length, " items (dimension ", level - 1,
-                                            " of the shape ", ShapeText(tensor_->shape()), ")")
+                                            " of the shape ", EchoShape(tensor_->shape()), ")")
                              : absl::StrCat(length, " items (as the first array at this depth)");
     return DataError(Invalid(DataPath(-1), expected, absl::StrCat(items)));
   }
@@ -628,8 +617,8 @@ class InferReader : public JsonEvents {
                       std::equal(dims.begin(), dims.end(), tensor_->shape().begin());
     if (same) return absl::OkStatus();
     return Invalid(input_field_ + ".data",
-                   absl::StrCat("an array nested as the shape ", ShapeText(tensor_->shape())),
-                   absl::StrCat("one nested as ", ShapeText(dims)));
+                   absl::StrCat("an array nested as the shape ", EchoShape(tensor_->shape())),
+                   absl::StrCat("one nested as ", EchoShape(dims)));
   }
 
   // ---- outputs ----

@@ -133,9 +133,8 @@ std::optional<HttpResponse> RestInferenceService::Admit(const HttpRequest& reque
 
 HttpResponse RestInferenceService::Handle(HttpRequest& request) const {
   if (std::optional<HttpResponse> refusal = Admit(request)) return *refusal;
-  return Counted(Match(request.path), [&](HttpResponse* response) {
-    return Answer(Match(request.path), request, response);
-  });
+  const Route route = Match(request.path);
+  return Counted(route, [&](HttpResponse* response) { return Answer(route, request, response); });
 }
 
 HttpResponse RestInferenceService::Counted(

@@ -14,6 +14,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "invariant/v1/feature_service.pb.h"
 
@@ -46,6 +48,18 @@ class DecodedRows {
 // and never carries raw control bytes into a log line.
 inline constexpr size_t kMaxEchoBytes = 64;
 std::string EchoInput(absl::string_view input);
+
+// A client's shape as "[2, 3]", bounded like EchoInput: at most 8 dimensions
+// quoted, then ", ...] (N dimensions)". `Dims` is any sequence of integers
+// (a protobuf RepeatedField, a vector).
+template <typename Dims>
+std::string EchoShape(const Dims& shape) {
+  constexpr size_t kMaxDims = 8;
+  const size_t n = static_cast<size_t>(shape.size());
+  if (n <= kMaxDims) return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
+  return absl::StrCat("[", absl::StrJoin(shape.begin(), shape.begin() + kMaxDims, ", "), ", ...] (",
+                      n, " dimensions)");
+}
 
 // The longest model name: a name is a directory name (NAME_MAX).
 inline constexpr size_t kMaxModelNameBytes = 255;

@@ -109,6 +109,11 @@ absl::StatusOr<RawHttpResponse> RawHttpConnection::Read(absl::Duration timeout) 
   return response;
 }
 
+bool RawHttpConnection::Readable() const {
+  pollfd p{fd_, POLLIN, 0};
+  return poll(&p, 1, 0) > 0;
+}
+
 bool RawHttpConnection::ClosedByServer(absl::Duration timeout) {
   const absl::Time give_up = absl::Now() + timeout;
   FillResult result;

@@ -38,7 +38,8 @@ class RawHttpConnection {
   // `timeout`; bytes that came before the close are kept for Read.
   bool ClosedByServer(absl::Duration timeout = absl::Seconds(30));
   void Close();
-  int fd() const { return fd_; }
+  // True when bytes (or a close) from the server wait to be read, now.
+  bool Readable() const;
 
  private:
   enum class FillResult { kData, kClosed, kTimeout };

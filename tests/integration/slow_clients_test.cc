@@ -4,7 +4,6 @@
 // printed, not asserted), and a server with a data token refuses an
 // unauthenticated body without reading it. (HttpServer's own behaviour in
 // process: tests/unit/server/http_server_test.cc.)
-#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 
@@ -29,11 +28,6 @@ namespace {
 using ::testing::HasSubstr;
 using testing_server::RawHttpConnection;
 using testing_server::RawHttpResponse;
-
-bool Readable(int fd) {
-  pollfd p{fd, POLLIN, 0};
-  return poll(&p, 1, 0) > 0;
-}
 
 // The real server, 3,000 hostile connections open at once.
 class SlowClientsTest : public testing_server::ServerTestBase {};
@@ -103,7 +97,7 @@ TEST_F(SlowClientsTest, SlowAndIdleConnectionsDoNotStallTheServer) {
   ASSERT_TRUE(client_->Health("", &serving).ok());
   EXPECT_TRUE(serving);
   // The hostile connections were held open all along, not dropped to cope.
-  for (int i = 0; i < 3 * kEach; i += 97) EXPECT_FALSE(Readable(hostile[i]->fd())) << i;
+  for (int i = 0; i < 3 * kEach; i += 97) EXPECT_FALSE(hostile[i]->Readable()) << i;
 }
 
 TEST_F(SlowClientsTest, WithATokenAnUnauthenticatedBodyIsNeverRead) {

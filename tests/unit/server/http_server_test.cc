@@ -9,7 +9,6 @@
 // never fire), cancellation by a hook the handler waits on.
 #include "server/http_server.h"
 
-#include <poll.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -37,11 +36,6 @@ using server::HttpServerOptions;
 using ::testing::HasSubstr;
 using testing_server::RawHttpConnection;
 using testing_server::RawHttpResponse;
-
-bool Readable(int fd) {
-  pollfd p{fd, POLLIN, 0};
-  return poll(&p, 1, 0) > 0;
-}
 
 class HttpFrontEndTest : public ::testing::Test {
  protected:
@@ -155,7 +149,7 @@ TEST_F(HttpFrontEndTest, HeaderDeadlineIsForAllTheHeadersNotEachRead) {
   ASSERT_TRUE(connection.Send("GET /echo HTTP/1.1\r\n").ok());
   // A header line every 20 ms: 2,000 of them (40 s) stay under the header
   // size limit, so only a deadline for the whole head can end this.
-  for (int i = 0; i < 2000 && !Readable(connection.fd()); ++i) {
+  for (int i = 0; i < 2000 && !connection.Readable(); ++i) {
     if (!connection.Send(absl::StrCat("X-", i, ": v\r\n")).ok()) break;
     absl::SleepFor(absl::Milliseconds(20));
   }
@@ -174,7 +168,7 @@ TEST_F(HttpFrontEndTest, BodyDeadlineIsForTheWholeBodyNotEachRead) {
   Connect(&connection);
   ASSERT_TRUE(
       connection.Send("POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 5000\r\n\r\n").ok());
-  for (int i = 0; i < 5000 && !Readable(connection.fd()); ++i) {
+  for (int i = 0; i < 5000 && !connection.Readable(); ++i) {
     if (!connection.Send("x").ok()) break;
     absl::SleepFor(absl::Milliseconds(20));
   }
