@@ -215,6 +215,8 @@ TEST_F(BatcherTest, BatchesNeverExceedMaxRows) {
   }
   EXPECT_EQ(batcher.QueuedRows("m"), 25);
   compute.Release();
+  // Every request is awaited: its done callback writes into it.
+  ASSERT_TRUE(blocker.status.get_future().get().ok());
   for (auto& r : requests) ASSERT_TRUE(r.status.get_future().get().ok());
   EXPECT_THAT(compute.sizes(), ElementsAre(1, 10, 10, 5));
   EXPECT_EQ(batcher.QueuedRows("m"), 0);
