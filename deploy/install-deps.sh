@@ -6,6 +6,8 @@
 #                                     tests, benchmarks, deploy checks, container test,
 #                                     sanitizer and fuzz builds
 #   deploy/install-deps.sh --build    only what compiling needs (the image's builder stage)
+#   deploy/install-deps.sh --quickstart  what compiling needs plus curl: the quick start
+#                                     (deploy/quickstart.sh); deploy/test.sh adds the rest
 #   deploy/install-deps.sh --runtime  only the shared libraries the binaries load
 set -euo pipefail
 
@@ -32,8 +34,9 @@ RUNTIME_PKGS=(
 case "${1:-}" in
   "") pkgs=("${BUILD_PKGS[@]}" "${TEST_PKGS[@]}" "${CHECK_PKGS[@]}") ;;
   --build) pkgs=("${BUILD_PKGS[@]}") ;;
+  --quickstart) pkgs=("${BUILD_PKGS[@]}" curl) ;;
   --runtime) pkgs=("${RUNTIME_PKGS[@]}") ;;
-  *) echo "install-deps: unknown argument '$1' (expected --build or --runtime)" >&2; exit 2 ;;
+  *) echo "install-deps: unknown argument '$1' (expected --build, --quickstart or --runtime)" >&2; exit 2 ;;
 esac
 
 missing=()

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The quick start on a fresh Debian 12 machine, end to end:
-#   1. install the Debian packages         (bash deploy/install-deps.sh)
-#   2. configure and build                 (cmake -G Ninja, Release, into build/)
+#   1. install the Debian packages         (deploy/install-deps.sh --quickstart: the
+#                                           build's packages and curl, nothing for tests)
+#   2. configure and build the three binaries it runs (invariant-train,
+#      invariant-server, invariant-client; cmake -G Ninja, Release, into build/);
+#      the tests are built by the test command, deploy/test.sh
 #   3. train the default model             (invariant-train, train/configs/default.textproto)
 #   4. start invariant-server              (127.0.0.1, --port=${PORT:-0}, metrics and REST ports picked)
 #   5. call it with invariant-client       (health, metadata, featurize, predict on a tiny CSV)
@@ -32,7 +35,7 @@ for arg in "$@"; do
     --skip-deps) SKIP_DEPS=1 ;;
     --skip-build) SKIP_BUILD=1 ;;
     --workdir=*) WORKDIR="${arg#--workdir=}" ;;
-    -h | --help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "quickstart: unknown argument '$arg' (expected --skip-deps, --skip-build, --workdir=DIR)" >&2; exit 2 ;;
   esac
 done
@@ -73,15 +76,19 @@ trap 'exit 130' INT TERM
 
 # --- 1. dependencies -----------------------------------------------------------
 if [[ $SKIP_DEPS == 0 ]]; then
-  step "installing Debian packages (deploy/install-deps.sh)"
-  bash "$REPO/deploy/install-deps.sh" || die "deploy/install-deps.sh"
+  step "installing Debian packages (deploy/install-deps.sh --quickstart)"
+  bash "$REPO/deploy/install-deps.sh" --quickstart || die "deploy/install-deps.sh --quickstart"
 fi
 
 # --- 2. build ------------------------------------------------------------------
 if [[ $SKIP_BUILD == 0 ]]; then
-  step "configuring and building into $BUILD_DIR (-j$JOBS)"
-  cmake -S "$REPO" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release || die "cmake configure"
-  cmake --build "$BUILD_DIR" -j"$JOBS" || die "cmake build"
+  step "configuring and building invariant-train, invariant-server, invariant-client into $BUILD_DIR (-j$JOBS)"
+  # The Python package needs python3-grpcio and friends, which only the tests
+  # use: deploy/test.sh configures it on. Nothing else differs between the two.
+  cmake -S "$REPO" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DINVARIANT_BUILD_PYTHON=OFF \
+    || die "cmake configure"
+  cmake --build "$BUILD_DIR" -j"$JOBS" --target invariant-train invariant-server invariant-client \
+    || die "cmake build"
 fi
 for b in invariant-train invariant-server invariant-client; do
   [[ -x "$BIN/$b" ]] || die "$BIN/$b missing (build first, or drop --skip-build)"
