@@ -19,11 +19,9 @@
 // reason, rows that do not fit the model); 3 the server call failed (gRPC
 // code name and message on stderr) or `health` is not SERVING; 1 the output
 // could not be written.
-#include <grpcpp/client_context.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -230,30 +228,9 @@ int Models(Client& client) {
   return out.Finish();
 }
 
-// GetModelMetadata honouring --version_label, which Client::GetModelMetadata
-// does not take: the call goes through a stub on the client's channel with
-// the same deadline and token.
-grpc::Status GetMetadata(Client& client, const ClientOptions& options, const std::string& model,
-                         v1::GetModelMetadataResponse* response) {
-  if (absl::GetFlag(FLAGS_version_label).empty()) {
-    return client.GetModelMetadata(model, absl::GetFlag(FLAGS_version), response);
-  }
-  auto stub = v1::FeatureService::NewStub(client.channel());
-  grpc::ClientContext context;
-  if (options.deadline.count() > 0) {
-    context.set_deadline(std::chrono::system_clock::now() + options.deadline);
-  }
-  if (!options.bearer_token.empty()) {
-    context.AddMetadata("authorization", "Bearer " + options.bearer_token);
-  }
-  v1::GetModelMetadataRequest request;
-  *request.mutable_model() = Spec(model);
-  return stub->GetModelMetadata(&context, request, response);
-}
-
-int Metadata(Client& client, const ClientOptions& options, const std::string& model) {
+int Metadata(Client& client, const std::string& model) {
   v1::GetModelMetadataResponse m;
-  const grpc::Status status = GetMetadata(client, options, model, &m);
+  const grpc::Status status = client.GetModelMetadata(Spec(model), &m);
   if (!status.ok()) return ServerError("metadata", status);
   std::vector<std::string> shape;
   for (int64_t d : m.input_shape()) shape.push_back(absl::StrCat(d));
@@ -410,9 +387,9 @@ absl::Status CheckRowsFitModel(const RowTable& rows, const v1::GetModelMetadataR
 }
 
 // Metadata, then rows checked against it. Returns an exit code != 0 on failure.
-int PrepareRows(Client& client, const ClientOptions& options, const std::string& model,
-                v1::GetModelMetadataResponse* m, RowTable* rows) {
-  const grpc::Status status = GetMetadata(client, options, model, m);
+int PrepareRows(Client& client, const std::string& model, v1::GetModelMetadataResponse* m,
+                RowTable* rows) {
+  const grpc::Status status = client.GetModelMetadata(Spec(model), m);
   if (!status.ok()) return ServerError("metadata", status);
   if (int rc = LoadRows(*m, rows); rc != kExitOk) return rc;
   if (absl::Status fit = CheckRowsFitModel(*rows, *m); !fit.ok()) {
@@ -455,10 +432,10 @@ void FillRequest(const std::string& model, const RowTable& rows, int64_t first, 
   request->mutable_inputs()->mutable_values()->Assign(begin, begin + count * rows.dim);
 }
 
-int Featurize(Client& client, const ClientOptions& options, const std::string& model) {
+int Featurize(Client& client, const std::string& model) {
   v1::GetModelMetadataResponse m;
   RowTable rows;
-  if (int rc = PrepareRows(client, options, model, &m, &rows); rc != kExitOk) return rc;
+  if (int rc = PrepareRows(client, model, &m, &rows); rc != kExitOk) return rc;
   const int64_t batch = absl::GetFlag(FLAGS_batch_size);
   Output out;
   for (int64_t first = 0; first < rows.num_rows; first += batch) {
@@ -494,10 +471,10 @@ int Featurize(Client& client, const ClientOptions& options, const std::string& m
   return out.Finish();
 }
 
-int Predict(Client& client, const ClientOptions& options, const std::string& model) {
+int Predict(Client& client, const std::string& model) {
   v1::GetModelMetadataResponse m;
   RowTable rows;
-  if (int rc = PrepareRows(client, options, model, &m, &rows); rc != kExitOk) return rc;
+  if (int rc = PrepareRows(client, model, &m, &rows); rc != kExitOk) return rc;
   const int64_t batch = absl::GetFlag(FLAGS_batch_size);
   Output out;
   for (int64_t first = 0; first < rows.num_rows; first += batch) {
@@ -656,11 +633,11 @@ int Run(int argc, char** argv) {
   auto client = Client::Create(target, *options);
   if (command == "health") return Health(*client);
   if (command == "models") return Models(*client);
-  if (command == "metadata") return Metadata(*client, *options, args[1]);
-  if (command == "featurize") return Featurize(*client, *options, args[1]);
+  if (command == "metadata") return Metadata(*client, args[1]);
+  if (command == "featurize") return Featurize(*client, args[1]);
   if (command == "reload") return Reload(*client);
   if (command == "status") return Status(*client, args.size() > 1 ? args[1] : "");
-  return Predict(*client, *options, args[1]);
+  return Predict(*client, args[1]);
 }
 
 }  // namespace
