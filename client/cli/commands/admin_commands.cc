@@ -7,25 +7,17 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/cli/commands/commands.h"
+#include "client/cli/commands/enum_text.h"
 #include "client/cli/commands/output.h"
 #include "client/cli/format.h"
 
 namespace invariant::cli {
 namespace {
 
-std::string StateName(v1::VersionState state) {
-  switch (state) {
-    case v1::VERSION_STATE_LOADING:
-      return "LOADING";
-    case v1::VERSION_STATE_READY:
-      return "READY";
-    case v1::VERSION_STATE_FAILED:
-      return "FAILED";
-    case v1::VERSION_STATE_UNLOADED:
-      return "UNLOADED";
-    default:
-      return "UNSPECIFIED";
-  }
+// "LOADING", "READY", "FAILED", "UNLOADED"; "UNSPECIFIED" otherwise.
+std::string StateText(v1::VersionState state) {
+  return EnumText(v1::VersionState_Name(state), "VERSION_STATE_", LetterCase::kAsDeclared,
+                  "UNSPECIFIED");
 }
 
 }  // namespace
@@ -57,10 +49,10 @@ int RunStatus(Client& client, const CommandContext& context) {
     for (const v1::VersionStatus& v : m.versions()) {
       if (context.jsonl) {
         out.Line(absl::StrCat("{\"model\":", JsonString(m.name()), ",\"version\":", v.version(),
-                              ",\"state\":", JsonString(StateName(v.state())),
+                              ",\"state\":", JsonString(StateText(v.state())),
                               ",\"error\":", JsonString(v.error()), "}"));
       } else {
-        out.Line(absl::StrCat(CsvField(m.name()), ",", v.version(), ",", StateName(v.state()), ",",
+        out.Line(absl::StrCat(CsvField(m.name()), ",", v.version(), ",", StateText(v.state()), ",",
                               CsvField(v.error())));
       }
     }

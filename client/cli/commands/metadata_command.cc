@@ -8,33 +8,22 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "client/cli/commands/commands.h"
+#include "client/cli/commands/enum_text.h"
 #include "client/cli/commands/output.h"
 #include "client/cli/format.h"
 
 namespace invariant::cli {
 namespace {
 
-std::string TaskName(v1::Task task) {
-  switch (task) {
-    case v1::TASK_CLASSIFICATION:
-      return "classification";
-    case v1::TASK_REGRESSION:
-      return "regression";
-    default:
-      return "none";
-  }
+// "classification", "regression"; "none" when unspecified.
+std::string TaskText(v1::Task task) {
+  return EnumText(v1::Task_Name(task), "TASK_", LetterCase::kLower, "none");
 }
 
-// "none" (values as read), "unit_byte" (unsigned bytes / 255), "unknown".
-std::string ScalingName(v1::InputScaling scaling) {
-  switch (scaling) {
-    case v1::INPUT_SCALING_NONE:
-      return "none";
-    case v1::INPUT_SCALING_UNIT_BYTE:
-      return "unit_byte";
-    default:
-      return "unknown";
-  }
+// "none" (values as read), "unit_byte" (unsigned bytes / 255); "unknown" when
+// unspecified (a model written before the field).
+std::string ScalingText(v1::InputScaling scaling) {
+  return EnumText(v1::InputScaling_Name(scaling), "INPUT_SCALING_", LetterCase::kLower, "unknown");
 }
 
 }  // namespace
@@ -63,10 +52,10 @@ int RunMetadata(Client& client, const CommandContext& context) {
         ",\"input_shape\":[", absl::StrJoin(shape, ","), "],\"input_dim\":", m.input_dim(),
         ",\"feature_dim\":", m.feature_dim(), ",\"output_dim\":", m.output_dim(),
         ",\"encoder_kind\":", JsonString(m.encoder_kind()),
-        ",\"task\":", JsonString(has_head ? TaskName(head.task()) : "none"), ",\"class_names\":",
+        ",\"task\":", JsonString(has_head ? TaskText(head.task()) : "none"), ",\"class_names\":",
         strings(head.class_names()), ",\"target_names\":", strings(head.target_names()),
         ",\"input_columns\":", strings(m.input_columns()),
-        ",\"input_scaling\":", JsonString(ScalingName(m.input_scaling())),
+        ",\"input_scaling\":", JsonString(ScalingText(m.input_scaling())),
         ",\"model_bytes\":", m.model_bytes(), ",\"metrics\":{", absl::StrJoin(metric_items, ","),
         "}", ",\"certificate\":{\"max_discrepancy\":", JsonNumber(c.max_discrepancy()),
         ",\"mean_discrepancy\":", JsonNumber(c.mean_discrepancy()), ",\"num_points\":",
@@ -84,11 +73,11 @@ int RunMetadata(Client& client, const CommandContext& context) {
   row("feature_dim", absl::StrCat(m.feature_dim()));
   row("output_dim", absl::StrCat(m.output_dim()));
   row("encoder_kind", m.encoder_kind());
-  row("task", has_head ? TaskName(head.task()) : "none");
+  row("task", has_head ? TaskText(head.task()) : "none");
   row("class_names", absl::StrJoin(head.class_names(), ";"));
   row("target_names", absl::StrJoin(head.target_names(), ";"));
   row("input_columns", absl::StrJoin(m.input_columns(), ";"));
-  row("input_scaling", ScalingName(m.input_scaling()));
+  row("input_scaling", ScalingText(m.input_scaling()));
   row("model_bytes", absl::StrCat(m.model_bytes()));
   for (const auto& [k, v] : metrics) row("metric." + k, FormatDouble(v));
   row("certificate.max_discrepancy", FormatDouble(m.certificate().max_discrepancy()));
