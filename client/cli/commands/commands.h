@@ -28,7 +28,8 @@
 
 namespace invariant::cli {
 
-// The row flags as given on the command line (main.cc's --input, ...).
+// The row flags as given on the command line (main.cc's --input, ...);
+// PrepareRows (row_input.h) checks them when it reads the rows.
 struct RowSourceFlags {
   std::string input = "-";                  // FILE, or "-" for stdin
   std::string input_format = "auto";        // auto | text | idx
