@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "core/base/unit_byte.h"
-#include "train/data/byte_stream.h"
+#include "core/io/byte_stream.h"
 
 namespace invariant::train {
 namespace {
@@ -29,7 +29,7 @@ constexpr int64_t kMaxIdxImageSide = 4096;
 std::string Hex32(uint32_t v) { return absl::StrCat("0x", absl::Hex(v, absl::kZeroPad8)); }
 
 // Reads the magic and `ndims` big-endian dims of an IDX file.
-absl::StatusOr<std::vector<int64_t>> ReadIdxHeader(ByteReader& reader, uint32_t expected_magic,
+absl::StatusOr<std::vector<int64_t>> ReadIdxHeader(io::ByteReader& reader, uint32_t expected_magic,
                                                    const char* what) {
   const int ndims = static_cast<int>(expected_magic & 0xff);
   unsigned char header[4 * 4];
@@ -71,8 +71,8 @@ class IdxSource : public RowSource {
   const RowSchema& schema() const override { return schema_; }
 
   absl::Status Reset() override {
-    ASSIGN_OR_RETURN(images_, ByteReader::Open(images_path_));
-    ASSIGN_OR_RETURN(labels_, ByteReader::Open(labels_path_));
+    ASSIGN_OR_RETURN(images_, io::ByteReader::Open(images_path_));
+    ASSIGN_OR_RETURN(labels_, io::ByteReader::Open(labels_path_));
     ASSIGN_OR_RETURN(const std::vector<int64_t> image_dims,
                      ReadIdxHeader(*images_, kIdxImageMagic, "image"));
     ASSIGN_OR_RETURN(const std::vector<int64_t> label_dims,
@@ -145,8 +145,8 @@ class IdxSource : public RowSource {
   std::string images_path_;
   std::string labels_path_;
   RowSchema schema_;
-  std::unique_ptr<ByteReader> images_;
-  std::unique_ptr<ByteReader> labels_;
+  std::unique_ptr<io::ByteReader> images_;
+  std::unique_ptr<io::ByteReader> labels_;
   std::vector<uint8_t> bytes_;
   int64_t num_rows_ = 0;
   int64_t rows_ = 0;
@@ -208,7 +208,7 @@ absl::Status WriteIdxImages(const std::string& path, int64_t n, int64_t rows, in
   PutBigEndian32(static_cast<uint32_t>(n), header + 4);
   PutBigEndian32(static_cast<uint32_t>(rows), header + 8);
   PutBigEndian32(static_cast<uint32_t>(cols), header + 12);
-  ASSIGN_OR_RETURN(std::unique_ptr<ByteWriter> writer, ByteWriter::Create(path, gzip));
+  ASSIGN_OR_RETURN(std::unique_ptr<io::ByteWriter> writer, io::ByteWriter::Create(path, gzip));
   RETURN_IF_ERROR(writer->Write(header, sizeof(header)));
   RETURN_IF_ERROR(writer->Write(pixels.data(), static_cast<int64_t>(pixels.size())));
   return writer->Close();
@@ -218,7 +218,7 @@ absl::Status WriteIdxLabels(const std::string& path, absl::Span<const uint8_t> l
   unsigned char header[8];
   PutBigEndian32(kIdxLabelMagic, header);
   PutBigEndian32(static_cast<uint32_t>(labels.size()), header + 4);
-  ASSIGN_OR_RETURN(std::unique_ptr<ByteWriter> writer, ByteWriter::Create(path, gzip));
+  ASSIGN_OR_RETURN(std::unique_ptr<io::ByteWriter> writer, io::ByteWriter::Create(path, gzip));
   RETURN_IF_ERROR(writer->Write(header, sizeof(header)));
   RETURN_IF_ERROR(writer->Write(labels.data(), static_cast<int64_t>(labels.size())));
   return writer->Close();

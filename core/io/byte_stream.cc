@@ -1,4 +1,4 @@
-#include "train/data/byte_stream.h"
+#include "core/io/byte_stream.h"
 
 #include <zlib.h>
 
@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace invariant::train {
+namespace invariant::io {
 
 absl::StatusOr<std::unique_ptr<ByteReader>> ByteReader::Open(const std::string& path) {
   std::FILE* probe = std::fopen(path.c_str(), "rb");
@@ -134,4 +134,4 @@ absl::Status ByteWriter::Close() {
   return absl::OkStatus();
 }
 
-}  // namespace invariant::train
+}  // namespace invariant::io

@@ -3,10 +3,11 @@
 // ByteReader opens a file and looks at its first two bytes: the gzip magic
 // 0x1f 0x8b selects zlib decompression, anything else is read as is. Reads
 // report how many bytes they got, so callers can name truncated files.
-// ByteWriter writes plain or gzip output (used to write IDX files).
+// ByteWriter writes plain or gzip output (used to write IDX files). Moved
+// from train/data/ to core/io/, the home of reading rows.
 // Neither is thread-safe.
-#ifndef INVARIANT_TRAIN_DATA_BYTE_STREAM_H_
-#define INVARIANT_TRAIN_DATA_BYTE_STREAM_H_
+#ifndef INVARIANT_CORE_IO_BYTE_STREAM_H_
+#define INVARIANT_CORE_IO_BYTE_STREAM_H_
 
 #include <cstdint>
 #include <memory>
@@ -15,7 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-namespace invariant::train {
+namespace invariant::io {
 
 class ByteReader {
  public:
@@ -59,6 +60,6 @@ class ByteWriter {
   void* handle_ = nullptr;
 };
 
-}  // namespace invariant::train
+}  // namespace invariant::io
 
-#endif  // INVARIANT_TRAIN_DATA_BYTE_STREAM_H_
+#endif  // INVARIANT_CORE_IO_BYTE_STREAM_H_
