@@ -1,4 +1,4 @@
-#include "client/cli/rows.h"
+#include "core/io/table.h"
 
 #include <zlib.h>
 
@@ -20,7 +20,7 @@
 #include "core/base/file.h"
 #include "core/base/unit_byte.h"
 
-namespace invariant::cli {
+namespace invariant::io {
 namespace {
 
 bool IsGzip(const std::string& data) {
@@ -71,7 +71,7 @@ uint32_t BigEndian32(const unsigned char* p) {
   return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
 }
 
-absl::StatusOr<RowTable> ParseIdx(const std::string& data, const std::string& name) {
+absl::StatusOr<Table> ParseIdx(const std::string& data, const std::string& name) {
   if (!LooksLikeIdx(data)) {
     return absl::InvalidArgumentError(absl::StrCat(
         name, ": not an IDX file: expected magic 0x0000TTDD (type 08/09/0B/0C/0D/0E, 1..4 dims)"));
@@ -112,7 +112,7 @@ absl::StatusOr<RowTable> ParseIdx(const std::string& data, const std::string& na
                                                    "], got ", data.size()));
   }
   if (n == 0 || dim == 0) return absl::InvalidArgumentError(absl::StrCat(name, ": no rows"));
-  RowTable table;
+  Table table;
   table.num_rows = n;
   table.dim = dim;
   table.values.resize(static_cast<size_t>(n * dim));
@@ -199,9 +199,9 @@ char SniffDelimiter(const std::string& data) {
   return ',';
 }
 
-absl::StatusOr<RowTable> ParseDelimited(const std::string& data, const std::string& name,
-                                        char delimiter, const RowReadOptions& options) {
-  RowTable table;
+absl::StatusOr<Table> ParseDelimited(const std::string& data, const std::string& name,
+                                     char delimiter, const TableOptions& options) {
+  Table table;
   int64_t expected_fields = -1;
   int64_t first_line = 0;
   std::vector<bool> ignored;
@@ -305,8 +305,8 @@ bool ParseNumber(const std::string& field, float* value, std::string* error) {
   return true;
 }
 
-absl::StatusOr<RowTable> ParseRows(const std::string& raw, const std::string& name,
-                                   const RowReadOptions& options) {
+absl::StatusOr<Table> ParseTable(const std::string& raw, const std::string& name,
+                                 const TableOptions& options) {
   std::string data = raw;
   if (IsGzip(data)) {
     auto unzipped = Gunzip(data, name);
@@ -338,7 +338,7 @@ absl::StatusOr<RowTable> ParseRows(const std::string& raw, const std::string& na
   return ParseDelimited(data, name, delimiter, options);
 }
 
-absl::StatusOr<RowTable> ReadRows(const std::string& path, const RowReadOptions& options) {
+absl::StatusOr<Table> ReadTable(const std::string& path, const TableOptions& options) {
   std::string data;
   std::string name = path;
   if (path == "-") {
@@ -353,7 +353,7 @@ absl::StatusOr<RowTable> ReadRows(const std::string& path, const RowReadOptions&
     }
     data = *std::move(bytes);
   }
-  return ParseRows(data, name, options);
+  return ParseTable(data, name, options);
 }
 
-}  // namespace invariant::cli
+}  // namespace invariant::io
