@@ -1,10 +1,15 @@
 // rows.h: input rows for invariant-client (and invariant-loadgen --input),
-// the CLI's names for core/io/table.h, where the rules are documented
-// (CSV / TSV, IDX, gzip, stdin, format detection).
+// the CLI's names for core/io/table.h, where the rules live: CSV / TSV with
+// the one field rule of core/io/delimited.h (quoted fields keep their
+// blanks, unquoted fields are trimmed, '#' lines are comments, a header is
+// detected, pandas' index column is skipped), IDX (core/io/idx.h), gzip by
+// magic bytes and stdin (path "-", core/io/byte_stream.h). invariant-train
+// reads its CSV and IDX files through the same module, so a file that
+// trains is read the same way at prediction time.
 //
-// Errors are INVALID_ARGUMENT (NOT_FOUND for a missing file) with a message
-// "NAME:LINE: reason" for text, "NAME: reason" for IDX, where NAME is the
-// path or "<stdin>"; e.g.
+// Errors are INVALID_ARGUMENT (NOT_FOUND for a missing file, DATA_LOSS for
+// corrupt or truncated gzip) with a message "NAME:LINE: reason" for text,
+// "NAME: reason" for IDX, where NAME is the path or "<stdin>"; e.g.
 //   rows.csv:3: ragged row: expected 16 fields as on line 2, got 15
 //   rows.csv:4: field 2: expected a number, got 'abc'
 #ifndef INVARIANT_CLIENT_CLI_ROWS_H_
@@ -13,6 +18,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "core/io/delimited.h"
 #include "core/io/table.h"
 
 namespace invariant::cli {

@@ -1,40 +1,32 @@
-// table.h: a whole input of rows as one float table: what invariant-client
-// and invariant-loadgen --input read (client/cli/rows.h names it for them).
+// table.h: a whole input of rows as one float table, the format detected:
+// what invariant-client and invariant-loadgen read (client/cli/rows.h is
+// their name for it).
 //
-// Rows come from a delimited text file (CSV or TSV) or an IDX file, either
-// possibly gzip-compressed (detected by the gzip magic bytes), or from stdin
-// (path "-"). Format choice (InputFormat::kAuto): IDX when the data starts
-// with an IDX magic number (0x00 0x00, a type byte 0x08/0x09/0x0B/0x0C/0x0D/
-// 0x0E, then 1..4 dims) or the name ends in ".idx" / contains "-idx"; TSV when
-// the name ends in ".tsv" or ".tab", CSV when it ends in ".csv" (".gz"
-// ignored); otherwise (stdin, other names) the first data line decides: TSV
-// when it holds a tab and no comma, CSV otherwise. An explicit delimiter
-// overrides all of this.
+// The input is a file, stdin (path "-") or bytes in memory, CSV / TSV
+// (core/io/delimited.h: the field rule, comments, header, pandas' index
+// column) or IDX (core/io/idx.h), either possibly gzip-compressed (detected
+// by the gzip magic bytes, core/io/byte_stream.h).
 //
-// Delimited text: one row per line; blank lines and lines starting with '#'
-// are skipped but still counted, so line numbers are physical (1-based) line
-// numbers. Fields are trimmed of blanks and of one pair of surrounding double
-// quotes; quoted delimiters are not supported. A header line is recognised
-// (HeaderMode::kAuto) when EVERY field of the first row is non-numeric,
-// except that the first may be empty: a header whose first name is empty is
-// the index column pandas' DataFrame.to_csv() writes, and that column is
-// skipped. Columns are named by header name or by 1-BASED number (1 = the
-// first column, as in cut/awk): ignore_columns are skipped (e.g. a label
-// column of a training CSV); id_column is carried to the output as text
-// (Table::ids) and not sent. Every other field must be a finite number
-// that fits a float, and every row must have as many fields as the first one.
+// Format (InputFormat::kAuto): IDX when the (decompressed) data starts with
+// an IDX magic number or the name (without ".gz") ends in ".idx" or contains
+// "-idx"; delimited text otherwise, its delimiter chosen as delimited.h says
+// unless given.
 //
-// IDX: the big-endian header and data of the MNIST format; row i is the i-th
-// slice along the first dimension, flattened. Unsigned-byte data is scaled
-// by 1/255 (core/base/unit_byte.h, the same bits as invariant-train's IDX
-// reader: INPUT_SCALING_UNIT_BYTE in a model's metadata); other types, and
-// text, are taken as is (INPUT_SCALING_NONE).
+// Delimited text: columns are named by header name or by 1-BASED number
+// (1 = the first column, as in cut/awk): ignore_columns are skipped (e.g. a
+// label column of a training CSV); id_column is carried to the output as
+// text (Table::ids) and not a value; pandas' index column is skipped. Every
+// other field must be a number (delimited.h's ParseNumber).
 //
-// Errors are InvalidArgument (NotFound for a missing file) with a message
-// "NAME:LINE: reason" for text, "NAME: reason" for IDX, where NAME is the
-// path or "<stdin>"; e.g.
+// IDX: row i is the i-th slice along the first dimension, flattened;
+// unsigned bytes are scaled by 1/255, other types are taken as is.
+//
+// Errors are INVALID_ARGUMENT (NOT_FOUND for a missing file, DATA_LOSS for
+// corrupt gzip) with a message "NAME:LINE: reason" for text, "NAME: reason"
+// for IDX, where NAME is the path or "<stdin>"; e.g.
 //   rows.csv:3: ragged row: expected 16 fields as on line 2, got 15
-//   rows.csv:4: field 2: expected a number, got 'abc'
+//   rows.csv:4: field 2 ('x1'): expected a number, got 'abc'
+// Thread-compatible (stdin is read by one caller at a time).
 #ifndef INVARIANT_CORE_IO_TABLE_H_
 #define INVARIANT_CORE_IO_TABLE_H_
 
@@ -43,6 +35,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/io/delimited.h"
 
 namespace invariant::io {
 
@@ -57,11 +50,10 @@ struct Table {
 };
 
 enum class InputFormat { kAuto, kDelimited, kIdx };
-enum class HeaderMode { kAuto, kPresent, kAbsent };
 
 struct TableOptions {
   InputFormat format = InputFormat::kAuto;
-  char delimiter = 0;  // 0 = by extension (',' or '\t')
+  char delimiter = 0;  // 0 = detected (delimited.h)
   HeaderMode header = HeaderMode::kAuto;
   // Header names or 1-based column numbers of delimited columns to skip.
   std::vector<std::string> ignore_columns;
@@ -73,13 +65,9 @@ struct TableOptions {
 // Reads `path` ("-" = stdin).
 absl::StatusOr<Table> ReadTable(const std::string& path, const TableOptions& options = {});
 
-// Parses `data` (already decompressed or not) named `name` in messages.
-absl::StatusOr<Table> ParseTable(const std::string& data, const std::string& name,
+// Parses `data` (gzip-compressed or not) named `name` in messages.
+absl::StatusOr<Table> ParseTable(std::string data, const std::string& name,
                                  const TableOptions& options = {});
-
-// Parses one trimmed numeric field; false (and `*error` set) when it is not a
-// finite float ("expected a number, got 'x'" / "expected a finite number ...").
-bool ParseNumber(const std::string& field, float* value, std::string* error);
 
 }  // namespace invariant::io
 
