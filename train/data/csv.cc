@@ -1,41 +1,18 @@
 #include "train/data/csv.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cmath>
-#include <cstring>
-#include <fstream>
 #include <unordered_map>
 #include <vector>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "core/base/status_macros.h"
+#include "core/io/byte_stream.h"
+#include "core/io/delimited.h"
 
 namespace invariant::train {
 namespace {
-
-std::vector<std::string> SplitFields(const std::string& line, char delimiter) {
-  std::vector<std::string> fields = absl::StrSplit(line, delimiter);
-  for (std::string& f : fields) {
-    absl::StripAsciiWhitespace(&f);
-    if (f.size() >= 2 && f.front() == '"' && f.back() == '"') f = f.substr(1, f.size() - 2);
-  }
-  return fields;
-}
-
-// Reads the next non-blank line; false at the end. Counts lines in *line_no.
-bool NextLine(std::ifstream& in, std::string& line, int64_t* line_no) {
-  while (std::getline(in, line)) {
-    ++*line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (!absl::StripAsciiWhitespace(line).empty()) return true;
-  }
-  return false;
-}
 
 class CsvSource : public RowSource {
  public:
@@ -44,6 +21,10 @@ class CsvSource : public RowSource {
     std::unique_ptr<CsvSource> source(new CsvSource());
     source->path_ = path;
     source->options_ = options;
+    if (path == io::kStdinPath) {
+      ASSIGN_OR_RETURN(std::unique_ptr<io::ByteReader> in, io::ByteReader::Open(path));
+      ASSIGN_OR_RETURN(source->stdin_data_, io::ReadAll(*in));
+    }
     RETURN_IF_ERROR(source->Scan());
     RETURN_IF_ERROR(source->Reset());
     return source;
@@ -52,11 +33,7 @@ class CsvSource : public RowSource {
   const RowSchema& schema() const override { return schema_; }
 
   absl::Status Reset() override {
-    in_ = std::ifstream(path_);
-    if (!in_) return absl::NotFoundError(absl::StrCat(path_, ": cannot open: ", strerror(errno)));
-    line_no_ = 0;
-    std::string header;
-    NextLine(in_, header, &line_no_);  // checked by Scan()
+    ASSIGN_OR_RETURN(reader_, OpenReader());  // reads the header (checked by Scan)
     return absl::OkStatus();
   }
 
@@ -66,11 +43,13 @@ class CsvSource : public RowSource {
       return absl::InvalidArgumentError(absl::StrCat("max_rows must be > 0, got ", max_rows));
     }
     int64_t n = 0;
-    std::string line;
-    while (n < max_rows && NextLine(in_, line, &line_no_)) {
+    io::Record record;
+    while (n < max_rows) {
+      ASSIGN_OR_RETURN(const bool any, reader_->Next(&record));
+      if (!any) break;
       int32_t label = 0;
       float target = 0.0f;
-      RETURN_IF_ERROR(ParseRow(line, line_no_, x + n * schema_.dim, &label, &target));
+      RETURN_IF_ERROR(ParseFields(record, x + n * schema_.dim, &label, &target));
       if (labels != nullptr && schema_.has_labels) labels[n] = label;
       if (targets != nullptr && schema_.num_targets > 0) targets[n] = target;
       ++n;
@@ -81,23 +60,33 @@ class CsvSource : public RowSource {
  private:
   CsvSource() = default;
 
+  absl::StatusOr<std::unique_ptr<io::DelimitedReader>> OpenReader() const {
+    std::unique_ptr<io::ByteReader> bytes;
+    if (path_ == io::kStdinPath) {
+      ASSIGN_OR_RETURN(bytes, io::ByteReader::FromString(stdin_data_, io::kStdinName));
+    } else {
+      ASSIGN_OR_RETURN(bytes, io::ByteReader::Open(path_));
+    }
+    return io::DelimitedReader::Open(std::move(bytes),
+                                     {options_.delimiter, io::HeaderMode::kPresent});
+  }
+
   // Reads the header, checks every row and collects the class names.
   absl::Status Scan() {
-    std::ifstream in(path_);
-    if (!in) return absl::NotFoundError(absl::StrCat(path_, ": cannot open: ", strerror(errno)));
-    int64_t line_no = 0;
-    std::string line;
-    if (!NextLine(in, line, &line_no)) {
-      return absl::InvalidArgumentError(absl::StrCat(path_, ": empty file, expected a header row"));
+    ASSIGN_OR_RETURN(std::unique_ptr<io::DelimitedReader> reader, OpenReader());
+    name_ = reader->name();
+    if (reader->num_fields() == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(name_, ": empty file, expected a header row"));
     }
-    header_ = SplitFields(line, options_.delimiter);
+    header_ = reader->header();
+    index_column_ = reader->index_column() ? 0 : -1;
     auto find_column = [&](const std::string& column, const char* role) -> absl::StatusOr<int> {
       if (column.empty()) return -1;
       auto it = std::find(header_.begin(), header_.end(), column);
       if (it == header_.end()) {
-        return absl::InvalidArgumentError(absl::StrCat(path_, ":", line_no, ": ", role, " column '",
-                                                       column, "' not in the header [",
-                                                       absl::StrJoin(header_, ", "), "]"));
+        return reader->Error(reader->header_line(),
+                             absl::StrCat(role, " column '", column, "' not in the header [",
+                                          absl::StrJoin(header_, ", "), "]"));
       }
       return static_cast<int>(it - header_.begin());
     };
@@ -105,16 +94,17 @@ class CsvSource : public RowSource {
     ASSIGN_OR_RETURN(target_index_, find_column(options_.target_column, "target"));
     if (label_index_ >= 0 && label_index_ == target_index_) {
       return absl::InvalidArgumentError(
-          absl::StrCat(path_, ": label and target column are both '", options_.label_column, "'"));
+          absl::StrCat(name_, ": label and target column are both '", options_.label_column, "'"));
     }
     schema_.name = options_.name.empty() ? path_ : options_.name;
-    schema_.dim = static_cast<int64_t>(header_.size()) - (label_index_ >= 0 ? 1 : 0) -
-                  (target_index_ >= 0 ? 1 : 0);
-    schema_.input_shape = {schema_.dim};
     schema_.column_names.clear();
     for (int i = 0; i < static_cast<int>(header_.size()); ++i) {
-      if (i != label_index_ && i != target_index_) schema_.column_names.push_back(header_[i]);
+      if (i != label_index_ && i != target_index_ && i != index_column_) {
+        schema_.column_names.push_back(header_[i]);
+      }
     }
+    schema_.dim = static_cast<int64_t>(schema_.column_names.size());
+    schema_.input_shape = {schema_.dim};
     if (target_index_ >= 0) schema_.target_names = {header_[target_index_]};
     schema_.has_labels = label_index_ >= 0;
     schema_.num_targets = target_index_ >= 0 ? 1 : 0;
@@ -124,11 +114,13 @@ class CsvSource : public RowSource {
     std::unordered_map<std::string, int32_t> seen;
     std::vector<float> row(schema_.dim);
     int64_t rows = 0;
-    while (NextLine(in, line, &line_no)) {
-      const std::vector<std::string> fields = SplitFields(line, options_.delimiter);
-      RETURN_IF_ERROR(ParseFields(fields, line_no, row.data(), nullptr, nullptr));
-      if (label_index_ >= 0 && seen.emplace(fields[label_index_], 0).second) {
-        label_strings.push_back(fields[label_index_]);
+    io::Record record;
+    while (true) {
+      ASSIGN_OR_RETURN(const bool any, reader->Next(&record));
+      if (!any) break;
+      RETURN_IF_ERROR(ParseFields(record, row.data(), nullptr, nullptr));
+      if (label_index_ >= 0 && seen.emplace(record.fields[label_index_], 0).second) {
+        label_strings.push_back(record.fields[label_index_]);
       }
       ++rows;
     }
@@ -153,26 +145,19 @@ class CsvSource : public RowSource {
     return absl::OkStatus();
   }
 
-  absl::Status ParseRow(const std::string& line, int64_t line_no, float* x, int32_t* label,
-                        float* target) {
-    return ParseFields(SplitFields(line, options_.delimiter), line_no, x, label, target);
-  }
-
-  // Fills x (dim floats), *label (when label != nullptr) and *target.
-  absl::Status ParseFields(const std::vector<std::string>& fields, int64_t line_no, float* x,
-                           int32_t* label, float* target) const {
-    if (fields.size() != header_.size()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(path_, ":", line_no, ": expected ", header_.size(),
-                       " fields as in the header, got ", fields.size()));
-    }
+  // Fills x (dim floats), *label (when label != nullptr) and *target. The
+  // reader has checked the field count.
+  absl::Status ParseFields(const io::Record& record, float* x, int32_t* label,
+                           float* target) const {
+    const std::vector<std::string>& fields = record.fields;
     int64_t k = 0;
     for (int c = 0; c < static_cast<int>(fields.size()); ++c) {
+      if (c == index_column_) continue;
       if (c == label_index_) {
         if (label != nullptr) {
           auto it = class_index_.find(fields[c]);
           if (it == class_index_.end()) {
-            return absl::DataLossError(absl::StrCat(path_, ":", line_no, ": label '", fields[c],
+            return absl::DataLossError(absl::StrCat(name_, ":", record.line, ": label '", fields[c],
                                                     "' was not in the file when it was opened"));
           }
           *label = it->second;
@@ -180,10 +165,10 @@ class CsvSource : public RowSource {
         continue;
       }
       float v = 0.0f;
-      if (!absl::SimpleAtof(fields[c], &v) || !std::isfinite(v)) {
-        return absl::InvalidArgumentError(absl::StrCat(path_, ":", line_no, ": column '",
-                                                       header_[c], "' (field ", c + 1, "): '",
-                                                       fields[c], "' is not a finite number"));
+      std::string reason;
+      if (!io::ParseNumber(fields[c], &v, &reason)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            name_, ":", record.line, ": column '", header_[c], "' (field ", c + 1, "): ", reason));
       }
       if (c == target_index_) {
         if (target != nullptr) *target = v;
@@ -195,14 +180,16 @@ class CsvSource : public RowSource {
   }
 
   std::string path_;
+  std::string name_;        // path_, or "<stdin>"
+  std::string stdin_data_;  // the input when path_ is "-"
   CsvOptions options_;
   RowSchema schema_;
   std::vector<std::string> header_;
   int label_index_ = -1;
   int target_index_ = -1;
+  int index_column_ = -1;  // 0 for pandas' index column
   std::unordered_map<std::string, int32_t> class_index_;
-  std::ifstream in_;
-  int64_t line_no_ = 0;
+  std::unique_ptr<io::DelimitedReader> reader_;
 };
 
 }  // namespace

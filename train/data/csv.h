@@ -1,19 +1,29 @@
-// csv.h: numeric CSV / TSV files with a header row.
+// csv.h: numeric CSV / TSV files with a header row, as a RowSource.
 //
-// The first non-blank line names the columns. Every other non-blank line is
-// one example with exactly as many fields as the header. All columns are
-// numeric inputs except the optional label column (classification: any
-// strings; the class names are the distinct strings, sorted numerically when
-// all are integers and lexicographically otherwise) and the optional target
-// column (regression: numeric, becomes y with one column). Fields are trimmed
-// of blanks and of one pair of surrounding double quotes; quoted delimiters
-// are not supported. Numbers must be finite.
+// Text is read by core/io/delimited.h, the reader invariant-client uses too,
+// with its one field rule: unquoted fields are trimmed of blanks, quoted
+// fields keep them ("" is a quote, a quoted field may hold the delimiter);
+// blank lines and '#' comment lines are skipped but counted; gzip input is
+// decompressed (by its magic bytes); the path "-" reads stdin (read once and
+// kept in memory, since the source reads its input twice). The delimiter is
+// options.delimiter, or when that is 0 the file name's (".tsv"/".tab": tab,
+// ".csv": comma), else the first data line's.
 //
-// Errors name the file and the 1-based line number: ragged rows ("expected 5
-// fields as in the header, got 4"), non-numeric or non-finite cells (with the
-// column name), unknown label / target column names (with the header).
-// Opening reads the file once to check it and to collect the class names;
-// rows are then streamed, so files larger than memory work.
+// The first record is always the header and names the columns; when its
+// first name is empty that column is pandas' DataFrame.to_csv() index and is
+// not an input. Every other record is one example with as many fields as the
+// header. All columns are numeric inputs except the optional label column
+// (classification: any strings; the class names are the distinct strings,
+// sorted numerically when all are integers and lexicographically otherwise)
+// and the optional target column (regression: numeric, becomes y with one
+// column). Numbers must be finite (delimited.h's ParseNumber).
+//
+// Errors name the file and the 1-based line number: ragged rows ("ragged
+// row: expected 5 fields as on line 1, got 4"), non-numeric or non-finite
+// cells (with the column name and field number), unknown label / target
+// column names (with the header). Opening reads the file once to check it
+// and to collect the class names; rows are then streamed, so files larger
+// than memory work. A source is not thread-safe.
 #ifndef INVARIANT_TRAIN_DATA_CSV_H_
 #define INVARIANT_TRAIN_DATA_CSV_H_
 
@@ -27,7 +37,7 @@
 namespace invariant::train {
 
 struct CsvOptions {
-  char delimiter = ',';       // '\t' for TSV
+  char delimiter = 0;         // 0: detected (see above); '\t' for TSV
   std::string label_column;   // empty: no labels
   std::string target_column;  // empty: no regression target
   std::string name;           // data set name; default: the path

@@ -5,55 +5,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
-#include "core/base/unit_byte.h"
-#include "train/data/byte_stream.h"
+#include "core/io/byte_stream.h"
+#include "core/io/idx.h"
 
 namespace invariant::train {
 namespace {
 
-uint32_t BigEndian32(const unsigned char* b) {
-  return (uint32_t{b[0]} << 24) | (uint32_t{b[1]} << 16) | (uint32_t{b[2]} << 8) | uint32_t{b[3]};
-}
-
-void PutBigEndian32(uint32_t v, unsigned char* b) {
-  b[0] = static_cast<unsigned char>(v >> 24);
-  b[1] = static_cast<unsigned char>(v >> 16);
-  b[2] = static_cast<unsigned char>(v >> 8);
-  b[3] = static_cast<unsigned char>(v);
-}
-
 // The largest image side the readers accept (a header claiming more is
 // INVALID_ARGUMENT), so that counts times pixels never overflow int64.
 constexpr int64_t kMaxIdxImageSide = 4096;
-
-std::string Hex32(uint32_t v) { return absl::StrCat("0x", absl::Hex(v, absl::kZeroPad8)); }
-
-// Reads the magic and `ndims` big-endian dims of an IDX file.
-absl::StatusOr<std::vector<int64_t>> ReadIdxHeader(ByteReader& reader, uint32_t expected_magic,
-                                                   const char* what) {
-  const int ndims = static_cast<int>(expected_magic & 0xff);
-  unsigned char header[4 * 4];
-  const int64_t want = 4 * (1 + ndims);
-  ASSIGN_OR_RETURN(const int64_t got, reader.Read(header, 4));
-  if (got < 4) {
-    return absl::DataLossError(absl::StrCat(reader.path(), ": truncated IDX header: expected ",
-                                            want, " bytes, got ", got));
-  }
-  const uint32_t magic = BigEndian32(header);
-  if (magic != expected_magic) {
-    return absl::InvalidArgumentError(absl::StrCat(reader.path(), ": wrong IDX magic number for ",
-                                                   what, " file: expected ", Hex32(expected_magic),
-                                                   ", got ", Hex32(magic)));
-  }
-  ASSIGN_OR_RETURN(const int64_t got_dims, reader.Read(header + 4, 4 * ndims));
-  if (got_dims < 4 * ndims) {
-    return absl::DataLossError(absl::StrCat(reader.path(), ": truncated IDX header: expected ",
-                                            want, " bytes, got ", 4 + got_dims));
-  }
-  std::vector<int64_t> dims(ndims);
-  for (int i = 0; i < ndims; ++i) dims[i] = BigEndian32(header + 4 * (i + 1));
-  return dims;
-}
 
 class IdxSource : public RowSource {
  public:
@@ -71,12 +31,14 @@ class IdxSource : public RowSource {
   const RowSchema& schema() const override { return schema_; }
 
   absl::Status Reset() override {
-    ASSIGN_OR_RETURN(images_, ByteReader::Open(images_path_));
-    ASSIGN_OR_RETURN(labels_, ByteReader::Open(labels_path_));
-    ASSIGN_OR_RETURN(const std::vector<int64_t> image_dims,
-                     ReadIdxHeader(*images_, kIdxImageMagic, "image"));
-    ASSIGN_OR_RETURN(const std::vector<int64_t> label_dims,
-                     ReadIdxHeader(*labels_, kIdxLabelMagic, "label"));
+    ASSIGN_OR_RETURN(images_, io::ByteReader::Open(images_path_));
+    ASSIGN_OR_RETURN(labels_, io::ByteReader::Open(labels_path_));
+    ASSIGN_OR_RETURN(const io::IdxHeader image_header,
+                     io::ReadIdxHeader(*images_, kIdxImageMagic, "image"));
+    ASSIGN_OR_RETURN(const io::IdxHeader label_header,
+                     io::ReadIdxHeader(*labels_, kIdxLabelMagic, "label"));
+    const std::vector<int64_t>& image_dims = image_header.dims;
+    const std::vector<int64_t>& label_dims = label_header.dims;
     if (image_dims[0] != label_dims[0]) {
       return absl::InvalidArgumentError(
           absl::StrCat("IDX count mismatch: ", images_path_, " holds ", image_dims[0],
@@ -119,7 +81,7 @@ class IdxSource : public RowSource {
           rows_, "x", cols_, " (", num_rows_ * pixels, " bytes) but the data ends inside image ",
           bad, " (", cursor_ * pixels + got_pixels, " bytes)"));
     }
-    for (int64_t i = 0; i < n * pixels; ++i) x[i] = UnitByteToFloat(bytes_[i]);
+    io::DecodeIdx(io::kIdxUnsignedByte, bytes_.data(), n * pixels, x);
     ASSIGN_OR_RETURN(const int64_t got_labels, labels_->Read(bytes_.data(), n));
     if (got_labels < n) {
       return absl::DataLossError(
@@ -145,8 +107,8 @@ class IdxSource : public RowSource {
   std::string images_path_;
   std::string labels_path_;
   RowSchema schema_;
-  std::unique_ptr<ByteReader> images_;
-  std::unique_ptr<ByteReader> labels_;
+  std::unique_ptr<io::ByteReader> images_;
+  std::unique_ptr<io::ByteReader> labels_;
   std::vector<uint8_t> bytes_;
   int64_t num_rows_ = 0;
   int64_t rows_ = 0;
@@ -199,29 +161,11 @@ absl::StatusOr<Dataset> LoadIdx(const std::string& images_path, const std::strin
 
 absl::Status WriteIdxImages(const std::string& path, int64_t n, int64_t rows, int64_t cols,
                             absl::Span<const uint8_t> pixels, bool gzip) {
-  if (static_cast<int64_t>(pixels.size()) != n * rows * cols) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": pixels has ", pixels.size(), " bytes, expected n*rows*cols = ", n * rows * cols));
-  }
-  unsigned char header[16];
-  PutBigEndian32(kIdxImageMagic, header);
-  PutBigEndian32(static_cast<uint32_t>(n), header + 4);
-  PutBigEndian32(static_cast<uint32_t>(rows), header + 8);
-  PutBigEndian32(static_cast<uint32_t>(cols), header + 12);
-  ASSIGN_OR_RETURN(std::unique_ptr<ByteWriter> writer, ByteWriter::Create(path, gzip));
-  RETURN_IF_ERROR(writer->Write(header, sizeof(header)));
-  RETURN_IF_ERROR(writer->Write(pixels.data(), static_cast<int64_t>(pixels.size())));
-  return writer->Close();
+  return io::WriteIdx(path, {n, rows, cols}, pixels, gzip);
 }
 
 absl::Status WriteIdxLabels(const std::string& path, absl::Span<const uint8_t> labels, bool gzip) {
-  unsigned char header[8];
-  PutBigEndian32(kIdxLabelMagic, header);
-  PutBigEndian32(static_cast<uint32_t>(labels.size()), header + 4);
-  ASSIGN_OR_RETURN(std::unique_ptr<ByteWriter> writer, ByteWriter::Create(path, gzip));
-  RETURN_IF_ERROR(writer->Write(header, sizeof(header)));
-  RETURN_IF_ERROR(writer->Write(labels.data(), static_cast<int64_t>(labels.size())));
-  return writer->Close();
+  return io::WriteIdx(path, {static_cast<int64_t>(labels.size())}, labels, gzip);
 }
 
 }  // namespace invariant::train

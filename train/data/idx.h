@@ -3,8 +3,9 @@
 // The IDX format (LeCun et al., the MNIST page) is a big-endian header and
 // raw bytes: a magic number 0x00000803 (unsigned bytes, 3 dims) followed by
 // the dims n, rows, cols for an image file; 0x00000801 (unsigned bytes,
-// 1 dim) and n for a label file. Files may be gzip-compressed: the reader
-// looks for the gzip magic and decompresses with zlib.
+// 1 dim) and n for a label file. Files may be gzip-compressed (detected by
+// the gzip magic). The format is read and written by core/io/idx.h, the
+// reader invariant-client uses too; this is the training-set view of it.
 //
 // Pixel scaling: an image byte b becomes the float b / 255, so pixels lie in
 // [0, 1]; rows are the images flattened row-major (input_shape {rows, cols}).
@@ -24,13 +25,14 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "core/io/idx.h"
 #include "train/data/dataset.h"
 #include "train/data/row_source.h"
 
 namespace invariant::train {
 
-inline constexpr uint32_t kIdxLabelMagic = 0x00000801;
-inline constexpr uint32_t kIdxImageMagic = 0x00000803;
+using io::kIdxImageMagic;  // 0x00000803
+using io::kIdxLabelMagic;  // 0x00000801
 
 struct IdxOptions {
   std::string name;                      // data set name; default: the images path

@@ -88,7 +88,7 @@ TEST(CsvTest, NonNumericCellReportsLineAndColumn) {
   ASSERT_FALSE(data.ok());
   EXPECT_THAT(data.status().message(), HasSubstr(path + ":4:"));
   EXPECT_THAT(data.status().message(), HasSubstr("column 'b'"));
-  EXPECT_THAT(data.status().message(), HasSubstr("'abc' is not a finite number"));
+  EXPECT_THAT(data.status().message(), HasSubstr("(field 2): expected a number, got 'abc'"));
 }
 
 TEST(CsvTest, NonFiniteTargetIsRejected) {

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "core/io/byte_stream.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/data/test_files.h"
-#include "train/data/byte_stream.h"
 
 namespace invariant::train {
 namespace {
@@ -101,7 +101,7 @@ TEST(IdxTest, TruncatedImageDataIsReported) {
     // Keep the header (promising 5 images) and 2.5 images of pixels.
     const std::string raw = ReadBytes(f.images);
     const std::string cut = ScratchPath(gzip ? "cut.gz" : "cut");
-    auto writer = ByteWriter::Create(cut, gzip);
+    auto writer = io::ByteWriter::Create(cut, gzip);
     ASSERT_TRUE(writer.ok());
     ASSERT_TRUE((*writer)->Write(raw.data(), 16 + 30).ok());
     ASSERT_TRUE((*writer)->Close().ok());
