@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/base/error_text.h"
 #include "core/base/json.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -21,15 +22,6 @@ namespace {
 constexpr char kFp32[] = "FP32";
 constexpr char kInt32[] = "INT32";
 constexpr char kBytes[] = "BYTES";
-
-// A client's shape: EchoShape (validation.h); a model's own shape in full.
-std::string ShapeText(const google::protobuf::RepeatedField<int64_t>& shape) {
-  return EchoShape(shape);
-}
-
-std::string ShapeText(const std::vector<int64_t>& shape) {
-  return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
-}
 
 // The accepted input shapes, for error messages: "[n, 16]" or "[n, 16] or [n, 4, 4]".
 std::string ExpectedInputShapes(const InferenceModelShape& model) {
@@ -184,7 +176,7 @@ absl::StatusOr<v1::InputBatch> DecodeInferInput(const inference::ModelInferReque
   if (!shape_ok) {
     return absl::InvalidArgumentError(
         absl::StrCat("inputs[0].shape: expected ", ExpectedInputShapes(model),
-                     " with n >= 1 rows, received ", ShapeText(shape)));
+                     " with n >= 1 rows, received ", EchoShape(shape)));
   }
   const int64_t rows = shape[0];
   // The configured limit first, before any count derived from the shape: a
@@ -192,7 +184,7 @@ absl::StatusOr<v1::InputBatch> DecodeInferInput(const inference::ModelInferReque
   if (rows > max_rows) {
     return absl::InvalidArgumentError(absl::StrCat("inputs[0].shape: expected at most ", max_rows,
                                                    " rows per request, received ",
-                                                   ShapeText(shape)));
+                                                   EchoShape(shape)));
   }
   // Only reachable with a limit beyond what the byte count can hold.
   const int64_t max_countable_rows =
@@ -201,7 +193,7 @@ absl::StatusOr<v1::InputBatch> DecodeInferInput(const inference::ModelInferReque
     return absl::InvalidArgumentError(
         absl::StrCat("inputs[0].shape: expected a shape whose byte count fits in 64 bits (at most ",
                      max_countable_rows, " rows of ", model.input_dim, " FP32 values), received ",
-                     ShapeText(shape)));
+                     EchoShape(shape)));
   }
   const int64_t count = rows * model.input_dim;
 
@@ -224,7 +216,7 @@ absl::StatusOr<v1::InputBatch> DecodeInferInput(const inference::ModelInferReque
     if (static_cast<int64_t>(raw.size()) != expected_bytes) {
       return absl::InvalidArgumentError(absl::StrCat(
           "raw_input_contents[0]: expected ", expected_bytes, " bytes (", count,
-          " little-endian FP32 values for shape ", ShapeText(shape), "), received ", raw.size()));
+          " little-endian FP32 values for shape ", EchoShape(shape), "), received ", raw.size()));
     }
     batch.set_raw_values(raw);
     return batch;
@@ -237,7 +229,7 @@ absl::StatusOr<v1::InputBatch> DecodeInferInput(const inference::ModelInferReque
   const auto& values = input.contents().fp32_contents();
   if (values.size() != count) {
     return absl::InvalidArgumentError(absl::StrCat("inputs[0].contents.fp32_contents: expected ",
-                                                   count, " values for shape ", ShapeText(shape),
+                                                   count, " values for shape ", EchoShape(shape),
                                                    ", received ", values.size()));
   }
   *batch.mutable_values() = values;

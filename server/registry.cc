@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "server/validation.h"
+#include "core/base/error_text.h"
 
 namespace invariant::server {
 

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "core/base/error_text.h"
 #include "invariant/v1/feature_service.pb.h"
 
 namespace invariant::server {
@@ -40,26 +41,8 @@ class DecodedRows {
   std::vector<float> owned_;
 };
 
-// Every error message that quotes a client string (a model name, a label, a
-// tensor or output name, a version string) quotes EchoInput(s), never `s`:
-// at most kMaxEchoBytes bytes of it, cut at a character boundary, with control
-// characters and bytes that are not UTF-8 written as \xNN, and
-// "...(N bytes)" after a cut. A reply's status never grows with the input
-// and never carries raw control bytes into a log line.
-inline constexpr size_t kMaxEchoBytes = 64;
-std::string EchoInput(absl::string_view input);
-
-// A client's shape as "[2, 3]", bounded like EchoInput: at most 8 dimensions
-// quoted, then ", ...] (N dimensions)". `Dims` is any sequence of integers
-// (a protobuf RepeatedField, a vector).
-template <typename Dims>
-std::string EchoShape(const Dims& shape) {
-  constexpr size_t kMaxDims = 8;
-  const size_t n = static_cast<size_t>(shape.size());
-  if (n <= kMaxDims) return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
-  return absl::StrCat("[", absl::StrJoin(shape.begin(), shape.begin() + kMaxDims, ", "), ", ...] (",
-                      n, " dimensions)");
-}
+// EchoInput, EchoShape and kMaxEchoBytes (the bounded quoting of client
+// input in every message below) are in core/base/error_text.h.
 
 // The longest model name: a name is a directory name (NAME_MAX).
 inline constexpr size_t kMaxModelNameBytes = 255;
