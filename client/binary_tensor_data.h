@@ -1,6 +1,6 @@
 // binary_tensor_data.h: the facts of Triton's binary tensor data extension to
 // the Open Inference Protocol's HTTP binding, shared by the server's REST
-// codec (server/rest_codec.h) and the REST clients (tools/loadgen/oip_codec.h):
+// codec (server/rest/rest_codec.h) and the REST clients (tools/loadgen/oip_codec.h):
 // the header that splits a body into its JSON part and the raw tensors after
 // it, the parameter names, and the bytes per element of each datatype.
 // Header-only; every function is pure.

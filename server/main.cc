@@ -20,8 +20,8 @@
 #include "absl/strings/match.h"
 #include "core/base/signal_waiter.h"
 #include "core/base/thread_pool.h"
-#include "server/auth.h"
-#include "server/protobuf_log.h"
+#include "server/common/auth.h"
+#include "server/common/protobuf_log.h"
 #include "server/server.h"
 
 using invariant::server::ServerOptions;

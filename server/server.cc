@@ -20,9 +20,9 @@
 #include "core/model/featurizer_factory.h"
 #include "core/model/repository.h"
 #include "grpc/health/v1/health.grpc.pb.h"
-#include "server/metrics_interceptor.h"
-#include "server/model_warmup.h"
-#include "server/parse_error_interceptor.h"
+#include "server/grpc/metrics_interceptor.h"
+#include "server/grpc/parse_error_interceptor.h"
+#include "server/handlers/model_warmup.h"
 
 #ifndef INVARIANT_VERSION
 #define INVARIANT_VERSION "dev"

@@ -29,18 +29,18 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
-#include "server/admin_service.h"
-#include "server/auth.h"
-#include "server/batcher.h"
-#include "server/data_auth.h"
-#include "server/feature_handler.h"
-#include "server/feature_service.h"
-#include "server/inference_handler.h"
-#include "server/inference_service.h"
-#include "server/metrics.h"
-#include "server/model_metadata.h"
-#include "server/reflection_v1.h"
-#include "server/rest_service.h"
+#include "server/batching/batcher.h"
+#include "server/common/auth.h"
+#include "server/common/metrics.h"
+#include "server/grpc/admin_service.h"
+#include "server/grpc/data_auth.h"
+#include "server/grpc/feature_service.h"
+#include "server/grpc/inference_service.h"
+#include "server/grpc/reflection_v1.h"
+#include "server/handlers/feature_handler.h"
+#include "server/handlers/inference_handler.h"
+#include "server/handlers/model_metadata.h"
+#include "server/rest/rest_service.h"
 
 namespace invariant::server {
 
@@ -74,17 +74,17 @@ struct ServerOptions {
   double drain_seconds = 10;              // graceful shutdown budget
   double max_connection_age_seconds = 0;  // > 0: clients reconnect (rebalance) after this
   // Open Inference Protocol over HTTP/JSON (rest_service.h), on a port of its own.
-  int http_port = -1;                      // 0 = pick a free one; -1 = off
-  std::string http_host;                   // HTTP bind address; empty = `host`
-  int64_t http_max_body_bytes = 16 << 20;  // larger request bodies are refused with 413
-  int http_threads = 8;                    // HTTP handler threads (an infer call holds one)
-  double http_timeout_seconds = 30;        // deadline of a REST infer call
-  int http_max_connections = 10000;        // open HTTP connections; more get 503
+  int http_port = -1;                           // 0 = pick a free one; -1 = off
+  std::string http_host;                        // HTTP bind address; empty = `host`
+  int64_t http_max_body_bytes = 16 << 20;       // larger request bodies are refused with 413
+  int http_threads = 8;                         // HTTP handler threads (an infer call holds one)
+  double http_timeout_seconds = 30;             // deadline of a REST infer call
+  int http_max_connections = 10000;             // open HTTP connections; more get 503
   int64_t http_max_inflight_bytes = 256 << 20;  // request bodies held at once; more get 503
-  double http_idle_timeout_seconds = 60;   // keep-alive wait for a request's first byte
-  double http_header_timeout_seconds = 10;  // first byte to the end of the headers, in all
-  double http_body_timeout_seconds = 30;   // the whole body, in all; also each answer's write
-  int64_t warmup_rows = 8;                 // rows a new version answers before it is ready; 0 = off
+  double http_idle_timeout_seconds = 60;        // keep-alive wait for a request's first byte
+  double http_header_timeout_seconds = 10;      // first byte to the end of the headers, in all
+  double http_body_timeout_seconds = 30;        // the whole body, in all; also each answer's write
+  int64_t warmup_rows = 8;  // rows a new version answers before it is ready; 0 = off
 };
 
 class Server {

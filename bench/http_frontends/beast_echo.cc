@@ -1,6 +1,6 @@
 // beast_echo: the same two routes as evhttp_echo.cc on the project's own
 // event-driven HTTP/1.1 server (invariant::server::HttpServer, Boost.Beast /
-// Asio, server/http_server.h), for bench/http_frontends/compare.sh (a
+// Asio, server/http/http_server.h), for bench/http_frontends/compare.sh (a
 // benchmark, not a test).
 //
 // Routes: GET /v2/health/live -> 200 {"live":true}; POST /echo -> 200
@@ -19,7 +19,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "server/http_server.h"
+#include "server/http/http_server.h"
 
 using invariant::server::HttpRequest;
 using invariant::server::HttpResponse;

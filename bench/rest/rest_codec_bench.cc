@@ -1,4 +1,4 @@
-// rest_codec_bench.cc: the REST infer codec (server/rest_codec.h) in MB/s of
+// rest_codec_bench.cc: the REST infer codec (server/rest/rest_codec.h) in MB/s of
 // body, next to the JSON library's own speed on the same bytes.
 //
 //   build/bin/invariant-bench-rest [--benchmark_filter=...]
@@ -34,7 +34,7 @@
 #include "core/base/json.h"
 #include "rapidjson/memorystream.h"
 #include "rapidjson/reader.h"
-#include "server/rest_codec.h"
+#include "server/rest/rest_codec.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // invariant-bench-reload-warmup: p99 of the first requests after a hot reload,
-// with and without model warmup (server/model_warmup.h).
+// with and without model warmup (server/handlers/model_warmup.h).
 //
 // For each --warmup_rows value (default "0,8": off, then on) an in-process
 // invariant-server on 127.0.0.1 serves one random-Fourier model. Each of

@@ -5,7 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
+#include "core/base/error_text.h"
 #include "core/bundle/crc32c.h"
 
 namespace invariant {
@@ -70,7 +70,7 @@ absl::StatusOr<uint64_t> TensorSizeBytes(absl::Span<const int64_t> shape, size_t
     const int64_t dim = shape[axis];
     if (dim < 0) {
       return absl::InvalidArgumentError(absl::StrCat("has negative dimension ", dim, " at axis ",
-                                                     axis, " of shape ", ShapeString(shape)));
+                                                     axis, " of shape ", ShapeText(shape)));
     }
     if (dim == 0) {
       has_zero = true;
@@ -78,21 +78,17 @@ absl::StatusOr<uint64_t> TensorSizeBytes(absl::Span<const int64_t> shape, size_t
     }
     if (__builtin_mul_overflow(nonzero_product, dim, &nonzero_product)) {
       return absl::InvalidArgumentError(
-          absl::StrCat("has shape ", ShapeString(shape), " whose element count overflows int64"));
+          absl::StrCat("has shape ", ShapeText(shape), " whose element count overflows int64"));
     }
   }
   if (has_zero) return uint64_t{0};
   uint64_t bytes = 0;
   if (__builtin_mul_overflow(static_cast<uint64_t>(nonzero_product), element_size, &bytes)) {
-    return absl::InvalidArgumentError(absl::StrCat("has shape ", ShapeString(shape),
-                                                   " whose size (", nonzero_product, " values of ",
-                                                   element_size, " bytes) overflows uint64"));
+    return absl::InvalidArgumentError(absl::StrCat("has shape ", ShapeText(shape), " whose size (",
+                                                   nonzero_product, " values of ", element_size,
+                                                   " bytes) overflows uint64"));
   }
   return bytes;
-}
-
-std::string ShapeString(absl::Span<const int64_t> shape) {
-  return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
 }
 
 }  // namespace bundle_format

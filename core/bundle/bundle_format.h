@@ -63,9 +63,6 @@ std::optional<uint64_t> DataStart(uint64_t manifest_length);
 // int64_t), or when product · element_size overflows uint64_t.
 absl::StatusOr<uint64_t> TensorSizeBytes(absl::Span<const int64_t> shape, size_t element_size);
 
-// "[2, 3, 4]": a shape for error messages.
-std::string ShapeString(absl::Span<const int64_t> shape);
-
 }  // namespace bundle_format
 }  // namespace invariant
 

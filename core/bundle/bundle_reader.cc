@@ -22,6 +22,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/base/error_text.h"
 #include "core/base/status_macros.h"
 #include "core/bundle/bundle.h"
 #include "core/bundle/bundle_format.h"
@@ -211,8 +212,8 @@ absl::Status CheckTensorTable(const std::string& path, const v1::Manifest& manif
     if (*expected_bytes != entry.size_bytes()) {
       return Inconsistent(
           path, absl::StrCat(what, " records size_bytes ", entry.size_bytes(), ", but shape ",
-                             fmt::ShapeString(entry.shape()), " of ", DTypeLabel(entry.dtype()),
-                             " needs ", *expected_bytes));
+                             ShapeText(entry.shape()), " of ", DTypeLabel(entry.dtype()), " needs ",
+                             *expected_bytes));
     }
     if (entry.offset() % kBundleAlignment != 0) {
       return Inconsistent(path, absl::StrCat(what, " offset ", entry.offset(),
@@ -361,9 +362,9 @@ absl::StatusOr<Bundle::View2D> Bundle::Locate(absl::string_view name, v1::DType 
   if ((rows >= 0 && view.rows != rows) || (cols >= 0 && view.cols != cols)) {
     const auto extent = [](int64_t n) { return n >= 0 ? absl::StrCat(n) : std::string("any"); };
     return Inconsistent(
-        path_, absl::StrCat("tensor '", name, "' has shape ", fmt::ShapeString(entry->shape()),
-                            " (", view.rows, " × ", view.cols, "), expected ", extent(rows), " × ",
-                            extent(cols)));
+        path_,
+        absl::StrCat("tensor '", name, "' has shape ", ShapeText(entry->shape()), " (", view.rows,
+                     " × ", view.cols, "), expected ", extent(rows), " × ", extent(cols)));
   }
   return view;
 }

@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/error_text.h"
 #include "core/base/status_macros.h"
 #include "core/bundle/bundle.h"
 #include "core/bundle/bundle_format.h"
@@ -142,7 +143,7 @@ absl::Status AddTensorEntries(const std::string& path, const std::vector<TensorR
     }
     if (t.data == nullptr && *size_bytes > 0) {
       return absl::InvalidArgumentError(absl::StrCat(path, ": tensor '", t.name, "' of shape ",
-                                                     fmt::ShapeString(t.shape), " has null data"));
+                                                     ShapeText(t.shape), " has null data"));
     }
     v1::TensorEntry* entry = manifest.add_tensors();
     entry->set_name(t.name);

@@ -7,7 +7,7 @@
 // floats, a, b in 1..6), byte 2 whether the model declares that 2-D shape, has
 // a linear head, and is a classifier. The bytes are parsed as the message and
 // run through the server's validation exactly as the handlers do
-// (server/validation.h, server/inference_tensors.h). Properties: every
+// (server/handlers/validation.h, server/handlers/inference_tensors.h). Properties: every
 // refusal is INVALID_ARGUMENT with a message naming a request field; an
 // accepted v1 batch has 1..kMaxRows rows of finite floats; an accepted OIP
 // request decodes to a batch the v1 validation accepts or refuses with an
@@ -20,8 +20,8 @@
 #include "absl/strings/match.h"
 #include "inference/grpc_service.pb.h"
 #include "invariant/v1/feature_service.pb.h"
-#include "server/inference_tensors.h"
-#include "server/validation.h"
+#include "server/handlers/inference_tensors.h"
+#include "server/handlers/validation.h"
 #include "tests/fuzz/fuzz_util.h"
 
 namespace {

@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/http_server.h"
+#include "server/http/http_server.h"
 #include "tests/integration/integration_env.h"
 #include "tests/integration/server_process.h"
 

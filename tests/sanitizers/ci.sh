@@ -49,7 +49,7 @@ tsan() {
   configure build-tsan thread
   cmake --build build-tsan -j2 --target "${TSAN_TARGETS[@]}"
   TSAN_OPTIONS=suppressions=$SUPP/tsan.supp:halt_on_error=1:second_deadlock_stack=1:print_suppressions=0 \
-    ctest --test-dir build-tsan --output-on-failure -j2 -E '_NOT_BUILT$|client_package' -LE 'python|cli|deploy|fuzz' \
+    ctest --test-dir build-tsan --output-on-failure -j2 -E '_NOT_BUILT$|client_package' -LE 'python|cli|deploy|fuzz|link' \
     --timeout 600
 }
 

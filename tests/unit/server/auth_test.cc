@@ -1,6 +1,6 @@
 // Access decisions (auth.h) and ModelAdmin's reload coalescing and access
 // modes on a real in-process gRPC server.
-#include "server/auth.h"
+#include "server/common/auth.h"
 
 #include <gmock/gmock.h>
 #include <grpcpp/create_channel.h>
@@ -19,7 +19,7 @@
 #include "absl/synchronization/blocking_counter.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
-#include "server/admin_service.h"
+#include "server/grpc/admin_service.h"
 
 namespace invariant::server {
 namespace {

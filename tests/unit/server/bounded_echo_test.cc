@@ -1,4 +1,4 @@
-// The 64-byte echo rule of docs/security.md (EchoInput, server/validation.h)
+// The 64-byte echo rule of docs/security.md (EchoInput, server/handlers/validation.h)
 // across the request handlers: every string a client controls (model names,
 // version labels and strings, tensor, datatype and output names, shapes)
 // reaches a status message bounded, without raw control bytes, whichever
@@ -13,9 +13,9 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
-#include "server/inference_handler.h"
-#include "server/model_metadata.h"
-#include "server/validation.h"
+#include "server/handlers/inference_handler.h"
+#include "server/handlers/model_metadata.h"
+#include "server/handlers/validation.h"
 #include "tests/unit/server/serving_fixture.h"
 
 namespace invariant::server {

@@ -1,4 +1,4 @@
-#include "server/feature_handler.h"
+#include "server/handlers/feature_handler.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,8 +9,8 @@
 #include <future>
 #include <limits>
 
-#include "server/admin_service.h"
-#include "server/metrics_interceptor.h"
+#include "server/grpc/admin_service.h"
+#include "server/grpc/metrics_interceptor.h"
 #include "tests/unit/server/serving_fixture.h"
 #include "tools/test_models/test_models.h"
 

@@ -7,7 +7,7 @@
 // No assertion is on a duration: deadlines are shown by a client that keeps
 // the connection busy far longer than the deadline (a per-read timer would
 // never fire), cancellation by a hook the handler waits on.
-#include "server/http_server.h"
+#include "server/http/http_server.h"
 
 #include <sys/socket.h>
 

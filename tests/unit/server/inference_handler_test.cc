@@ -1,4 +1,4 @@
-#include "server/inference_handler.h"
+#include "server/handlers/inference_handler.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
-#include "server/inference_tensors.h"
+#include "server/handlers/inference_tensors.h"
 #include "tests/unit/server/serving_fixture.h"
 #include "tools/test_models/test_models.h"
 

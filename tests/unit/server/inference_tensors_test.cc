@@ -1,7 +1,7 @@
 // The row limit of an Open Inference Protocol request (inference_tensors.h):
 // a shape declaring more rows than the server is configured for is refused
 // naming the configured limit, not an internal overflow bound.
-#include "server/inference_tensors.h"
+#include "server/handlers/inference_tensors.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 #include <string>
 
 #include "absl/time/time.h"
-#include "server/inference_handler.h"
+#include "server/handlers/inference_handler.h"
 #include "tests/unit/server/serving_fixture.h"
 
 namespace invariant::server {

@@ -3,7 +3,7 @@
 // and type (so the bytes on the wire are those of the manifest messages the
 // API returned before), the conversion copies every mirrored field, and a
 // manifest-only field never reaches the API.
-#include "server/model_metadata.h"
+#include "server/handlers/model_metadata.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // WarmUp: a good model answers its warmup rows; a model whose numbers are
 // not finite (checksums cannot tell) is refused naming the path.
-#include "server/model_warmup.h"
+#include "server/handlers/model_warmup.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "server/protobuf_log.h"
+#include "server/common/protobuf_log.h"
 
 #include <gtest/gtest.h>
 

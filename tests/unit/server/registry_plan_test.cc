@@ -1,6 +1,6 @@
 // The registry's planning rules as pure functions: which versions load, and
 // which unload, for given states and files on disk.
-#include "server/registry_plan.h"
+#include "server/lifecycle/registry_plan.h"
 
 #include "gtest/gtest.h"
 

@@ -1,4 +1,4 @@
-#include "server/registry.h"
+#include "server/lifecycle/registry.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

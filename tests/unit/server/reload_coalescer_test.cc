@@ -1,4 +1,4 @@
-#include "server/reload_coalescer.h"
+#include "server/lifecycle/reload_coalescer.h"
 
 #include <gtest/gtest.h>
 

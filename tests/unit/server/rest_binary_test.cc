@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/base/json.h"
-#include "server/rest_codec.h"
+#include "server/rest/rest_codec.h"
 
 namespace invariant::server {
 namespace {

@@ -1,4 +1,4 @@
-#include "server/rest_codec.h"
+#include "server/rest/rest_codec.h"
 
 #include <gtest/gtest.h>
 

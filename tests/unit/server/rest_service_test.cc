@@ -1,4 +1,4 @@
-#include "server/rest_service.h"
+#include "server/rest/rest_service.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -11,8 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/base/json.h"
-#include "server/inference_handler.h"
-#include "server/metrics.h"
+#include "server/common/metrics.h"
+#include "server/handlers/inference_handler.h"
 #include "tests/unit/server/serving_fixture.h"
 
 namespace invariant::server {

@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "core/base/random.h"
-#include "server/batcher.h"
-#include "server/feature_handler.h"
-#include "server/registry.h"
+#include "server/batching/batcher.h"
+#include "server/handlers/feature_handler.h"
+#include "server/lifecycle/registry.h"
 #include "tools/test_models/test_models.h"
 
 namespace invariant::server {

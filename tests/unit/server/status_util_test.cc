@@ -1,4 +1,4 @@
-#include "server/status_util.h"
+#include "server/common/status_util.h"
 
 #include <gtest/gtest.h>
 

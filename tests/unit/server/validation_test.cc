@@ -1,4 +1,4 @@
-#include "server/validation.h"
+#include "server/handlers/validation.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,0 +1,204 @@
+#include "server/common/metrics.h"
+
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "prometheus/text_serializer.h"
+#include "server/http/http_server.h"
+
+namespace invariant::server {
+namespace {
+
+using prometheus::Histogram;
+
+Histogram::BucketBoundaries LatencyBuckets() {
+  return {25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3,
+          25e-3, 50e-3, 0.1,    0.25,   0.5,    1.0,  2.5,    5.0,  10.0};
+}
+
+Histogram::BucketBoundaries RowBuckets() {
+  return {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192};
+}
+
+}  // namespace
+
+ServerMetrics::ServerMetrics(const std::string& build_version)
+    : registry_(std::make_shared<prometheus::Registry>()),
+      started_(prometheus::BuildCounter()
+                   .Name("grpc_server_started_total")
+                   .Help("RPCs started on the server.")
+                   .Register(*registry_)),
+      handled_(prometheus::BuildCounter()
+                   .Name("grpc_server_handled_total")
+                   .Help("RPCs completed on the server, by status code.")
+                   .Register(*registry_)),
+      handling_seconds_(prometheus::BuildHistogram()
+                            .Name("grpc_server_handling_seconds")
+                            .Help("Time from the start of an RPC to its status being sent.")
+                            .Register(*registry_)),
+      batch_rows_(prometheus::BuildHistogram()
+                      .Name("invariant_batch_rows")
+                      .Help("Rows per compute call formed by the batcher.")
+                      .Register(*registry_)),
+      queue_seconds_(prometheus::BuildHistogram()
+                         .Name("invariant_queue_seconds")
+                         .Help("Time a request waited in the batch queue.")
+                         .Register(*registry_)),
+      compute_seconds_(prometheus::BuildHistogram()
+                           .Name("invariant_compute_seconds")
+                           .Help("Duration of one Featurize/Predict compute call.")
+                           .Register(*registry_)),
+      rows_total_(prometheus::BuildCounter()
+                      .Name("invariant_rows_total")
+                      .Help("Rows computed, by model and method.")
+                      .Register(*registry_)),
+      queue_rows_(prometheus::BuildGauge()
+                      .Name("invariant_queue_rows")
+                      .Help("Rows waiting in the batch queue.")
+                      .Register(*registry_)),
+      model_info_(prometheus::BuildGauge()
+                      .Name("invariant_model_info")
+                      .Help("1 for each ready model version.")
+                      .Register(*registry_)),
+      load_failures_(prometheus::BuildCounter()
+                         .Name("invariant_model_load_failures_total")
+                         .Help("Failed model version loads.")
+                         .Register(*registry_)),
+      model_bytes_(prometheus::BuildGauge()
+                       .Name("invariant_model_bytes")
+                       .Help("Tensor bytes held by a ready model version.")
+                       .Register(*registry_)),
+      build_info_(prometheus::BuildGauge()
+                      .Name("invariant_build_info")
+                      .Help("Build of the running server.")
+                      .Register(*registry_)) {
+  build_info_.Add({{"version", build_version}}).Set(1);
+}
+
+// The handler reads this object: stop serving before any member goes.
+ServerMetrics::~ServerMetrics() { http_.reset(); }
+
+absl::Status ServerMetrics::Expose(const std::string& host, int port) {
+  HttpServerOptions options;
+  options.host = host;
+  options.port = port;
+  options.threads = 2;
+  auto http = std::make_unique<HttpServer>(options);
+  // Exactly /metrics (a query string is ignored: Prometheus' scrape `params`
+  // add one); every other path is 404, from the server itself.
+  http->Route(
+      "/metrics",
+      [this](const HttpRequest& request) {
+        HttpResponse response = HttpResponse::Text(200, Serialize());
+        response.content_type = "text/plain; version=0.0.4; charset=utf-8";
+        return response;
+      },
+      [](const HttpRequest& request) -> std::optional<HttpResponse> {
+        if (request.method == "GET" || request.method == "HEAD") return std::nullopt;
+        HttpResponse response = HttpResponse::Text(405, "/metrics: use GET\n");
+        response.headers.emplace_back("Allow", "GET, HEAD");
+        return response;
+      },
+      /*exact=*/true);
+  absl::Status started = http->Start();
+  if (!started.ok()) return absl::UnavailableError(absl::StrCat("metrics: ", started.message()));
+  port_ = http->port();
+  http_ = std::move(http);
+  return absl::OkStatus();
+}
+
+std::string ServerMetrics::Serialize() const {
+  return prometheus::TextSerializer().Serialize(registry_->Collect());
+}
+
+void ServerMetrics::RpcStarted(const std::string& service, const std::string& method,
+                               const std::string& type) {
+  started_.Add({{"grpc_service", service}, {"grpc_method", method}, {"grpc_type", type}})
+      .Increment();
+}
+
+void ServerMetrics::RpcHandled(const std::string& service, const std::string& method,
+                               const std::string& type, const std::string& code, double seconds) {
+  handled_
+      .Add({{"grpc_service", service},
+            {"grpc_method", method},
+            {"grpc_type", type},
+            {"grpc_code", code}})
+      .Increment();
+  handling_seconds_
+      .Add({{"grpc_service", service}, {"grpc_method", method}, {"grpc_type", type}},
+           LatencyBuckets())
+      .Observe(seconds);
+}
+
+void ServerMetrics::BatchComputed(const std::string& model, const std::string& method, int64_t rows,
+                                  double compute_seconds) {
+  batch_rows_.Add({{"model", model}, {"method", method}}, RowBuckets())
+      .Observe(static_cast<double>(rows));
+  compute_seconds_.Add({{"model", model}, {"method", method}}, LatencyBuckets())
+      .Observe(compute_seconds);
+  rows_total_.Add({{"model", model}, {"method", method}}).Increment(static_cast<double>(rows));
+}
+
+void ServerMetrics::Dequeued(const std::string& model, double queue_seconds) {
+  queue_seconds_.Add({{"model", model}}, LatencyBuckets()).Observe(queue_seconds);
+}
+
+void ServerMetrics::QueueRows(const std::string& model, int64_t rows) {
+  queue_rows_.Add({{"model", model}}).Set(static_cast<double>(rows));
+}
+
+void ServerMetrics::ModelReady(const std::string& model, int64_t version, const std::string& kind,
+                               uint64_t bytes) {
+  const std::string v = absl::StrCat(version);
+  std::string previous_kind;
+  {
+    std::lock_guard<std::mutex> lock(model_mu_);
+    previous_kind = std::exchange(model_kinds_[{model, version}], kind);
+  }
+  // A version loaded again from a changed file may be of another kind.
+  if (!previous_kind.empty() && previous_kind != kind) {
+    model_info_.Remove(
+        &model_info_.Add({{"model", model}, {"version", v}, {"kind", previous_kind}}));
+  }
+  model_info_.Add({{"model", model}, {"version", v}, {"kind", kind}}).Set(1);
+  model_bytes_.Add({{"model", model}, {"version", v}}).Set(static_cast<double>(bytes));
+}
+
+void ServerMetrics::ModelUnloaded(const std::string& model, int64_t version) {
+  const std::string v = absl::StrCat(version);
+  std::string kind;
+  {
+    std::lock_guard<std::mutex> lock(model_mu_);
+    auto it = model_kinds_.find({model, version});
+    if (it == model_kinds_.end()) return;
+    kind = it->second;
+    model_kinds_.erase(it);
+  }
+  model_info_.Remove(&model_info_.Add({{"model", model}, {"version", v}, {"kind", kind}}));
+  model_bytes_.Remove(&model_bytes_.Add({{"model", model}, {"version", v}}));
+}
+
+void ServerMetrics::ModelLoadFailed(const std::string& model) {
+  load_failures_.Add({{"model", model}}).Increment();
+}
+
+void ServerMetrics::ModelSeen(const std::string& model) {
+  load_failures_.Add({{"model", model}});
+  queue_rows_.Add({{"model", model}});
+}
+
+void ServerMetrics::RpcKnown(const std::string& service, const std::string& method,
+                             const std::string& type, const std::string& code) {
+  started_.Add({{"grpc_service", service}, {"grpc_method", method}, {"grpc_type", type}});
+  handled_.Add({{"grpc_service", service},
+                {"grpc_method", method},
+                {"grpc_type", type},
+                {"grpc_code", code}});
+  handling_seconds_.Add({{"grpc_service", service}, {"grpc_method", method}, {"grpc_type", type}},
+                        LatencyBuckets());
+}
+
+}  // namespace invariant::server

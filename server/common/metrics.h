@@ -1,0 +1,112 @@
+// metrics.h: the Prometheus metrics of invariant-server.
+//
+// ServerMetrics owns a prometheus::Registry and, once Expose() is called, an
+// HttpServer (server/http/http_server.h) serving it at http://HOST:PORT/metrics;
+// exactly that path (a query string is ignored), any other path 404, any
+// other method on /metrics 405. Names:
+//   grpc_server_started_total{grpc_service,grpc_method,grpc_type}       counter
+//   grpc_server_handled_total{grpc_service,grpc_method,grpc_type,grpc_code} counter
+//   grpc_server_handling_seconds{grpc_service,grpc_method,grpc_type}    histogram
+//     (REST calls too: grpc_service="inference.REST", grpc_type="http"; rest_service.h)
+//   invariant_batch_rows{model,method}        histogram of rows per compute call
+//   invariant_queue_seconds{model}            histogram of time in the batch queue
+//   invariant_compute_seconds{model,method}   histogram of compute-call durations
+//   invariant_rows_total{model,method}        counter of rows computed
+//   invariant_queue_rows{model}               gauge of rows waiting
+//   invariant_model_info{model,version,kind}  gauge, 1 while the version is ready
+//   invariant_model_load_failures_total{model} counter
+//   invariant_model_bytes{model,version}      gauge of tensor bytes held
+//   invariant_build_info{version}             gauge, 1
+// Series whose labels are known in advance start at 0 (Prometheus practice,
+// so rate() and alerts see the first event): the grpc_server_* series of
+// every method of the served services and every code (RpcKnown, called by
+// MakeMetricsInterceptorFactory in metrics_interceptor.h and by
+// RestInferenceService::Register for the REST routes) and the per-model
+// load-failure counter and queue gauge of every model seen (ModelSeen).
+//
+// Bounded labels: ServerMetrics creates a series for every label value it is
+// given, so callers pass only values from sets fixed by the server, never a
+// string a client chose: grpc_service / grpc_method are a served method or
+// "unknown" (metrics_interceptor.h) or a REST route name (rest_service.h);
+// grpc_code a canonical code name; model a model name from the models
+// directory (registry observers, or the name a lookup resolved to), never the
+// name a request asked for; method "Featurize" or "Predict".
+// Every method is thread-safe.
+#ifndef INVARIANT_SERVER_COMMON_METRICS_H_
+#define INVARIANT_SERVER_COMMON_METRICS_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+
+namespace invariant::server {
+
+class HttpServer;
+
+class ServerMetrics {
+ public:
+  explicit ServerMetrics(const std::string& build_version);
+  ~ServerMetrics();
+
+  // Serves /metrics on `host`:`port` (port 0 = pick one); UNAVAILABLE naming
+  // the address when it cannot listen.
+  absl::Status Expose(const std::string& host, int port);
+  // The bound port of the exposer, or 0 before Expose.
+  int port() const { return port_; }
+
+  // The text exposition of every metric (for tests and debugging).
+  std::string Serialize() const;
+
+  void RpcStarted(const std::string& service, const std::string& method, const std::string& type);
+  void RpcHandled(const std::string& service, const std::string& method, const std::string& type,
+                  const std::string& code, double seconds);
+  // Creates the series of one method (started, handling_seconds) and of one
+  // of its codes (handled) at 0, leaving existing series as they are.
+  void RpcKnown(const std::string& service, const std::string& method, const std::string& type,
+                const std::string& code);
+
+  void BatchComputed(const std::string& model, const std::string& method, int64_t rows,
+                     double compute_seconds);
+  void Dequeued(const std::string& model, double queue_seconds);
+  void QueueRows(const std::string& model, int64_t rows);
+
+  void ModelReady(const std::string& model, int64_t version, const std::string& kind,
+                  uint64_t bytes);
+  void ModelUnloaded(const std::string& model, int64_t version);
+  void ModelLoadFailed(const std::string& model);
+  // Creates the per-model series of `model` at 0 (load failures, queued rows).
+  void ModelSeen(const std::string& model);
+
+ private:
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::unique_ptr<HttpServer> http_;
+  int port_ = 0;
+  prometheus::Family<prometheus::Counter>& started_;
+  prometheus::Family<prometheus::Counter>& handled_;
+  prometheus::Family<prometheus::Histogram>& handling_seconds_;
+  prometheus::Family<prometheus::Histogram>& batch_rows_;
+  prometheus::Family<prometheus::Histogram>& queue_seconds_;
+  prometheus::Family<prometheus::Histogram>& compute_seconds_;
+  prometheus::Family<prometheus::Counter>& rows_total_;
+  prometheus::Family<prometheus::Gauge>& queue_rows_;
+  prometheus::Family<prometheus::Gauge>& model_info_;
+  prometheus::Family<prometheus::Counter>& load_failures_;
+  prometheus::Family<prometheus::Gauge>& model_bytes_;
+  prometheus::Family<prometheus::Gauge>& build_info_;
+  std::mutex model_mu_;  // model_info_ kinds by (model, version)
+  std::map<std::pair<std::string, int64_t>, std::string> model_kinds_;
+};
+
+}  // namespace invariant::server
+
+#endif  // INVARIANT_SERVER_COMMON_METRICS_H_

@@ -1,0 +1,58 @@
+// feature_service.h: the gRPC FeatureService on the callback API.
+//
+// Thin handlers: convert the deadline, call FeatureHandler, convert the status
+// once (status_util.h), finish. Streams are pipelined: the server keeps
+// reading (up to 64 requests or 8 MiB of requests in flight per stream) while
+// earlier requests compute, so one stream's requests are batched together;
+// responses come one per request, in request order, and the first failed
+// request (in order) ends the stream with its status after the responses
+// before it. Stream messages are read as raw bytes and parsed here, so a
+// message that does not parse ends its stream with INVALID_ARGUMENT (gRPC's
+// typed callback streams cannot tell it from the client's half-close and
+// would end the stream with OK).
+#ifndef INVARIANT_SERVER_GRPC_FEATURE_SERVICE_H_
+#define INVARIANT_SERVER_GRPC_FEATURE_SERVICE_H_
+
+#include "invariant/v1/feature_service.grpc.pb.h"
+#include "server/handlers/feature_handler.h"
+
+namespace invariant::server {
+
+// The callback service with the two streams taken as raw bytes.
+using FeatureServiceBase =
+    v1::FeatureService::WithCallbackMethod_Featurize<v1::FeatureService::WithCallbackMethod_Predict<
+        v1::FeatureService::WithRawCallbackMethod_StreamFeaturize<
+            v1::FeatureService::WithRawCallbackMethod_StreamPredict<
+                v1::FeatureService::WithCallbackMethod_ListModels<
+                    v1::FeatureService::WithCallbackMethod_GetModelMetadata<
+                        v1::FeatureService::Service>>>>>>;
+
+class FeatureServiceImpl final : public FeatureServiceBase {
+ public:
+  // `handler` must outlive the service.
+  explicit FeatureServiceImpl(const FeatureHandler* handler) : handler_(handler) {}
+
+  grpc::ServerUnaryReactor* Featurize(grpc::CallbackServerContext* context,
+                                      const v1::FeaturizeRequest* request,
+                                      v1::FeaturizeResponse* response) override;
+  grpc::ServerUnaryReactor* Predict(grpc::CallbackServerContext* context,
+                                    const v1::PredictRequest* request,
+                                    v1::PredictResponse* response) override;
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* StreamFeaturize(
+      grpc::CallbackServerContext* context) override;
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* StreamPredict(
+      grpc::CallbackServerContext* context) override;
+  grpc::ServerUnaryReactor* ListModels(grpc::CallbackServerContext* context,
+                                       const v1::ListModelsRequest* request,
+                                       v1::ListModelsResponse* response) override;
+  grpc::ServerUnaryReactor* GetModelMetadata(grpc::CallbackServerContext* context,
+                                             const v1::GetModelMetadataRequest* request,
+                                             v1::GetModelMetadataResponse* response) override;
+
+ private:
+  const FeatureHandler* handler_;
+};
+
+}  // namespace invariant::server
+
+#endif  // INVARIANT_SERVER_GRPC_FEATURE_SERVICE_H_

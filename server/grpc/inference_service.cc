@@ -1,0 +1,58 @@
+#include "server/grpc/inference_service.h"
+
+#include "server/common/status_util.h"
+#include "server/grpc/cancellable_reactor.h"
+
+namespace invariant::server {
+namespace {
+
+// Finishes a unary call with the outcome of a synchronous handler method.
+grpc::ServerUnaryReactor* FinishWith(grpc::CallbackServerContext* context, absl::Status status) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(ToGrpcStatus(status));
+  return reactor;
+}
+
+}  // namespace
+
+grpc::ServerUnaryReactor* InferenceServiceImpl::ServerLive(
+    grpc::CallbackServerContext* context, const inference::ServerLiveRequest* request,
+    inference::ServerLiveResponse* response) {
+  return FinishWith(context, handler_->ServerLive(*request, response));
+}
+
+grpc::ServerUnaryReactor* InferenceServiceImpl::ServerReady(
+    grpc::CallbackServerContext* context, const inference::ServerReadyRequest* request,
+    inference::ServerReadyResponse* response) {
+  return FinishWith(context, handler_->ServerReady(*request, response));
+}
+
+grpc::ServerUnaryReactor* InferenceServiceImpl::ModelReady(
+    grpc::CallbackServerContext* context, const inference::ModelReadyRequest* request,
+    inference::ModelReadyResponse* response) {
+  return FinishWith(context, handler_->ModelReady(*request, response));
+}
+
+grpc::ServerUnaryReactor* InferenceServiceImpl::ServerMetadata(
+    grpc::CallbackServerContext* context, const inference::ServerMetadataRequest* request,
+    inference::ServerMetadataResponse* response) {
+  return FinishWith(context, handler_->ServerMetadata(*request, response));
+}
+
+grpc::ServerUnaryReactor* InferenceServiceImpl::ModelMetadata(
+    grpc::CallbackServerContext* context, const inference::ModelMetadataRequest* request,
+    inference::ModelMetadataResponse* response) {
+  return FinishWith(context, handler_->ModelMetadata(*request, response));
+}
+
+grpc::ServerUnaryReactor* InferenceServiceImpl::ModelInfer(
+    grpc::CallbackServerContext* context, const inference::ModelInferRequest* request,
+    inference::ModelInferResponse* response) {
+  auto* reactor = new CancellableUnaryReactor(absl::FromChrono(context->deadline()));
+  handler_->ModelInfer(
+      *request, response, reactor->deadline(),
+      [reactor](absl::Status status) { reactor->Finish(ToGrpcStatus(status)); }, reactor->token());
+  return reactor;
+}
+
+}  // namespace invariant::server

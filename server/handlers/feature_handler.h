@@ -1,0 +1,73 @@
+// feature_handler.h: the request logic of FeatureService, free of gRPC.
+//
+// Each call runs: validate the request → look the model up in the registry →
+// submit the rows to the batcher → fill the response. `done` is called exactly
+// once with the outcome — synchronously when the request is refused before
+// queueing or computed inline on an idle server, otherwise from a batcher
+// thread — and the request and response must stay valid until then. The
+// handler holds the model's shared_ptr for the whole call, so a hot reload
+// never frees a model a request still uses.
+//
+// Cancellation: `cancel` (may be null) is the call's CancelToken; cancelling
+// it (gRPC's OnCancel) takes the request out of the batch queue at once and
+// `done` runs with the token's status.
+//
+// Limits: at most `max_request_rows` rows per request, and a request whose
+// response would exceed `max_response_bytes` (the server's max_message_bytes)
+// is refused with INVALID_ARGUMENT before any output memory is allocated, so
+// a small request cannot make the server allocate a huge response.
+#ifndef INVARIANT_SERVER_HANDLERS_FEATURE_HANDLER_H_
+#define INVARIANT_SERVER_HANDLERS_FEATURE_HANDLER_H_
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "invariant/v1/feature_service.pb.h"
+#include "server/batching/batcher.h"
+#include "server/handlers/model_metadata.h"
+
+namespace invariant::server {
+
+using DoneFn = std::function<void(absl::Status)>;
+
+class FeatureHandler {
+ public:
+  // `registry` and `batcher` must outlive the handler.
+  FeatureHandler(const Registry* registry, Batcher* batcher, int64_t max_request_rows,
+                 int64_t max_response_bytes = std::numeric_limits<int32_t>::max())
+      : registry_(registry),
+        batcher_(batcher),
+        max_request_rows_(max_request_rows),
+        max_response_bytes_(max_response_bytes) {}
+
+  void Featurize(const v1::FeaturizeRequest& request, v1::FeaturizeResponse* response,
+                 absl::Time deadline, DoneFn done,
+                 const std::shared_ptr<CancelToken>& cancel = nullptr) const;
+  // FAILED_PRECONDITION when the model has no head.
+  void Predict(const v1::PredictRequest& request, v1::PredictResponse* response,
+               absl::Time deadline, DoneFn done,
+               const std::shared_ptr<CancelToken>& cancel = nullptr) const;
+  absl::Status ListModels(v1::ListModelsResponse* response) const;
+  // The most rows one request may carry (as configured).
+  int64_t max_request_rows() const { return max_request_rows_; }
+  absl::Status GetModelMetadata(const v1::GetModelMetadataRequest& request,
+                                v1::GetModelMetadataResponse* response) const;
+
+ private:
+  absl::StatusOr<Registry::Handle> Resolve(const v1::ModelSpec& spec) const;
+  // INVALID_ARGUMENT when `rows` rows of `bytes_per_row` exceed max_response_bytes_.
+  absl::Status CheckResponseSize(int64_t rows, int64_t bytes_per_row) const;
+
+  const Registry* registry_;
+  Batcher* batcher_;
+  const int64_t max_request_rows_;
+  const int64_t max_response_bytes_;
+};
+
+}  // namespace invariant::server
+
+#endif  // INVARIANT_SERVER_HANDLERS_FEATURE_HANDLER_H_

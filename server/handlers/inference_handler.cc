@@ -1,0 +1,245 @@
+#include "server/handlers/inference_handler.h"
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "server/handlers/inference_tensors.h"
+#include "server/handlers/validation.h"
+
+namespace invariant::server {
+namespace {
+
+constexpr char kServerName[] = "invariant-server";
+
+// Field names of the model name and version in each protocol request.
+constexpr char kInferNameField[] = "model_name";
+constexpr char kInferVersionField[] = "model_version";
+constexpr char kNameField[] = "name";
+constexpr char kVersionField[] = "version";
+
+// The ready versions of `name`, newest first (empty when the model is unknown).
+std::vector<int64_t> ReadyVersions(const Registry& registry, const std::string& name) {
+  std::vector<int64_t> ready;
+  const auto snapshot = registry.Snapshot();
+  auto it = snapshot.find(name);
+  if (it == snapshot.end()) return ready;
+  for (const auto& info : it->second) {
+    if (info.state == VersionState::kReady) ready.push_back(info.version);
+  }
+  std::sort(ready.rbegin(), ready.rend());
+  return ready;
+}
+
+// The ready version the protocol's (name, version) strings address.
+absl::StatusOr<Registry::Handle> ResolveProtocolModel(const Registry& registry,
+                                                      const std::string& name,
+                                                      const std::string& version,
+                                                      const std::string& name_field,
+                                                      const std::string& version_field) {
+  absl::StatusOr<v1::ModelSpec> spec =
+      ModelSpecFromProtocol(name, version, name_field, version_field);
+  if (!spec.ok()) return spec.status();
+  absl::Status status = ValidateModelSpec(*spec);
+  absl::StatusOr<Registry::Handle> handle =
+      status.ok() ? registry.Lookup(spec->name(), spec->version(), spec->version_label())
+                  : absl::StatusOr<Registry::Handle>(status);
+  if (!handle.ok()) {
+    return WithProtocolFieldNames(handle.status(), name_field, version_field, false);
+  }
+  return handle;
+}
+
+// One ModelInfer in flight: the invariant.v1 calls it makes and their results.
+struct InferCall {
+  const inference::ModelInferRequest* request = nullptr;
+  inference::ModelInferResponse* response = nullptr;
+  DoneFn done;
+  Registry::Handle handle;
+  std::vector<std::string> outputs;
+  bool raw = false;
+  bool featurize = false;
+  bool predict = false;
+  v1::FeaturizeRequest featurize_request;
+  v1::FeaturizeResponse featurize_response;
+  v1::PredictRequest predict_request;
+  v1::PredictResponse predict_response;
+
+  std::atomic<int> pending{0};
+  std::mutex mu;
+  absl::Status status;  // the first error of the v1 calls
+
+  // Records one v1 call's outcome; the last one assembles the response.
+  void Finished(const absl::Status& call_status) {
+    if (!call_status.ok()) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (status.ok()) status = call_status;
+    }
+    if (pending.fetch_sub(1) != 1) return;
+    absl::Status outcome;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      outcome = status;
+    }
+    if (outcome.ok()) {
+      Assemble();
+    } else {
+      outcome = WithProtocolFieldNames(outcome, kInferNameField, kInferVersionField, raw);
+    }
+    done(outcome);
+  }
+
+  void Assemble() {
+    response->set_model_name(handle.name);
+    response->set_model_version(absl::StrCat(handle.version));
+    response->set_id(request->id());
+    for (const std::string& name : outputs) {
+      if (name == kFeaturesOutputName) {
+        AppendFp32Output(name, featurize_response.num_rows(), featurize_response.feature_dim(),
+                         featurize_response.mutable_features(), raw, response);
+      } else if (name == kScoresOutputName) {
+        AppendFp32Output(name, predict_response.num_rows(), predict_response.output_dim(),
+                         predict_response.mutable_scores(), raw, response);
+      } else if (name == kPredictedClassOutputName) {
+        AppendBytesOutput(name, predict_response.predicted_classes(), raw, response);
+      } else if (name == kPredictedIndexOutputName) {
+        AppendInt32Output(name, predict_response.mutable_predicted_indices(), raw, response);
+      }
+    }
+  }
+};
+
+}  // namespace
+
+absl::Status InferenceHandler::ServerLive(const inference::ServerLiveRequest& /*request*/,
+                                          inference::ServerLiveResponse* response) const {
+  response->set_live(true);
+  return absl::OkStatus();
+}
+
+absl::Status InferenceHandler::ServerReady(const inference::ServerReadyRequest& /*request*/,
+                                           inference::ServerReadyResponse* response) const {
+  response->set_ready(server_ready_ ? server_ready_() : registry_->Serving());
+  return absl::OkStatus();
+}
+
+absl::Status InferenceHandler::ModelReady(const inference::ModelReadyRequest& request,
+                                          inference::ModelReadyResponse* response) const {
+  absl::StatusOr<v1::ModelSpec> spec =
+      ModelSpecFromProtocol(request.name(), request.version(), kNameField, kVersionField);
+  if (!spec.ok()) return spec.status();
+  response->set_ready(registry_->Lookup(spec->name(), spec->version(), spec->version_label()).ok());
+  return absl::OkStatus();
+}
+
+absl::Status InferenceHandler::ServerMetadata(const inference::ServerMetadataRequest& /*request*/,
+                                              inference::ServerMetadataResponse* response) const {
+  response->set_name(kServerName);
+  response->set_version(server_version_);
+  return absl::OkStatus();
+}
+
+absl::Status InferenceHandler::ModelMetadata(const inference::ModelMetadataRequest& request,
+                                             inference::ModelMetadataResponse* response) const {
+  absl::StatusOr<Registry::Handle> handle = ResolveProtocolModel(
+      *registry_, request.name(), request.version(), kNameField, kVersionField);
+  if (!handle.ok()) return handle.status();
+  v1::GetModelMetadataResponse metadata;
+  FillModelMetadata(handle->name, handle->version, *handle->servable, &metadata);
+  FillInferenceModelMetadata(metadata, ReadyVersions(*registry_, handle->name), response);
+  return absl::OkStatus();
+}
+
+void InferenceHandler::ModelInfer(const inference::ModelInferRequest& request,
+                                  inference::ModelInferResponse* response, absl::Time deadline,
+                                  DoneFn done, const std::shared_ptr<CancelToken>& cancel) const {
+  absl::StatusOr<Registry::Handle> handle =
+      ResolveProtocolModel(*registry_, request.model_name(), request.model_version(),
+                           kInferNameField, kInferVersionField);
+  if (!handle.ok()) return done(handle.status());
+  v1::GetModelMetadataResponse metadata;
+  FillModelMetadata(handle->name, handle->version, *handle->servable, &metadata);
+  const InferenceModelShape shape = ShapeFromMetadata(metadata);
+
+  auto call = std::make_shared<InferCall>();
+  absl::StatusOr<v1::InputBatch> batch =
+      DecodeInferInput(request, shape, features_->max_request_rows(), &call->raw);
+  if (!batch.ok()) return done(batch.status());
+  absl::StatusOr<std::vector<std::string>> outputs = SelectOutputs(request, shape);
+  if (!outputs.ok()) return done(outputs.status());
+  if (absl::Status s =
+          CheckInferResponseSize(batch->num_rows(), shape, *outputs, max_response_bytes_);
+      !s.ok()) {
+    return done(s);
+  }
+
+  call->request = &request;
+  call->response = response;
+  call->done = std::move(done);
+  call->handle = *handle;
+  call->outputs = *std::move(outputs);
+  for (const std::string& name : call->outputs) {
+    if (name == kFeaturesOutputName) {
+      call->featurize = true;
+    } else {
+      call->predict = true;
+    }
+  }
+  // Pin the resolved version, so that both calls use the same one even if a
+  // reload changes the newest version in between.
+  v1::ModelSpec pinned;
+  pinned.set_name(handle->name);
+  pinned.set_version(handle->version);
+  call->pending = (call->featurize ? 1 : 0) + (call->predict ? 1 : 0);
+  if (call->featurize) {
+    *call->featurize_request.mutable_model() = pinned;
+    if (call->predict) {
+      *call->featurize_request.mutable_inputs() = *batch;
+    } else {
+      *call->featurize_request.mutable_inputs() = *std::move(batch);
+    }
+  }
+  if (call->predict) {
+    *call->predict_request.mutable_model() = pinned;
+    *call->predict_request.mutable_inputs() = *std::move(batch);
+  }
+  // The call keeps itself alive through the callbacks; `done` may run inside
+  // either Featurize or Predict below.
+  const bool featurize = call->featurize;
+  const bool predict = call->predict;
+  if (featurize) {
+    features_->Featurize(
+        call->featurize_request, &call->featurize_response, deadline,
+        [call](absl::Status status) { call->Finished(status); }, cancel);
+  }
+  if (predict) {
+    features_->Predict(
+        call->predict_request, &call->predict_response, deadline,
+        [call](absl::Status status) { call->Finished(status); }, cancel);
+  }
+}
+
+absl::StatusOr<inference::ModelInferResponse> InferenceHandler::ModelInfer(
+    const inference::ModelInferRequest& request, absl::Time deadline,
+    const std::shared_ptr<CancelToken>& cancel) const {
+  inference::ModelInferResponse response;
+  absl::Status status;
+  absl::Notification finished;
+  ModelInfer(
+      request, &response, deadline,
+      [&status, &finished](absl::Status s) {
+        status = std::move(s);
+        finished.Notify();
+      },
+      cancel);
+  finished.WaitForNotification();
+  if (!status.ok()) return status;
+  return response;
+}
+
+}  // namespace invariant::server

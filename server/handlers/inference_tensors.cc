@@ -1,0 +1,399 @@
+#include "server/handlers/inference_tensors.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/base/error_text.h"
+#include "core/base/json.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "server/handlers/validation.h"
+
+namespace invariant::server {
+namespace {
+
+constexpr char kFp32[] = "FP32";
+constexpr char kInt32[] = "INT32";
+constexpr char kBytes[] = "BYTES";
+
+// The accepted input shapes, for error messages: "[n, 16]" or "[n, 16] or [n, 4, 4]".
+std::string ExpectedInputShapes(const InferenceModelShape& model) {
+  std::string text = absl::StrCat("[n, ", model.input_dim, "]");
+  if (model.input_shape.size() > 1) {
+    absl::StrAppend(&text, " or [n, ", absl::StrJoin(model.input_shape, ", "), "]");
+  }
+  return text;
+}
+
+// The name of the first typed contents field other than fp32_contents that
+// holds values, or "" when none does.
+std::string OtherContentsField(const inference::InferTensorContents& c) {
+  if (c.bool_contents_size() > 0) return "bool_contents";
+  if (c.int_contents_size() > 0) return "int_contents";
+  if (c.int64_contents_size() > 0) return "int64_contents";
+  if (c.uint_contents_size() > 0) return "uint_contents";
+  if (c.uint64_contents_size() > 0) return "uint64_contents";
+  if (c.fp64_contents_size() > 0) return "fp64_contents";
+  if (c.bytes_contents_size() > 0) return "bytes_contents";
+  return "";
+}
+
+std::string JsonOf(const google::protobuf::Message& message) {
+  std::string json;
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  if (!google::protobuf::util::MessageToJsonString(message, &json, options).ok()) return "{}";
+  return json;
+}
+
+std::string JsonStringArray(const google::protobuf::RepeatedPtrField<std::string>& values) {
+  std::vector<std::string> quoted;
+  quoted.reserve(values.size());
+  for (const std::string& v : values) quoted.push_back(JsonString(v));
+  return absl::StrCat("[", absl::StrJoin(quoted, ", "), "]");
+}
+
+void AddTensorMetadata(
+    const std::string& name, const std::string& datatype, std::vector<int64_t> shape,
+    google::protobuf::RepeatedPtrField<inference::ModelMetadataResponse::TensorMetadata>* out) {
+  inference::ModelMetadataResponse::TensorMetadata* tensor = out->Add();
+  tensor->set_name(name);
+  tensor->set_datatype(datatype);
+  for (int64_t d : shape) tensor->add_shape(d);
+}
+
+inference::ModelInferResponse::InferOutputTensor* AddOutputTensor(
+    const std::string& name, const char* datatype, std::vector<int64_t> shape,
+    inference::ModelInferResponse* response) {
+  inference::ModelInferResponse::InferOutputTensor* tensor = response->add_outputs();
+  tensor->set_name(name);
+  tensor->set_datatype(datatype);
+  for (int64_t d : shape) tensor->add_shape(d);
+  return tensor;
+}
+
+// Replaces `from` at the start of `message` by `to` when it is followed by
+// one of ':', '[' or ' ' (so "inputs" does not match "inputs.values").
+bool ReplacePrefix(std::string& message, absl::string_view from, absl::string_view to) {
+  if (!absl::StartsWith(message, from) || message.size() == from.size()) return false;
+  const char next = message[from.size()];
+  if (next != ':' && next != '[' && next != ' ') return false;
+  message = absl::StrCat(to, message.substr(from.size()));
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::ModelSpec> ModelSpecFromProtocol(const std::string& name,
+                                                    const std::string& version,
+                                                    const std::string& name_field,
+                                                    const std::string& version_field) {
+  v1::ModelSpec spec;
+  if (name.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name_field, ": expected a model name, received an empty string"));
+  }
+  spec.set_name(name);
+  if (version.empty() || version == "latest") return spec;
+  const bool numeric_start =
+      absl::ascii_isdigit(version[0]) || version[0] == '-' || version[0] == '+';
+  if (!numeric_start) {
+    spec.set_version_label(version);
+    return spec;
+  }
+  int64_t number = 0;
+  const bool digits_only =
+      std::all_of(version.begin(), version.end(), [](char c) { return absl::ascii_isdigit(c); });
+  if (!digits_only || !absl::SimpleAtoi(version, &number) || number <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(version_field,
+                     ": expected a positive integer version, a version label or empty (the "
+                     "newest ready version), received '",
+                     EchoInput(version), "'"));
+  }
+  spec.set_version(number);
+  return spec;
+}
+
+absl::Status WithProtocolFieldNames(const absl::Status& status, const std::string& name_field,
+                                    const std::string& version_field, bool raw_input) {
+  if (status.ok()) return status;
+  std::string message(status.message());
+  // Longer names first: "inputs" is a prefix of the others.
+  ReplacePrefix(message, "model.name", name_field) ||
+      ReplacePrefix(message, "model.version_label", version_field) ||
+      ReplacePrefix(message, "model.version", version_field) ||
+      ReplacePrefix(message, "inputs.raw_values", "raw_input_contents[0]") ||
+      ReplacePrefix(message, "inputs.values", "inputs[0].contents.fp32_contents") ||
+      ReplacePrefix(message, "inputs.num_rows", "inputs[0].shape") ||
+      ReplacePrefix(message, "inputs", raw_input ? "raw_input_contents[0]" : "inputs[0]");
+  return absl::Status(status.code(), message);
+}
+
+std::vector<std::string> OutputNames(const InferenceModelShape& model) {
+  std::vector<std::string> names = {kFeaturesOutputName};
+  if (model.has_head) names.push_back(kScoresOutputName);
+  if (model.has_head && model.classifier) {
+    names.push_back(kPredictedClassOutputName);
+    names.push_back(kPredictedIndexOutputName);
+  }
+  return names;
+}
+
+absl::StatusOr<v1::InputBatch> DecodeInferInput(const inference::ModelInferRequest& request,
+                                                const InferenceModelShape& model, int64_t max_rows,
+                                                bool* raw_input) {
+  if (request.inputs_size() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("inputs: expected exactly 1 input tensor named '", kInferenceInputName,
+                     "', received ", request.inputs_size()));
+  }
+  const inference::ModelInferRequest::InferInputTensor& input = request.inputs(0);
+  if (input.name() != kInferenceInputName) {
+    return absl::InvalidArgumentError(absl::StrCat("inputs[0].name: expected '",
+                                                   kInferenceInputName, "', received '",
+                                                   EchoInput(input.name()), "'"));
+  }
+  if (input.datatype() != kFp32) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "inputs[0].datatype: expected ", kFp32, ", received '", EchoInput(input.datatype()), "'"));
+  }
+  // Shape: [n, input_dim] or [n, *input_shape], n ≥ 1.
+  const auto& shape = input.shape();
+  bool shape_ok = shape.size() >= 2 && shape[0] >= 1;
+  if (shape_ok) {
+    const std::vector<int64_t> row_shape(shape.begin() + 1, shape.end());
+    shape_ok = (row_shape.size() == 1 && row_shape[0] == model.input_dim) ||
+               row_shape == model.input_shape;
+  }
+  if (!shape_ok) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("inputs[0].shape: expected ", ExpectedInputShapes(model),
+                     " with n >= 1 rows, received ", EchoShape(shape)));
+  }
+  const int64_t rows = shape[0];
+  // The configured limit first, before any count derived from the shape: a
+  // request declaring too many rows hears the limit it broke.
+  if (rows > max_rows) {
+    return absl::InvalidArgumentError(absl::StrCat("inputs[0].shape: expected at most ", max_rows,
+                                                   " rows per request, received ",
+                                                   EchoShape(shape)));
+  }
+  // Only reachable with a limit beyond what the byte count can hold.
+  const int64_t max_countable_rows =
+      std::numeric_limits<int64_t>::max() / static_cast<int64_t>(sizeof(float)) / model.input_dim;
+  if (rows > max_countable_rows) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("inputs[0].shape: expected a shape whose byte count fits in 64 bits (at most ",
+                     max_countable_rows, " rows of ", model.input_dim, " FP32 values), received ",
+                     EchoShape(shape)));
+  }
+  const int64_t count = rows * model.input_dim;
+
+  v1::InputBatch batch;
+  batch.set_num_rows(rows);
+  *raw_input = request.raw_input_contents_size() > 0;
+  if (*raw_input) {
+    if (request.raw_input_contents_size() != request.inputs_size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "raw_input_contents: expected ", request.inputs_size(),
+          " entry (one per input tensor), received ", request.raw_input_contents_size()));
+    }
+    if (input.has_contents()) {
+      return absl::InvalidArgumentError(
+          "inputs[0].contents: expected no contents when raw_input_contents is used, received "
+          "both");
+    }
+    const std::string& raw = request.raw_input_contents(0);
+    const int64_t expected_bytes = count * static_cast<int64_t>(sizeof(float));
+    if (static_cast<int64_t>(raw.size()) != expected_bytes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "raw_input_contents[0]: expected ", expected_bytes, " bytes (", count,
+          " little-endian FP32 values for shape ", EchoShape(shape), "), received ", raw.size()));
+    }
+    batch.set_raw_values(raw);
+    return batch;
+  }
+  const std::string other = OtherContentsField(input.contents());
+  if (!other.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "inputs[0].contents: expected fp32_contents for datatype FP32, received ", other));
+  }
+  const auto& values = input.contents().fp32_contents();
+  if (values.size() != count) {
+    return absl::InvalidArgumentError(absl::StrCat("inputs[0].contents.fp32_contents: expected ",
+                                                   count, " values for shape ", EchoShape(shape),
+                                                   ", received ", values.size()));
+  }
+  *batch.mutable_values() = values;
+  return batch;
+}
+
+absl::StatusOr<std::vector<std::string>> SelectOutputs(const inference::ModelInferRequest& request,
+                                                       const InferenceModelShape& model) {
+  const std::vector<std::string> available = OutputNames(model);
+  if (request.outputs_size() == 0) return available;
+  std::vector<std::string> selected;
+  for (int i = 0; i < request.outputs_size(); ++i) {
+    const std::string& name = request.outputs(i).name();
+    if (std::find(available.begin(), available.end(), name) == available.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("outputs[", i, "].name: expected one of [", absl::StrJoin(available, ", "),
+                       "]", model.has_head ? "" : " (the model has no linear head)", ", received '",
+                       EchoInput(name), "'"));
+    }
+    if (std::find(selected.begin(), selected.end(), name) != selected.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("outputs[", i, "].name: expected each output at most once, received '",
+                       EchoInput(name), "' again"));
+    }
+    selected.push_back(name);
+  }
+  return selected;
+}
+
+absl::Status CheckInferResponseSize(int64_t rows, const InferenceModelShape& model,
+                                    const std::vector<std::string>& outputs,
+                                    int64_t max_response_bytes) {
+  constexpr int64_t kOverheadBytes = 1024;  // names, shapes, message framing
+  int64_t bytes_per_row = 0;
+  for (const std::string& name : outputs) {
+    if (name == kFeaturesOutputName) {
+      bytes_per_row += static_cast<int64_t>(sizeof(float)) * model.feature_dim;
+    } else if (name == kScoresOutputName) {
+      bytes_per_row += static_cast<int64_t>(sizeof(float)) * model.output_dim;
+    } else if (name == kPredictedClassOutputName) {
+      bytes_per_row += 8 + model.longest_class_name;  // length prefix or tag + length
+    } else if (name == kPredictedIndexOutputName) {
+      bytes_per_row += 8;
+    }
+  }
+  const int64_t budget = std::max<int64_t>(0, max_response_bytes - kOverheadBytes);
+  const int64_t max_rows = budget / std::max<int64_t>(1, bytes_per_row);
+  if (rows <= max_rows) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("inputs[0].shape: expected at most ", max_rows, " rows so that the response (",
+                   bytes_per_row, " bytes per row for ", absl::StrJoin(outputs, ", "),
+                   ") fits max_message_bytes=", max_response_bytes, ", received ", rows));
+}
+
+void AppendFp32Output(const std::string& name, int64_t rows, int64_t cols,
+                      google::protobuf::RepeatedField<float>* values, bool raw,
+                      inference::ModelInferResponse* response) {
+  inference::ModelInferResponse::InferOutputTensor* tensor =
+      AddOutputTensor(name, kFp32, {rows, cols}, response);
+  if (raw) {
+    // The server runs on little-endian hosts only, so the bytes are the wire form.
+    std::string* bytes = response->add_raw_output_contents();
+    bytes->resize(values->size() * sizeof(float));
+    if (!values->empty()) std::memcpy(bytes->data(), values->data(), bytes->size());
+  } else {
+    tensor->mutable_contents()->mutable_fp32_contents()->Swap(values);
+  }
+}
+
+void AppendInt32Output(const std::string& name, google::protobuf::RepeatedField<int32_t>* values,
+                       bool raw, inference::ModelInferResponse* response) {
+  inference::ModelInferResponse::InferOutputTensor* tensor =
+      AddOutputTensor(name, kInt32, {values->size()}, response);
+  if (raw) {
+    std::string* bytes = response->add_raw_output_contents();
+    bytes->resize(values->size() * sizeof(int32_t));
+    if (!values->empty()) std::memcpy(bytes->data(), values->data(), bytes->size());
+  } else {
+    tensor->mutable_contents()->mutable_int_contents()->Swap(values);
+  }
+}
+
+void AppendBytesOutput(const std::string& name,
+                       const google::protobuf::RepeatedPtrField<std::string>& values, bool raw,
+                       inference::ModelInferResponse* response) {
+  inference::ModelInferResponse::InferOutputTensor* tensor =
+      AddOutputTensor(name, kBytes, {values.size()}, response);
+  if (raw) {
+    std::string* bytes = response->add_raw_output_contents();
+    for (const std::string& value : values) {
+      const uint32_t length = static_cast<uint32_t>(value.size());
+      const char prefix[4] = {
+          static_cast<char>(length & 0xff), static_cast<char>((length >> 8) & 0xff),
+          static_cast<char>((length >> 16) & 0xff), static_cast<char>((length >> 24) & 0xff)};
+      bytes->append(prefix, sizeof(prefix));
+      bytes->append(value);
+    }
+  } else {
+    *tensor->mutable_contents()->mutable_bytes_contents() = values;
+  }
+}
+
+InferenceModelShape ShapeFromMetadata(const v1::GetModelMetadataResponse& metadata) {
+  InferenceModelShape shape;
+  shape.input_dim = metadata.input_dim();
+  shape.input_shape.assign(metadata.input_shape().begin(), metadata.input_shape().end());
+  if (shape.input_shape.empty()) shape.input_shape = {shape.input_dim};
+  shape.feature_dim = metadata.feature_dim();
+  shape.output_dim = metadata.output_dim();
+  shape.has_head = metadata.has_head() && metadata.output_dim() > 0;
+  shape.classifier = shape.has_head && metadata.head().task() == v1::TASK_CLASSIFICATION;
+  for (const std::string& name : metadata.head().class_names()) {
+    shape.longest_class_name =
+        std::max(shape.longest_class_name, static_cast<int64_t>(name.size()));
+  }
+  // A class without a name is answered with its index.
+  shape.longest_class_name = std::max<int64_t>(shape.longest_class_name, 20);
+  return shape;
+}
+
+void FillInferenceModelMetadata(const v1::GetModelMetadataResponse& metadata,
+                                const std::vector<int64_t>& versions,
+                                inference::ModelMetadataResponse* out) {
+  const InferenceModelShape shape = ShapeFromMetadata(metadata);
+  out->set_name(metadata.model_name());
+  for (int64_t v : versions) out->add_versions(absl::StrCat(v));
+  out->set_platform("invariant");
+  AddTensorMetadata(kInferenceInputName, kFp32, {-1, shape.input_dim}, out->mutable_inputs());
+  for (const std::string& name : OutputNames(shape)) {
+    if (name == kFeaturesOutputName) {
+      AddTensorMetadata(name, kFp32, {-1, shape.feature_dim}, out->mutable_outputs());
+    } else if (name == kScoresOutputName) {
+      AddTensorMetadata(name, kFp32, {-1, shape.output_dim}, out->mutable_outputs());
+    } else if (name == kPredictedClassOutputName) {
+      AddTensorMetadata(name, kBytes, {-1}, out->mutable_outputs());
+    } else {
+      AddTensorMetadata(name, kInt32, {-1}, out->mutable_outputs());
+    }
+  }
+  auto& properties = *out->mutable_properties();
+  properties["version"] = absl::StrCat(metadata.model_version());
+  properties["encoder_kind"] = metadata.encoder_kind();
+  properties["encoder"] = JsonOf(metadata.encoder());
+  properties["group"] = JsonOf(metadata.encoder().group());
+  if (metadata.has_certificate()) properties["certificate"] = JsonOf(metadata.certificate());
+  properties["input_shape"] = ShapeText(shape.input_shape);
+  properties["input_dim"] = absl::StrCat(shape.input_dim);
+  properties["feature_dim"] = absl::StrCat(shape.feature_dim);
+  properties["output_dim"] = absl::StrCat(shape.output_dim);
+  properties["model_bytes"] = absl::StrCat(metadata.model_bytes());
+  if (shape.has_head) {
+    properties["task"] = shape.classifier ? "classification" : "regression";
+    if (metadata.head().class_names_size() > 0) {
+      properties["class_names"] = JsonStringArray(metadata.head().class_names());
+    }
+    if (metadata.head().target_names_size() > 0) {
+      properties["target_names"] = JsonStringArray(metadata.head().target_names());
+    }
+  }
+  google::protobuf::Struct metrics;
+  for (const auto& [key, value] : metadata.metrics()) {
+    (*metrics.mutable_fields())[key].set_number_value(value);
+  }
+  properties["metrics"] = JsonOf(metrics);
+}
+
+}  // namespace invariant::server

@@ -1,0 +1,118 @@
+// inference_tensors.h: Open Inference Protocol tensors and names ↔ invariant.v1, free of gRPC.
+//
+// Pure functions used by InferenceHandler (and so by every transport of the
+// protocol): they turn the protocol's version strings into a v1::ModelSpec,
+// check the one input tensor ("input", FP32, shape [n, input_dim] or
+// [n, *input_shape], data in contents.fp32_contents or raw_input_contents[0])
+// and convert it to a v1::InputBatch, pick the requested outputs, append
+// output tensors in the typed or the raw form, and describe a model as a
+// ModelMetadataResponse. Every error is INVALID_ARGUMENT naming the protocol
+// field (e.g. "inputs[0].shape: expected [n, 16] ..., received [2, 5]").
+//
+// The outputs of a model, in this order: "features" FP32 [n, feature_dim];
+// with a linear head "scores" FP32 [n, output_dim]; for a classifier also
+// "predicted_class" BYTES [n] (class names) and "predicted_index" INT32 [n].
+#ifndef INVARIANT_SERVER_HANDLERS_INFERENCE_TENSORS_H_
+#define INVARIANT_SERVER_HANDLERS_INFERENCE_TENSORS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "google/protobuf/repeated_field.h"
+#include "inference/grpc_service.pb.h"
+#include "invariant/v1/feature_service.pb.h"
+
+namespace invariant::server {
+
+inline constexpr char kInferenceInputName[] = "input";
+inline constexpr char kFeaturesOutputName[] = "features";
+inline constexpr char kScoresOutputName[] = "scores";
+inline constexpr char kPredictedClassOutputName[] = "predicted_class";
+inline constexpr char kPredictedIndexOutputName[] = "predicted_index";
+
+// What a model computes, as far as the protocol's tensors are concerned.
+struct InferenceModelShape {
+  int64_t input_dim = 0;
+  std::vector<int64_t> input_shape;  // e.g. {28, 28, 1}; {input_dim} when unknown
+  int64_t feature_dim = 0;
+  int64_t output_dim = 0;  // 0 without a head
+  bool has_head = false;
+  bool classifier = false;
+  int64_t longest_class_name = 0;  // bytes
+};
+
+// The model named `name` at protocol version `version`: "" or "latest" = the
+// newest ready version, a positive decimal integer = that version, any other
+// string not starting with a digit or a sign = a version label (labels.txt).
+// INVALID_ARGUMENT naming `name_field` / `version_field` otherwise.
+absl::StatusOr<v1::ModelSpec> ModelSpecFromProtocol(const std::string& name,
+                                                    const std::string& version,
+                                                    const std::string& name_field,
+                                                    const std::string& version_field);
+
+// Rewrites the invariant.v1 field names at the start of an error message
+// (model.name, model.version, model.version_label, inputs, inputs.values,
+// inputs.raw_values, inputs.num_rows) into the protocol's, so that errors of
+// the shared validation name the field the protocol client sent. OK stays OK.
+absl::Status WithProtocolFieldNames(const absl::Status& status, const std::string& name_field,
+                                    const std::string& version_field, bool raw_input);
+
+// The output names `model` offers, in the order above.
+std::vector<std::string> OutputNames(const InferenceModelShape& model);
+
+// Checks the request's one input tensor against `model` and returns it as a
+// v1::InputBatch (num_rows set; values or raw_values copied). `*raw_input`
+// tells whether raw_input_contents carried it. A shape of more than
+// `max_rows` rows (the server's configured rows per request,
+// FeatureHandler::max_request_rows) is refused naming that limit before the
+// contents are looked at. Finite values and the response size are checked
+// later by the shared v1 validation.
+absl::StatusOr<v1::InputBatch> DecodeInferInput(const inference::ModelInferRequest& request,
+                                                const InferenceModelShape& model, int64_t max_rows,
+                                                bool* raw_input);
+
+// The outputs the request names (all of OutputNames(model) when it names
+// none), in request order; INVALID_ARGUMENT for an unknown or repeated name.
+absl::StatusOr<std::vector<std::string>> SelectOutputs(const inference::ModelInferRequest& request,
+                                                       const InferenceModelShape& model);
+
+// OK when a response with `outputs` for `rows` rows fits `max_response_bytes`
+// (bounded from above, with the same framing allowance as invariant.v1);
+// INVALID_ARGUMENT naming inputs[0].shape otherwise. invariant.v1 checks each
+// of features and scores alone; this checks them together.
+absl::Status CheckInferResponseSize(int64_t rows, const InferenceModelShape& model,
+                                    const std::vector<std::string>& outputs,
+                                    int64_t max_response_bytes);
+
+// Appends an output tensor of `rows` × `cols` floats (shape [rows, cols]),
+// `rows` int32 values or `rows` strings (shape [rows]) to `response`: in
+// raw_output_contents (little-endian; BYTES as 4-byte length + bytes) when
+// `raw`, otherwise in the tensor's contents. The float and int32 values are
+// moved out of `values`.
+void AppendFp32Output(const std::string& name, int64_t rows, int64_t cols,
+                      google::protobuf::RepeatedField<float>* values, bool raw,
+                      inference::ModelInferResponse* response);
+void AppendInt32Output(const std::string& name, google::protobuf::RepeatedField<int32_t>* values,
+                       bool raw, inference::ModelInferResponse* response);
+void AppendBytesOutput(const std::string& name,
+                       const google::protobuf::RepeatedPtrField<std::string>& values, bool raw,
+                       inference::ModelInferResponse* response);
+
+// Fills `out` from the v1 metadata of one model version: name, `versions`
+// (ready versions, newest first), platform "invariant", the input and output
+// tensors, and properties: encoder_kind, encoder, group and certificate (as
+// JSON), input_shape, input_dim, feature_dim, output_dim, task, class_names /
+// target_names (JSON arrays), metrics (JSON object), model_bytes, version.
+void FillInferenceModelMetadata(const v1::GetModelMetadataResponse& metadata,
+                                const std::vector<int64_t>& versions,
+                                inference::ModelMetadataResponse* out);
+
+// The InferenceModelShape of a model described by `metadata`.
+InferenceModelShape ShapeFromMetadata(const v1::GetModelMetadataResponse& metadata);
+
+}  // namespace invariant::server
+
+#endif  // INVARIANT_SERVER_HANDLERS_INFERENCE_TENSORS_H_

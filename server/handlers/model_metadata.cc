@@ -1,0 +1,98 @@
+#include "server/handlers/model_metadata.h"
+
+#include "absl/strings/str_cat.h"
+#include "core/model/featurizer_factory.h"
+#include "server/handlers/validation.h"
+
+namespace invariant::server {
+namespace {
+
+v1::VersionState ToProto(VersionState state) {
+  switch (state) {
+    case VersionState::kLoading:
+      return v1::VERSION_STATE_LOADING;
+    case VersionState::kReady:
+      return v1::VERSION_STATE_READY;
+    case VersionState::kFailed:
+      return v1::VERSION_STATE_FAILED;
+    case VersionState::kUnloaded:
+      return v1::VERSION_STATE_UNLOADED;
+  }
+  return v1::VERSION_STATE_UNSPECIFIED;
+}
+
+}  // namespace
+
+void CopyMirror(const google::protobuf::Message& manifest_part, google::protobuf::Message* api) {
+  // Field by field through the wire format: the API messages reuse the
+  // manifest's numbers and types for the fields they mirror, so those parse
+  // into the same values; every other manifest field arrives as an unknown
+  // field (at any depth) and is discarded.
+  api->ParseFromString(manifest_part.SerializeAsString());
+  api->DiscardUnknownFields();
+}
+
+void FillModelMetadata(const std::string& name, int64_t version, const Model& model,
+                       v1::GetModelMetadataResponse* out) {
+  const v1::Manifest& manifest = model.manifest();
+  out->set_model_name(name);
+  out->set_model_version(version);
+  if (manifest.encoder().input_shape_size() > 0) {
+    *out->mutable_input_shape() = manifest.encoder().input_shape();
+  } else {
+    out->add_input_shape(model.input_dim());
+  }
+  out->set_input_dim(model.input_dim());
+  out->set_feature_dim(model.feature_dim());
+  out->set_output_dim(model.output_dim());
+  out->set_encoder_kind(EncoderKindName(manifest.encoder()));
+  out->set_model_bytes(model.bytes());
+  ManifestToApi(manifest, out);
+}
+
+void ManifestToApi(const v1::Manifest& manifest, v1::GetModelMetadataResponse* out) {
+  CopyMirror(manifest.encoder(), out->mutable_encoder());
+  if (manifest.has_head()) CopyMirror(manifest.head(), out->mutable_head());
+  if (manifest.has_certificate()) CopyMirror(manifest.certificate(), out->mutable_certificate());
+  *out->mutable_metrics() = manifest.metrics();
+  *out->mutable_input_columns() = manifest.input_columns();
+  out->set_input_scaling(manifest.input_scaling());
+}
+
+void FillModelList(const Registry& registry, v1::ListModelsResponse* out) {
+  for (const auto& [name, versions] : registry.Snapshot()) {
+    v1::ModelSummary* summary = out->add_models();
+    summary->set_name(name);
+    for (const auto& info : versions) {
+      if (info.state != VersionState::kReady) continue;
+      v1::ModelVersionSummary* v = summary->add_versions();
+      v->set_version(info.version);
+      v->set_encoder_kind(EncoderKindName(info.servable->manifest().encoder()));
+      v->set_has_head(info.servable->has_head());
+    }
+    for (const auto& [label, version] : registry.Labels(name)) {
+      (*summary->mutable_labels())[label] = version;
+    }
+  }
+}
+
+absl::Status FillModelStatus(const Registry& registry, const std::string& name,
+                             v1::GetModelStatusResponse* out) {
+  for (const auto& [model_name, versions] : registry.Snapshot()) {
+    if (!name.empty() && model_name != name) continue;
+    v1::ModelStatus* status = out->add_models();
+    status->set_name(model_name);
+    for (const auto& info : versions) {
+      v1::VersionStatus* v = status->add_versions();
+      v->set_version(info.version);
+      v->set_state(ToProto(info.state));
+      v->set_error(info.error);
+    }
+  }
+  if (!name.empty() && out->models_size() == 0) {
+    return absl::NotFoundError(absl::StrCat("model_name: no model named '", EchoInput(name), "'"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace invariant::server

@@ -1,0 +1,51 @@
+// model_metadata.h: model descriptions for ListModels and GetModelMetadata.
+//
+// Pure functions from a loaded Model (and the registry's view) to the API
+// messages of feature_service.proto. The API describes a model with its own
+// messages (model_info.proto); ManifestToApi is the one place a bundle
+// manifest becomes them, so a manifest field reaches the wire only when it
+// is copied there.
+#ifndef INVARIANT_SERVER_HANDLERS_MODEL_METADATA_H_
+#define INVARIANT_SERVER_HANDLERS_MODEL_METADATA_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "core/model/model.h"
+#include "google/protobuf/message.h"
+#include "invariant/v1/feature_service.pb.h"
+#include "invariant/v1/model_admin_service.pb.h"
+#include "server/lifecycle/registry.h"
+
+namespace invariant::server {
+
+using Registry = ModelRegistry<Model>;
+
+// Fills `out` with the shapes, encoder, head, metrics and certificate of `model`.
+void FillModelMetadata(const std::string& name, int64_t version, const Model& model,
+                       v1::GetModelMetadataResponse* out);
+
+// The manifest's encoder, head, certificate, metrics and input schema as the
+// API's messages (fields of `out` not derived from the manifest are untouched).
+void ManifestToApi(const v1::Manifest& manifest, v1::GetModelMetadataResponse* out);
+
+// Replaces `api` (an API mirror such as v1::EncoderInfo) with the fields of
+// `manifest_part` (its manifest message, v1::EncoderSpec) that the mirror
+// declares; manifest-only fields are dropped. The mirrors keep the manifest's
+// field names, numbers and types (model_metadata_test checks every pair).
+void CopyMirror(const google::protobuf::Message& manifest_part, google::protobuf::Message* api);
+
+// One summary per model with its ready versions (newest first) and labels.
+void FillModelList(const Registry& registry, v1::ListModelsResponse* out);
+
+// The per-version states of every model (or only `name` when not empty);
+// NOT_FOUND when `name` names no model.
+absl::Status FillModelStatus(const Registry& registry, const std::string& name,
+                             v1::GetModelStatusResponse* out);
+
+}  // namespace invariant::server
+
+#endif  // INVARIANT_SERVER_HANDLERS_MODEL_METADATA_H_

@@ -1,0 +1,247 @@
+#include "server/rest/rest_service.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "client/grpc_code_name.h"
+#include "core/base/json.h"
+#include "server/common/auth.h"
+#include "server/common/status_util.h"
+#include "server/handlers/validation.h"
+#include "server/rest/rest_codec.h"
+
+namespace invariant::server {
+namespace {
+
+constexpr char kJson[] = "application/json";
+
+HttpResponse Json(int status, std::string body) {
+  HttpResponse response;
+  response.status = status;
+  response.content_type = kJson;
+  response.body = std::move(body);
+  return response;
+}
+
+using Route = RestInferenceService::Route;
+
+// /v2, /v2/health/{live,ready}, /v2/models/{name}[/versions/{v}][/ready|/infer]
+Route Match(const std::string& path) {
+  std::vector<std::string> parts = absl::StrSplit(path, '/');
+  Route route;
+  if (parts.size() < 2 || !parts[0].empty() || parts[1] != "v2") return route;
+  parts.erase(parts.begin(), parts.begin() + 2);
+  if (parts.empty()) {
+    route.method = "ServerMetadata";
+  } else if (parts.size() == 2 && parts[0] == "health") {
+    if (parts[1] == "live") route.method = "ServerLive";
+    if (parts[1] == "ready") route.method = "ServerReady";
+  } else if (parts.size() >= 2 && parts[0] == "models") {
+    route.model = parts[1];
+    size_t next = 2;
+    if (parts.size() >= 4 && parts[2] == "versions") {
+      route.version = parts[3];
+      next = 4;
+    }
+    if (parts.size() == next) {
+      route.method = "ModelMetadata";
+    } else if (parts.size() == next + 1 && parts[next] == "ready") {
+      route.method = "ModelReady";
+    } else if (parts.size() == next + 1 && parts[next] == "infer") {
+      route.method = "ModelInfer";
+      route.http_method = "POST";
+    }
+  }
+  return route;
+}
+
+// The shared validation names the protocol's gRPC fields; a REST client sent
+// the tensor's elements as "data".
+absl::Status WithRestFieldNames(const absl::Status& status) {
+  constexpr absl::string_view kGrpcField = "inputs[0].contents.fp32_contents";
+  if (!absl::StartsWith(status.message(), kGrpcField)) return status;
+  return absl::Status(status.code(),
+                      absl::StrCat("inputs[0].data", status.message().substr(kGrpcField.size())));
+}
+
+bool MethodAllowed(const std::string& http_method, const Route& route) {
+  if (http_method == route.http_method) return true;
+  return route.http_method == "GET" && http_method == "HEAD";
+}
+
+}  // namespace
+
+HttpResponse RestInferenceService::ErrorResponse(int status, const std::string& message) {
+  return Json(status, ErrorToJson(message));
+}
+
+void RestInferenceService::Register(HttpServer* server) const {
+  if (metrics_ != nullptr) {
+    for (const char* method : {"ServerLive", "ServerReady", "ServerMetadata", "ModelMetadata",
+                               "ModelReady", "ModelInfer"}) {
+      for (int code = 0; code <= 16; ++code) {
+        metrics_->RpcKnown(kRestServiceLabel, method, "http", GrpcCodeName(code));
+      }
+    }
+  }
+  server->Route(
+      "/", [this](HttpRequest& request) { return Handle(request); },
+      [this](const HttpRequest& request) { return Admit(request); });
+}
+
+std::optional<HttpResponse> RestInferenceService::Admit(const HttpRequest& request) const {
+  const Route route = Match(request.path);
+  if (route.method.empty()) {
+    return ErrorResponse(404, absl::StrCat("path: expected a route of the Open Inference "
+                                           "Protocol under /v2, received '",
+                                           EchoInput(request.path), "'"));
+  }
+  if (!MethodAllowed(request.method, route)) {
+    HttpResponse response = ErrorResponse(
+        405, absl::StrCat("method: expected ", route.http_method, " for ", EchoInput(request.path),
+                          ", received ", EchoInput(request.method)));
+    response.headers.emplace_back("Allow",
+                                  route.http_method == "GET" ? "GET, HEAD" : route.http_method);
+    return response;
+  }
+  // Health and refusals are answered here, on the network thread, before a
+  // byte of the body is read; the rest goes to Handle on a handler thread.
+  const bool health = route.method == "ServerLive" || route.method == "ServerReady";
+  if (!health && data_token_.empty()) return std::nullopt;
+  absl::Status auth;
+  if (!health) {
+    const std::string authorization = request.Header("Authorization");
+    auth = CheckBearerToken(
+        data_token_, request.HasHeader("Authorization") ? &authorization : nullptr, "data token");
+    if (auth.ok()) return std::nullopt;
+  }
+  return Counted(route, [&](HttpResponse* response) {
+    if (!auth.ok()) {
+      *response = ErrorResponse(HttpStatusCode(auth), std::string(auth.message()));
+      response->headers.emplace_back("WWW-Authenticate", "Bearer");
+      return auth;
+    }
+    return AnswerHealth(route, response);  // a health route: open, no token needed
+  });
+}
+
+HttpResponse RestInferenceService::Handle(HttpRequest& request) const {
+  if (std::optional<HttpResponse> refusal = Admit(request)) return *refusal;
+  const Route route = Match(request.path);
+  return Counted(route, [&](HttpResponse* response) { return Answer(route, request, response); });
+}
+
+HttpResponse RestInferenceService::Counted(
+    const Route& route, const std::function<absl::Status(HttpResponse*)>& answer) const {
+  const absl::Time start = absl::Now();
+  if (metrics_ != nullptr) metrics_->RpcStarted(kRestServiceLabel, route.method, "http");
+  HttpResponse response;
+  const absl::Status status = answer(&response);
+  if (!status.ok() && response.body.empty()) {
+    response = ErrorResponse(HttpStatusCode(status), std::string(status.message()));
+  }
+  if (metrics_ != nullptr) {
+    metrics_->RpcHandled(kRestServiceLabel, route.method, "http",
+                         GrpcCodeName(static_cast<int>(status.code())),
+                         absl::ToDoubleSeconds(absl::Now() - start));
+  }
+  return response;
+}
+
+absl::Status RestInferenceService::AnswerHealth(const Route& route, HttpResponse* response) const {
+  absl::Status status;
+  if (route.method == "ServerLive") {
+    inference::ServerLiveResponse live;
+    status = handler_->ServerLive({}, &live);
+    if (status.ok()) {
+      *response =
+          live.live() ? Json(200, "{\"live\":true}") : ErrorResponse(503, "the server is not live");
+    }
+  } else {
+    inference::ServerReadyResponse ready;
+    status = handler_->ServerReady({}, &ready);
+    if (status.ok()) {
+      *response = ready.ready() ? Json(200, "{\"ready\":true}")
+                                : ErrorResponse(503,
+                                                "the server is not ready: a model has no "
+                                                "ready version, or the server is stopping");
+    }
+  }
+  return status;
+}
+
+absl::Status RestInferenceService::Answer(const Route& route, HttpRequest& request,
+                                          HttpResponse* response) const {
+  absl::Status status;
+  if (route.method == "ServerLive" || route.method == "ServerReady") {
+    status = AnswerHealth(route, response);
+  } else if (route.method == "ServerMetadata") {
+    inference::ServerMetadataResponse metadata;
+    status = handler_->ServerMetadata({}, &metadata);
+    // The binary tensor extension is a property of this binding, not of gRPC's.
+    metadata.add_extensions("binary_tensor_data");
+    if (status.ok()) *response = Json(200, ServerMetadataToJson(metadata));
+  } else if (route.method == "ModelMetadata") {
+    inference::ModelMetadataRequest metadata_request;
+    metadata_request.set_name(route.model);
+    metadata_request.set_version(route.version);
+    inference::ModelMetadataResponse metadata;
+    status = handler_->ModelMetadata(metadata_request, &metadata);
+    if (status.ok()) *response = Json(200, ModelMetadataToJson(metadata));
+  } else if (route.method == "ModelReady") {
+    inference::ModelReadyRequest ready_request;
+    ready_request.set_name(route.model);
+    ready_request.set_version(route.version);
+    inference::ModelReadyResponse ready;
+    status = handler_->ModelReady(ready_request, &ready);
+    if (status.ok() && ready.ready()) {
+      *response =
+          Json(200, absl::StrCat("{\"name\":", JsonString(route.model), ",\"ready\":true}"));
+    } else if (status.ok()) {
+      // Not ready: the metadata lookup says why (unknown model, version, label).
+      inference::ModelMetadataRequest why;
+      why.set_name(route.model);
+      why.set_version(route.version);
+      inference::ModelMetadataResponse ignored;
+      const absl::Status reason = handler_->ModelMetadata(why, &ignored);
+      *response = ErrorResponse(
+          503, reason.ok() ? absl::StrCat("model '", EchoInput(route.model), "' is not ready")
+                           : std::string(reason.message()));
+    }
+  } else {  // ModelInfer
+    // The client going away cancels the call wherever it is (queue or batch).
+    auto cancel = std::make_shared<CancelToken>();
+    if (request.cancellation != nullptr) {
+      request.cancellation->OnCancel(
+          [cancel] { cancel->Cancel(absl::CancelledError("the client closed the connection")); });
+    }
+    const std::string header_length = request.Header(kInferenceHeaderContentLength);
+    absl::StatusOr<inference::ModelInferRequest> infer_request = InferRequestFromHttp(
+        request.body, request.HasHeader(kInferenceHeaderContentLength) ? &header_length : nullptr,
+        route.model, route.version);
+    std::string().swap(request.body);  // the tensor holds what is needed now
+    status = infer_request.status();
+    if (status.ok()) {
+      absl::StatusOr<inference::ModelInferResponse> infer_response =
+          handler_->ModelInfer(*infer_request, absl::Now() + timeout_, cancel);
+      status = WithRestFieldNames(infer_response.status());
+      if (status.ok()) {
+        RestBody body = InferResponseToHttp(*infer_response, *infer_request);
+        *response = Json(200, std::move(body.body));
+        if (body.json_size.has_value()) {
+          response->content_type = "application/octet-stream";
+          response->headers.emplace_back(kInferenceHeaderContentLength,
+                                         std::to_string(*body.json_size));
+        }
+      }
+    }
+  }
+  return status;
+}
+
+}  // namespace invariant::server

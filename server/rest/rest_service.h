@@ -1,0 +1,112 @@
+// rest_service.h: the Open Inference Protocol over HTTP/JSON (KServe v2 REST).
+//
+// Routes, answered by InferenceHandler (inference_handler.h) exactly as the
+// gRPC service answers them, with the bodies of rest_codec.h:
+//   GET  /v2/health/live                        200 {"live":true}
+//   GET  /v2/health/ready                       200 {"ready":true}, 503 when not ready
+//   GET  /v2                                    server metadata
+//   GET  /v2/models/{name}[/versions/{v}]       model metadata
+//   GET  /v2/models/{name}[/versions/{v}]/ready 200 {"name":…,"ready":true}; 503 when
+//                                               that version is not ready (unknown
+//                                               models included), with the reason
+//   POST /v2/models/{name}[/versions/{v}]/infer infer (JSON tensors)
+// {v} is the protocol's version string: a number, "latest" or a label.
+// HEAD is accepted wherever GET is. Errors are {"error": "message"}, the
+// message of the gRPC binding (with "inputs[0].data" where that one says
+// "inputs[0].contents.fp32_contents"), with the
+// status of HttpStatusCode (status_util.h): 400 bad request, 404 unknown
+// model / version / path, 405 (with Allow) for a wrong method, 413 for a body
+// over the server's limit, 429 full queue, 503 not ready, 504 deadline.
+//
+// Auth: with a data token (the server's --data_token_file), every route but
+// the two health routes needs the header "Authorization: Bearer <token>", as
+// the gRPC data services need the same metadata; a missing or wrong one is 401
+// with "WWW-Authenticate: Bearer". The health routes stay open, like
+// grpc.health.v1 (probes send no credentials).
+//
+// Metrics: every call on a known route is counted by ServerMetrics::RpcStarted
+// / RpcHandled with grpc_service="inference.REST", grpc_method the protocol's
+// method name (ServerLive, ServerReady, ServerMetadata, ModelMetadata,
+// ModelReady, ModelInfer), grpc_type="http" and grpc_code the canonical code
+// name ("OK", "INVALID_ARGUMENT", ...), so one dashboard shows both transports.
+// Register creates every route's series (each code) at 0; a path that is no
+// route (404) or a wrong method (405) is not counted, so a client cannot add
+// series.
+//
+// Thread-safety: Handle may run on many HTTP handler threads at once, Admit
+// on the network thread; an infer call blocks its handler thread until the
+// batcher answers, `timeout` passes or the client disconnects.
+#ifndef INVARIANT_SERVER_REST_REST_SERVICE_H_
+#define INVARIANT_SERVER_REST_REST_SERVICE_H_
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "absl/time/time.h"
+#include "server/common/metrics.h"
+#include "server/handlers/inference_handler.h"
+#include "server/http/http_server.h"
+
+namespace invariant::server {
+
+inline constexpr char kRestServiceLabel[] = "inference.REST";
+
+class RestInferenceService {
+ public:
+  // `handler` must outlive the service; `metrics` may be null (no metrics).
+  // `timeout` is the deadline of every infer call; an empty `data_token`
+  // leaves every route open.
+  RestInferenceService(const InferenceHandler* handler, ServerMetrics* metrics,
+                       absl::Duration timeout, std::string data_token = "")
+      : handler_(handler),
+        metrics_(metrics),
+        timeout_(timeout),
+        data_token_(std::move(data_token)) {}
+
+  // Routes every path of `server` to Handle, with Admit as the route's admit
+  // hook. Call before server->Start(), on a server whose options'
+  // error_response is ErrorResponse (so that its own answers are JSON too).
+  void Register(HttpServer* server) const;
+
+  // Before the body is read (network thread, must not block): 404 for a path
+  // that is no route, 405 for a wrong method, 401 for a missing or wrong
+  // token; the health routes are answered here too, so no handler thread,
+  // busy or not, stands between a probe and its answer. nullopt = read the
+  // body and call Handle.
+  std::optional<HttpResponse> Admit(const HttpRequest& request) const;
+  // Everything (Admit's answers included). An infer call whose client
+  // disconnects (request.cancellation) is cancelled: CANCELLED, HTTP 499.
+  // The body of an infer call is freed once parsed.
+  HttpResponse Handle(HttpRequest& request) const;
+
+  // The options' error_response writing {"error": message}.
+  static HttpResponse ErrorResponse(int status, const std::string& message);
+
+  // A route of the protocol: which method answers it and what it names.
+  struct Route {
+    std::string method;  // protocol method name, e.g. "ModelInfer"; empty = no route
+    std::string http_method = "GET";
+    std::string model;
+    std::string version;
+  };
+
+ private:
+  // Runs `answer` between the call's RpcStarted and RpcHandled; an error
+  // with no body of its own becomes ErrorResponse.
+  HttpResponse Counted(const Route& route,
+                       const std::function<absl::Status(HttpResponse*)>& answer) const;
+  absl::Status Answer(const Route& route, HttpRequest& request, HttpResponse* response) const;
+  // ServerLive / ServerReady (no request needed; Admit answers them).
+  absl::Status AnswerHealth(const Route& route, HttpResponse* response) const;
+
+  const InferenceHandler* handler_;
+  ServerMetrics* metrics_;
+  const absl::Duration timeout_;
+  const std::string data_token_;
+};
+
+}  // namespace invariant::server
+
+#endif  // INVARIANT_SERVER_REST_REST_SERVICE_H_
