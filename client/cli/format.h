@@ -13,9 +13,8 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
-#include "client/grpc_code_name.h"
 #include "core/base/json.h"
-#include "core/base/json.h"
+#include "core/base/status_code_name.h"
 
 namespace invariant::cli {
 
@@ -25,8 +24,8 @@ inline constexpr int kExitFailure = 1;      // local failure (e.g. cannot write 
 inline constexpr int kExitUsage = 2;        // bad subcommand, flags or input rows
 inline constexpr int kExitServerError = 3;  // the call failed: gRPC code + message on stderr
 
-// The canonical name of a gRPC code (client/grpc_code_name.h).
-using ::invariant::GrpcCodeName;
+// The canonical name of a gRPC code (core/base/status_code_name.h).
+using ::invariant::StatusCodeName;
 
 std::string FormatFloat(float value);
 std::string FormatDouble(double value);

@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "client/grpc_code_name.h"
+#include "core/base/status_code_name.h"
 
 namespace invariant::server {
 namespace {
@@ -51,7 +51,7 @@ const char* MethodTypeName(const google::protobuf::MethodDescriptor& method) {
 // Creates the series of `labels` (each code) at 0.
 void InitializeLabels(const RpcLabels& labels, ServerMetrics* metrics) {
   for (int code = grpc::StatusCode::OK; code <= grpc::StatusCode::UNAUTHENTICATED; ++code) {
-    metrics->RpcKnown(labels.service, labels.method, labels.type, GrpcCodeName(code));
+    metrics->RpcKnown(labels.service, labels.method, labels.type, StatusCodeName(code));
   }
 }
 
@@ -74,7 +74,7 @@ class MetricsInterceptor final : public grpc::experimental::Interceptor {
         code = now >= absl::FromChrono(context_->deadline()) ? grpc::StatusCode::DEADLINE_EXCEEDED
                                                              : grpc::StatusCode::CANCELLED;
       }
-      metrics_->RpcHandled(labels_.service, labels_.method, labels_.type, GrpcCodeName(code),
+      metrics_->RpcHandled(labels_.service, labels_.method, labels_.type, StatusCodeName(code),
                            absl::ToDoubleSeconds(now - start_));
     }
     methods->Proceed();

@@ -8,8 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
-#include "client/grpc_code_name.h"
 #include "core/base/json.h"
+#include "core/base/status_code_name.h"
 #include "server/common/auth.h"
 #include "server/common/status_util.h"
 #include "server/handlers/validation.h"
@@ -85,7 +85,7 @@ void RestInferenceService::Register(HttpServer* server) const {
     for (const char* method : {"ServerLive", "ServerReady", "ServerMetadata", "ModelMetadata",
                                "ModelReady", "ModelInfer"}) {
       for (int code = 0; code <= 16; ++code) {
-        metrics_->RpcKnown(kRestServiceLabel, method, "http", GrpcCodeName(code));
+        metrics_->RpcKnown(kRestServiceLabel, method, "http", StatusCodeName(code));
       }
     }
   }
@@ -147,7 +147,7 @@ HttpResponse RestInferenceService::Counted(
   }
   if (metrics_ != nullptr) {
     metrics_->RpcHandled(kRestServiceLabel, route.method, "http",
-                         GrpcCodeName(static_cast<int>(status.code())),
+                         StatusCodeName(static_cast<int>(status.code())),
                          absl::ToDoubleSeconds(absl::Now() - start));
   }
   return response;

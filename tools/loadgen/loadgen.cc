@@ -99,7 +99,7 @@ void RecordError(WorkerStats& stats, const std::string& key, const std::string& 
 void RecordError(WorkerStats& stats, const grpc::Status& status) {
   // A stream that ended without an error status but also without an answer.
   const grpc::StatusCode code = status.ok() ? grpc::StatusCode::UNKNOWN : status.error_code();
-  RecordError(stats, cli::GrpcCodeName(code),
+  RecordError(stats, cli::StatusCodeName(code),
               status.ok() ? "the stream ended without an answer" : status.error_message());
 }
 

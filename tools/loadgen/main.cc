@@ -223,8 +223,8 @@ int Run(int argc, char** argv) {
     v1::GetModelMetadataResponse metadata;
     const grpc::Status status = client->GetModelMetadata(load.model, load.version, &metadata);
     if (!status.ok()) {
-      std::cerr << "invariant-loadgen: metadata: " << cli::GrpcCodeName(status.error_code()) << ": "
-                << status.error_message() << std::endl;
+      std::cerr << "invariant-loadgen: metadata: " << cli::StatusCodeName(status.error_code())
+                << ": " << status.error_message() << std::endl;
       return cli::kExitServerError;
     }
     load.input_dim = metadata.input_dim();

@@ -14,7 +14,7 @@ int ReportUsageError(const std::string& message) {
 }
 
 int ReportServerError(const std::string& what, const grpc::Status& status) {
-  std::cerr << "invariant-client: " << what << ": " << GrpcCodeName(status.error_code()) << ": "
+  std::cerr << "invariant-client: " << what << ": " << StatusCodeName(status.error_code()) << ": "
             << status.error_message() << std::endl;
   return kExitServerError;
 }
