@@ -32,6 +32,7 @@
 #include "core/base/thread_pool.h"
 #include "core/encoders/cdf_encoder.h"
 #include "core/encoders/chain_encoder.h"
+#include "core/encoders/kernel_path.h"
 #include "core/encoders/nystrom_encoder.h"
 #include "core/encoders/packed_dot.h"
 #include "core/encoders/preprocess_encoder.h"

@@ -1,9 +1,9 @@
-// tensor.h: read-only row-major 2-D arrays whose storage is owned or mapped.
+// tensor.h: read-only row-major 2-D arrays whose storage is owned or borrowed.
 //
 // Banks, landmark sets and model weights live in `Array2D<T>`. Storage is
 // either owned (64-byte aligned, zero-initialised) or borrowed from memory
-// that a `keeper` keeps alive (an mmap'ed bundle file), so a multi-GB bank is
-// never copied. Copies share storage, so an array is immutable once shared:
+// that a `keeper` keeps alive (a bundle read into memory, bundle.h), so a
+// multi-GB bank is never copied again. Copies share storage, so an array is immutable once shared:
 // mutable_data() hands out the storage only while this array is the sole
 // owner of its owned storage, and returns nullptr for views and for every
 // copy (the original included) while another copy is alive.

@@ -157,7 +157,7 @@ class Bundle {
   absl::StatusOr<FloatMatrix> Float(absl::string_view name) const;
   absl::StatusOr<DoubleMatrix> Double(absl::string_view name) const;
   absl::StatusOr<IntMatrix> Int32(absl::string_view name) const;
-  // DTYPE_BFLOAT16: the raw bfloat16 bits (Bf16Value in packed_dot.h widens).
+  // DTYPE_BFLOAT16: the raw bfloat16 bits (Bf16Value in core/base/bf16.h widens).
   absl::StatusOr<Bf16Matrix> Bf16(absl::string_view name) const;
 
   // As above, and the 2-D view must be rows × cols (a negative value accepts

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "core/encoders/fast_math_kernels.h"
-#include "core/encoders/packed_dot.h"
+#include "core/encoders/kernel_path.h"  // INVARIANT_X86_SIMD, ActiveKernelPath
 
 namespace invariant {
 namespace fast_math_internal {

@@ -6,8 +6,8 @@
 // The kernels (Cody–Waite range reduction and the Cephes minimax
 // polynomials, fast_math_kernels.h) are written once over a lane type and
 // run 8 lanes wide (AVX2) on the avx2/avx512 kernel paths and one lane wide
-// (portable C++, any CPU) on the scalar path; the path is the packed
-// kernel's (packed_dot.h: INVARIANT_KERNEL, SetKernelPath). They are
+// (portable C++, any CPU) on the scalar path; the path is the active
+// kernel path (kernel_path.h: INVARIANT_KERNEL, SetKernelPath). They are
 // deterministic: the same input gives the same bits on every path, whatever
 // the array length or its position in it.
 //

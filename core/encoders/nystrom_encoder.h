@@ -45,10 +45,10 @@ absl::StatusOr<FloatMatrix> ComputeNystromProjection(const FloatMatrix& landmark
 
 class NystromEncoder final : public Encoder {
  public:
-  // `projection` is L (rank × s, s = projector.num_templates()).
-  // Errors: empty projector, bad sigma, projection.cols() != s, rank 0.
   static constexpr int64_t kMeansFloats = 1 << 19;  // rows × s orbit means per chunk
 
+  // `projection` is L (rank × s, s = projector.num_templates()).
+  // Errors: empty projector, bad sigma, projection.cols() != s, rank 0.
   static absl::StatusOr<std::unique_ptr<NystromEncoder>> Create(const NystromOptions& options,
                                                                 Projector projector,
                                                                 FloatMatrix projection);

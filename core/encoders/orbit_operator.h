@@ -15,8 +15,8 @@
 //   y[i·r + k][u]:  acc = 0;  for t ascending: acc = fma(w_t, x[s_t], acc)
 // — one order, so
 // the AVX2 (8-lane gathers) and portable paths give the same bits, and a
-// row's copies never depend on the other rows. The path follows the packed
-// kernel's (packed_dot.h: ActiveKernelPath, INVARIANT_KERNEL).
+// row's copies never depend on the other rows. The path is the active
+// kernel path (kernel_path.h: ActiveKernelPath, INVARIANT_KERNEL).
 //
 // Thread-safety: immutable after Build; Apply is const and thread-safe.
 #ifndef INVARIANT_CORE_ENCODERS_ORBIT_OPERATOR_H_

@@ -1,20 +1,18 @@
 #include "core/encoders/packed_dot.h"
 
+#include "core/encoders/kernel_path.h"  // INVARIANT_X86_SIMD, ActiveKernelPath
+
 #if INVARIANT_X86_SIMD
 #include <immintrin.h>
 #endif
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <string>
 #include <type_traits>
 #include <utility>
 
-#include "absl/strings/str_cat.h"
+#include "core/base/bf16.h"
 #include "core/base/thread_pool.h"
 
 namespace invariant {
@@ -37,15 +35,8 @@ struct TileTable {
   int panels = 0;  // register tile width in panels
 };
 
-// bf16 → float is exact: the 16 bits become the high half of the float.
-inline float Bf16ToFloat(uint16_t v) {
-  const uint32_t bits = static_cast<uint32_t>(v) << 16;
-  float f;
-  std::memcpy(&f, &bits, sizeof(f));
-  return f;
-}
 inline float ToFloat(float v) { return v; }
-inline float ToFloat(uint16_t v) { return Bf16ToFloat(v); }
+inline float ToFloat(uint16_t v) { return Bf16Value(v); }  // exact (bf16.h)
 
 // ---- portable: std::fma --------------------------------------------------
 
@@ -179,91 +170,7 @@ const TileTable& TableFor(KernelPath path) {
   return scalar;
 }
 
-KernelPath BestSupportedPath() { return SupportedKernelPaths().front(); }
-
-// The path chosen from INVARIANT_KERNEL (or the best one), once per process.
-KernelPath InitialPath() {
-  const KernelPath best = BestSupportedPath();
-  const char* env = std::getenv("INVARIANT_KERNEL");
-  if (env == nullptr || *env == '\0') return best;
-  const std::string want(env);
-  for (KernelPath p : {KernelPath::kAvx512, KernelPath::kAvx2, KernelPath::kScalar}) {
-    if (want != KernelPathName(p)) continue;
-    if (KernelPathSupported(p)) return p;
-    std::fprintf(stderr, "invariant: INVARIANT_KERNEL=%s is not supported by this CPU; using %s\n",
-                 env, KernelPathName(best));
-    return best;
-  }
-  std::fprintf(stderr,
-               "invariant: INVARIANT_KERNEL=%s is not one of avx512, avx2, scalar; using %s\n", env,
-               KernelPathName(best));
-  return best;
-}
-
-std::atomic<int>& ActivePathSlot() {
-  static std::atomic<int> slot{static_cast<int>(InitialPath())};
-  return slot;
-}
-
 }  // namespace
-
-const char* KernelPathName(KernelPath path) {
-  switch (path) {
-    case KernelPath::kAvx512:
-      return "avx512";
-    case KernelPath::kAvx2:
-      return "avx2";
-    case KernelPath::kScalar:
-      return "scalar";
-  }
-  return "unknown";
-}
-
-bool KernelPathSupported(KernelPath path) {
-  switch (path) {
-    case KernelPath::kScalar:
-      return true;
-#if INVARIANT_X86_SIMD
-    case KernelPath::kAvx2:
-      __builtin_cpu_init();
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    case KernelPath::kAvx512:
-      __builtin_cpu_init();
-      return __builtin_cpu_supports("avx512f");
-#endif
-    default:
-      return false;
-  }
-}
-
-std::vector<KernelPath> SupportedKernelPaths() {
-  std::vector<KernelPath> paths;
-  for (KernelPath p : {KernelPath::kAvx512, KernelPath::kAvx2, KernelPath::kScalar}) {
-    if (KernelPathSupported(p)) paths.push_back(p);
-  }
-  return paths;
-}
-
-KernelPath ActiveKernelPath() { return static_cast<KernelPath>(ActivePathSlot().load()); }
-
-absl::Status SetKernelPath(KernelPath path) {
-  if (!KernelPathSupported(path)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("kernel path ", KernelPathName(path), " is not supported by this CPU"));
-  }
-  ActivePathSlot().store(static_cast<int>(path));
-  return absl::OkStatus();
-}
-
-uint16_t FloatToBf16(float v) {
-  uint32_t bits;
-  std::memcpy(&bits, &v, sizeof(bits));
-  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x40);  // NaN
-  bits += 0x7fffu + ((bits >> 16) & 1u);  // round to nearest, ties to even
-  return static_cast<uint16_t>(bits >> 16);
-}
-
-float Bf16Value(uint16_t v) { return Bf16ToFloat(v); }
 
 const char* BankDtypeName(BankDtype dtype) {
   return dtype == BankDtype::kBfloat16 ? "bf16" : "float32";

@@ -18,18 +18,16 @@
 // zero-padded), so a micro-kernel reads kPanelWidth consecutive floats per
 // k. x is n × d with row stride ldx; p has row stride ldp.
 //
-// Paths (outer-product micro-kernels, register tiles of rows × panels):
+// Paths (outer-product micro-kernels, register tiles of rows × panels), one
+// per KernelPath (kernel_path.h: the CPU's best, INVARIANT_KERNEL,
+// SetKernelPath):
 //   kAvx512  AVX-512F, 8 rows × 2 panels of 16 lanes
 //   kAvx2    AVX2 + FMA, 6 rows × 1 panel (2 × 8 lanes)
-//   kScalar  std::fma, 4 rows × 1 panel: any CPU (also aarch64)
-// The best path the CPU supports is used, unless the environment variable
-// INVARIANT_KERNEL=avx512|avx2|scalar names another: a path the CPU lacks,
-// or an unknown name, falls back to the best supported path with a note on
-// stderr. SetKernelPath forces a path (tests, benchmarks). The other
-// kernels (fast_math.h, orbit_operator.h) follow the same choice.
+//   kScalar  std::fma, 4 rows × 1 panel: any CPU (also aarch64), and the
+//            only one built with INVARIANT_PORTABLE_KERNELS
 //
 // Storage: float32, or bf16 (BankDtype::kBfloat16: each bank value rounded
-// to nearest-even bfloat16 once at packing, half the bytes read per
+// once at packing to nearest-even bfloat16, bf16.h; half the bytes read per
 // request). bf16 values are widened to float exactly (a 16-bit shift) inside
 // the micro-kernel, so the fma order and the bit-identity across paths are
 // unchanged: a bf16 bank gives exactly the float result of the rounded bank.
@@ -43,43 +41,15 @@
 #define INVARIANT_CORE_ENCODERS_PACKED_DOT_H_
 
 #include <cstdint>
-#include <vector>
 
-#include "absl/status/status.h"
 #include "core/base/tensor.h"
 
-// 1 when the x86 vector paths are compiled in: x86-64, unless the build set
-// INVARIANT_PORTABLE_KERNELS (CMake option INVARIANT_PORTABLE_KERNELS=ON),
-// which leaves only the portable scalar paths, as on aarch64.
-#if defined(__x86_64__) && !defined(INVARIANT_PORTABLE_KERNELS)
-#define INVARIANT_X86_SIMD 1
-#else
-#define INVARIANT_X86_SIMD 0
-#endif
-
 namespace invariant {
-
-enum class KernelPath { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
-
-// "scalar", "avx2" or "avx512".
-const char* KernelPathName(KernelPath path);
-bool KernelPathSupported(KernelPath path);
-// The supported paths, best first (always ends with kScalar).
-std::vector<KernelPath> SupportedKernelPaths();
-// The path PackedDot uses now.
-KernelPath ActiveKernelPath();
-// Forces a path for the whole process. Errors: the CPU lacks it
-// (FailedPrecondition; the active path is unchanged).
-absl::Status SetKernelPath(KernelPath path);
 
 enum class BankDtype { kFloat32 = 0, kBfloat16 = 1 };
 
 // "float32" or "bf16".
 const char* BankDtypeName(BankDtype dtype);
-// float → bfloat16 bits, round to nearest even (NaN stays NaN).
-uint16_t FloatToBf16(float v);
-// bfloat16 bits → the float they denote (exact).
-float Bf16Value(uint16_t v);
 
 class PackedBank {
  public:

@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/bf16.h"
 #include "core/base/random.h"
 #include "core/base/thread_pool.h"
 
@@ -44,18 +45,7 @@ Projector Projector::OverBank(TemplateBank bank, BankDtype bank_dtype) {
   p.placement_ = Placement::kTemplates;
   p.num_templates_ = bank.num_templates();
   p.r_ = bank.num_group_elements();
-  if (bank_dtype == BankDtype::kBfloat16) {
-    const FloatMatrix& rows = bank.rows();
-    p.rows16_ = Bf16Matrix::Zeros(rows.rows(), rows.cols());
-    uint16_t* dst = p.rows16_.mutable_data();
-    const float* src = rows.data();
-    const int64_t size = rows.rows() * rows.cols();
-    for (int64_t i = 0; i < size; ++i) dst[i] = FloatToBf16(src[i]);
-    p.packed_ = std::make_shared<const PackedBank>(PackedBank::Pack(p.rows16_));
-  } else {
-    p.rows_ = bank.rows();
-    p.packed_ = std::make_shared<const PackedBank>(PackedBank::Pack(p.rows_));
-  }
+  p.SetBank(bank.rows(), bank_dtype);
   return p;
 }
 
@@ -93,11 +83,7 @@ std::vector<float> Projector::BankRowSquaredNorms() const {
 
 void Projector::SetBank(FloatMatrix rows, BankDtype dtype) {
   if (dtype == BankDtype::kBfloat16) {
-    rows16_ = Bf16Matrix::Zeros(rows.rows(), rows.cols());
-    uint16_t* dst = rows16_.mutable_data();
-    const float* src = rows.data();
-    const int64_t size = rows.rows() * rows.cols();
-    for (int64_t i = 0; i < size; ++i) dst[i] = FloatToBf16(src[i]);
+    rows16_ = RoundToBf16(rows);
     rows_ = FloatMatrix();
     packed_ = std::make_shared<const PackedBank>(PackedBank::Pack(rows16_));
   } else {

@@ -89,7 +89,7 @@ class Projector {
   static Projector OverBank(TemplateBank bank, BankDtype bank_dtype = BankDtype::kFloat32);
 
   // Projects onto a bank stored as bfloat16 bits, (m·r) × d with row
-  // j·r + k = g_k⁻¹·t_j (owned or a mapped bundle tensor, not copied).
+  // j·r + k = g_k⁻¹·t_j (owned or a view into a loaded bundle, not copied).
   // Errors: rows16.rows() != m·r, m ≤ 0, r ≤ 0, no columns.
   static absl::StatusOr<Projector> OverBf16Bank(Bf16Matrix rows16, int64_t num_templates,
                                                 int64_t num_group_elements);

@@ -5,7 +5,7 @@
 // matrix product with the bank. Layout (bundle.proto CdfParams et al.): ONE
 // contiguous row-major (m·r) × d FloatMatrix, row j·r + k = g_k⁻¹·t_j, so the
 // r rows pooled together for template j are adjacent. The storage may be
-// owned or borrowed (an mmap'ed bundle tensor); a bank never copies it.
+// owned or borrowed (a view into a loaded bundle); a bank never copies it.
 #ifndef INVARIANT_CORE_ENCODERS_TEMPLATE_BANK_H_
 #define INVARIANT_CORE_ENCODERS_TEMPLATE_BANK_H_
 
@@ -41,7 +41,7 @@ class TemplateBank {
                                              const GroupDistribution& q, int64_t r, bool enumerate,
                                              Rng& rng);
 
-  // Wraps existing rows (owned or borrowed, e.g. a mapped bundle tensor)
+  // Wraps existing rows (owned or borrowed, e.g. a loaded bundle tensor)
   // without copying. Errors: rows.rows() != m·r, m ≤ 0, r ≤ 0, no columns.
   static absl::StatusOr<TemplateBank> FromRows(FloatMatrix rows, int64_t num_templates,
                                                int64_t num_group_elements);

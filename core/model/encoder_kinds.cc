@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_join.h"
+#include "core/base/bf16.h"
 #include "core/base/random.h"
 #include "core/base/status_macros.h"
 #include "core/encoders/cdf_encoder.h"
@@ -36,19 +37,10 @@ absl::Status CheckGroupElements(const v1::EncoderSpec& spec, const std::string& 
   return CheckFieldRange(field, static_cast<double>(r), 1, 1e5);
 }
 
-// Every value rounded to nearest-even bfloat16.
-Bf16Matrix ToBf16(const FloatMatrix& rows) {
-  Bf16Matrix out = Bf16Matrix::Zeros(rows.rows(), rows.cols());
-  uint16_t* dst = out.mutable_data();
-  const float* src = rows.data();
-  for (int64_t i = 0; i < rows.rows() * rows.cols(); ++i) dst[i] = FloatToBf16(src[i]);
-  return out;
-}
-
 // Stores `rows` as "encoder/bank" in the spec's bank_dtype.
 void StoreBank(const v1::EncoderSpec& spec, const FloatMatrix& rows, ModelTensors& t) {
   if (spec.bank_dtype() == v1::BANK_DTYPE_BF16) {
-    t.bf16[kBankTensor] = ToBf16(rows);
+    t.bf16[kBankTensor] = RoundToBf16(rows);
   } else {
     t.f32[kBankTensor] = rows;
   }

@@ -25,7 +25,7 @@
 
 namespace invariant {
 
-// Named tensors of a model, by dtype. Values are owned or mapped views.
+// Named tensors of a model, by dtype. Values are owned, or views into a loaded bundle.
 struct ModelTensors {
   std::map<std::string, FloatMatrix> f32;
   std::map<std::string, DoubleMatrix> f64;
@@ -45,7 +45,7 @@ class Model {
   static absl::StatusOr<std::shared_ptr<const Model>> Load(const std::string& path);
 
   // Assembles a model from a manifest and its named tensors (used by the
-  // training job and tests; Load uses it over the mapped tensors). Checks
+  // training job and tests; Load uses it over the bundle's tensor views). Checks
   // that every tensor the manifest's parts need is present with the right
   // shape and that dimensions agree (input_dim → encoder → feature_dim →
   // head), naming the tensor or field on error. Head tensors:
@@ -63,7 +63,7 @@ class Model {
   // T: classes for classification, targets for regression; 0 without a head.
   int64_t output_dim() const;
   v1::Task task() const { return manifest_.head().task(); }
-  // Bytes of tensors held (mapped or owned).
+  // Bytes of tensors held (bundle views or owned).
   size_t bytes() const;
   // The whole feature map (preprocess → encoder → second layer).
   const Encoder& featurizer() const { return *featurizer_; }

@@ -61,7 +61,7 @@ class SpectralEncoder : public Encoder {
   static absl::StatusOr<std::unique_ptr<SpectralEncoder>> Build(
       const SpectralEncoderOptions& options);
 
-  // Rebuilds from stored tensors (e.g. mmap'ed from a bundle; they are kept,
+  // Rebuilds from stored tensors (e.g. views into a loaded bundle; kept,
   // not copied). Errors name the tensor and the expected vs received shape or
   // value: basis columns ≠ dim, |s_i| out of range, indices out of range.
   static absl::StatusOr<std::unique_ptr<SpectralEncoder>> FromTensors(

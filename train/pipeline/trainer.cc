@@ -9,15 +9,12 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
-#include <functional>
 #include <map>
 #include <optional>
 #include <sstream>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
 #include "core/base/file.h"
 #include "core/base/status_macros.h"
 #include "core/base/thread_pool.h"
@@ -27,8 +24,6 @@
 #include "core/rls/lambda_selection.h"
 #include "core/rls/linear_model.h"
 #include "core/rls/metrics.h"
-#include "core/rls/ridge.h"
-#include "core/rls/ridge_cg.h"
 #include "core/spectral/von_mises_krr.h"
 #include "google/protobuf/text_format.h"
 #include "train/pipeline/certificate.h"
@@ -37,8 +32,10 @@
 #include "train/pipeline/data_plan.h"
 #include "train/pipeline/feature_map.h"
 #include "train/pipeline/progress.h"
+#include "train/pipeline/publish.h"
 #include "train/pipeline/report.h"
 #include "train/pipeline/shard_file.h"
+#include "train/pipeline/solve.h"
 
 namespace invariant::train {
 namespace {
@@ -132,84 +129,6 @@ void ParallelFeaturize(const Model& model, int64_t n, const float* x, float* out
   });
 }
 
-// How a ridge head is solved (learner.ridge_solver). AUTO: the
-// eigendecomposition up to kCholeskyAboveFeatures features, Cholesky up to
-// kConjugateGradientAboveFeatures, CG above. CG applies ΦcᵀΦc/N from the
-// rows (2·N·D doubles read per iteration, no Gram formed) or from the Gram
-// (D² per iteration, after an N·D² accumulation): learner.cg.source, or by
-// AUTO the rows when D > 2N. `rows` is the number of training rows when the
-// run can keep them (unsharded), 0 when it only has sums.
-enum class HeadSolver { kEigen, kCholesky, kCgGram, kCgRows };
-constexpr int64_t kConjugateGradientAboveFeatures = 20000;
-
-HeadSolver ChooseCgSource(const v1::LearnerConfig& l, int64_t features, int64_t rows) {
-  if (rows == 0 || l.cg().source() == v1::LearnerConfig::ConjugateGradient::SOURCE_GRAM) {
-    return HeadSolver::kCgGram;
-  }
-  if (l.cg().source() == v1::LearnerConfig::ConjugateGradient::SOURCE_ROWS) {
-    return HeadSolver::kCgRows;
-  }
-  return features > 2 * rows ? HeadSolver::kCgRows : HeadSolver::kCgGram;
-}
-
-HeadSolver ChooseHeadSolver(const v1::LearnerConfig& l, int64_t features, int64_t rows) {
-  switch (l.ridge_solver()) {
-    case v1::LearnerConfig::RIDGE_SOLVER_EIGEN:
-      return HeadSolver::kEigen;
-    case v1::LearnerConfig::RIDGE_SOLVER_CHOLESKY:
-      return HeadSolver::kCholesky;
-    case v1::LearnerConfig::RIDGE_SOLVER_CG:
-      return ChooseCgSource(l, features, rows);
-    default:
-      if (features > kConjugateGradientAboveFeatures) return ChooseCgSource(l, features, rows);
-      return features > kCholeskyAboveFeatures ? HeadSolver::kCholesky : HeadSolver::kEigen;
-  }
-}
-
-const char* HeadSolverName(HeadSolver s) {
-  switch (s) {
-    case HeadSolver::kEigen:
-      return "eigen";
-    case HeadSolver::kCholesky:
-      return "cholesky";
-    case HeadSolver::kCgGram:
-      return "cg_gram";
-    default:
-      return "cg_rows";
-  }
-}
-
-ConjugateGradientOptions CgOptions(const v1::LearnerConfig& l) {
-  ConjugateGradientOptions cg;  // config.cc filled the defaults in
-  cg.tolerance = l.cg().tolerance();
-  cg.max_iterations = l.cg().max_iterations();
-  cg.preconditioner_rank = l.cg().preconditioner_rank();
-  cg.selection_tolerance = l.cg().selection_tolerance();
-  return cg;
-}
-
-// A solver from sums for `kind` (not kCgRows).
-SolverFactory GramSolverFactory(HeadSolver kind, const v1::LearnerConfig& l) {
-  const ConjugateGradientOptions cg = CgOptions(l);
-  return [kind, cg](const GramAccumulator& sums) -> absl::StatusOr<std::unique_ptr<RidgeSolver>> {
-    switch (kind) {
-      case HeadSolver::kCholesky:
-        return MakeCholeskyRidgeSolver(sums);
-      case HeadSolver::kEigen:
-        return MakePrimalRidgeSolver(sums);
-      default:
-        return MakeConjugateGradientRidgeSolver(sums, {}, cg);
-    }
-  };
-}
-
-// What the featurize stage hands the solve stage: the sums (every learner
-// but CG on the rows), or the featurized rows and targets in blocks.
-struct TrainingSet {
-  std::optional<GramAccumulator> sums;
-  std::vector<FloatMatrix> phi, y;
-};
-
 // Stage featurize: ΦᵀΦ and ΦᵀY over this shard's training rows, or with
 // keep_rows the featurized rows themselves (no Gram is formed).
 absl::StatusOr<TrainingSet> Featurize(Run& run, int shard, int num_shards, bool keep_rows) {
@@ -258,120 +177,20 @@ RlsTask TaskOf(const Run& run) {
   return run.plan.classification() ? RlsTask::kClassification : RlsTask::kRegression;
 }
 
-// The CG solves behind a validation curve (cached by the solver, so this
-// costs no iterations), and a warning for any λ that did not converge.
-void ReportCgSolves(Run& run, const RidgeSolver& solver, const std::vector<double>& lambdas) {
-  for (double lambda : lambdas) {
-    absl::StatusOr<RidgeWeights> w = solver.SolveWeights(lambda);
-    if (!w.ok()) continue;
-    run.report.cg_solves.push_back({lambda, w->iterations, w->relative_residual});
-    if (!w->converged) {
-      const std::string warning =
-          absl::StrCat("conjugate gradients stopped at lambda ", lambda, " after ", w->iterations,
-                       " iterations with relative residual ", w->relative_residual,
-                       " (above learner.cg.tolerance): raise learner.cg.max_iterations or "
-                       "preconditioner_rank, or use another ridge_solver");
-      std::fprintf(stderr, "warning: %s\n", warning.c_str());
-      run.report.warnings.push_back(warning);
-    }
-  }
-}
-
-// −1 when λ is the smallest of a grid of two or more values, +1 the largest, else 0.
-int LambdaGridEnd(double lambda, const std::vector<double>& grid) {
-  if (grid.size() < 2) return 0;
-  if (lambda <= *std::min_element(grid.begin(), grid.end())) return -1;
-  if (lambda >= *std::max_element(grid.begin(), grid.end())) return 1;
-  return 0;
-}
-
-// A chosen λ at an end of its grid may be a bound, not an optimum: say so in
-// the report and on stderr.
-void WarnAtGridEnd(Run& run, const std::vector<double>& grid) {
-  const int end = LambdaGridEnd(run.report.lambda, grid);
-  if (end == 0) return;
-  const std::string warning = absl::StrCat(
-      "lambda ", run.report.lambda, " is the ", end < 0 ? "smallest" : "largest",
-      " value of learner.lambda_grid: the best lambda may lie beyond it; widen the grid or set "
-      "learner.extend_lambda_grid");
-  std::fprintf(stderr, "warning: %s\n", warning.c_str());
-  run.report.warnings.push_back(warning);
-}
-
-// Stage solve for RIDGE and SPEC_AVG: the head over the features. Frees the
-// training rows of `set` once a CG solver has copied them. SPEC_AVG's
-// default estimator, SPEC_AVG_LEAST_SQUARES, is the ridge solve below on the
-// invariant features; SPEC_AVG_ALGORITHM1 is the literal average here.
+// Stage solve for RIDGE and SPEC_AVG (solve.h), with the validation rows
+// featurized here, after a CG solver has freed the training rows.
 absl::StatusOr<LinearModel> Solve(Run& run, TrainingSet& set) {
-  const v1::LearnerConfig& l = run.config.learner();
-  if (l.kind() == v1::LearnerConfig::SPEC_AVG &&
-      l.spec_avg_estimator() == v1::LearnerConfig::SPEC_AVG_ALGORITHM1) {
-    run.report.solver = "spec_avg";
-    const GramAccumulator& acc = *set.sums;
-    // Spec-Avg (Algorithm 1): f̂ = (1/n) Σ y_i ψ(x_i) over the invariant
-    // features, which is ΦᵀY / N; no bias (feature 0 is the constant).
-    // With center_targets the constant feature's coefficient is ȳ and the
-    // others come from y − ȳ: Σ (y_i − ȳ) φ(x_i) = ΦᵀY − Σφ · ȳ.
-    const double n = static_cast<double>(acc.count());
-    Eigen::MatrixXd w = acc.phi_t_y() / n;
-    if (l.center_targets()) {
-      const Eigen::RowVectorXd y_mean = acc.y_sum().transpose() / n;
-      w -= (acc.phi_sum() / n) * y_mean;
-      w.row(0) = y_mean;  // feature 0 is the constant function 1
-    }
-    LinearModel m;
-    m.weights = FloatMatrix::FromEigen(w);
-    m.bias = FloatMatrix::Zeros(1, m.weights.cols());
-    return m;
-  }
-  const HeadSolver kind = set.sums.has_value()
-                              ? ChooseHeadSolver(l, run.map.model->feature_dim(), /*rows=*/0)
-                              : HeadSolver::kCgRows;
-  run.report.solver = HeadSolverName(kind);
-  std::unique_ptr<RidgeSolver> solver;
-  if (kind == HeadSolver::kCgRows) {
-    ASSIGN_OR_RETURN(solver,
-                     MakeRowsConjugateGradientRidgeSolver(set.phi, set.y, {}, CgOptions(l)));
-    // The solver keeps its own centred double copy: the float rows can go.
-    set.phi.clear();
-    set.y.clear();
-  } else {
-    ASSIGN_OR_RETURN(solver, GramSolverFactory(kind, l)(*set.sums));
-  }
-  const auto featurize_start = std::chrono::steady_clock::now();
-  FloatMatrix val_phi = FeaturizeAll(*run.map.model, run.plan.validation);
-  run.CountFeaturized(run.plan.validation.rows(), featurize_start);
-  ASSIGN_OR_RETURN(FloatMatrix val_y, DatasetTargets(run.plan, run.plan.validation));
-  std::vector<double> grid(l.lambda_grid().begin(), l.lambda_grid().end());
-  // Largest λ first: CG then warm-starts each λ from a better-conditioned one.
-  std::sort(grid.begin(), grid.end(), std::greater<double>());
-  ASSIGN_OR_RETURN(LinearModelSelection sel,
-                   ChooseLambda(*solver, grid, val_phi, val_y, TaskOf(run)));
-  // learner.extend_lambda_grid: a decade beyond whichever end was chosen,
-  // until the choice is inside the grid (at most kMaxLambdaGridExtensions decades).
-  for (int i = 0; i < kMaxLambdaGridExtensions && l.extend_lambda_grid() &&
-                  LambdaGridEnd(sel.curve.best_lambda(), grid) != 0;
-       ++i) {
-    const int end = LambdaGridEnd(sel.curve.best_lambda(), grid);
-    grid.push_back(end < 0 ? *std::min_element(grid.begin(), grid.end()) / 10
-                           : *std::max_element(grid.begin(), grid.end()) * 10);
-    std::sort(grid.begin(), grid.end(), std::greater<double>());
-    ASSIGN_OR_RETURN(sel, ChooseLambda(*solver, grid, val_phi, val_y, TaskOf(run)));
-  }
-  const bool regression = sel.curve.task != RlsTask::kClassification;
-  run.report.validation_metric = regression ? "rmse" : "accuracy";
-  for (size_t i = 0; i < sel.curve.lambdas.size(); ++i) {
-    const double score = sel.curve.scores[i];
-    run.report.validation_curve.emplace_back(sel.curve.lambdas[i],
-                                             regression ? std::sqrt(score) : score);
-  }
-  std::sort(run.report.validation_curve.begin(), run.report.validation_curve.end());
-  run.report.lambda = sel.curve.best_lambda();
-  WarnAtGridEnd(run, grid);
-  if (kind == HeadSolver::kCgRows || kind == HeadSolver::kCgGram) {
-    ReportCgSolves(run, *solver, sel.curve.lambdas);
-  }
-  return sel.model;
+  return SolveHead(
+      run.config.learner(), run.map.model->feature_dim(), TaskOf(run), set,
+      [&run]() -> absl::StatusOr<ValidationRows> {
+        ValidationRows val;
+        const auto featurize_start = std::chrono::steady_clock::now();
+        val.phi = FeaturizeAll(*run.map.model, run.plan.validation);
+        run.CountFeaturized(run.plan.validation.rows(), featurize_start);
+        ASSIGN_OR_RETURN(val.y, DatasetTargets(run.plan, run.plan.validation));
+        return val;
+      },
+      run.report);
 }
 
 // Test metrics of n × T scores against the test rows.
@@ -411,61 +230,24 @@ void FillReport(Run& run, const v1::Manifest& manifest) {
   r.certificate = manifest.certificate();
 }
 
-absl::Status WriteText(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) return absl::InternalError(absl::StrCat(path, ": write failed"));
-  return absl::OkStatus();
-}
-
-// An explicit --version that exists is refused before any data is read (the
-// publish step checks again, for a writer that appears meanwhile).
-absl::Status CheckVersionFree(const TrainOptions& o) {
-  if (o.version <= 0) return absl::OkStatus();
-  ASSIGN_OR_RETURN(std::vector<int64_t> versions, ListVersionDirs(ModelDir(o)));
-  if (std::find(versions.begin(), versions.end(), o.version) != versions.end()) {
-    return absl::AlreadyExistsError(
-        absl::StrCat((fs::path(ModelDir(o)) / std::to_string(o.version)).string(), ": version ",
-                     o.version, " exists and is never overwritten"));
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<int64_t> ChooseVersion(const TrainOptions& o) {
-  if (o.version > 0) return o.version;
-  return NextVersion(ModelDir(o));
-}
-
-// Writes the version directory (bundle optional) and commits it.
+// Writes the version directory (bundle optional) and publishes it
+// (publish.h); the "write" stage ends once the bundle is saved.
 absl::StatusOr<std::string> WriteVersion(Run& run, int64_t version, const Model* model) {
-  ASSIGN_OR_RETURN(StagedVersion staged, StagedVersion::Create(ModelDir(run.options), version));
-  if (model != nullptr) {
-    RETURN_IF_ERROR(model->Save((fs::path(staged.path()) / kBundleFileName).string()));
-  }
+  ASSIGN_OR_RETURN(StagedVersion staged, StageVersion(ModelDir(run.options), version, model));
   run.EndStage("write");
-  RETURN_IF_ERROR(
-      WriteText((fs::path(staged.path()) / "report.json").string(), ReportToJson(run.report)));
-  RETURN_IF_ERROR(
-      WriteText((fs::path(staged.path()) / "report.md").string(), ReportToMarkdown(run.report)));
-  if (run.options.testonly_hold_before_publish) {
-    std::fprintf(stderr, "invariant-train: holding %s\n", staged.path().c_str());
-    std::fflush(stderr);
-    absl::Notification never;
-    never.WaitForNotification();  // until a signal ends the process
-  }
-  RETURN_IF_ERROR(staged.Publish());
+  ASSIGN_OR_RETURN(std::string path,
+                   PublishVersion(staged, run.report, run.options.testonly_hold_before_publish));
   if (run.summary != nullptr) {
     run.summary->test_metrics = run.report.test_metrics;
     run.summary->test_rows = run.report.test_rows;
   }
-  return staged.final_path();
+  return path;
 }
 
 // Stages evaluate and write for a solved head (RIDGE, SPEC_AVG) or none
 // (NONE). A cross-validated run's test metrics are already in the report.
 absl::StatusOr<std::string> Finish(Run& run, const LinearModel* head) {
-  ASSIGN_OR_RETURN(int64_t version, ChooseVersion(run.options));
+  ASSIGN_OR_RETURN(int64_t version, ChooseVersion(ModelDir(run.options), run.options.version));
   v1::Manifest manifest = run.map.manifest;
   manifest.set_model_name(run.options.name);
   manifest.set_version(version);
@@ -549,7 +331,7 @@ absl::StatusOr<std::string> FinishKernelRidge(Run& run) {
     if (std::sqrt(mse) <= run.report.validation_curve[static_cast<size_t>(best)].second) best = m;
   }
   run.report.lambda = grid[static_cast<size_t>(best)];
-  WarnAtGridEnd(run, grid);
+  WarnAtGridEnd(run.report, grid);
   run.EndStage("solve");
   const int64_t k = krr.num_models();
   BatchFunction f = [&](int64_t n, const float* x, float* y) {
@@ -566,7 +348,7 @@ absl::StatusOr<std::string> FinishKernelRidge(Run& run) {
       CertifyPredictor(f, 1, run.config.encoder(), run.plan.test.x, run.config.certificate(),
                        run.config.encoder().seed() ^ kCertificateSeedSalt));
   run.EndStage("evaluate");
-  ASSIGN_OR_RETURN(int64_t version, ChooseVersion(run.options));
+  ASSIGN_OR_RETURN(int64_t version, ChooseVersion(ModelDir(run.options), run.options.version));
   manifest.set_model_name(run.options.name);
   manifest.set_version(version);
   FillReport(run, manifest);
@@ -646,7 +428,7 @@ absl::StatusOr<std::string> FinishCrossValidated(Run& run) {
                                  " rounds); its test metrics are the rounds' mean and std");
   std::vector<double> curve_grid;
   for (const auto& [lambda, unused] : cv.mean_curve) curve_grid.push_back(lambda);
-  WarnAtGridEnd(run, curve_grid);
+  WarnAtGridEnd(run.report, curve_grid);
   run.EndStage("solve");
   std::fprintf(stderr, "cross-validation: %d folds, refit lambda %g\n", k, cv.refit_lambda);
   for (const auto& [name, mean] : cv.mean) {
@@ -660,7 +442,7 @@ absl::StatusOr<std::string> FinishCrossValidated(Run& run) {
 }  // namespace
 
 absl::StatusOr<std::string> RunTraining(const TrainOptions& options, TrainSummary* summary) {
-  RETURN_IF_ERROR(CheckVersionFree(options));
+  RETURN_IF_ERROR(CheckVersionFree(ModelDir(options), options.version));
   ASSIGN_OR_RETURN(Run run, Prepare(options));
   run.summary = summary;
   switch (run.config.learner().kind()) {
@@ -703,7 +485,7 @@ absl::StatusOr<std::string> RunShard(const TrainOptions& options) {
 }
 
 absl::StatusOr<std::string> RunReduce(const TrainOptions& options, TrainSummary* summary) {
-  RETURN_IF_ERROR(CheckVersionFree(options));
+  RETURN_IF_ERROR(CheckVersionFree(ModelDir(options), options.version));
   ASSIGN_OR_RETURN(Run run, Prepare(options));
   run.summary = summary;
   if (run.config.split().k_fold() > 0) {

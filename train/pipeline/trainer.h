@@ -3,10 +3,11 @@
 //   data      PlanData: open the data, fix the split, load validation/test rows
 //   bank      BuildFeatureMap: preprocessing statistics, templates, bank
 //   featurize stream the training rows through the feature map into ΦᵀΦ, ΦᵀY
-//   solve     ridge over the λ grid on validation (or Spec-Avg, or KRR)
+//   solve     ridge over the λ grid on validation (or Spec-Avg: solve.h; or KRR)
 //   evaluate  test metrics and the invariance certificate
 //   write     MODELS/<name>/<version>/{model.bundle, report.json, report.md},
 //             staged in a temporary directory and renamed when complete
+//             (publish.h)
 //
 // A sharded run (shard i of n) stops after `featurize` and writes its partial
 // sums to a shard file; `reduce` merges the n shard files and runs the rest,

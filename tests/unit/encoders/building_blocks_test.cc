@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/encoders/fast_math.h"
-#include "core/encoders/packed_dot.h"
+#include "core/encoders/kernel_path.h"
 #include "core/encoders/pooling.h"
 #include "core/encoders/preprocess_encoder.h"
 #include "gtest/gtest.h"

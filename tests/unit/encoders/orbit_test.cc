@@ -9,8 +9,8 @@
 
 #include "core/base/random.h"
 #include "core/base/thread_pool.h"
+#include "core/encoders/kernel_path.h"
 #include "core/encoders/orbit_operator.h"
-#include "core/encoders/packed_dot.h"
 #include "core/encoders/projector.h"
 #include "core/groups/image_transform.h"
 #include "gtest/gtest.h"

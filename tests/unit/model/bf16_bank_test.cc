@@ -18,8 +18,9 @@
 #include <string>
 #include <vector>
 
+#include "core/base/bf16.h"
 #include "core/bundle/bundle.h"
-#include "core/encoders/packed_dot.h"
+#include "core/encoders/kernel_path.h"
 #include "core/model/model.h"
 #include "gtest/gtest.h"
 #include "tools/test_models/test_models.h"

@@ -9,8 +9,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "core/base/bf16.h"
 #include "core/base/random.h"
-#include "core/encoders/packed_dot.h"
 #include "core/model/model.h"
 #include "core/model/repository.h"
 #include "gmock/gmock.h"

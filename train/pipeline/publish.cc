@@ -1,0 +1,72 @@
+#include "train/pipeline/publish.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "core/base/status_macros.h"
+
+namespace invariant::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+absl::Status WriteText(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) return absl::InternalError(absl::StrCat(path, ": write failed"));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+// An explicit --version that exists is refused before any data is read (the
+// publish step checks again, for a writer that appears meanwhile).
+absl::Status CheckVersionFree(const std::string& model_dir, int64_t version) {
+  if (version <= 0) return absl::OkStatus();
+  ASSIGN_OR_RETURN(std::vector<int64_t> versions, ListVersionDirs(model_dir));
+  if (std::find(versions.begin(), versions.end(), version) != versions.end()) {
+    return absl::AlreadyExistsError(
+        absl::StrCat((fs::path(model_dir) / std::to_string(version)).string(), ": version ",
+                     version, " exists and is never overwritten"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> ChooseVersion(const std::string& model_dir, int64_t version) {
+  if (version > 0) return version;
+  return NextVersion(model_dir);
+}
+
+absl::StatusOr<StagedVersion> StageVersion(const std::string& model_dir, int64_t version,
+                                           const Model* model) {
+  ASSIGN_OR_RETURN(StagedVersion staged, StagedVersion::Create(model_dir, version));
+  if (model != nullptr) {
+    RETURN_IF_ERROR(model->Save((fs::path(staged.path()) / kBundleFileName).string()));
+  }
+  return staged;
+}
+
+absl::StatusOr<std::string> PublishVersion(StagedVersion& staged, const TrainReport& report,
+                                           bool hold_before_publish) {
+  RETURN_IF_ERROR(
+      WriteText((fs::path(staged.path()) / "report.json").string(), ReportToJson(report)));
+  RETURN_IF_ERROR(
+      WriteText((fs::path(staged.path()) / "report.md").string(), ReportToMarkdown(report)));
+  if (hold_before_publish) {
+    std::fprintf(stderr, "invariant-train: holding %s\n", staged.path().c_str());
+    std::fflush(stderr);
+    absl::Notification never;
+    never.WaitForNotification();  // until a signal ends the process
+  }
+  RETURN_IF_ERROR(staged.Publish());
+  return staged.final_path();
+}
+
+}  // namespace invariant::train
