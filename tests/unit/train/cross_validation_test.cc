@@ -83,7 +83,9 @@ TEST(CrossValidationTest, RoundsStatisticsAndRefit) {
   double best = 1e300;
   for (const auto& [lambda, rmse] : cv->mean_curve) best = std::min(best, rmse);
   for (const auto& [lambda, rmse] : cv->mean_curve) {
-    if (lambda == cv->refit_lambda) EXPECT_EQ(rmse, best);
+    if (lambda == cv->refit_lambda) {
+      EXPECT_EQ(rmse, best);
+    }
   }
   // The refit is the ridge solution on all 120 rows at λ*.
   GramAccumulator all = folds[0].sums;
