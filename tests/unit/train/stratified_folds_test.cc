@@ -147,5 +147,48 @@ TEST(StratifiedFoldsTest, StratifiedPlanSpreadsTheLargestTargets) {
   EXPECT_NE(random_plan->fold, plan->fold);
 }
 
+// A stratified classification plan keeps every class's share in every fold.
+TEST(StratifiedFoldsTest, StratifiedClassificationPlanKeepsClassProportions) {
+  auto config =
+      ParseTrainConfig(R"pb(
+                         data { xperm { seed: 1 } }
+                         split { k_fold: 4 stratify: true seed: 2 }
+                         encoder {
+                           random_fourier { num_features: 10 num_group_elements: 1 sigma: 1 }
+                           group { identity { dim: 40 } }
+                         }
+                         learner {
+                           kind: RIDGE
+                           task: TASK_CLASSIFICATION
+                           lambda_grid: [ 1e-3 ]
+                         }
+                       )pb",
+                       "test");
+  ASSERT_TRUE(config.ok()) << config.status();
+  auto plan = PlanData(*config);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ExpectPartition(plan->fold, 4);
+  std::vector<int32_t> labels;
+  ASSERT_TRUE(ForEachTrainBlock(*plan, 4096, 0, 1, [&](const TrainBlock& b) {
+                labels.insert(labels.end(), b.labels, b.labels + b.n);
+                return absl::OkStatus();
+              }).ok());
+  ASSERT_EQ(labels.size(), plan->fold.size());
+  for (int32_t c = 0; c < 2; ++c) {
+    std::vector<int64_t> count(4, 0);
+    int64_t total = 0;
+    for (size_t i = 0; i < labels.size(); ++i) {
+      if (labels[i] != c) continue;
+      ++count[static_cast<size_t>(plan->fold[i])];
+      ++total;
+    }
+    ASSERT_GT(total, 0);
+    for (int64_t n : count) {
+      EXPECT_GE(n, total / 4) << "class " << c;
+      EXPECT_LE(n, (total + 3) / 4) << "class " << c;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace invariant::train
