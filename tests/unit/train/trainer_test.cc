@@ -84,6 +84,29 @@ TEST(TrainerTest, XpermRunWritesAnExactlyInvariantModelAndReports) {
   EXPECT_GT(static_cast<double>(found) / positives, 0.5);
 }
 
+// The console names every count (per_class_train: the per-class counts
+// beside the totals) and the featurize line gives the feature map's time and
+// rate alone, the ΦᵀΦ accumulation apart; report.json the same.
+TEST(TrainerTest, ConsoleAndReportSayWhatEveryCountAndTimeIs) {
+  TempDir dir;
+  TrainOptions o = RunOptions(dir, kXpermConfig, "counts");
+  ::testing::internal::CaptureStderr();
+  absl::StatusOr<std::string> out = RunTraining(o);
+  const std::string console = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(console, HasSubstr("data: 120 train (60 per class), 100 validation (50 per class), "
+                                 "600 test rows of 40 values"));
+  EXPECT_THAT(console, HasSubstr("featurize 120 training rows: features "));
+  EXPECT_THAT(console, HasSubstr("accumulate Phi'Phi and Phi'Y "));
+  const std::string json = ReadText(*out + "/report.json");
+  // Training, validation and test rows through the feature map; only the
+  // training rows accumulated.
+  EXPECT_THAT(json, HasSubstr("\"featurized_rows\": 820"));
+  EXPECT_THAT(json, HasSubstr("\"featurize_seconds\": "));
+  EXPECT_THAT(json, HasSubstr("\"accumulate\": {\"rows\": 120, \"seconds\": "));
+  EXPECT_THAT(ReadText(*out + "/report.md"), HasSubstr("accumulate ΦᵀΦ, ΦᵀY: rows, s | 120, "));
+}
+
 TEST(TrainerTest, Bf16BankConfigStoresTheRoundedBankAndServesIt) {
   TempDir dir;
   std::string text = kXpermConfig;
