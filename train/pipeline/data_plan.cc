@@ -8,6 +8,7 @@
 #include "core/base/status_macros.h"
 #include "core/rls/linear_model.h"
 #include "train/data/data_config.h"
+#include "train/data/image_layout.h"
 #include "train/data/splits.h"
 #include "train/data/stratified_folds.h"
 
@@ -150,6 +151,13 @@ absl::StatusOr<DataPlan> PlanData(const v1::TrainConfig& config) {
   DataPlan plan;
   plan.schema = parts.train->schema();
   RETURN_IF_ERROR(CheckTask(config, plan.schema));
+  // The image group acts on channels-last images of its own size: the rows
+  // must be such images (size, an IDX file's shape, a CSV header's order).
+  if (config.encoder().group().has_image()) {
+    const v1::ImageTransformGroup& g = config.encoder().group().image();
+    RETURN_IF_ERROR(CheckImageLayout(plan.schema, ImageShape{g.height(), g.width(), g.channels()},
+                                     "encoder.group.image"));
+  }
   plan.classify = config.learner().task() == v1::TASK_CLASSIFICATION ||
                   (config.learner().task() == v1::TASK_UNSPECIFIED && plan.schema.has_labels);
   const v1::SplitConfig& sc = config.split();

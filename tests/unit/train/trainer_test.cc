@@ -510,3 +510,31 @@ TEST(TrainerTest, AnExistingExplicitVersionIsRefusedBeforeAnyDataIsRead) {
 
 }  // namespace
 }  // namespace invariant::train
+
+namespace invariant::train {
+namespace {
+
+// An image group acts on channels-last images of its own size: data whose
+// rows are not such images is refused before anything is trained, naming
+// the group's field (Xperm's rows have 40 values).
+TEST(TrainerTest, ImageGroupMustMatchTheDataRows) {
+  const std::string config_text = R"pb(
+    data { xperm { seed: 1 } }
+    encoder {
+      random_fourier { num_features: 10 num_group_elements: 2 sigma: 1 }
+      group { image { height: HEIGHT width: 8 channels: 1 } }
+    }
+    learner { kind: RIDGE task: TASK_CLASSIFICATION lambda_grid: [ 1e-3 ] }
+  )pb";
+  auto matching = ParseTrainConfig(absl::StrReplaceAll(config_text, {{"HEIGHT", "5"}}), "test");
+  ASSERT_TRUE(matching.ok()) << matching.status();
+  EXPECT_TRUE(PlanData(*matching).ok());
+  auto other = ParseTrainConfig(absl::StrReplaceAll(config_text, {{"HEIGHT", "4"}}), "test");
+  ASSERT_TRUE(other.ok()) << other.status();
+  const absl::StatusOr<DataPlan> plan = PlanData(*other);
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(plan.status().message()), HasSubstr("encoder.group.image"));
+}
+
+}  // namespace
+}  // namespace invariant::train
