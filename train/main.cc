@@ -21,6 +21,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -65,12 +66,26 @@ void RemoveStagedVersionsOnInterrupt(invariant::SignalWaiter* signals) {
   invariant::SignalWaiter::RaiseDefault(signal);
 }
 
-// "test accuracy=0.8712 on 2000 rows": the last line of a finished run.
+// "test accuracy=0.8712 on 2000 rows": the last line of a finished run. A
+// k-fold run says what its numbers are: "test rmse: mean=15.3394 std=8.71
+// (sample, K-1) over 5 folds, pooled=17.2 over 7165 rows; mae: …".
 std::string SummaryLine(const invariant::train::TrainSummary& summary) {
   std::vector<std::string> items;
   for (const auto& [name, value] : summary.test_metrics) {
-    items.push_back(absl::StrCat(name, "=", absl::SixDigits(value)));
+    if (summary.k_fold > 0) {
+      const auto get = [&](const std::map<std::string, double>& m) {
+        return m.count(name) ? m.at(name) : 0.0;
+      };
+      items.push_back(absl::StrCat(
+          name, ": mean=", absl::SixDigits(value),
+          " std=", absl::SixDigits(get(summary.test_metrics_std)), " (sample, K-1) over ",
+          summary.k_fold, " folds, pooled=", absl::SixDigits(get(summary.test_metrics_pooled)),
+          " over ", summary.test_rows, " rows"));
+    } else {
+      items.push_back(absl::StrCat(name, "=", absl::SixDigits(value)));
+    }
   }
+  if (summary.k_fold > 0) return absl::StrCat("test ", absl::StrJoin(items, "; "));
   return absl::StrCat("test ", absl::StrJoin(items, " "), " on ", summary.test_rows, " rows");
 }
 

@@ -3,7 +3,8 @@
 # same shape, in one run. invariant-train trains rotated_fashion_rf with the
 # rotations on the templates (the 32,000 × 784 bank numpy multiplies by) and
 # reports its featurize rate (report.json featurize_rows_per_second: the
-# training rows over the featurize stage, Gram accumulation included); then
+# rows the feature map computed over its own time, the Gram accumulation
+# apart in report.json accumulate); then
 # bench/peers/peer_server.py featurizes the same number of rows from that
 # bundle with numpy (OpenBLAS, all cores), in chunks of 256 rows as
 # invariant-train does, plus the same count in one batch of 4,096.

@@ -1,8 +1,12 @@
 #include "core/io/idx.h"
 
+#include <algorithm>
 #include <cstring>
+#include <memory>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/base/status_macros.h"
 #include "core/base/unit_byte.h"
 
@@ -51,19 +55,28 @@ bool LooksLikeIdx(absl::string_view head) {
 
 absl::StatusOr<IdxHeader> ReadIdxHeader(ByteReader& reader, uint32_t expected_magic,
                                         absl::string_view what) {
+  if (expected_magic == 0) return ReadIdxHeader(reader, absl::Span<const uint32_t>(), what);
+  return ReadIdxHeader(reader, absl::MakeConstSpan(&expected_magic, 1), what);
+}
+
+absl::StatusOr<IdxHeader> ReadIdxHeader(ByteReader& reader, absl::Span<const uint32_t> accepted,
+                                        absl::string_view what) {
   unsigned char bytes[4 * 5];
   ASSIGN_OR_RETURN(const int64_t got, reader.Read(bytes, 4));
-  const int64_t expected_ndims = expected_magic & 0xff;
+  const int64_t expected_ndims = accepted.empty() ? 0 : (accepted[0] & 0xff);
   if (got < 4) {
     return absl::DataLossError(absl::StrCat(reader.path(), ": truncated IDX header: expected ",
                                             4 * (1 + expected_ndims), " bytes, got ", got));
   }
   IdxHeader header;
   header.magic = ReadBigEndian32(bytes);
-  if (expected_magic != 0 && header.magic != expected_magic) {
-    return absl::InvalidArgumentError(absl::StrCat(reader.path(), ": wrong IDX magic number for ",
-                                                   what, " file: expected ", Hex32(expected_magic),
-                                                   ", got ", Hex32(header.magic)));
+  if (!accepted.empty() &&
+      std::find(accepted.begin(), accepted.end(), header.magic) == accepted.end()) {
+    std::vector<std::string> names;
+    for (const uint32_t magic : accepted) names.push_back(Hex32(magic));
+    return absl::InvalidArgumentError(
+        absl::StrCat(reader.path(), ": wrong IDX magic number for ", what, " file: expected ",
+                     absl::StrJoin(names, " or "), ", got ", Hex32(header.magic)));
   }
   if (!LooksLikeIdx(absl::string_view(reinterpret_cast<const char*>(bytes), 4))) {
     return absl::InvalidArgumentError(
@@ -116,24 +129,47 @@ void DecodeIdx(int type, const unsigned char* p, int64_t count, float* out) {
   }
 }
 
-absl::Status WriteIdx(const std::string& path, const std::vector<int64_t>& dims,
-                      absl::Span<const uint8_t> data, bool gzip) {
+namespace {
+
+// Writes the header for `type` and `dims`, then `bytes` (already big-endian).
+absl::Status WriteIdxBytes(const std::string& path, int type, const std::vector<int64_t>& dims,
+                           int64_t count, const unsigned char* bytes, bool gzip) {
   int64_t size = 1;
   for (const int64_t d : dims) size *= d;
-  if (dims.empty() || dims.size() > 4 || static_cast<int64_t>(data.size()) != size) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": data has ", data.size(),
-                                                   " bytes, expected the product of the ",
+  if (dims.empty() || dims.size() > 4 || count != size) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": data has ", count,
+                                                   " elements, expected the product of the ",
                                                    dims.size(), " dims (1..4) = ", size));
   }
   unsigned char header[4 * 5];
-  WriteBigEndian32((uint32_t{kIdxUnsignedByte} << 8) | static_cast<uint32_t>(dims.size()), header);
+  WriteBigEndian32(IdxMagic(type, static_cast<int>(dims.size())), header);
   for (size_t i = 0; i < dims.size(); ++i) {
     WriteBigEndian32(static_cast<uint32_t>(dims[i]), header + 4 * (i + 1));
   }
   ASSIGN_OR_RETURN(std::unique_ptr<ByteWriter> writer, ByteWriter::Create(path, gzip));
   RETURN_IF_ERROR(writer->Write(header, 4 * (1 + static_cast<int64_t>(dims.size()))));
-  RETURN_IF_ERROR(writer->Write(data.data(), static_cast<int64_t>(data.size())));
+  RETURN_IF_ERROR(writer->Write(bytes, count * ElementBytes(type)));
   return writer->Close();
+}
+
+}  // namespace
+
+absl::Status WriteIdx(const std::string& path, const std::vector<int64_t>& dims,
+                      absl::Span<const uint8_t> data, bool gzip) {
+  return WriteIdxBytes(path, kIdxUnsignedByte, dims, static_cast<int64_t>(data.size()), data.data(),
+                       gzip);
+}
+
+absl::Status WriteIdx(const std::string& path, const std::vector<int64_t>& dims,
+                      absl::Span<const float> data, bool gzip) {
+  std::vector<unsigned char> bytes(data.size() * 4);
+  for (size_t i = 0; i < data.size(); ++i) {
+    uint32_t u;
+    std::memcpy(&u, &data[i], 4);
+    WriteBigEndian32(u, bytes.data() + 4 * i);
+  }
+  return WriteIdxBytes(path, kIdxFloat32, dims, static_cast<int64_t>(data.size()), bytes.data(),
+                       gzip);
 }
 
 }  // namespace invariant::io

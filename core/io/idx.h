@@ -28,9 +28,16 @@
 
 namespace invariant::io {
 
-inline constexpr uint32_t kIdxLabelMagic = 0x00000801;  // unsigned bytes, 1 dim
-inline constexpr uint32_t kIdxImageMagic = 0x00000803;  // unsigned bytes, 3 dims
+inline constexpr uint32_t kIdxLabelMagic = 0x00000801;       // unsigned bytes, 1 dim
+inline constexpr uint32_t kIdxImageMagic = 0x00000803;       // unsigned bytes, 3 dims
+inline constexpr uint32_t kIdxColorImageMagic = 0x00000804;  // unsigned bytes, 4 dims
 inline constexpr int kIdxUnsignedByte = 0x08;
+inline constexpr int kIdxFloat32 = 0x0D;
+
+// The magic of an IDX file of element `type` with `ndims` dims.
+constexpr uint32_t IdxMagic(int type, int ndims) {
+  return (static_cast<uint32_t>(type) << 8) | static_cast<uint32_t>(ndims);
+}
 
 uint32_t ReadBigEndian32(const unsigned char* bytes);
 void WriteBigEndian32(uint32_t value, unsigned char* bytes);
@@ -56,15 +63,25 @@ struct IdxHeader {
 // DATA_LOSS ("truncated IDX header: expected N bytes, got M").
 absl::StatusOr<IdxHeader> ReadIdxHeader(ByteReader& reader, uint32_t expected_magic = 0,
                                         absl::string_view what = "");
+// As above with a set of accepted magics (non-empty): any other is
+// INVALID_ARGUMENT ("wrong IDX magic number for <what> file: expected
+// 0x00000803 or 0x00000804, got 0x..").
+absl::StatusOr<IdxHeader> ReadIdxHeader(ByteReader& reader, absl::Span<const uint32_t> accepted,
+                                        absl::string_view what);
 
 // Decodes `count` big-endian elements of `type` at `bytes` into `out`
 // (unsigned bytes scaled by 1/255).
 void DecodeIdx(int type, const unsigned char* bytes, int64_t count, float* out);
 
 // Writes an unsigned-byte IDX file: magic 0x000008DD, `dims`, then `data`
-// (product of dims bytes); gzip when `gzip`.
+// (product of dims bytes); gzip when `gzip`. A rank-4 `dims` {n, height,
+// width, channels} is a file of channels-last colour images (0x00000804).
 absl::Status WriteIdx(const std::string& path, const std::vector<int64_t>& dims,
                       absl::Span<const uint8_t> data, bool gzip);
+// Writes a float32 IDX file: magic 0x00000DDD, `dims`, then `data` (product
+// of dims floats) as big-endian IEEE-754 words; gzip when `gzip`.
+absl::Status WriteIdx(const std::string& path, const std::vector<int64_t>& dims,
+                      absl::Span<const float> data, bool gzip);
 
 }  // namespace invariant::io
 

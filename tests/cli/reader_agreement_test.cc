@@ -120,5 +120,36 @@ TEST(ReaderAgreementTest, GzipIdxImages) {
   EXPECT_FLOAT_EQ(predicted->values[1], 37 / 255.0f);
 }
 
+TEST(ReaderAgreementTest, ColourAndFloatIdxImages) {
+  // Rank-4 files (n × height × width × channels, channels last): the trainer
+  // and invariant-client give the same rows, bytes scaled alike, floats as is.
+  const std::string labels = Scratch("labels-idx1-ubyte");
+  ASSERT_TRUE(train::WriteIdxLabels(labels, std::vector<uint8_t>{0, 1}, false).ok());
+  std::vector<uint8_t> pixels;
+  std::vector<float> floats;
+  for (int i = 0; i < 2 * 2 * 3 * 3; ++i) {
+    pixels.push_back(static_cast<uint8_t>(i * 29 % 256));
+    floats.push_back(0.5f * i - 3.0f);
+  }
+  const std::string bytes_path = Scratch("colour-idx4-ubyte.gz");
+  const std::string float_path = Scratch("colour-idx4-float");
+  ASSERT_TRUE(train::WriteIdxColorImages(bytes_path, 2, 2, 3, 3, pixels, true).ok());
+  ASSERT_TRUE(io::WriteIdx(float_path, {2, 2, 3, 3}, floats, false).ok());
+  for (const std::string& images : {bytes_path, float_path}) {
+    auto trained = train::LoadIdx(images, labels);
+    ASSERT_TRUE(trained.ok()) << trained.status();
+    EXPECT_EQ(trained->input_shape, (std::vector<int64_t>{2, 3, 3}));
+    auto predicted = cli::ReadRows(images);
+    ASSERT_TRUE(predicted.ok()) << predicted.status();
+    ASSERT_EQ(trained->rows(), predicted->num_rows);
+    ASSERT_EQ(trained->dim(), predicted->dim);
+    std::vector<float> from_trainer;
+    for (int64_t i = 0; i < trained->rows(); ++i) {
+      for (int64_t j = 0; j < trained->dim(); ++j) from_trainer.push_back(trained->x.row(i)[j]);
+    }
+    EXPECT_EQ(from_trainer, predicted->values) << images;
+  }
+}
+
 }  // namespace
 }  // namespace invariant

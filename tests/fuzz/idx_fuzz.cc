@@ -7,8 +7,10 @@
 // them. Both files live in memfds (tests/fuzz/fuzz_util.h). Every load must
 // return a status with a message (never crash, never allocate for data the
 // files do not hold); a data set that loads must satisfy ValidateDataset with
-// pixels in [0, 1].
+// finite pixels, in [0, 1] for unsigned-byte files (grey 0x803 or colour
+// 0x804; float32 files 0xD03 / 0xD04 are taken as they are).
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -38,9 +40,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   Check(invariant::train::ValidateDataset(*loaded).ok(), "a loaded IDX pair is a valid Dataset");
   Check(loaded->rows() == 0 || loaded->has_labels(), "IDX rows have labels");
+  const auto source = invariant::train::OpenIdxSource(images, labels, options);
+  Check(source.ok(), "a pair that loads opens as a source");
+  const bool unit_byte = (*source)->schema().unit_byte_scaled;
   const float* x = loaded->x.data();
   for (int64_t i = 0; i < loaded->rows() * loaded->dim(); ++i) {
-    Check(x[i] >= 0.0f && x[i] <= 1.0f, "pixels lie in [0, 1]");
+    Check(std::isfinite(x[i]), "pixels are finite");
+    if (unit_byte) Check(x[i] >= 0.0f && x[i] <= 1.0f, "byte pixels lie in [0, 1]");
   }
   return 0;
 }

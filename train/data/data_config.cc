@@ -10,12 +10,47 @@
 #include "train/data/csv.h"
 #include "train/data/fashion_mnist.h"
 #include "train/data/idx.h"
+#include "train/data/image_layout.h"
 #include "train/data/rotated.h"
 #include "train/data/torus.h"
 #include "train/data/xperm.h"
 
 namespace invariant::train {
 namespace {
+
+constexpr char kImageField[] = "data.image";
+
+// `source` with its rows declared images of `shape` (input_shape {height,
+// width} or {height, width, channels}); rows pass through unchanged.
+class ShapedSource : public RowSource {
+ public:
+  ShapedSource(std::unique_ptr<RowSource> source, std::vector<int64_t> input_shape)
+      : source_(std::move(source)), schema_(source_->schema()) {
+    schema_.input_shape = std::move(input_shape);
+  }
+
+  const RowSchema& schema() const override { return schema_; }
+  absl::StatusOr<int64_t> Next(int64_t max_rows, float* x, int32_t* labels,
+                               float* targets) override {
+    return source_->Next(max_rows, x, labels, targets);
+  }
+  absl::Status Reset() override { return source_->Reset(); }
+
+ private:
+  std::unique_ptr<RowSource> source_;
+  RowSchema schema_;
+};
+
+// Checks `source` against data.image (image_layout.h) and gives its rows the
+// image's input_shape.
+absl::StatusOr<std::unique_ptr<RowSource>> ApplyImageLayout(std::unique_ptr<RowSource> source,
+                                                            const ImageShape& shape) {
+  RETURN_IF_ERROR(CheckImageLayout(source->schema(), shape, kImageField));
+  std::vector<int64_t> input_shape = {shape.height, shape.width};
+  if (shape.channels > 1) input_shape.push_back(shape.channels);
+  if (source->schema().input_shape == input_shape) return source;
+  return std::unique_ptr<RowSource>(new ShapedSource(std::move(source), std::move(input_shape)));
+}
 
 absl::StatusOr<DataParts> OpenIdxParts(const v1::IdxSource& idx) {
   if (idx.train_images().empty() || idx.train_labels().empty()) {
@@ -104,6 +139,13 @@ absl::StatusOr<DataParts> OpenSourceParts(const v1::DataConfig& config) {
 
 absl::StatusOr<DataParts> OpenDataConfig(const v1::DataConfig& config) {
   ASSIGN_OR_RETURN(DataParts parts, OpenSourceParts(config));
+  if (config.has_image()) {
+    ASSIGN_OR_RETURN(const ImageShape shape, ImageShapeFromConfig(config.image(), kImageField));
+    ASSIGN_OR_RETURN(parts.train, ApplyImageLayout(std::move(parts.train), shape));
+    if (parts.test != nullptr) {
+      ASSIGN_OR_RETURN(parts.test, ApplyImageLayout(std::move(parts.test), shape));
+    }
+  }
   if (config.rotated().enabled()) {
     const uint64_t seed = config.rotated().seed();
     ASSIGN_OR_RETURN(parts.train,

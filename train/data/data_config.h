@@ -3,7 +3,11 @@
 // Maps each DataConfig source onto the readers and generators of this module
 // and returns streaming sources for its parts: every source has a train part;
 // IDX files with test_images and Fashion-MNIST also have a test part. With
-// rotated.enabled each part is wrapped by MakeRotatedSource (rotated.h), with
+// data.image set, every part is checked against that image layout
+// (image_layout.h: row size, IDX height / width / channels, a CSV header's
+// channel order; errors name data.image.<field> and the file) and its rows
+// get input_shape {height, width} (channels 1) or {height, width, channels}.
+// With rotated.enabled each part is wrapped by MakeRotatedSource (rotated.h), with
 // angle seeds derived from rotated.seed (Rng::ForStream(seed, 2) for train,
 // (seed, 3) for test), the same derivation as MakeRotatedProtocol.
 //

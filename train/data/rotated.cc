@@ -28,8 +28,9 @@ class RotatedSource : public RowSource {
     buffer_.resize(static_cast<size_t>(std::max<int64_t>(max_rows, 0) * schema_.dim));
     ASSIGN_OR_RETURN(const int64_t got, images_->Next(max_rows, buffer_.data(), labels, targets));
     const int64_t h = schema_.input_shape[0], w = schema_.input_shape[1];
+    const int64_t c = schema_.input_shape.size() == 3 ? schema_.input_shape[2] : 1;
     for (int64_t k = 0; k < got; ++k) {
-      RotateImages(h, w, RotationAngle(seed_, cursor_ + k), 1, buffer_.data() + k * schema_.dim,
+      RotateImages(h, w, c, RotationAngle(seed_, cursor_ + k), 1, buffer_.data() + k * schema_.dim,
                    x + k * schema_.dim);
     }
     cursor_ += got;
@@ -51,12 +52,15 @@ class RotatedSource : public RowSource {
 
 absl::Status CheckImageShape(const std::string& name, const std::vector<int64_t>& shape,
                              int64_t dim) {
-  if (shape.size() != 2 || shape[0] * shape[1] != dim) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(name,
-                     ": the rotated protocol needs single-channel images with input_shape {height, "
-                     "width}, got [",
-                     absl::StrJoin(shape, ", "), "] for rows of ", dim));
+  int64_t size = 1;
+  for (const int64_t s : shape) size *= s;
+  if (shape.size() < 2 || shape.size() > 3 || size != dim) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        name,
+        ": the rotated protocol needs images with input_shape {height, width} or {height, width, "
+        "channels} (channels last), got [",
+        absl::StrJoin(shape, ", "), "] for rows of ", dim,
+        "; for CSV rows set data.image { height width channels }"));
   }
   return absl::OkStatus();
 }
@@ -69,7 +73,12 @@ double RotationAngle(uint64_t seed, int64_t index) {
 
 void RotateImages(int64_t height, int64_t width, double angle, int64_t n, const float* in,
                   float* out) {
-  const ImageTransform transform(height, width, 1);
+  RotateImages(height, width, 1, angle, n, in, out);
+}
+
+void RotateImages(int64_t height, int64_t width, int64_t channels, double angle, int64_t n,
+                  const float* in, float* out) {
+  const ImageTransform transform(height, width, channels);
   transform.Apply(ImageTransform::Similarity(angle, 0.0, 0.0, 1.0), n, in, out);
 }
 

@@ -4,8 +4,12 @@
 // Every image is rotated about its centre by its own angle θ uniform in
 // [0, 2π); labels are kept. The pixel operation is core/groups'
 // ImageTransform (bilinear interpolation, zero outside the image, intensity
-// unchanged since rotations have |J| = 1); images are single-channel
-// height × width with input_shape {height, width}. Corners that rotate out of
+// unchanged since rotations have |J| = 1). Images are height × width with
+// input_shape {height, width}, or height × width × channels, channels last,
+// with input_shape {height, width, channels} (colour IDX files, or CSV rows
+// given a data.image layout): every channel of an image is rotated by the
+// same angle, so pixel (r, c) of every channel moves to the same place.
+// Corners that rotate out of
 // the frame are lost, so image mass is preserved only approximately (exactly
 // for content inside the inscribed disc, up to interpolation).
 //
@@ -38,9 +42,14 @@ double RotationAngle(uint64_t seed, int64_t index);
 // ImageTransform convention: θ > 0 turns the picture clockwise on screen).
 void RotateImages(int64_t height, int64_t width, double angle, int64_t n, const float* in,
                   float* out);
+// The same for height × width × channels images, channels last: every
+// channel turned by the same `angle`.
+void RotateImages(int64_t height, int64_t width, int64_t channels, double angle, int64_t n,
+                  const float* in, float* out);
 
 // Streams `images` with row i rotated by RotationAngle(seed, i). The source
-// must have input_shape {height, width} (INVALID_ARGUMENT otherwise). The
+// must have input_shape {height, width} or {height, width, channels} whose
+// product is its dim (INVALID_ARGUMENT naming the source otherwise). The
 // name gains the suffix "/rotated".
 absl::StatusOr<std::unique_ptr<RowSource>> MakeRotatedSource(std::unique_ptr<RowSource> images,
                                                              uint64_t seed);

@@ -48,12 +48,16 @@ absl::Status ValidateEncoder(v1::TrainConfig& c) {
 // split.k_fold and learner.cg (after ValidateLearner has set the kind).
 absl::Status ValidateSolverAndFolds(v1::TrainConfig& c) {
   const v1::SplitConfig& s = c.split();
+  if (s.stratify() && s.k_fold() == 0) {
+    return absl::InvalidArgumentError(
+        "split.stratify stratifies the folds of split.k_fold: set k_fold (>= 3) or drop it");
+  }
   if (s.k_fold() != 0) {
     if (s.k_fold() < 3) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "split.k_fold must be 0 (one split) or >= 3 (a test fold, a validation fold and "
-          "training folds), got ",
-          s.k_fold()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("split.k_fold must be 0 (one split) or >= 3 (a test fold and an inner "
+                       "cross-validation over at least two folds), got ",
+                       s.k_fold()));
     }
     if (s.train() != 0 || s.validation() != 0 || s.test() != 0 || s.per_class_train() != 0) {
       return absl::InvalidArgumentError(

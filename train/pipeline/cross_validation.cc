@@ -4,84 +4,135 @@
 #include <cmath>
 #include <functional>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "core/rls/metrics.h"
+#include "train/pipeline/fold_metrics.h"
 
 namespace invariant::train {
 namespace {
 
-// One round: its solver (kept while the grid may still grow) and the
-// validation score of every λ tried.
-struct Round {
-  int test = 0;
-  int validation = 0;
-  int64_t train_rows = 0;
-  std::unique_ptr<RidgeSolver> solver;
-  std::map<double, double> scores;  // λ → accuracy or mean squared error
-};
+using Curve = std::map<double, double>;  // λ → accuracy or mean squared error
 
-// The best λ of a λ → score map (BestLambdaIndex's rule: ties to the larger λ).
-double BestLambda(const std::map<double, double>& scores, RlsTask task) {
+// inner[f][g]: round f's inner curve validated on fold g (g ≠ f).
+using InnerScores = std::vector<std::vector<Curve>>;
+
+// The best λ of a curve (BestLambdaIndex's rule: ties to the larger λ).
+double BestLambda(const Curve& curve, RlsTask task) {
   std::vector<double> lambdas, values;
-  for (const auto& [lambda, score] : scores) {
+  for (const auto& [lambda, score] : curve) {
     lambdas.push_back(lambda);
     values.push_back(score);
   }
   return lambdas[static_cast<size_t>(BestLambdaIndex(lambdas, values, task))];
 }
 
-absl::Status Score(Round& round, const FoldRows& validation, const std::vector<double>& lambdas,
-                   RlsTask task) {
+// The sums of every fold but `skip_a` and `skip_b` (-1: none).
+absl::StatusOr<GramAccumulator> SumExcept(const std::vector<FoldRows>& folds, int skip_a,
+                                          int skip_b) {
+  std::optional<GramAccumulator> sum;
+  for (int g = 0; g < static_cast<int>(folds.size()); ++g) {
+    if (g == skip_a || g == skip_b) continue;
+    if (!sum.has_value()) {
+      sum = folds[static_cast<size_t>(g)].sums;
+    } else {
+      RETURN_IF_ERROR(sum->Merge(folds[static_cast<size_t>(g)].sums));
+    }
+  }
+  return *std::move(sum);
+}
+
+// The validation score of a model on a fold: accuracy, or mean squared error.
+absl::StatusOr<double> Score(const LinearModel& model, const FoldRows& fold, RlsTask task) {
+  ASSIGN_OR_RETURN(FloatMatrix scores, ApplyLinearModel(model, fold.phi));
+  if (task == RlsTask::kClassification) {
+    return Accuracy(ArgmaxRows(scores), ArgmaxRows(fold.y));
+  }
+  return MeanSquaredError(scores, fold.y);
+}
+
+// Scores `lambdas` on every inner split: the solve on the folds other than
+// {f, g} validates round f on fold g and round g on fold f.
+absl::Status ScoreInnerSplits(const std::vector<FoldRows>& folds,
+                              const std::vector<double>& lambdas, RlsTask task,
+                              const SolverFactory& make_solver, InnerScores& inner) {
   // Largest λ first (an iterative solver warm-starts down the grid).
   std::vector<double> order = lambdas;
   std::sort(order.begin(), order.end(), std::greater<double>());
-  ASSIGN_OR_RETURN(LinearModelSelection sel,
-                   ChooseLambda(*round.solver, order, validation.phi, validation.y, task));
-  for (size_t i = 0; i < sel.curve.lambdas.size(); ++i) {
-    round.scores[sel.curve.lambdas[i]] = sel.curve.scores[i];
+  const int k = static_cast<int>(folds.size());
+  for (int f = 0; f < k; ++f) {
+    for (int g = f + 1; g < k; ++g) {
+      std::unique_ptr<RidgeSolver> solver;
+      {
+        ASSIGN_OR_RETURN(GramAccumulator train, SumExcept(folds, f, g));
+        ASSIGN_OR_RETURN(solver, make_solver(train));
+      }
+      for (double lambda : order) {
+        ASSIGN_OR_RETURN(LinearModel model, solver->Solve(lambda));
+        ASSIGN_OR_RETURN(inner[f][g][lambda], Score(model, folds[static_cast<size_t>(g)], task));
+        ASSIGN_OR_RETURN(inner[g][f][lambda], Score(model, folds[static_cast<size_t>(f)], task));
+      }
+    }
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::map<std::string, double>> TestMetrics(const LinearModel& model,
-                                                          const FoldRows& test, RlsTask task) {
-  ASSIGN_OR_RETURN(FloatMatrix scores, ApplyLinearModel(model, test.phi));
-  std::map<std::string, double> m;
-  if (task == RlsTask::kClassification) {
-    ASSIGN_OR_RETURN(m["accuracy"], Accuracy(ArgmaxRows(scores), ArgmaxRows(test.y)));
-  } else {
-    ASSIGN_OR_RETURN(m["rmse"], RootMeanSquaredError(scores, test.y));
-    ASSIGN_OR_RETURN(m["mae"], MeanAbsoluteError(scores, test.y));
+// Round f's inner curve on `grid`: the mean over its K−1 inner folds.
+Curve RoundCurve(const InnerScores& inner, int f, const std::set<double>& grid) {
+  Curve curve;
+  const double n = static_cast<double>(inner.size() - 1);
+  for (int g = 0; g < static_cast<int>(inner.size()); ++g) {
+    if (g == f) continue;
+    for (double lambda : grid) curve[lambda] += inner[f][g].at(lambda) / n;
   }
-  return m;
+  return curve;
 }
 
-// The round's own λ (best on its validation fold), its model and test metrics.
-absl::StatusOr<FoldResult> FinishRound(const Round& round, const std::vector<FoldRows>& folds,
-                                       RlsTask task) {
-  FoldResult r;
-  r.train_rows = round.train_rows;
-  r.validation_rows = folds[static_cast<size_t>(round.validation)].phi.rows();
-  r.test_rows = folds[static_cast<size_t>(round.test)].phi.rows();
-  r.lambda = BestLambda(round.scores, task);
-  ASSIGN_OR_RETURN(LinearModel model, round.solver->SolveFinal(r.lambda));
-  ASSIGN_OR_RETURN(r.test_metrics,
-                   TestMetrics(model, folds[static_cast<size_t>(round.test)], task));
-  return r;
-}
-
-// λ → the score averaged over the rounds (every round has every λ).
-std::map<double, double> MeanScores(const std::vector<Round>& rounds) {
-  std::map<double, double> mean;
-  for (const Round& r : rounds) {
-    for (const auto& [lambda, score] : r.scores) {
-      mean[lambda] += score / static_cast<double>(rounds.size());
-    }
+// The rounds' inner curves averaged.
+Curve MeanCurve(const InnerScores& inner, const std::set<double>& grid) {
+  Curve mean;
+  const double k = static_cast<double>(inner.size());
+  for (int f = 0; f < static_cast<int>(inner.size()); ++f) {
+    for (const auto& [lambda, score] : RoundCurve(inner, f, grid)) mean[lambda] += score / k;
   }
   return mean;
+}
+
+std::vector<std::pair<double, double>> Reported(const Curve& curve, RlsTask task) {
+  std::vector<std::pair<double, double>> out;
+  for (const auto& [lambda, score] : curve) {
+    out.emplace_back(lambda, task == RlsTask::kClassification ? score : std::sqrt(score));
+  }
+  return out;
+}
+
+// extend_grid: grows `grid` by decades beyond the end the averaged curve
+// chose, while it keeps choosing that end (at most kMaxLambdaGridExtensions).
+// The candidate decades are scored in one pass; the walk over them is the
+// one an ordinary run makes one decade at a time.
+absl::Status ExtendGrid(const std::vector<FoldRows>& folds, RlsTask task,
+                        const SolverFactory& make_solver, InnerScores& inner,
+                        std::set<double>& grid) {
+  if (grid.size() < 2) return absl::OkStatus();
+  const double best = BestLambda(MeanCurve(inner, grid), task);
+  const bool low = best <= *grid.begin();
+  if (!low && best < *grid.rbegin()) return absl::OkStatus();
+  std::vector<double> decades;
+  double next = low ? *grid.begin() : *grid.rbegin();
+  for (int i = 0; i < kMaxLambdaGridExtensions; ++i) {
+    next = low ? next / 10 : next * 10;
+    decades.push_back(next);
+  }
+  RETURN_IF_ERROR(ScoreInnerSplits(folds, decades, task, make_solver, inner));
+  for (double lambda : decades) {
+    const double chosen = BestLambda(MeanCurve(inner, grid), task);
+    if (chosen != (low ? *grid.begin() : *grid.rbegin())) break;
+    grid.insert(lambda);
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -92,8 +143,10 @@ absl::StatusOr<CrossValidationResult> CrossValidate(const std::vector<FoldRows>&
                                                     const SolverFactory& make_solver) {
   const int k = static_cast<int>(folds.size());
   if (k < 3) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cross-validation needs at least 3 folds (test, validation, train), got ", k));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cross-validation needs at least 3 folds (a test fold and an inner cross-validation over "
+        "at least two), got ",
+        k));
   }
   for (int f = 0; f < k; ++f) {
     if (folds[static_cast<size_t>(f)].phi.rows() < 1) {
@@ -101,69 +154,50 @@ absl::StatusOr<CrossValidationResult> CrossValidate(const std::vector<FoldRows>&
     }
   }
   if (grid.empty()) return absl::InvalidArgumentError("cross-validation: empty lambda grid");
-  std::sort(grid.begin(), grid.end());
+  std::set<double> lambdas(grid.begin(), grid.end());
+  InnerScores inner(static_cast<size_t>(k), std::vector<Curve>(static_cast<size_t>(k)));
+  RETURN_IF_ERROR(ScoreInnerSplits(folds, grid, task, make_solver, inner));
+  if (extend_grid) RETURN_IF_ERROR(ExtendGrid(folds, task, make_solver, inner, lambdas));
+
   CrossValidationResult out;
-  out.folds.resize(static_cast<size_t>(k));
-  std::vector<Round> rounds(static_cast<size_t>(k));
+  std::vector<FoldPredictions> predictions;
+  int64_t n = 0;
+  for (const FoldRows& fold : folds) n += fold.phi.rows();
   for (int f = 0; f < k; ++f) {
-    Round& round = rounds[static_cast<size_t>(f)];
-    round.test = f;
-    round.validation = (f + 1) % k;
-    std::optional<GramAccumulator> train;
+    const FoldRows& test = folds[static_cast<size_t>(f)];
+    FoldResult r;
+    const Curve curve = RoundCurve(inner, f, lambdas);
+    r.lambda = BestLambda(curve, task);
+    r.inner_curve = Reported(curve, task);
+    r.test_rows = test.phi.rows();
+    r.train_rows = n - r.test_rows;
     for (int g = 0; g < k; ++g) {
-      if (g == round.test || g == round.validation) continue;
-      if (!train.has_value()) {
-        train = folds[static_cast<size_t>(g)].sums;
-      } else {
-        RETURN_IF_ERROR(train->Merge(folds[static_cast<size_t>(g)].sums));
-      }
+      if (g == f) continue;
+      r.inner_validation_rows.push_back(folds[static_cast<size_t>(g)].phi.rows());
+      r.inner_train_rows.push_back(r.train_rows - r.inner_validation_rows.back());
     }
-    round.train_rows = train->count();
-    ASSIGN_OR_RETURN(round.solver, make_solver(*train));
-    train.reset();
-    RETURN_IF_ERROR(Score(round, folds[static_cast<size_t>(round.validation)], grid, task));
-    if (!extend_grid) {  // the grid is final: finish now and free the solver
-      ASSIGN_OR_RETURN(out.folds[static_cast<size_t>(f)], FinishRound(round, folds, task));
-      round.solver.reset();
+    {
+      ASSIGN_OR_RETURN(GramAccumulator train, SumExcept(folds, f, -1));
+      ASSIGN_OR_RETURN(std::unique_ptr<RidgeSolver> solver, make_solver(train));
+      ASSIGN_OR_RETURN(r.model, solver->SolveFinal(r.lambda));
     }
+    ASSIGN_OR_RETURN(FloatMatrix scores, ApplyLinearModel(r.model, test.phi));
+    predictions.push_back(FoldPredictions{std::move(scores), test.y});
+    out.folds.push_back(std::move(r));
   }
-  std::map<double, double> mean = MeanScores(rounds);
+  ASSIGN_OR_RETURN(FoldMetrics metrics, SummarizeFolds(predictions, task));
+  for (int f = 0; f < k; ++f) {
+    out.folds[static_cast<size_t>(f)].test_metrics = metrics.per_fold[static_cast<size_t>(f)];
+  }
+  out.mean = metrics.mean;
+  out.stddev = metrics.stddev;
+  out.pooled = metrics.pooled;
+  out.pooled_rows = metrics.pooled_rows;
+  const Curve mean = MeanCurve(inner, lambdas);
   out.refit_lambda = BestLambda(mean, task);
-  for (int i = 0; i < kMaxLambdaGridExtensions && extend_grid; ++i) {
-    const bool low = out.refit_lambda <= mean.begin()->first;
-    const bool high = out.refit_lambda >= mean.rbegin()->first;
-    if (mean.size() < 2 || (!low && !high)) break;
-    const double next = low ? mean.begin()->first / 10 : mean.rbegin()->first * 10;
-    for (int f = 0; f < k; ++f) {
-      Round& round = rounds[static_cast<size_t>(f)];
-      RETURN_IF_ERROR(Score(round, folds[static_cast<size_t>(round.validation)], {next}, task));
-    }
-    mean = MeanScores(rounds);
-    out.refit_lambda = BestLambda(mean, task);
-  }
-  if (extend_grid) {
-    for (int f = 0; f < k; ++f) {
-      ASSIGN_OR_RETURN(out.folds[static_cast<size_t>(f)],
-                       FinishRound(rounds[static_cast<size_t>(f)], folds, task));
-      rounds[static_cast<size_t>(f)].solver.reset();
-    }
-  }
-  for (const auto& [lambda, score] : mean) {
-    out.mean_curve.emplace_back(lambda,
-                                task == RlsTask::kClassification ? score : std::sqrt(score));
-  }
-  for (const auto& [name, unused] : out.folds[0].test_metrics) {
-    double sum = 0, sq = 0;
-    for (const FoldResult& r : out.folds) sum += r.test_metrics.at(name);
-    const double m = sum / k;
-    for (const FoldResult& r : out.folds)
-      sq += (r.test_metrics.at(name) - m) * (r.test_metrics.at(name) - m);
-    out.mean[name] = m;
-    out.stddev[name] = std::sqrt(sq / (k - 1));
-  }
-  // The refit on every row at λ*.
-  GramAccumulator all = folds[0].sums;
-  for (int g = 1; g < k; ++g) RETURN_IF_ERROR(all.Merge(folds[static_cast<size_t>(g)].sums));
+  out.mean_curve = Reported(mean, task);
+  // The written model: every row at λ*.
+  ASSIGN_OR_RETURN(GramAccumulator all, SumExcept(folds, -1, -1));
   out.refit_rows = all.count();
   ASSIGN_OR_RETURN(std::unique_ptr<RidgeSolver> solver, make_solver(all));
   ASSIGN_OR_RETURN(out.refit, solver->SolveFinal(out.refit_lambda));

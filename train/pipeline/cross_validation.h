@@ -1,22 +1,36 @@
-// cross_validation.h: K-fold cross-validation of a ridge head with an inner
-// validation fold, and the λ of the final refit (split { k_fold: K }).
+// cross_validation.h: K-fold cross-validation of a ridge head as the papers
+// ran it (Raj et al. 2017 on QM7: 5 folds, λ by inner cross-validation,
+// training on 80 %), and the λ of the model a k-fold run writes
+// (split { k_fold: K }).
 //
-// The rows are cut into K disjoint folds (KFoldSplits, seeded). Round f
-// (f = 0..K−1) tests on fold f, chooses λ on fold v = (f + 1) mod K (the
-// inner validation split), and trains on the other K − 2 folds, whose sums
-// are the merged per-fold GramAccumulators: one featurize pass serves every
-// round, and each round's solve is the one an ordinary run would make on
-// those rows. The test metrics of the K rounds give mean ± std (sample
-// standard deviation, K − 1 in the denominator).
+// The rows are cut into K disjoint folds (data_plan.h: random or stratified).
+// Round f (f = 0 … K−1):
+//   1. chooses its λ_f by an inner (K−1)-fold cross-validation of the other
+//      K−1 folds: for every fold g ≠ f, train on the K−2 folds other than f
+//      and g and score the λ grid on fold g; λ_f is best on the K−1 inner
+//      curves averaged (each inner fold weighs alike);
+//   2. refits on all K−1 folds (every row but fold f's) at λ_f;
+//   3. tests that refit on fold f.
+// The K test folds partition the data, so every row is tested once, by a
+// model that never saw it and whose λ never saw it either. The test metrics
+// are given per round, as mean ± sample std over the rounds (K − 1 in the
+// denominator), and pooled over all N rows (fold_metrics.h).
 //
-// The refit (the model a k-fold run writes) trains on all N rows at λ*, the
-// λ whose validation score averaged over the K rounds is best (the inner CV
-// choice; ties to the larger λ); its generalisation is what the K rounds
-// estimate. With extend_grid, the grid grows by a decade beyond whichever
-// end the averaged curve chose, as for an ordinary run, up to 8 decades.
+// Cost: an inner solve on the folds other than {f, g} serves both round f
+// (validating on g) and round g (validating on f), so the inner
+// cross-validations take K(K−1)/2 solver factorisations; the round refits
+// K more, and the written model one: 16 for K = 5. One solver and one merged
+// sum are alive at a time (plus the folds' rows and sums).
 //
-// Memory: the K per-fold D × D sums plus one merged copy (and the solver's
-// own), and the featurized rows of every fold (N × D floats).
+// The written model (refit) trains on all N rows at λ*, the λ best on the K
+// rounds' inner curves averaged; ties go to the larger λ. With extend_grid
+// the grid grows by decades beyond whichever end that averaged curve chose,
+// up to kMaxLambdaGridExtensions, as for an ordinary run; the extension is
+// scored in one more pass over the K(K−1)/2 inner solves, and every round
+// then chooses on the grown grid.
+//
+// Thread-safety: CrossValidate is a pure function of its arguments (the
+// solvers use the process thread pool).
 #ifndef INVARIANT_TRAIN_PIPELINE_CROSS_VALIDATION_H_
 #define INVARIANT_TRAIN_PIPELINE_CROSS_VALIDATION_H_
 
@@ -25,6 +39,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -46,19 +61,29 @@ struct FoldRows {
 };
 
 struct FoldResult {
-  int64_t train_rows = 0;
-  int64_t validation_rows = 0;
+  int64_t train_rows = 0;  // the refit's: every row but the test fold's
+  // The inner cross-validation: round j trains on inner_train_rows[j] rows
+  // and validates on inner_validation_rows[j] (the K−1 folds in turn).
+  std::vector<int64_t> inner_train_rows;
+  std::vector<int64_t> inner_validation_rows;
   int64_t test_rows = 0;
-  double lambda = 0;                           // chosen on the validation fold
+  double lambda = 0;  // chosen by the inner cross-validation
+  // The inner curve averaged over the K−1 inner folds ((λ, accuracy or
+  // RMSE), ascending λ; RMSE is the square root of the mean of the inner
+  // folds' mean squared errors).
+  std::vector<std::pair<double, double>> inner_curve;
+  LinearModel model;                           // the refit on the K−1 folds at lambda
   std::map<std::string, double> test_metrics;  // accuracy | rmse, mae
 };
 
 struct CrossValidationResult {
   std::vector<FoldResult> folds;
   std::map<std::string, double> mean;    // over the folds
-  std::map<std::string, double> stddev;  // sample standard deviation over the folds
-  // λ* and the validation curve averaged over the folds ((λ, accuracy or
-  // RMSE), ascending λ).
+  std::map<std::string, double> stddev;  // sample standard deviation over the folds (K − 1)
+  std::map<std::string, double> pooled;  // over every test row of every round
+  int64_t pooled_rows = 0;
+  // λ* and the inner curves averaged over the rounds ((λ, accuracy or RMSE),
+  // ascending λ).
   double refit_lambda = 0;
   std::vector<std::pair<double, double>> mean_curve;
   LinearModel refit;  // on all rows at refit_lambda
@@ -70,8 +95,7 @@ using SolverFactory =
 
 // Runs the K rounds and the refit. `folds` are the K ≥ 3 folds (each with at
 // least one row); `grid` the λ grid (finite, > 0). Errors: INVALID_ARGUMENT
-// for fewer than 3 folds, an empty fold or an empty grid; the solver's and
-// ChooseLambda's errors.
+// for fewer than 3 folds, an empty fold or an empty grid; the solver's errors.
 absl::StatusOr<CrossValidationResult> CrossValidate(const std::vector<FoldRows>& folds,
                                                     std::vector<double> grid, bool extend_grid,
                                                     RlsTask task, const SolverFactory& make_solver);

@@ -8,15 +8,19 @@
 #include "core/base/status_macros.h"
 #include "core/rls/linear_model.h"
 #include "train/data/data_config.h"
+#include "train/data/image_layout.h"
 #include "train/data/splits.h"
+#include "train/data/stratified_folds.h"
 
 namespace invariant::train {
 namespace {
 
 constexpr int64_t kScanBlock = 4096;
 
-// Counts the rows of `source` and, when it has labels, collects them.
-absl::StatusOr<int64_t> ScanLabels(RowSource& source, std::vector<int32_t>* labels) {
+// Counts the rows of `source` and, when it has labels, collects them; with
+// `targets`, collects each row's first regression target too.
+absl::StatusOr<int64_t> ScanLabels(RowSource& source, std::vector<int32_t>* labels,
+                                   std::vector<double>* targets = nullptr) {
   const RowSchema& s = source.schema();
   std::vector<float> x(static_cast<size_t>(kScanBlock * s.dim));
   std::vector<int32_t> block(kScanBlock);
@@ -27,6 +31,10 @@ absl::StatusOr<int64_t> ScanLabels(RowSource& source, std::vector<int32_t>* labe
                                               s.num_targets > 0 ? y.data() : nullptr));
     if (got == 0) break;
     if (s.has_labels) labels->insert(labels->end(), block.begin(), block.begin() + got);
+    if (targets != nullptr && s.num_targets > 0) {
+      for (int64_t i = 0; i < got; ++i)
+        targets->push_back(y[static_cast<size_t>(i * s.num_targets)]);
+    }
     n += got;
   }
   RETURN_IF_ERROR(source.Reset());
@@ -103,6 +111,35 @@ absl::Status CheckTask(const v1::TrainConfig& config, const RowSchema& s) {
   return absl::OkStatus();
 }
 
+// split.k_fold: the fold of every row, random (KFoldSplits) or stratified
+// (stratified_folds.h) by class or by the first target.
+absl::StatusOr<std::vector<int32_t>> AssignFolds(const DataPlan& plan, const v1::SplitConfig& sc,
+                                                 int64_t n, const std::vector<int32_t>& labels,
+                                                 const std::vector<double>& targets) {
+  absl::StatusOr<std::vector<int32_t>> fold;
+  if (sc.stratify() && plan.classify) {
+    fold = FoldsStratifiedByClass(labels, static_cast<int32_t>(plan.schema.class_names.size()),
+                                  sc.k_fold(), sc.seed());
+  } else if (sc.stratify()) {
+    fold = FoldsStratifiedByTarget(targets, sc.k_fold(), sc.seed());
+  } else {
+    absl::StatusOr<std::vector<Fold>> folds = KFoldSplits(n, sc.k_fold(), sc.seed());
+    if (folds.ok()) {
+      fold.emplace(static_cast<size_t>(n), 0);
+      for (size_t f = 0; f < folds->size(); ++f) {
+        for (int64_t i : (*folds)[f].test)
+          (*fold)[static_cast<size_t>(i)] = static_cast<int32_t>(f);
+      }
+    } else {
+      fold = folds.status();
+    }
+  }
+  if (!fold.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("split.k_fold: ", fold.status().message()));
+  }
+  return fold;
+}
+
 }  // namespace
 
 int64_t DataPlan::target_dim() const {
@@ -114,11 +151,21 @@ absl::StatusOr<DataPlan> PlanData(const v1::TrainConfig& config) {
   DataPlan plan;
   plan.schema = parts.train->schema();
   RETURN_IF_ERROR(CheckTask(config, plan.schema));
+  // The image group acts on channels-last images of its own size: the rows
+  // must be such images (size, an IDX file's shape, a CSV header's order).
+  if (config.encoder().group().has_image()) {
+    const v1::ImageTransformGroup& g = config.encoder().group().image();
+    RETURN_IF_ERROR(CheckImageLayout(plan.schema, ImageShape{g.height(), g.width(), g.channels()},
+                                     "encoder.group.image"));
+  }
   plan.classify = config.learner().task() == v1::TASK_CLASSIFICATION ||
                   (config.learner().task() == v1::TASK_UNSPECIFIED && plan.schema.has_labels);
   const v1::SplitConfig& sc = config.split();
   std::vector<int32_t> labels;
-  ASSIGN_OR_RETURN(const int64_t n, ScanLabels(*parts.train, &labels));
+  std::vector<double> targets;
+  const bool by_target = sc.k_fold() > 0 && sc.stratify() && !plan.classify;
+  ASSIGN_OR_RETURN(const int64_t n,
+                   ScanLabels(*parts.train, &labels, by_target ? &targets : nullptr));
   if (n < 2) {
     return absl::InvalidArgumentError(
         absl::StrCat("data set '", plan.schema.name, "' has ", n, " rows; at least 2 needed"));
@@ -131,16 +178,8 @@ absl::StatusOr<DataPlan> PlanData(const v1::TrainConfig& config) {
           absl::StrCat("split.k_fold cross-validates the rows of one data set, but '",
                        plan.schema.name, "' has a separate test part: use a single split"));
     }
-    absl::StatusOr<std::vector<Fold>> folds = KFoldSplits(n, sc.k_fold(), sc.seed());
-    if (!folds.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("split.k_fold: ", folds.status().message()));
-    }
+    ASSIGN_OR_RETURN(plan.fold, AssignFolds(plan, sc, n, labels, targets));
     plan.role.assign(static_cast<size_t>(n), DataPlan::kTrain);
-    plan.fold.assign(static_cast<size_t>(n), 0);
-    for (size_t f = 0; f < folds->size(); ++f) {
-      for (int64_t i : (*folds)[f].test)
-        plan.fold[static_cast<size_t>(i)] = static_cast<int32_t>(f);
-    }
     plan.train_rows = n;
     plan.train = std::move(parts.train);
     return plan;

@@ -17,8 +17,10 @@
 //     (0: every remaining row) — or the separate test part when there is one
 //     (split.test rows of it, 0 = all).
 //   * k_fold = K: every row trains (role kTrain) and `fold` gives its fold
-//     (KFoldSplits, seeded); validation and test stay empty: the folds take
-//     their place (cross_validation.h).
+//     (KFoldSplits, seeded; with split.stratify, stratified_folds.h: by
+//     class for classification, by the first target for regression);
+//     validation and test stay empty: the folds take their place
+//     (cross_validation.h).
 // Errors name the split field and the row counts available.
 #ifndef INVARIANT_TRAIN_PIPELINE_DATA_PLAN_H_
 #define INVARIANT_TRAIN_PIPELINE_DATA_PLAN_H_

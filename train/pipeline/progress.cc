@@ -47,4 +47,11 @@ double Progress::Finish() {
   return s;
 }
 
+double Progress::Finish(const std::string& line) {
+  const double s = seconds();
+  if (tty_) std::fprintf(stderr, "\r");
+  std::fprintf(stderr, "%s%s\n", line.c_str(), tty_ ? "        " : "");
+  return s;
+}
+
 }  // namespace invariant::train

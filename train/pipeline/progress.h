@@ -18,8 +18,12 @@ class Progress {
   Progress(std::string stage, int64_t total);
   // Adds `rows` done; redraws at most a few times a second on a terminal.
   void Advance(int64_t rows);
-  // Prints the stage's final line and returns its seconds.
+  // Prints the stage's final line ("featurize N rows in Xs (R rows/s)") and
+  // returns its seconds.
   double Finish();
+  // The same with the caller's final line instead (without the newline),
+  // when the stage's rows/s would mislead (e.g. featurize with accumulation).
+  double Finish(const std::string& line);
   double seconds() const;
 
  private:

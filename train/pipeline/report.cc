@@ -2,6 +2,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/base/json.h"
@@ -11,6 +12,15 @@ namespace {
 
 // The project's one JSON number writer: shortest round-trip, null when not finite.
 std::string Num(double v) { return JsonNumber(v); }
+
+std::string Ints(const std::vector<int64_t>& v) {
+  std::string j = "[";
+  for (size_t i = 0; i < v.size(); ++i) absl::StrAppend(&j, i ? ", " : "", v[i]);
+  return j + "]";
+}
+
+// What the k-fold std is.
+constexpr char kStdKind[] = "sample standard deviation over the folds (K - 1 in the denominator)";
 
 std::string Metrics(const std::map<std::string, double>& m) {
   std::string j = "{";
@@ -32,6 +42,13 @@ std::string ReportToJson(const TrainReport& r) {
   absl::StrAppend(&j, "  \"feature_dim\": ", r.feature_dim, ",\n");
   absl::StrAppend(&j, "  \"rows\": {\"train\": ", r.train_rows,
                   ", \"validation\": ", r.validation_rows, ", \"test\": ", r.test_rows, "},\n");
+  if (r.k_fold > 0) {
+    absl::StrAppend(&j,
+                    "  \"rows_meaning\": \"k-fold: train = the written model's rows (all); "
+                    "validation happens inside each round (cross_validation.folds[]."
+                    "inner_validation_rows); test = every row, tested once by the round that "
+                    "holds it out\",\n");
+  }
   absl::StrAppend(&j, "  \"task\": ", JsonString(r.task), ",\n");
   absl::StrAppend(&j, "  \"lambda\": ", Num(r.lambda), ",\n");
   absl::StrAppend(&j, "  \"validation_metric\": ", JsonString(r.validation_metric), ",\n");
@@ -63,8 +80,10 @@ std::string ReportToJson(const TrainReport& r) {
                     Num(r.stage_seconds[i].second));
   }
   absl::StrAppend(&j, "},\n  \"featurized_rows\": ", r.featurized_rows,
+                  ",\n  \"featurize_seconds\": ", Num(r.featurize_seconds),
                   ",\n  \"featurize_rows_per_second\": ", Num(r.featurize_rows_per_second),
-                  ",\n  \"warnings\": [");
+                  ",\n  \"accumulate\": {\"rows\": ", r.accumulated_rows,
+                  ", \"seconds\": ", Num(r.accumulate_seconds), "}", ",\n  \"warnings\": [");
   for (size_t i = 0; i < r.warnings.size(); ++i) {
     absl::StrAppend(&j, i ? ", " : "", JsonString(r.warnings[i]));
   }
@@ -77,17 +96,22 @@ std::string ReportToJson(const TrainReport& r) {
   }
   j += "]}";
   if (r.k_fold > 0) {
-    absl::StrAppend(&j, ",\n  \"cross_validation\": {\"k\": ", r.k_fold, ", \"folds\": [");
+    absl::StrAppend(&j, ",\n  \"cross_validation\": {\"k\": ", r.k_fold,
+                    ", \"stratified\": ", r.stratified ? "true" : "false",
+                    ", \"protocol\": \"each round: lambda by inner cross-validation of its K-1 "
+                    "training folds, refit on all K-1 folds, test on its fold\", \"folds\": [");
     for (size_t i = 0; i < r.folds.size(); ++i) {
       const ReportFold& f = r.folds[i];
       absl::StrAppend(&j, i ? ", " : "", "{\"train_rows\": ", f.train_rows,
-                      ", \"validation_rows\": ", f.validation_rows,
+                      ", \"inner_train_rows\": ", Ints(f.inner_train_rows),
+                      ", \"inner_validation_rows\": ", Ints(f.inner_validation_rows),
                       ", \"test_rows\": ", f.test_rows, ", \"lambda\": ", Num(f.lambda),
                       ", \"test\": ", Metrics(f.test_metrics), "}");
     }
-    absl::StrAppend(&j, "], \"mean\": ", Metrics(r.test_metrics),
-                    ", \"std\": ", Metrics(r.test_metrics_std),
-                    ", \"written\": ", JsonString(r.written_model), "}");
+    absl::StrAppend(
+        &j, "], \"mean\": ", Metrics(r.test_metrics), ", \"std\": ", Metrics(r.test_metrics_std),
+        ", \"std_kind\": \"", kStdKind, "\", \"pooled\": ", Metrics(r.test_metrics_pooled),
+        ", \"pooled_rows\": ", r.pooled_rows, ", \"written\": ", JsonString(r.written_model), "}");
   }
   j += "\n}\n";
   return j;
@@ -105,8 +129,12 @@ std::string ReportToMarkdown(const TrainReport& r) {
   absl::StrAppend(&m, "| task | ", r.task, " |\n| λ chosen | ", Num(r.lambda), " |\n");
   for (const auto& [k, v] : r.test_metrics) {
     if (r.k_fold > 0) {
-      absl::StrAppend(&m, "| test ", k, " (mean ± std over ", r.k_fold, " folds) | ", Num(v), " ± ",
+      absl::StrAppend(&m, "| test ", k, " (mean ± std over ", r.k_fold, " folds; ", kStdKind,
+                      ") | ", Num(v), " ± ",
                       Num(r.test_metrics_std.count(k) ? r.test_metrics_std.at(k) : 0), " |\n");
+      absl::StrAppend(&m, "| test ", k, " pooled over all ", r.pooled_rows, " test rows | ",
+                      Num(r.test_metrics_pooled.count(k) ? r.test_metrics_pooled.at(k) : 0),
+                      " |\n");
     } else {
       absl::StrAppend(&m, "| test ", k, " | ", Num(v), " |\n");
     }
@@ -119,8 +147,10 @@ std::string ReportToMarkdown(const TrainReport& r) {
                   c.num_group_elements(), " elements, ", c.method(), ") |\n");
   absl::StrAppend(&m, "| invariance relative mean discrepancy | ",
                   Num(c.relative_mean_discrepancy()), " |\n");
-  absl::StrAppend(&m, "| featurize rows/s (", r.featurized_rows, " rows) | ",
-                  Num(r.featurize_rows_per_second), " |\n");
+  absl::StrAppend(&m, "| featurize (feature map alone): rows, s, rows/s | ", r.featurized_rows,
+                  ", ", Num(r.featurize_seconds), ", ", Num(r.featurize_rows_per_second), " |\n");
+  absl::StrAppend(&m, "| accumulate ΦᵀΦ, ΦᵀY: rows, s | ", r.accumulated_rows, ", ",
+                  Num(r.accumulate_seconds), " |\n");
   if (!r.validation_curve.empty()) {
     absl::StrAppend(&m, "\n## Validation (", r.validation_metric,
                     ")\n\n| λ | value |\n|---|---|\n");
@@ -129,17 +159,24 @@ std::string ReportToMarkdown(const TrainReport& r) {
     }
   }
   if (r.k_fold > 0) {
-    absl::StrAppend(&m, "\n## Cross-validation (", r.k_fold,
-                    " folds)\n\n| fold | train / validation / test rows | λ | test |\n"
-                    "|---|---|---|---|\n");
+    absl::StrAppend(&m, "\n## Cross-validation (", r.k_fold, " folds",
+                    r.stratified ? ", stratified by the target" : ", random",
+                    ")\n\nEach round chooses λ by an inner cross-validation of its ", r.k_fold - 1,
+                    " training folds (train on ", r.k_fold - 2,
+                    ", validate on the one left, each in turn), refits on all ", r.k_fold - 1,
+                    " at that λ and tests the refit on its own fold.\n\n"
+                    "| round | refit train rows | inner validation rows | test rows | λ | test |\n"
+                    "|---|---|---|---|---|---|\n");
     for (size_t i = 0; i < r.folds.size(); ++i) {
       const ReportFold& f = r.folds[i];
-      std::string metrics;
+      std::string metrics, inner;
       for (const auto& [k, v] : f.test_metrics) {
         absl::StrAppend(&metrics, metrics.empty() ? "" : ", ", k, " ", Num(v));
       }
-      absl::StrAppend(&m, "| ", i + 1, " | ", f.train_rows, " / ", f.validation_rows, " / ",
-                      f.test_rows, " | ", Num(f.lambda), " | ", metrics, " |\n");
+      for (int64_t v : f.inner_validation_rows)
+        absl::StrAppend(&inner, inner.empty() ? "" : " / ", v);
+      absl::StrAppend(&m, "| ", i + 1, " | ", f.train_rows, " | ", inner, " | ", f.test_rows, " | ",
+                      Num(f.lambda), " | ", metrics, " |\n");
     }
   }
   if (!r.cg_solves.empty()) {
@@ -154,6 +191,36 @@ std::string ReportToMarkdown(const TrainReport& r) {
   absl::StrAppend(&m, "\n## Seconds per stage\n\n| stage | s |\n|---|---|\n");
   for (const auto& [k, v] : r.stage_seconds) absl::StrAppend(&m, "| ", k, " | ", Num(v), " |\n");
   return m;
+}
+
+std::string CrossValidationConsole(const TrainReport& r) {
+  const int k = r.k_fold;
+  std::string out = absl::StrCat(
+      "cross-validation: ", k, " folds (", r.stratified ? "stratified" : "random",
+      "); each round chooses lambda by an inner ", k - 1, "-fold cross-validation of its ", k - 1,
+      " training folds, refits on all ", k - 1, " and tests on its own fold\n");
+  for (size_t i = 0; i < r.folds.size(); ++i) {
+    const ReportFold& f = r.folds[i];
+    std::string inner, metrics;
+    for (int64_t v : f.inner_validation_rows) absl::StrAppend(&inner, inner.empty() ? "" : "/", v);
+    for (const auto& [name, v] : f.test_metrics) {
+      absl::StrAppend(&metrics, " ", name, "=", absl::SixDigits(v));
+    }
+    absl::StrAppend(&out, "  round ", i + 1, ": refit on ", f.train_rows,
+                    " train rows (inner validation rows ", inner, "), lambda ",
+                    absl::SixDigits(f.lambda), ", test", metrics, " on ", f.test_rows, " rows\n");
+  }
+  for (const auto& [name, mean] : r.test_metrics) {
+    const auto get = [&](const std::map<std::string, double>& m) {
+      return m.count(name) ? m.at(name) : 0.0;
+    };
+    absl::StrAppend(&out, "  test ", name, ": mean ", absl::SixDigits(mean), " +- ",
+                    absl::SixDigits(get(r.test_metrics_std)), " (sample std over ", k,
+                    " folds, K-1), pooled ", absl::SixDigits(get(r.test_metrics_pooled)),
+                    " over all ", r.pooled_rows, " test rows\n");
+  }
+  absl::StrAppend(&out, "written model: ", r.written_model, "\n");
+  return out;
 }
 
 }  // namespace invariant::train

@@ -14,10 +14,13 @@
 
 namespace invariant::train {
 
-// One round of a k-fold run (cross_validation.h).
+// One round of a k-fold run (cross_validation.h): the refit's training rows
+// (the K−1 folds), its inner cross-validation's rows per inner round, the
+// test fold's rows, the λ chosen and the refit's test metrics.
 struct ReportFold {
   int64_t train_rows = 0;
-  int64_t validation_rows = 0;
+  std::vector<int64_t> inner_train_rows;
+  std::vector<int64_t> inner_validation_rows;
   int64_t test_rows = 0;
   double lambda = 0;
   std::map<std::string, double> test_metrics;
@@ -48,19 +51,30 @@ struct TrainReport {
   std::map<std::string, double> test_metrics;               // accuracy | rmse, mae
   v1::InvarianceCertificate certificate;
   std::vector<std::pair<std::string, double>> stage_seconds;  // in order
-  int64_t featurized_rows = 0;           // training + validation + test rows featurized
-  double featurize_rows_per_second = 0;  // over all of them
-  std::vector<std::string> warnings;     // e.g. λ at an end of its grid
+  // The feature map alone: every row it computed (training, validation,
+  // test) and the seconds it took, without the ΦᵀΦ, ΦᵀY accumulation.
+  int64_t featurized_rows = 0;
+  double featurize_seconds = 0;
+  double featurize_rows_per_second = 0;
+  // The training rows accumulated into ΦᵀΦ and ΦᵀY (k-fold: also sorted into
+  // their folds) and the seconds that took, apart from featurizing them.
+  int64_t accumulated_rows = 0;
+  double accumulate_seconds = 0;
+  std::vector<std::string> warnings;  // e.g. λ at an end of its grid
   // The head's solver: "eigen", "cholesky", "cg_gram", "cg_rows" (ridge),
   // "spec_avg", "" for none; CG's iterations and residual per λ solved.
   std::string solver;
   std::vector<ReportCgSolve> cg_solves;
-  // k-fold runs (k_fold > 0): every round, the test metrics' standard
-  // deviation over rounds (test_metrics then holds their mean), and what
-  // the written model is.
+  // k-fold runs (k_fold > 0): whether the folds are stratified, every
+  // round, the test metrics' sample standard deviation over the rounds
+  // (test_metrics then holds their mean), the metrics pooled over every
+  // test row of every round, and what the written model is.
   int k_fold = 0;
+  bool stratified = false;
   std::vector<ReportFold> folds;
   std::map<std::string, double> test_metrics_std;
+  std::map<std::string, double> test_metrics_pooled;
+  int64_t pooled_rows = 0;
   std::string written_model;
 };
 
@@ -68,6 +82,12 @@ struct TrainReport {
 std::string ReportToJson(const TrainReport& report);
 // A short Markdown page with the same facts.
 std::string ReportToMarkdown(const TrainReport& report);
+
+// A k-fold run's console lines (k_fold > 0), each count named: the protocol,
+// every round's rows, λ and test metrics, then per metric the mean ± sample
+// std over the folds beside the pooled value over every test row, and the
+// written model.
+std::string CrossValidationConsole(const TrainReport& report);
 
 }  // namespace invariant::train
 

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "core/base/file.h"
 #include "core/base/status_macros.h"
 #include "core/base/thread_pool.h"
@@ -42,6 +43,22 @@ namespace {
 
 namespace fs = std::filesystem;
 
+double SecondsSince(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+// The featurize stage's last line: the feature map's rate alone, the
+// accumulation apart, and the whole stage (also reading the rows), e.g.
+// "featurize 10000 training rows: features 5.10s (1961 rows/s), accumulate
+// Phi'Phi and Phi'Y 28.29s; stage 33.39s".
+std::string FeaturizeLine(int64_t rows, double features, double accumulate, double stage) {
+  return absl::StrFormat(
+      "featurize %lld training rows: features %.2fs (%.0f rows/s), accumulate Phi'Phi and Phi'Y "
+      "%.2fs; stage %.2fs",
+      static_cast<long long>(rows), features, features > 0 ? rows / features : 0.0, accumulate,
+      stage);
+}
+
 // The run's state, shared by the stages.
 struct Run {
   TrainOptions options;
@@ -52,21 +69,27 @@ struct Run {
   TrainReport report;
   TrainSummary* summary = nullptr;  // filled when the version is written, if set
   std::chrono::steady_clock::time_point stage_start = std::chrono::steady_clock::now();
-  // Every row the feature map computed (training, validation, test) and the
-  // seconds it took: the report's featurize rate.
-  int64_t featurized_rows = 0;
-  double featurize_seconds = 0;
   // split.k_fold: the test metrics are the folds' (report), not plan.test's;
   // plan.test holds fold 1's rows for the certificate.
   bool cross_validated = false;
 
-  void CountFeaturized(int64_t rows, std::chrono::steady_clock::time_point since) {
-    featurized_rows += rows;
-    featurize_seconds +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
-    report.featurized_rows = featurized_rows;
+  // Adds rows the feature map computed (training, validation, test) and the
+  // seconds it took, the feature map alone: the report's featurize rate.
+  void CountFeaturized(int64_t rows, double seconds) {
+    report.featurized_rows += rows;
+    report.featurize_seconds += seconds;
     report.featurize_rows_per_second =
-        featurize_seconds > 0 ? static_cast<double>(featurized_rows) / featurize_seconds : 0;
+        report.featurize_seconds > 0
+            ? static_cast<double>(report.featurized_rows) / report.featurize_seconds
+            : 0;
+  }
+  void CountFeaturized(int64_t rows, std::chrono::steady_clock::time_point since) {
+    CountFeaturized(rows, SecondsSince(since));
+  }
+  // Adds training rows accumulated into ΦᵀΦ, ΦᵀY and the seconds it took.
+  void CountAccumulated(int64_t rows, double seconds) {
+    report.accumulated_rows += rows;
+    report.accumulate_seconds += seconds;
   }
 
   void EndStage(const std::string& stage) {
@@ -94,6 +117,36 @@ std::string ShardDir(const TrainOptions& o) {
   return o.shard_dir.empty() ? (fs::path(ModelDir(o)) / "shards").string() : o.shard_dir;
 }
 
+// The data stage's line: what every count is. "data: 5232 train, 500
+// validation, 1433 test rows of 529 values"; per_class_train adds the
+// per-class counts ("1000 validation (100 per class)"); a k-fold run gives
+// its folds instead ("data: 7165 rows of 529 values in 5 folds of 1433 rows
+// (stratified by the target), every row tested once: no separate validation
+// or test rows").
+std::string DataLine(const v1::SplitConfig& sc, const DataPlan& plan) {
+  const long long dim = static_cast<long long>(plan.schema.dim);
+  if (sc.k_fold() > 0) {
+    std::vector<int64_t> sizes(static_cast<size_t>(sc.k_fold()), 0);
+    for (int32_t f : plan.fold) ++sizes[static_cast<size_t>(f)];
+    const auto [lo, hi] = std::minmax_element(sizes.begin(), sizes.end());
+    return absl::StrCat(
+        "data: ", plan.train_rows, " rows of ", dim, " values in ", sc.k_fold(), " folds of ", *lo,
+        *hi > *lo ? absl::StrCat("-", *hi) : "", " rows (",
+        sc.stratify() ? (plan.classification() ? "stratified by class" : "stratified by the target")
+                      : "random",
+        "), every row tested once: no separate validation or test rows");
+  }
+  const int64_t classes = static_cast<int64_t>(plan.schema.class_names.size());
+  if (sc.per_class_train() > 0 && classes > 0) {
+    return absl::StrCat("data: ", plan.train_rows, " train (", sc.per_class_train(),
+                        " per class), ", plan.validation.rows(), " validation (",
+                        plan.validation.rows() / classes, " per class), ", plan.test.rows(),
+                        " test rows of ", dim, " values");
+  }
+  return absl::StrCat("data: ", plan.train_rows, " train, ", plan.validation.rows(),
+                      " validation, ", plan.test.rows(), " test rows of ", dim, " values");
+}
+
 // Stages data and bank.
 absl::StatusOr<Run> Prepare(const TrainOptions& options) {
   Run run;
@@ -102,11 +155,7 @@ absl::StatusOr<Run> Prepare(const TrainOptions& options) {
   ASSIGN_OR_RETURN(run.config, ParseTrainConfig(run.config_text, options.config_path));
   ASSIGN_OR_RETURN(run.plan, PlanData(run.config));
   run.EndStage("data");
-  std::fprintf(stderr, "data: %lld train, %lld validation, %lld test rows of %lld values\n",
-               static_cast<long long>(run.plan.train_rows),
-               static_cast<long long>(run.plan.validation.rows()),
-               static_cast<long long>(run.plan.test.rows()),
-               static_cast<long long>(run.plan.schema.dim));
+  std::fprintf(stderr, "%s\n", DataLine(run.config.split(), run.plan).c_str());
   ASSIGN_OR_RETURN(run.map, BuildFeatureMap(run.config, run.plan));
   run.EndStage("bank");
   std::fprintf(stderr, "bank: %s encoder, %lld features, %.1f MiB of parameters\n",
@@ -141,28 +190,32 @@ absl::StatusOr<TrainingSet> Featurize(Run& run, int shard, int num_shards, bool 
   }
   Progress progress("featurize", run.plan.train_rows / num_shards);
   int64_t rows = 0;
+  double features = 0, accumulate = 0;
   std::vector<float> buffer;
   RETURN_IF_ERROR(ForEachTrainBlock(
       run.plan, run.config.block_rows(), shard, num_shards, [&](const TrainBlock& b) {
         FloatMatrix phi = keep_rows ? FloatMatrix::Zeros(b.n, f) : FloatMatrix();
         if (!keep_rows) buffer.resize(static_cast<size_t>(b.n * f));
         float* out = keep_rows ? phi.mutable_data() : buffer.data();
+        const auto start = std::chrono::steady_clock::now();
         ParallelFeaturize(model, b.n, b.x, out);
+        features += SecondsSince(start);
         ASSIGN_OR_RETURN(FloatMatrix y, BlockTargets(run.plan, b));
         if (keep_rows) {
           set.phi.push_back(std::move(phi));
           set.y.push_back(std::move(y));
         } else {
+          const auto add_start = std::chrono::steady_clock::now();
           RETURN_IF_ERROR(set.sums->Add(b.n, out, y.data()));
+          accumulate += SecondsSince(add_start);
         }
         rows += b.n;
         progress.Advance(b.n);
         return absl::OkStatus();
       }));
-  const double seconds = progress.Finish();
-  run.featurized_rows += rows;
-  run.featurize_seconds += seconds;
-  run.CountFeaturized(0, std::chrono::steady_clock::now());
+  progress.Finish(FeaturizeLine(rows, features, accumulate, progress.seconds()));
+  run.CountFeaturized(rows, features);
+  if (!keep_rows) run.CountAccumulated(rows, accumulate);
   run.EndStage("featurize");
   return set;
 }
@@ -221,7 +274,7 @@ void FillReport(Run& run, const v1::Manifest& manifest) {
   r.input_dim = manifest.input_dim();
   r.feature_dim = manifest.feature_dim();
   r.train_rows = run.plan.train_rows;
-  r.validation_rows = run.plan.validation.rows();
+  r.validation_rows = run.plan.validation.rows();  // k-fold: 0, inside the rounds
   // k-fold: every row is tested once, by the round that holds it out.
   r.test_rows = run.cross_validated ? run.plan.train_rows : run.plan.test.rows();
   r.task = run.config.learner().kind() == v1::LearnerConfig::NONE ? "none"
@@ -240,6 +293,9 @@ absl::StatusOr<std::string> WriteVersion(Run& run, int64_t version, const Model*
   if (run.summary != nullptr) {
     run.summary->test_metrics = run.report.test_metrics;
     run.summary->test_rows = run.report.test_rows;
+    run.summary->k_fold = run.report.k_fold;
+    run.summary->test_metrics_std = run.report.test_metrics_std;
+    run.summary->test_metrics_pooled = run.report.test_metrics_pooled;
   }
   return path;
 }
@@ -278,6 +334,8 @@ absl::StatusOr<std::string> Finish(Run& run, const LinearModel* head) {
       (*manifest.mutable_metrics())[absl::StrCat("test_", k)] = v;
       (*manifest.mutable_metrics())[absl::StrCat("test_", k, "_std")] =
           run.report.test_metrics_std[k];
+      (*manifest.mutable_metrics())[absl::StrCat("test_", k, "_pooled")] =
+          run.report.test_metrics_pooled[k];
     }
   } else if (model->has_head()) {
     FloatMatrix scores = FloatMatrix::Zeros(run.plan.test.rows(), model->output_dim());
@@ -379,11 +437,15 @@ absl::StatusOr<std::string> FinishCrossValidated(Run& run) {
   first.x = FloatMatrix::Zeros(sizes[0], d);
   Progress progress("featurize", run.plan.train_rows);
   std::vector<float> phi;
+  double features = 0, accumulate = 0;  // accumulate: sorting into folds, the folds' sums
   RETURN_IF_ERROR(
       ForEachTrainBlock(run.plan, run.config.block_rows(), 0, 1, [&](const TrainBlock& b) {
         phi.resize(static_cast<size_t>(b.n * f));
+        const auto start = std::chrono::steady_clock::now();
         ParallelFeaturize(model, b.n, b.x, phi.data());
+        features += SecondsSince(start);
         ASSIGN_OR_RETURN(FloatMatrix y, BlockTargets(run.plan, b));
+        const auto copy_start = std::chrono::steady_clock::now();
         for (int64_t i = 0; i < b.n; ++i) {
           const size_t fold =
               static_cast<size_t>(run.plan.fold[static_cast<size_t>(b.first_ordinal + i)]);
@@ -392,15 +454,18 @@ absl::StatusOr<std::string> FinishCrossValidated(Run& run) {
           std::memcpy(folds[fold].y.mutable_row(row), y.row(i), sizeof(float) * t);
           if (fold == 0) std::memcpy(first.x.mutable_row(row), b.x + i * d, sizeof(float) * d);
         }
+        accumulate += SecondsSince(copy_start);
         progress.Advance(b.n);
         return absl::OkStatus();
       }));
+  const auto sums_start = std::chrono::steady_clock::now();
   for (FoldRows& fold : folds) {
     RETURN_IF_ERROR(fold.sums.Add(fold.phi.rows(), fold.phi.data(), fold.y.data()));
   }
-  run.featurized_rows += run.plan.train_rows;
-  run.featurize_seconds += progress.Finish();
-  run.CountFeaturized(0, std::chrono::steady_clock::now());
+  accumulate += SecondsSince(sums_start);
+  progress.Finish(FeaturizeLine(run.plan.train_rows, features, accumulate, progress.seconds()));
+  run.CountFeaturized(run.plan.train_rows, features);
+  run.CountAccumulated(run.plan.train_rows, accumulate);
   run.EndStage("featurize");
 
   const v1::LearnerConfig& l = run.config.learner();
@@ -417,23 +482,24 @@ absl::StatusOr<std::string> FinishCrossValidated(Run& run) {
   r.validation_metric = regression ? "rmse" : "accuracy";
   r.validation_curve = cv.mean_curve;
   r.lambda = cv.refit_lambda;
+  r.stratified = run.config.split().stratify();
   r.test_metrics = cv.mean;
   r.test_metrics_std = cv.stddev;
+  r.test_metrics_pooled = cv.pooled;
+  r.pooled_rows = cv.pooled_rows;
   for (const FoldResult& fr : cv.folds) {
-    r.folds.push_back(
-        {fr.train_rows, fr.validation_rows, fr.test_rows, fr.lambda, fr.test_metrics});
+    r.folds.push_back({fr.train_rows, fr.inner_train_rows, fr.inner_validation_rows, fr.test_rows,
+                       fr.lambda, fr.test_metrics});
   }
-  r.written_model = absl::StrCat("refit on all ", cv.refit_rows, " rows at lambda ",
-                                 cv.refit_lambda, " (best validation score averaged over the ", k,
-                                 " rounds); its test metrics are the rounds' mean and std");
+  r.written_model =
+      absl::StrCat("refit on all ", cv.refit_rows, " rows at lambda ", cv.refit_lambda,
+                   " (best inner validation score averaged over the ", k,
+                   " rounds); its test metrics are estimated by the rounds (mean, std, pooled)");
   std::vector<double> curve_grid;
   for (const auto& [lambda, unused] : cv.mean_curve) curve_grid.push_back(lambda);
   WarnAtGridEnd(run.report, curve_grid);
   run.EndStage("solve");
-  std::fprintf(stderr, "cross-validation: %d folds, refit lambda %g\n", k, cv.refit_lambda);
-  for (const auto& [name, mean] : cv.mean) {
-    std::fprintf(stderr, "  test %s %.6g +- %.3g\n", name.c_str(), mean, cv.stddev[name]);
-  }
+  std::fprintf(stderr, "%s", CrossValidationConsole(run.report).c_str());
   run.plan.test = std::move(first);
   run.cross_validated = true;
   return Finish(run, &cv.refit);

@@ -41,10 +41,16 @@ struct TrainOptions {
 };
 
 // What a finished run measured: the test metrics ("accuracy"; "rmse", "mae")
-// on test_rows held-out rows.
+// on test_rows held-out rows. A k-fold run (k_fold > 0) tests every row once:
+// test_metrics is then the mean over the K folds, test_metrics_std their
+// sample std (K − 1 in the denominator) and test_metrics_pooled the metric
+// over all test_rows rows of every round.
 struct TrainSummary {
   std::map<std::string, double> test_metrics;
   int64_t test_rows = 0;
+  int k_fold = 0;
+  std::map<std::string, double> test_metrics_std;
+  std::map<std::string, double> test_metrics_pooled;
 };
 
 // The unsharded run. Returns the version directory written; fills `summary`

@@ -1,5 +1,6 @@
 #include "train/data/idx.h"
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -191,6 +192,109 @@ TEST(IdxTest, ImageSideBeyondTheLimitIsRefusedNamingTheFile) {
   EXPECT_TRUE(absl::IsInvalidArgument(source.status())) << source.status();
   EXPECT_THAT(source.status().message(), HasSubstr(images));
   EXPECT_THAT(source.status().message(), HasSubstr("exceeds the largest supported side 4096"));
+}
+
+// n colour images of 3 × 4 × 3 (channels last) written by the io IDX
+// writer: value (i, r, c, ch) = (11i + 5(4r + c) + 80ch) mod 256.
+std::vector<uint8_t> ColourPixels(int64_t n) {
+  std::vector<uint8_t> pixels;
+  for (int64_t i = 0; i < n; ++i) {
+    for (int r = 0; r < 3; ++r) {
+      for (int c = 0; c < 4; ++c) {
+        for (int ch = 0; ch < 3; ++ch) {
+          pixels.push_back(static_cast<uint8_t>((11 * i + 5 * (4 * r + c) + 80 * ch) % 256));
+        }
+      }
+    }
+  }
+  return pixels;
+}
+
+class IdxColourRoundTripTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(IdxColourRoundTripTest, Rank4FileReadsAsChannelsLastImages) {
+  const bool gzip = GetParam();
+  const std::string images = ScratchPath(gzip ? "colour.idx4.gz" : "colour.idx4");
+  const std::string labels = ScratchPath("colour_labels.idx1");
+  const std::vector<uint8_t> pixels = ColourPixels(5);
+  ASSERT_TRUE(io::WriteIdx(images, {5, 3, 4, 3}, pixels, gzip).ok());
+  ASSERT_TRUE(WriteIdxLabels(labels, std::vector<uint8_t>{0, 1, 0, 1, 1}, false).ok());
+  EXPECT_EQ(static_cast<uint8_t>(ReadBytes(images)[gzip ? 0 : 3]), gzip ? 0x1f : 0x04);
+  auto source = OpenIdxSource(images, labels);
+  ASSERT_TRUE(source.ok()) << source.status();
+  EXPECT_EQ((*source)->schema().input_shape, (std::vector<int64_t>{3, 4, 3}));
+  EXPECT_EQ((*source)->schema().dim, 36);
+  EXPECT_TRUE((*source)->schema().unit_byte_scaled);
+  auto data = LoadIdx(images, labels);
+  ASSERT_TRUE(data.ok()) << data.status();
+  ASSERT_EQ(data->rows(), 5);
+  EXPECT_EQ(data->input_shape, (std::vector<int64_t>{3, 4, 3}));
+  for (int64_t i = 0; i < 5; ++i) {
+    for (int r = 0; r < 3; ++r) {
+      for (int c = 0; c < 4; ++c) {
+        for (int ch = 0; ch < 3; ++ch) {
+          // Channels last: (r, c, ch) at (r·width + c)·channels + ch.
+          const float want = ((11 * i + 5 * (4 * r + c) + 80 * ch) % 256) * (1.0f / 255.0f);
+          EXPECT_EQ(data->x.row(i)[(r * 4 + c) * 3 + ch], want) << i << " " << r << " " << c;
+        }
+      }
+    }
+  }
+  EXPECT_TRUE(ValidateDataset(*data).ok());
+  // WriteIdxColorImages writes the same file.
+  const std::string again = ScratchPath("colour_again.idx4");
+  ASSERT_TRUE(WriteIdxColorImages(again, 5, 3, 4, 3, pixels, false).ok());
+  if (!gzip) EXPECT_EQ(ReadBytes(again), ReadBytes(images));
+}
+
+INSTANTIATE_TEST_SUITE_P(PlainAndGzip, IdxColourRoundTripTest, ::testing::Bool());
+
+TEST(IdxTest, Float32ImagesAreReadAsTheyAre) {
+  const std::string images = ScratchPath("f32.idx4");
+  const std::string labels = ScratchPath("f32_labels.idx1");
+  const std::vector<float> values = {-1.5f, 0.25f, 2.0f, 7.0f, 0.0f, 1e-3f};  // 1 × 1 × 2 × 3
+  ASSERT_TRUE(io::WriteIdx(images, {1, 1, 2, 3}, values, false).ok());
+  ASSERT_TRUE(WriteIdxLabels(labels, std::vector<uint8_t>{2}, false).ok());
+  auto data = LoadIdx(images, labels);
+  ASSERT_TRUE(data.ok()) << data.status();
+  EXPECT_EQ(data->input_shape, (std::vector<int64_t>{1, 2, 3}));
+  for (int k = 0; k < 6; ++k) EXPECT_EQ(data->x.row(0)[k], values[k]);
+  auto source = OpenIdxSource(images, labels);
+  ASSERT_TRUE(source.ok());
+  EXPECT_FALSE((*source)->schema().unit_byte_scaled);
+
+  const std::string bad = ScratchPath("nan.idx3");
+  ASSERT_TRUE(io::WriteIdx(bad, {1, 1, 2}, std::vector<float>{1.0f, NAN}, false).ok());
+  auto nan = LoadIdx(bad, labels);
+  ASSERT_FALSE(nan.ok());
+  EXPECT_THAT(nan.status().message(), HasSubstr(bad));
+  EXPECT_THAT(nan.status().message(), HasSubstr("non-finite"));
+}
+
+TEST(IdxTest, Rank4FileWhoseLastDimIsNotChannelsIsRefusedNamingTheDim) {
+  const std::string labels = ScratchPath("labels.idx1");
+  ASSERT_TRUE(WriteIdxLabels(labels, std::vector<uint8_t>{0}, false).ok());
+  // Channels first: 1 × 3 × 8 × 8.
+  const std::string first = ScratchPath("chw.idx4");
+  ASSERT_TRUE(io::WriteIdx(first, {1, 3, 8, 8}, std::vector<uint8_t>(192), false).ok());
+  auto source = OpenIdxSource(first, labels);
+  ASSERT_FALSE(source.ok());
+  EXPECT_TRUE(absl::IsInvalidArgument(source.status()));
+  EXPECT_THAT(source.status().message(), HasSubstr(first));
+  EXPECT_THAT(source.status().message(), HasSubstr("the last dim (channels) is 8"));
+  EXPECT_THAT(source.status().message(), HasSubstr("channels-first"));
+  // Zero channels.
+  const std::string zero = ScratchPath("zero.idx4");
+  ASSERT_TRUE(io::WriteIdx(zero, {1, 8, 8, 0}, std::vector<uint8_t>(), false).ok());
+  source = OpenIdxSource(zero, labels);
+  ASSERT_FALSE(source.ok());
+  EXPECT_THAT(source.status().message(), HasSubstr("the last dim (channels) is 0"));
+  // A rank-2 file is not an image file.
+  const std::string flat = ScratchPath("flat.idx2");
+  ASSERT_TRUE(io::WriteIdx(flat, {1, 64}, std::vector<uint8_t>(64), false).ok());
+  source = OpenIdxSource(flat, labels);
+  ASSERT_FALSE(source.ok());
+  EXPECT_THAT(source.status().message(), HasSubstr("got 0x00000802"));
 }
 
 TEST(IdxTest, MissingFileIsNotFound) {

@@ -178,5 +178,100 @@ TEST(RotatedTest, ProtocolRejectsTooLargeCountsAndFlatRows) {
   EXPECT_FALSE(RotateEachImage(flat, 1).ok());
 }
 
+// The blob images as colour images 16 × 16 × 3, channels last: channel ch
+// is the blob times (1 + ch) plus, in channel 2 only, a second blob, so the
+// channels differ.
+Dataset ColourBlobImages(int64_t n, uint64_t seed) {
+  const Dataset grey = BlobImages(n, seed, "colour-blobs");
+  const Dataset other = BlobImages(n, seed + 100, "other");
+  Dataset data = grey;
+  data.input_shape = {16, 16, 3};
+  data.x = FloatMatrix::Zeros(n, 16 * 16 * 3);
+  for (int64_t i = 0; i < n; ++i) {
+    for (int p = 0; p < 256; ++p) {
+      for (int ch = 0; ch < 3; ++ch) {
+        data.x.mutable_row(i)[p * 3 + ch] =
+            (1.0f + ch) * grey.x.row(i)[p] + (ch == 2 ? other.x.row(i)[p] : 0.0f);
+      }
+    }
+  }
+  return data;
+}
+
+// Channel `ch` of a 16 × 16 × 3 channels-last image.
+std::vector<float> Channel(const float* image, int ch) {
+  std::vector<float> out(256);
+  for (int p = 0; p < 256; ++p) out[p] = image[p * 3 + ch];
+  return out;
+}
+
+TEST(RotatedTest, ColourImagesRotateEveryChannelByTheSameAngle) {
+  const Dataset images = ColourBlobImages(24, 6);
+  std::vector<double> angles;
+  auto rotated = RotateEachImage(images, /*seed=*/29, &angles);
+  ASSERT_TRUE(rotated.ok()) << rotated.status();
+  EXPECT_EQ(rotated->input_shape, (std::vector<int64_t>{16, 16, 3}));
+  EXPECT_EQ(rotated->labels, images.labels);
+  std::vector<float> expected(256);
+  for (int64_t i = 0; i < 24; ++i) {
+    EXPECT_EQ(angles[i], RotationAngle(29, i));
+    for (int ch = 0; ch < 3; ++ch) {
+      // Each channel is the single-channel rotation of that channel by the
+      // image's one angle.
+      const std::vector<float> in = Channel(images.x.row(i), ch);
+      RotateImages(16, 16, angles[i], 1, in.data(), expected.data());
+      const std::vector<float> got = Channel(rotated->x.row(i), ch);
+      for (int p = 0; p < 256; ++p) {
+        ASSERT_NEAR(got[p], expected[p], 1e-6f)
+            << "image " << i << " channel " << ch << " px " << p;
+      }
+    }
+  }
+}
+
+TEST(RotatedTest, QuarterTurnMovesPixelOfEveryChannelToTheSamePlace) {
+  // One lit pixel (r, c) = (2, 5) with a different value in each channel of
+  // a 8 × 8 × 3 image; a quarter turn is exact on square images.
+  std::vector<float> image(8 * 8 * 3, 0.0f), out(8 * 8 * 3, -1.0f);
+  for (int ch = 0; ch < 3; ++ch) image[(2 * 8 + 5) * 3 + ch] = 0.25f * (ch + 1);
+  RotateImages(8, 8, 3, kPi / 2, 1, image.data(), out.data());
+  std::vector<float> grey(64, 0.0f), grey_out(64);
+  grey[2 * 8 + 5] = 1.0f;
+  RotateImages(8, 8, kPi / 2, 1, grey.data(), grey_out.data());
+  int lit = -1;
+  for (int p = 0; p < 64; ++p) {
+    if (grey_out[p] == 1.0f) lit = p;
+  }
+  ASSERT_GE(lit, 0);
+  EXPECT_NE(lit, 2 * 8 + 5);
+  for (int p = 0; p < 64; ++p) {
+    for (int ch = 0; ch < 3; ++ch) {
+      EXPECT_EQ(out[p * 3 + ch], p == lit ? 0.25f * (ch + 1) : 0.0f) << p << " " << ch;
+    }
+  }
+}
+
+TEST(RotatedTest, ColourProtocolAndStreamingSourceKeepTheShape) {
+  const Dataset train = ColourBlobImages(20, 8);
+  const Dataset test = ColourBlobImages(6, 9);
+  RotatedOptions options;
+  options.num_train = 12;
+  options.num_test = kRest;
+  auto split = MakeRotatedProtocol(train, test, options);
+  ASSERT_TRUE(split.ok()) << split.status();
+  EXPECT_EQ(split->train.input_shape, (std::vector<int64_t>{16, 16, 3}));
+  EXPECT_EQ(split->test.rows(), 14);
+  auto source = MakeRotatedSource(MakeDatasetSource(train), 5);
+  ASSERT_TRUE(source.ok()) << source.status();
+  EXPECT_EQ((*source)->schema().input_shape, (std::vector<int64_t>{16, 16, 3}));
+  // A shape whose product is not the row size is refused, naming the source.
+  Dataset wrong = train;
+  wrong.input_shape = {16, 16, 2};
+  auto refused = MakeRotatedSource(MakeDatasetSource(wrong), 5);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("colour-blobs"), std::string::npos);
+  EXPECT_NE(refused.status().message().find("[16, 16, 2]"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace invariant::train

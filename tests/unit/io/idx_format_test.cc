@@ -94,5 +94,52 @@ TEST(IdxFormatTest, WrongUnknownAndShortHeadersNameTheInput) {
   EXPECT_FALSE(LooksLikeIdx("a,b\n"));
 }
 
+TEST(IdxFormatTest, Rank4ColourAndFloatFilesRoundTrip) {
+  const std::string bytes_path = ScratchPath("colour.idx");
+  std::vector<uint8_t> pixels(2 * 2 * 3 * 3);
+  for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<uint8_t>(7 * i);
+  ASSERT_TRUE(WriteIdx(bytes_path, {2, 2, 3, 3}, pixels, false).ok());
+  auto reader = ByteReader::Open(bytes_path);
+  ASSERT_TRUE(reader.ok());
+  auto header = ReadIdxHeader(**reader, kIdxColorImageMagic, "image");
+  ASSERT_TRUE(header.ok()) << header.status();
+  EXPECT_EQ(header->magic, 0x00000804u);
+  EXPECT_THAT(header->dims, ElementsAre(2, 2, 3, 3));
+
+  const std::string float_path = ScratchPath("colour_f32.idx.gz");
+  const std::vector<float> values = {0.5f, -1.25f, 3.0e7f, 1e-30f, 0.0f, -0.0f};
+  ASSERT_TRUE(WriteIdx(float_path, {1, 1, 2, 3}, values, true).ok());
+  reader = ByteReader::Open(float_path);
+  ASSERT_TRUE(reader.ok());
+  header = ReadIdxHeader(**reader, IdxMagic(kIdxFloat32, 4), "image");
+  ASSERT_TRUE(header.ok()) << header.status();
+  EXPECT_EQ(header->magic, 0x00000D04u);
+  EXPECT_EQ(header->element_bytes, 4);
+  unsigned char data[24];
+  ASSERT_EQ(*(*reader)->Read(data, 24), 24);
+  float x[6];
+  DecodeIdx(header->type, data, 6, x);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(std::memcmp(&x[i], &values[i], 4), 0) << i;
+
+  EXPECT_FALSE(WriteIdx(ScratchPath("short"), {1, 2, 2}, std::vector<float>{1.0f}, false).ok());
+}
+
+TEST(IdxFormatTest, AcceptedMagicSetNamesEveryAcceptedMagic) {
+  auto reader = ByteReader::FromString(std::string("\0\0\x08\x01\0\0\0\x01\x07", 9), "l.idx");
+  ASSERT_TRUE(reader.ok());
+  const uint32_t accepted[] = {kIdxImageMagic, kIdxColorImageMagic};
+  auto header = ReadIdxHeader(**reader, accepted, "image");
+  ASSERT_FALSE(header.ok());
+  EXPECT_EQ(header.status().message(),
+            "l.idx: wrong IDX magic number for image file: expected 0x00000803 or 0x00000804, got "
+            "0x00000801");
+  reader = ByteReader::FromString(
+      std::string("\0\0\x08\x04\0\0\0\x01\0\0\0\x01\0\0\0\x01\0\0\0\x03", 20), "c.idx");
+  ASSERT_TRUE(reader.ok());
+  header = ReadIdxHeader(**reader, accepted, "image");
+  ASSERT_TRUE(header.ok()) << header.status();
+  EXPECT_THAT(header->dims, ElementsAre(1, 1, 1, 3));
+}
+
 }  // namespace
 }  // namespace invariant::io

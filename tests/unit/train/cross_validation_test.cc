@@ -11,6 +11,7 @@
 #include "absl/strings/str_replace.h"
 #include "core/base/random.h"
 #include "core/model/model.h"
+#include "core/rls/metrics.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/train/run_options.h"
@@ -18,6 +19,8 @@
 #include "train/data/splits.h"
 #include "train/pipeline/config.h"
 #include "train/pipeline/data_plan.h"
+#include "train/pipeline/fold_metrics.h"
+#include "train/pipeline/report.h"
 #include "train/pipeline/trainer.h"
 
 namespace invariant::train {
@@ -67,8 +70,18 @@ TEST(CrossValidationTest, RoundsStatisticsAndRefit) {
   for (int f = 0; f < 4; ++f) {
     const FoldResult& r = cv->folds[static_cast<size_t>(f)];
     EXPECT_EQ(r.test_rows, sizes[static_cast<size_t>(f)]);
-    EXPECT_EQ(r.validation_rows, sizes[static_cast<size_t>((f + 1) % 4)]);
-    EXPECT_EQ(r.train_rows + r.validation_rows + r.test_rows, 120);
+    // The refit trains on the other three folds; its inner cross-validation
+    // validates on each of them in turn and trains on the other two.
+    EXPECT_EQ(r.train_rows + r.test_rows, 120);
+    std::vector<int64_t> others;
+    for (int g = 0; g < 4; ++g) {
+      if (g != f) others.push_back(sizes[static_cast<size_t>(g)]);
+    }
+    EXPECT_EQ(r.inner_validation_rows, others);
+    ASSERT_EQ(r.inner_train_rows.size(), 3u);
+    for (size_t j = 0; j < 3; ++j) {
+      EXPECT_EQ(r.inner_train_rows[j] + r.inner_validation_rows[j], r.train_rows);
+    }
     EXPECT_THAT(grid, ::testing::Contains(r.lambda));
     sum += r.test_metrics.at("rmse");
   }
@@ -98,6 +111,128 @@ TEST(CrossValidationTest, RoundsStatisticsAndRefit) {
   for (int64_t i = 0; i < want->weights.size(); ++i) {
     EXPECT_EQ(cv->refit.weights.data()[i], want->weights.data()[i]);
   }
+}
+
+// |a − b| / max|b|, over the entries of two same-shaped matrices.
+double RelativeDifference(const FloatMatrix& a, const FloatMatrix& b) {
+  double diff = 0, scale = 0;
+  for (int64_t i = 0; i < b.size(); ++i) {
+    diff = std::max(diff, std::abs(double{a.data()[i]} - b.data()[i]));
+    scale = std::max(scale, std::abs(double{b.data()[i]}));
+  }
+  return diff / scale;
+}
+
+GramAccumulator SumsExcept(const std::vector<FoldRows>& folds, int skip_a, int skip_b) {
+  auto sum = GramAccumulator::Create(folds[0].phi.cols(), folds[0].y.cols());
+  EXPECT_TRUE(sum.ok());
+  for (int g = 0; g < static_cast<int>(folds.size()); ++g) {
+    if (g == skip_a || g == skip_b) continue;
+    const FoldRows& fold = folds[static_cast<size_t>(g)];
+    EXPECT_TRUE(sum->Add(fold.phi.rows(), fold.phi.data(), fold.y.data()).ok());
+  }
+  return *std::move(sum);
+}
+
+// Round f's model is the ridge solution on ALL its K−1 training folds at its
+// λ (not on K−2 of them), and its test metrics are that model's on fold f.
+TEST(CrossValidationTest, EachRoundRefitsOnAllItsTrainingFolds) {
+  const std::vector<int64_t> sizes = {30, 31, 29, 30, 32};
+  const std::vector<FoldRows> folds = MakeFolds(sizes, 7);
+  auto cv = CrossValidate(folds, {1e-4, 1e-2, 1.0, 100.0}, false, RlsTask::kRegression,
+                          Eigendecomposition());
+  ASSERT_TRUE(cv.ok()) << cv.status();
+  for (int f = 0; f < 5; ++f) {
+    const FoldResult& r = cv->folds[static_cast<size_t>(f)];
+    EXPECT_EQ(r.train_rows, 152 - sizes[static_cast<size_t>(f)]);
+    auto direct = MakePrimalRidgeSolver(SumsExcept(folds, f, -1));
+    ASSERT_TRUE(direct.ok());
+    EXPECT_EQ((*direct)->num_examples(), r.train_rows);
+    auto want = (*direct)->SolveFinal(r.lambda);
+    ASSERT_TRUE(want.ok());
+    EXPECT_LT(RelativeDifference(r.model.weights, want->weights), 1e-6) << "round " << f;
+    EXPECT_LT(RelativeDifference(r.model.bias, want->bias), 1e-6) << "round " << f;
+    auto scores = ApplyLinearModel(*want, folds[static_cast<size_t>(f)].phi);
+    ASSERT_TRUE(scores.ok());
+    auto rmse = RootMeanSquaredError(*scores, folds[static_cast<size_t>(f)].y);
+    ASSERT_TRUE(rmse.ok());
+    EXPECT_NEAR(r.test_metrics.at("rmse"), *rmse, 1e-6 * *rmse);
+  }
+}
+
+// Round f's λ is the best of its inner cross-validation: for every g ≠ f,
+// train on the folds other than f and g and score on g; average the K−1
+// curves. Recomputed here with ChooseLambda, fold by fold.
+TEST(CrossValidationTest, EachRoundChoosesLambdaByInnerCrossValidation) {
+  const std::vector<FoldRows> folds = MakeFolds({20, 22, 21, 20}, 8);
+  const std::vector<double> grid = {1e-3, 1e-1, 3.0, 30.0, 300.0};
+  auto cv = CrossValidate(folds, grid, false, RlsTask::kRegression, Eigendecomposition());
+  ASSERT_TRUE(cv.ok()) << cv.status();
+  std::vector<double> overall(grid.size(), 0.0);
+  for (int f = 0; f < 4; ++f) {
+    std::vector<double> mean(grid.size(), 0.0);
+    for (int g = 0; g < 4; ++g) {
+      if (g == f) continue;
+      auto solver = MakePrimalRidgeSolver(SumsExcept(folds, f, g));
+      ASSERT_TRUE(solver.ok());
+      auto sel = ChooseLambda(**solver, grid, folds[static_cast<size_t>(g)].phi,
+                              folds[static_cast<size_t>(g)].y, RlsTask::kRegression);
+      ASSERT_TRUE(sel.ok()) << sel.status();
+      for (size_t i = 0; i < grid.size(); ++i) mean[i] += sel->curve.scores[i] / 3;
+    }
+    const FoldResult& r = cv->folds[static_cast<size_t>(f)];
+    EXPECT_EQ(r.lambda,
+              grid[static_cast<size_t>(BestLambdaIndex(grid, mean, RlsTask::kRegression))]);
+    ASSERT_EQ(r.inner_curve.size(), grid.size());
+    for (size_t i = 0; i < grid.size(); ++i) {
+      EXPECT_NEAR(r.inner_curve[i].second, std::sqrt(mean[i]), 1e-9);
+      overall[i] += mean[i] / 4;
+    }
+  }
+  EXPECT_EQ(cv->refit_lambda,
+            grid[static_cast<size_t>(BestLambdaIndex(grid, overall, RlsTask::kRegression))]);
+}
+
+// Mean over folds, sample std and the pooled metric over every row, on a
+// case worked by hand: fold A's two errors are 1 and 1, fold B's one is 3.
+TEST(FoldMetricsTest, PooledAndMeanOnAConstructedCase) {
+  auto column = [](std::vector<float> v) {
+    FloatMatrix m = FloatMatrix::Zeros(static_cast<int64_t>(v.size()), 1);
+    for (size_t i = 0; i < v.size(); ++i) m.mutable_row(static_cast<int64_t>(i))[0] = v[i];
+    return m;
+  };
+  std::vector<FoldPredictions> folds;
+  folds.push_back({column({1, -1}), column({0, 0})});
+  folds.push_back({column({3}), column({0})});
+  auto m = SummarizeFolds(folds, RlsTask::kRegression);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_DOUBLE_EQ(m->per_fold[0].at("rmse"), 1.0);
+  EXPECT_DOUBLE_EQ(m->per_fold[1].at("rmse"), 3.0);
+  EXPECT_DOUBLE_EQ(m->mean.at("rmse"), 2.0);
+  EXPECT_DOUBLE_EQ(m->stddev.at("rmse"), std::sqrt(2.0));  // sample: ((1)² + (1)²) / (2 − 1)
+  EXPECT_DOUBLE_EQ(m->pooled.at("rmse"), std::sqrt(11.0 / 3.0));
+  EXPECT_DOUBLE_EQ(m->mean.at("mae"), 2.0);
+  EXPECT_DOUBLE_EQ(m->pooled.at("mae"), 5.0 / 3.0);
+  EXPECT_EQ(m->pooled_rows, 3);
+  // Classification: 1 of 2 right, then 4 of 4: mean 0.75, pooled 5 / 6.
+  auto rows = [](std::vector<std::pair<float, float>> v) {
+    FloatMatrix x = FloatMatrix::Zeros(static_cast<int64_t>(v.size()), 2);
+    for (size_t i = 0; i < v.size(); ++i) {
+      x.mutable_row(static_cast<int64_t>(i))[0] = v[i].first;
+      x.mutable_row(static_cast<int64_t>(i))[1] = v[i].second;
+    }
+    return x;
+  };
+  std::vector<FoldPredictions> classes;
+  classes.push_back({rows({{1, 0}, {1, 0}}), rows({{1, -1}, {-1, 1}})});
+  classes.push_back(
+      {rows({{0, 1}, {0, 1}, {1, 0}, {0, 1}}), rows({{-1, 1}, {-1, 1}, {1, -1}, {-1, 1}})});
+  auto c = SummarizeFolds(classes, RlsTask::kClassification);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_DOUBLE_EQ(c->mean.at("accuracy"), 0.75);
+  EXPECT_DOUBLE_EQ(c->pooled.at("accuracy"), 5.0 / 6.0);
+  EXPECT_DOUBLE_EQ(c->stddev.at("accuracy"), std::sqrt(0.125));
+  EXPECT_FALSE(SummarizeFolds({}, RlsTask::kRegression).ok());
 }
 
 TEST(CrossValidationTest, ExtendsTheGridPastAnEndAndRefusesBadInput) {
@@ -174,6 +309,8 @@ TEST(KFoldTrainingTest, ReportsEveryRoundAndWritesTheRefit) {
   EXPECT_THAT(json, HasSubstr("\"cross_validation\": {\"k\": 5"));
   EXPECT_THAT(json, HasSubstr("\"written\": \"refit on all 300 rows at lambda"));
   EXPECT_THAT(json, HasSubstr("\"test_rows\": 60"));
+  EXPECT_THAT(json, HasSubstr("\"train_rows\": 240, \"inner_train_rows\": [180, 180, 180, 180], "
+                              "\"inner_validation_rows\": [60, 60, 60, 60], \"test_rows\": 60"));
   EXPECT_THAT(ReadText(*version + "/report.md"), HasSubstr("mean ± std over 5 folds"));
   auto model = Model::Load(*version + "/model.bundle");
   ASSERT_TRUE(model.ok()) << model.status();
@@ -185,10 +322,94 @@ TEST(KFoldTrainingTest, ReportsEveryRoundAndWritesTheRefit) {
   EXPECT_TRUE((*model)->manifest().certificate().num_points() > 0);
 }
 
+// The number after `key` in a report.json (NaN when absent).
+double JsonNumberAfter(const std::string& json, const std::string& key) {
+  const size_t at = json.find(key);
+  if (at == std::string::npos) return std::nan("");
+  return std::strtod(json.c_str() + at + key.size(), nullptr);
+}
+
+// A stratified k-fold run end to end: report.json says the rows of every
+// round, the mean and std of the fold metrics and which std, the pooled
+// metric over all rows, and how the featurize time splits; the bundle's
+// metrics and the run's summary agree with it.
+TEST(KFoldTrainingTest, StratifiedRunReportsRowsMeanStdAndPooledMetrics) {
+  TempDir dir;
+  const std::string config = absl::StrReplaceAll(
+      kCoulombFolds, {{"k_fold: 5 seed: 4", "k_fold: 5 stratify: true seed: 4"}});
+  TrainOptions o = RunOptions(dir, config, "stratified");
+  TrainSummary summary;
+  auto version = RunTraining(o, &summary);
+  ASSERT_TRUE(version.ok()) << version.status();
+  const std::string json = ReadText(*version + "/report.json");
+  EXPECT_THAT(json, HasSubstr("\"cross_validation\": {\"k\": 5, \"stratified\": true"));
+  EXPECT_THAT(json, HasSubstr("inner cross-validation of its K-1 training folds"));
+  EXPECT_THAT(json, HasSubstr("\"std_kind\": \"sample standard deviation over the folds (K - 1"));
+  EXPECT_THAT(json, HasSubstr("\"pooled_rows\": 300"));
+  EXPECT_THAT(json, HasSubstr("\"rows_meaning\": \"k-fold"));
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_THAT(json, HasSubstr("\"train_rows\": 240, \"inner_train_rows\": [180, 180, 180, 180]"));
+  }
+  // Pooled and mean: both in the report, the bundle and the summary.
+  const double pooled = JsonNumberAfter(json, "\"pooled\": {\"mae\": ");
+  const double mean = JsonNumberAfter(json, "\"mean\": {\"mae\": ");
+  EXPECT_GT(pooled, 0);
+  EXPECT_GT(mean, 0);
+  EXPECT_EQ(summary.k_fold, 5);
+  EXPECT_EQ(summary.test_rows, 300);
+  EXPECT_DOUBLE_EQ(summary.test_metrics_pooled.at("mae"), pooled);
+  EXPECT_DOUBLE_EQ(summary.test_metrics.at("mae"), mean);
+  // Equal folds: the pooled MAE is the mean of the fold MAEs; the pooled
+  // RMSE is at least the mean of the fold RMSEs.
+  EXPECT_NEAR(pooled, mean, 1e-9 * mean);
+  EXPECT_GE(summary.test_metrics_pooled.at("rmse"), summary.test_metrics.at("rmse") * (1 - 1e-12));
+  auto model = Model::Load(*version + "/model.bundle");
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ((*model)->manifest().metrics().at("test_rmse_pooled"),
+            summary.test_metrics_pooled.at("rmse"));
+  // Featurize time is the feature map's alone; the accumulation is apart.
+  EXPECT_THAT(json, HasSubstr("\"featurized_rows\": 300"));
+  EXPECT_THAT(json, HasSubstr("\"accumulate\": {\"rows\": 300"));
+  const double features = JsonNumberAfter(json, "\"featurize_seconds\": ");
+  const double accumulate = JsonNumberAfter(json, "\"accumulate\": {\"rows\": 300, \"seconds\": ");
+  const double stage = JsonNumberAfter(json, "\"featurize\": ");
+  EXPECT_GE(features, 0);
+  EXPECT_GE(accumulate, 0);
+  EXPECT_LE(features + accumulate, stage * 1.01 + 1e-3);
+  const std::string md = ReadText(*version + "/report.md");
+  EXPECT_THAT(md, HasSubstr("pooled over all 300 test rows"));
+  EXPECT_THAT(md, HasSubstr("stratified by the target"));
+  EXPECT_THAT(md, HasSubstr("| 1 | 240 | 60 / 60 / 60 / 60 | 60 |"));
+}
+
+// The console lines of a k-fold run name every count.
+TEST(KFoldTrainingTest, ConsoleNamesEveryCount) {
+  TrainReport r;
+  r.k_fold = 3;
+  r.stratified = true;
+  r.folds.push_back({20, {10, 10}, {10, 10}, 10, 0.5, {{"rmse", 2.0}}});
+  r.folds.push_back({20, {10, 10}, {10, 10}, 10, 0.5, {{"rmse", 4.0}}});
+  r.folds.push_back({20, {10, 10}, {10, 10}, 10, 0.25, {{"rmse", 3.0}}});
+  r.test_metrics = {{"rmse", 3.0}};
+  r.test_metrics_std = {{"rmse", 1.0}};
+  r.test_metrics_pooled = {{"rmse", std::sqrt(29.0 / 3)}};
+  r.pooled_rows = 30;
+  r.written_model = "refit on all 30 rows";
+  const std::string out = CrossValidationConsole(r);
+  EXPECT_THAT(out, HasSubstr("inner 2-fold cross-validation of its 2 training folds"));
+  EXPECT_THAT(out, HasSubstr("round 2: refit on 20 train rows (inner validation rows 10/10), "
+                             "lambda 0.5, test rmse=4 on 10 rows"));
+  EXPECT_THAT(out,
+              HasSubstr("test rmse: mean 3 +- 1 (sample std over 3 folds, K-1), pooled 3.10913 "
+                        "over all 30 test rows"));
+  EXPECT_THAT(out, HasSubstr("written model: refit on all 30 rows"));
+}
+
 TEST(KFoldTrainingTest, RefusesWhatDoesNotCombine) {
   for (const auto& [from, to] :
        std::vector<std::pair<std::string, std::string>>{{"k_fold: 5", "k_fold: 2"},
                                                         {"k_fold: 5", "k_fold: 5 train: 100"},
+                                                        {"k_fold: 5", "stratify: true"},
                                                         {"kind: RIDGE", "kind: NONE"}}) {
     auto config = ParseTrainConfig(absl::StrReplaceAll(kCoulombFolds, {{from, to}}), "test");
     EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument) << to;

@@ -84,6 +84,29 @@ TEST(TrainerTest, XpermRunWritesAnExactlyInvariantModelAndReports) {
   EXPECT_GT(static_cast<double>(found) / positives, 0.5);
 }
 
+// The console names every count (per_class_train: the per-class counts
+// beside the totals) and the featurize line gives the feature map's time and
+// rate alone, the ΦᵀΦ accumulation apart; report.json the same.
+TEST(TrainerTest, ConsoleAndReportSayWhatEveryCountAndTimeIs) {
+  TempDir dir;
+  TrainOptions o = RunOptions(dir, kXpermConfig, "counts");
+  ::testing::internal::CaptureStderr();
+  absl::StatusOr<std::string> out = RunTraining(o);
+  const std::string console = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(console, HasSubstr("data: 120 train (60 per class), 100 validation (50 per class), "
+                                 "600 test rows of 40 values"));
+  EXPECT_THAT(console, HasSubstr("featurize 120 training rows: features "));
+  EXPECT_THAT(console, HasSubstr("accumulate Phi'Phi and Phi'Y "));
+  const std::string json = ReadText(*out + "/report.json");
+  // Training, validation and test rows through the feature map; only the
+  // training rows accumulated.
+  EXPECT_THAT(json, HasSubstr("\"featurized_rows\": 820"));
+  EXPECT_THAT(json, HasSubstr("\"featurize_seconds\": "));
+  EXPECT_THAT(json, HasSubstr("\"accumulate\": {\"rows\": 120, \"seconds\": "));
+  EXPECT_THAT(ReadText(*out + "/report.md"), HasSubstr("accumulate ΦᵀΦ, ΦᵀY: rows, s | 120, "));
+}
+
 TEST(TrainerTest, Bf16BankConfigStoresTheRoundedBankAndServesIt) {
   TempDir dir;
   std::string text = kXpermConfig;
@@ -483,6 +506,34 @@ TEST(TrainerTest, AnExistingExplicitVersionIsRefusedBeforeAnyDataIsRead) {
   EXPECT_THAT(refused.message(), HasSubstr("version 2 exists and is never overwritten"));
   o.num_shards = 2;  // reduce checks too
   EXPECT_EQ(RunReduce(o).status().code(), absl::StatusCode::kAlreadyExists);
+}
+
+}  // namespace
+}  // namespace invariant::train
+
+namespace invariant::train {
+namespace {
+
+// An image group acts on channels-last images of its own size: data whose
+// rows are not such images is refused before anything is trained, naming
+// the group's field (Xperm's rows have 40 values).
+TEST(TrainerTest, ImageGroupMustMatchTheDataRows) {
+  const std::string config_text = R"pb(
+    data { xperm { seed: 1 } }
+    encoder {
+      random_fourier { num_features: 10 num_group_elements: 2 sigma: 1 }
+      group { image { height: HEIGHT width: 8 channels: 1 } }
+    }
+    learner { kind: RIDGE task: TASK_CLASSIFICATION lambda_grid: [ 1e-3 ] }
+  )pb";
+  auto matching = ParseTrainConfig(absl::StrReplaceAll(config_text, {{"HEIGHT", "5"}}), "test");
+  ASSERT_TRUE(matching.ok()) << matching.status();
+  EXPECT_TRUE(PlanData(*matching).ok());
+  auto other = ParseTrainConfig(absl::StrReplaceAll(config_text, {{"HEIGHT", "4"}}), "test");
+  ASSERT_TRUE(other.ok()) << other.status();
+  const absl::StatusOr<DataPlan> plan = PlanData(*other);
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(plan.status().message()), HasSubstr("encoder.group.image"));
 }
 
 }  // namespace
