@@ -161,6 +161,11 @@ TEST_F(CliTest, MetadataInCsvAndJsonlAndVersionSelection) {
   EXPECT_THAT(lines, ::testing::Contains("feature_dim,16"));
   EXPECT_THAT(lines, ::testing::Contains("output_dim,3"));
   EXPECT_THAT(lines, ::testing::Contains("task,classification"));
+  // The certificate's scale-free figure beside the absolute ones.
+  EXPECT_THAT(lines,
+              ::testing::Contains(::testing::StartsWith("certificate.relative_mean_discrepancy,")));
+  EXPECT_THAT(lines,
+              ::testing::Contains(::testing::StartsWith("certificate.mean_pairwise_difference,")));
 
   r = Cli({"metadata", "rf", target_, "--version=1", "--format=jsonl"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -169,6 +174,11 @@ TEST_F(CliTest, MetadataInCsvAndJsonlAndVersionSelection) {
   EXPECT_EQ(json.fields().at("model_version").number_value(), 1);
   EXPECT_EQ(json.fields().at("input_dim").number_value(), kDim);
   EXPECT_EQ(json.fields().at("class_names").list_value().values_size(), kClasses);
+  EXPECT_TRUE(json.fields()
+                  .at("certificate")
+                  .struct_value()
+                  .fields()
+                  .contains("relative_mean_discrepancy"));
 
   r = Cli({"metadata", "rf", target_, "--version_label=stable"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

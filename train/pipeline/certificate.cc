@@ -9,7 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/random.h"
 #include "core/base/status_macros.h"
+#include "core/encoders/projector.h"
 #include "core/groups/group_factory.h"
+#include "core/groups/permutation_distributions.h"
 #include "core/spectral/invariant_subspace.h"
 #include "core/spectral/spectral_encoder.h"
 #include "core/spectral/spectral_proto.h"
@@ -20,10 +22,22 @@ namespace {
 
 using Transform = std::function<void(int64_t n, const float* x, float* out)>;
 
+// Rows per block when streaming a k-fold plan's training rows.
+constexpr int64_t kCertificationBlockRows = 4096;
+
+// The group elements a certificate applies: the same transforms to every
+// point, or (per_input set) draws_per_input draws of an input-dependent law
+// for each point.
 struct Elements {
   std::vector<Transform> transforms;
+  std::shared_ptr<const GroupDistribution> per_input;
+  int64_t draws_per_input = 0;
   bool exhaustive = false;
   std::string method;
+
+  int64_t rounds() const {
+    return per_input ? draws_per_input : static_cast<int64_t>(transforms.size());
+  }
 };
 
 absl::StatusOr<std::vector<TorusGeneratorSpec>> Generators(const v1::SpectralParams& p) {
@@ -57,6 +71,19 @@ absl::StatusOr<Elements> GroupElements(const v1::GroupSpec& spec,
   std::shared_ptr<const GroupDistribution> shared(std::move(q));
   std::vector<GroupElement> list;
   Elements e;
+  if (shared->depends_on_input()) {
+    // Sample() of such a law ignores the input (NoisySort: uniform
+    // permutations), so its draws are made per point in CertifyPredictor.
+    const auto* sort = dynamic_cast<const NoisySort*>(shared.get());
+    const bool deterministic = sort != nullptr && sort->sigma() == 0;
+    e.per_input = shared;
+    e.draws_per_input = deterministic ? 1 : config.num_group_elements();
+    e.method = absl::StrCat(e.draws_per_input, deterministic ? " draw" : " draws",
+                            " per point from ", shared->name(),
+                            deterministic ? " (the deterministic sort of each point)"
+                                          : " (input-dependent: drawn for each point)");
+    return e;
+  }
   if (shared->enumerable()) {
     list = shared->Enumerate();
     if (static_cast<int64_t>(list.size()) <= kMaxEnumeratedElements) {
@@ -127,10 +154,29 @@ absl::StatusOr<v1::InvarianceCertificate> CertifyPredictor(
   std::vector<float> base(static_cast<size_t>(n * k)), moved(base.size());
   std::vector<float> gx(static_cast<size_t>(n * d));
   f(n, test_x.data(), base.data());
+  // An input-dependent law: each point's draws, seeded by its bytes as the
+  // encoder seeds them (Projector::ForEachBlockOverInput).
+  std::vector<std::vector<GroupElement>> drawn;
+  if (e.per_input) {
+    for (int64_t i = 0; i < n; ++i) {
+      Rng rng = Rng::ForStream(seed, HashRowBytes(test_x.row(i), d));
+      drawn.push_back(e.per_input->SampleFor(test_x.row(i), e.draws_per_input, rng));
+    }
+  }
   double scale = 0, max_abs = 0, sum_abs = 0;
   for (float v : base) scale = std::max(scale, static_cast<double>(std::fabs(v)));
-  for (const Transform& g : e.transforms) {
-    g(n, test_x.data(), gx.data());
+  for (int64_t round = 0; round < e.rounds(); ++round) {
+    if (e.per_input) {
+      const GroupAction& action = e.per_input->action();
+      for (int64_t i = 0; i < n; ++i) {
+        const std::vector<GroupElement>& mine = drawn[static_cast<size_t>(i)];
+        action.Apply(round < static_cast<int64_t>(mine.size()) ? mine[static_cast<size_t>(round)]
+                                                               : action.Identity(),
+                     1, test_x.row(i), gx.data() + i * d);
+      }
+    } else {
+      e.transforms[static_cast<size_t>(round)](n, test_x.data(), gx.data());
+    }
     f(n, gx.data(), moved.data());
     for (size_t i = 0; i < base.size(); ++i) {
       const double diff = std::fabs(static_cast<double>(moved[i]) - base[i]);
@@ -138,12 +184,30 @@ absl::StatusOr<v1::InvarianceCertificate> CertifyPredictor(
       sum_abs += diff;
     }
   }
+  // The spread of f between different points: pairs (i, (i + s) mod n).
+  double pair_sum = 0;
+  int64_t pairs = 0;
+  for (int64_t s = 1; s <= std::min<int64_t>(n - 1, kMaxPairShifts); ++s) {
+    for (int64_t i = 0; i < n; ++i) {
+      const float* a = base.data() + i * k;
+      const float* b = base.data() + ((i + s) % n) * k;
+      for (int64_t c = 0; c < k; ++c) {
+        pair_sum += std::fabs(static_cast<double>(a[c]) - b[c]);
+      }
+    }
+    pairs += n * k;
+  }
+  const double mean_abs =
+      e.rounds() > 0 ? sum_abs / static_cast<double>(base.size() * e.rounds()) : 0;
+  const double spread = pairs > 0 ? pair_sum / static_cast<double>(pairs) : 0;
   v1::InvarianceCertificate c;
   c.set_max_discrepancy(max_abs);
-  c.set_mean_discrepancy(sum_abs / static_cast<double>(base.size() * e.transforms.size()));
+  c.set_mean_discrepancy(mean_abs);
   c.set_relative_max_discrepancy(scale > 0 ? max_abs / scale : 0);
+  c.set_mean_pairwise_difference(spread);
+  c.set_relative_mean_discrepancy(spread > 0 ? mean_abs / spread : 0);
   c.set_num_points(n);
-  c.set_num_group_elements(static_cast<int64_t>(e.transforms.size()));
+  c.set_num_group_elements(e.rounds());
   c.set_exhaustive(e.exhaustive);
   c.set_method(e.method);
   if (!(own_group && spec.has_spectral())) *c.mutable_group() = group;
@@ -170,6 +234,40 @@ absl::StatusOr<v1::InvarianceCertificate> CertifyModel(const Model& model,
     c.set_generator_residual(r);
   }
   return c;
+}
+
+absl::StatusOr<FloatMatrix> CertificationRows(DataPlan& plan, int64_t max_rows) {
+  const Dataset& held_out = plan.test.rows() > 0 ? plan.test : plan.validation;
+  if (plan.fold.empty() || held_out.rows() > 0) {
+    const int64_t n = std::min(held_out.rows(), max_rows);
+    if (n <= 0) {
+      return absl::InvalidArgumentError(
+          "certificate: the split leaves no test or validation rows to check");
+    }
+    FloatMatrix x = FloatMatrix::Zeros(n, held_out.x.cols());
+    std::copy(held_out.x.data(), held_out.x.data() + n * held_out.x.cols(), x.mutable_data());
+    return x;
+  }
+  // k-fold: the first max_rows rows of fold 1 (fold index 0), in training order.
+  const int64_t d = plan.schema.dim;
+  int64_t in_fold = 0;
+  for (int32_t fold : plan.fold) in_fold += fold == 0;
+  const int64_t n = std::min(in_fold, max_rows);
+  if (n <= 0) return absl::InvalidArgumentError("certificate: fold 1 of the split has no rows");
+  FloatMatrix x = FloatMatrix::Zeros(n, d);
+  int64_t next = 0;
+  RETURN_IF_ERROR(ForEachTrainBlock(plan, kCertificationBlockRows, 0, 1, [&](const TrainBlock& b) {
+    for (int64_t i = 0; i < b.n && next < n; ++i) {
+      if (plan.fold[static_cast<size_t>(b.first_ordinal + i)] != 0) continue;
+      std::copy(b.x + i * d, b.x + (i + 1) * d, x.mutable_row(next++));
+    }
+    return absl::OkStatus();
+  }));
+  if (next != n) {
+    return absl::InternalError(
+        absl::StrCat("certificate: fold 1 should hold ", n, " rows, the stream gave ", next));
+  }
+  return x;
 }
 
 }  // namespace invariant::train

@@ -67,6 +67,7 @@ std::string ReportToJson(const TrainReport& r) {
   const auto& c = r.certificate;
   absl::StrAppend(&j, "  \"invariance\": {\"max_discrepancy\": ", Num(c.max_discrepancy()),
                   ", \"mean_discrepancy\": ", Num(c.mean_discrepancy()),
+                  ", \"relative_mean_discrepancy\": ", Num(c.relative_mean_discrepancy()),
                   ", \"relative_max_discrepancy\": ", Num(c.relative_max_discrepancy()),
                   ", \"num_points\": ", c.num_points(),
                   ", \"num_group_elements\": ", c.num_group_elements(),
@@ -144,6 +145,8 @@ std::string ReportToMarkdown(const TrainReport& r) {
   absl::StrAppend(&m, "| invariance max / mean discrepancy | ", Num(c.max_discrepancy()), " / ",
                   Num(c.mean_discrepancy()), " (", c.num_points(), " points × ",
                   c.num_group_elements(), " elements, ", c.method(), ") |\n");
+  absl::StrAppend(&m, "| invariance relative mean discrepancy | ",
+                  Num(c.relative_mean_discrepancy()), " |\n");
   absl::StrAppend(&m, "| featurize (feature map alone): rows, s, rows/s | ", r.featurized_rows,
                   ", ", Num(r.featurize_seconds), ", ", Num(r.featurize_rows_per_second), " |\n");
   absl::StrAppend(&m, "| accumulate ΦᵀΦ, ΦᵀY: rows, s | ", r.accumulated_rows, ", ",

@@ -594,6 +594,7 @@ absl::StatusOr<v1::InvarianceCertificate> RunCertify(const TrainOptions& options
                                  : model_path;
   ASSIGN_OR_RETURN(std::shared_ptr<const Model> model, Model::Load(bundle));
   ASSIGN_OR_RETURN(DataPlan plan, PlanData(config));
+  ASSIGN_OR_RETURN(plan.test.x, CertificationRows(plan, config.certificate().num_points()));
   if (plan.test.x.cols() != model->input_dim()) {
     return absl::InvalidArgumentError(absl::StrCat(options.config_path, ": the test rows have ",
                                                    plan.test.x.cols(), " values, but ", bundle,

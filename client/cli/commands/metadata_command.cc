@@ -58,8 +58,11 @@ int RunMetadata(Client& client, const CommandContext& context) {
         ",\"input_scaling\":", JsonString(ScalingText(m.input_scaling())),
         ",\"model_bytes\":", m.model_bytes(), ",\"metrics\":{", absl::StrJoin(metric_items, ","),
         "}", ",\"certificate\":{\"max_discrepancy\":", JsonNumber(c.max_discrepancy()),
-        ",\"mean_discrepancy\":", JsonNumber(c.mean_discrepancy()), ",\"num_points\":",
-        c.num_points(), ",\"exhaustive\":", c.exhaustive() ? "true" : "false", "}}"));
+        ",\"mean_discrepancy\":", JsonNumber(c.mean_discrepancy()),
+        ",\"relative_mean_discrepancy\":", JsonNumber(c.relative_mean_discrepancy()),
+        ",\"mean_pairwise_difference\":", JsonNumber(c.mean_pairwise_difference()),
+        ",\"method\":", JsonString(c.method()), ",\"num_points\":", c.num_points(),
+        ",\"exhaustive\":", c.exhaustive() ? "true" : "false", "}}"));
     return out.Finish();
   }
   auto row = [&out](const std::string& key, const std::string& value) {
@@ -82,6 +85,11 @@ int RunMetadata(Client& client, const CommandContext& context) {
   for (const auto& [k, v] : metrics) row("metric." + k, FormatDouble(v));
   row("certificate.max_discrepancy", FormatDouble(m.certificate().max_discrepancy()));
   row("certificate.mean_discrepancy", FormatDouble(m.certificate().mean_discrepancy()));
+  row("certificate.relative_mean_discrepancy",
+      FormatDouble(m.certificate().relative_mean_discrepancy()));
+  row("certificate.mean_pairwise_difference",
+      FormatDouble(m.certificate().mean_pairwise_difference()));
+  row("certificate.method", m.certificate().method());
   row("certificate.num_points", absl::StrCat(m.certificate().num_points()));
   row("certificate.exhaustive", m.certificate().exhaustive() ? "true" : "false");
   return out.Finish();

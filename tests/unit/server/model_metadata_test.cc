@@ -98,6 +98,8 @@ v1::Manifest FullManifest() {
   c->set_method("enumerated");
   c->set_generator_residual(1e-9);
   c->mutable_group()->mutable_image()->set_height(28);  // the group it was checked against
+  c->set_mean_pairwise_difference(0.4);
+  c->set_relative_mean_discrepancy(2.5e-7);
   (*m.mutable_metrics())["test_accuracy"] = 0.5;
   m.add_input_columns("x0");
   m.set_input_scaling(v1::INPUT_SCALING_UNIT_BYTE);
@@ -113,6 +115,8 @@ TEST(ModelMetadataTest, ConversionKeepsTheWireBytesOfEveryMirroredField) {
   EXPECT_EQ(out.head().SerializeAsString(), m.head().SerializeAsString());
   EXPECT_EQ(out.certificate().SerializeAsString(), m.certificate().SerializeAsString());
   EXPECT_EQ(out.certificate().group().image().height(), 28);
+  EXPECT_EQ(out.certificate().mean_pairwise_difference(), 0.4);
+  EXPECT_EQ(out.certificate().relative_mean_discrepancy(), 2.5e-7);
   EXPECT_EQ(out.encoder().cdf().pooling(), v1::POOLING_MAX);
   EXPECT_THAT(out.input_columns(), ::testing::ElementsAre("x0"));
   EXPECT_EQ(out.input_scaling(), v1::INPUT_SCALING_UNIT_BYTE);
