@@ -39,6 +39,7 @@
 #include "core/base/thread_pool.h"
 #include "core/model/repository.h"
 #include "google/protobuf/util/json_util.h"
+#include "train/pipeline/fold_metrics.h"
 #include "train/pipeline/trainer.h"
 
 ABSL_FLAG(std::string, config, "", "Training config (protobuf text, invariant.v1.TrainConfig).");
@@ -73,15 +74,12 @@ std::string SummaryLine(const invariant::train::TrainSummary& summary) {
   std::vector<std::string> items;
   for (const auto& [name, value] : summary.test_metrics) {
     if (summary.k_fold > 0) {
-      // (C++17 lambdas cannot capture a structured binding: the key is passed.)
-      const auto get = [](const std::map<std::string, double>& m, const std::string& key) {
-        return m.count(key) ? m.at(key) : 0.0;
-      };
-      items.push_back(absl::StrCat(name, ": mean=", absl::SixDigits(value),
-                                   " std=", absl::SixDigits(get(summary.test_metrics_std, name)),
-                                   " (sample, K-1) over ", summary.k_fold, " folds, pooled=",
-                                   absl::SixDigits(get(summary.test_metrics_pooled, name)),
-                                   " over ", summary.test_rows, " rows"));
+      items.push_back(absl::StrCat(
+          name, ": mean=", absl::SixDigits(value),
+          " std=", absl::SixDigits(invariant::train::MetricOrZero(summary.test_metrics_std, name)),
+          " (sample, K-1) over ", summary.k_fold, " folds, pooled=",
+          absl::SixDigits(invariant::train::MetricOrZero(summary.test_metrics_pooled, name)),
+          " over ", summary.test_rows, " rows"));
     } else {
       items.push_back(absl::StrCat(name, "=", absl::SixDigits(value)));
     }

@@ -59,4 +59,9 @@ absl::StatusOr<FoldMetrics> SummarizeFolds(const std::vector<FoldPredictions>& f
   return out;
 }
 
+double MetricOrZero(const std::map<std::string, double>& metrics, const std::string& name) {
+  const auto it = metrics.find(name);
+  return it == metrics.end() ? 0.0 : it->second;
+}
+
 }  // namespace invariant::train

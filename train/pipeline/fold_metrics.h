@@ -45,6 +45,9 @@ struct FoldMetrics {
 absl::StatusOr<std::map<std::string, double>> TestMetrics(const FloatMatrix& scores,
                                                           const FloatMatrix& targets, RlsTask task);
 
+// metrics[name], or 0 when the map has no such metric.
+double MetricOrZero(const std::map<std::string, double>& metrics, const std::string& name);
+
 absl::StatusOr<FoldMetrics> SummarizeFolds(const std::vector<FoldPredictions>& folds, RlsTask task);
 
 }  // namespace invariant::train

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/base/json.h"
+#include "train/pipeline/fold_metrics.h"
 
 namespace invariant::train {
 namespace {
@@ -211,13 +212,11 @@ std::string CrossValidationConsole(const TrainReport& r) {
                     absl::SixDigits(f.lambda), ", test", metrics, " on ", f.test_rows, " rows\n");
   }
   for (const auto& [name, mean] : r.test_metrics) {
-    const auto get = [&](const std::map<std::string, double>& m) {
-      return m.count(name) ? m.at(name) : 0.0;
-    };
     absl::StrAppend(&out, "  test ", name, ": mean ", absl::SixDigits(mean), " +- ",
-                    absl::SixDigits(get(r.test_metrics_std)), " (sample std over ", k,
-                    " folds, K-1), pooled ", absl::SixDigits(get(r.test_metrics_pooled)),
-                    " over all ", r.pooled_rows, " test rows\n");
+                    absl::SixDigits(MetricOrZero(r.test_metrics_std, name)), " (sample std over ",
+                    k, " folds, K-1), pooled ",
+                    absl::SixDigits(MetricOrZero(r.test_metrics_pooled, name)), " over all ",
+                    r.pooled_rows, " test rows\n");
   }
   absl::StrAppend(&out, "written model: ", r.written_model, "\n");
   return out;
