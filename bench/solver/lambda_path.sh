@@ -4,8 +4,10 @@
 # solver, at each D, in one process per D so that the solvers' times are
 # measured back to back (compare them within a line pair: the machine is
 # shared). Prints the benchmark's lines (solve seconds, build seconds, peak
-# resident memory per solver with the sums, weight gap to the first solver)
-# and GNU time's peak for the whole process.
+# resident memory per solver, weight gap to the first solver)
+# (peak_gib: the process's VmHWM during that solver, reset before it through
+# /proc/self/clear_refs, so the sums are included; GNU time's figure would
+# be reset too, hence not used).
 #
 #   bench/solver/lambda_path.sh "2000 8000 14000 16000" cholesky,band
 #   bench/solver/lambda_path.sh 2000 eigen,cholesky,band
@@ -18,8 +20,7 @@ REPEAT="${REPEAT:-1}"
 for d in $DS; do
   for _ in $(seq "$REPEAT"); do
     echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-    /usr/bin/time -f "process peak_rss_gib=%M" "$BUILD/bin/invariant-bench-lambda-path" \
-      --features="$d" --rows="${ROWS:-10000}" --solvers="$SOLVERS" 2>&1 |
-      awk '/process peak_rss_gib=/ { split($2, a, "="); printf "process peak_rss_gib=%.2f\n", a[2] / 2^20; next } { print }'
+    "$BUILD/bin/invariant-bench-lambda-path" --features="$d" --rows="${ROWS:-10000}" \
+      --solvers="$SOLVERS"
   done
 done

@@ -10,9 +10,9 @@
 //   W(λ) = Q (B + λI)⁻¹ Qᵀ C,
 // with Qᵀ C computed once; a λ costs a band Cholesky (LAPACK dpbtrf/dpbtrs,
 // O(D b²)) and one application of Q (dormqr, O(D² T)). The reduction costs
-// (4/3) D³ flops, about four Cholesky factorisations (dpotrf) measured on this
+// (4/3) D³ flops, 2.8–4.7 Cholesky factorisations (dpotrf) as measured on this
 // machine, against one per λ for MakeCholeskyRidgeSolver: from five λ on the
-// band path is the cheaper one (docs/results/performance.md, "λ path").
+// band path is the cheaper one (docs/results/performance.md, "The λ path").
 // Orthogonal reduction is backward stable, so W(λ) agrees with the dense
 // Cholesky solve and the eigendecomposition to the conditioning of A + λI.
 // A λ so small that B + λI does not factor (not numerically positive

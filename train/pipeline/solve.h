@@ -50,8 +50,9 @@ namespace invariant::train {
 // Gram or from the rows.
 enum class HeadSolver { kEigen, kCholesky, kCgGram, kCgRows, kBand };
 constexpr int64_t kConjugateGradientAboveFeatures = 20000;
-// The band reduction costs 4.1–4.6 Cholesky factorisations at 2,000–16,000
-// features (docs/results/performance.md, "λ path"): from five λ on it wins.
+// The band reduction costs 2.8–4.7 Cholesky factorisations at 2,000–16,000
+// features (4.3 on a quiet machine at 8,000; docs/results/performance.md,
+// "The λ path"), and a λ then costs 1–5 % of one: from five λ on it wins.
 constexpr int64_t kBandFromLambdas = 5;
 
 // The solver for `features` features. `rows` is the number of training rows
