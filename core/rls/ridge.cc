@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
+#include "core/rls/ridge_band.h"
 #include "core/rls/ridge_cg.h"
 #include "core/rls/rls_internal.h"
 
@@ -208,6 +209,8 @@ absl::StatusOr<std::unique_ptr<RidgeSolver>> MakeGramRidgeSolver(const GramAccum
       return MakeCholeskyRidgeSolver(sums, options);
     case RidgeSolverKind::kConjugateGradient:
       return MakeConjugateGradientRidgeSolver(sums, options);
+    case RidgeSolverKind::kBand:
+      return MakeBandRidgeSolver(sums, options);
     default:
       return MakePrimalRidgeSolver(sums, options);
   }

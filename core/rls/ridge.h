@@ -104,8 +104,9 @@ absl::StatusOr<std::unique_ptr<RidgeSolver>> MakeCholeskyRidgeSolver(
     const GramAccumulator& sums, const RidgeOptions& options = {});
 
 // kConjugateGradient: preconditioned CG on the centred Gram (ridge_cg.h),
-// one D × D matrix and no O(D³) factorisation.
-enum class RidgeSolverKind { kAuto, kEigen, kCholesky, kConjugateGradient };
+// one D × D matrix and no O(D³) factorisation. kBand: one reduction to a
+// band matrix for the whole grid, a band solve per λ (ridge_band.h).
+enum class RidgeSolverKind { kAuto, kEigen, kCholesky, kConjugateGradient, kBand };
 
 // kAuto: the eigendecomposition (one factorisation for the whole λ grid)
 // up to kCholeskyAboveFeatures features, Cholesky per λ above. (CG is never

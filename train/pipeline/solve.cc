@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "core/rls/ridge.h"
+#include "core/rls/ridge_band.h"
 #include "core/rls/ridge_cg.h"
 
 namespace invariant::train {
@@ -72,9 +73,15 @@ HeadSolver ChooseHeadSolver(const v1::LearnerConfig& l, int64_t features, int64_
       return HeadSolver::kCholesky;
     case v1::LearnerConfig::RIDGE_SOLVER_CG:
       return ChooseCgSource(l, features, rows);
-    default:
+    case v1::LearnerConfig::RIDGE_SOLVER_BAND:
+      return HeadSolver::kBand;
+    default: {
       if (features > kConjugateGradientAboveFeatures) return ChooseCgSource(l, features, rows);
+      // An empty grid is config.cc's default of nine λ.
+      const int64_t lambdas = l.lambda_grid_size() == 0 ? 9 : l.lambda_grid_size();
+      if (lambdas >= kBandFromLambdas || l.extend_lambda_grid()) return HeadSolver::kBand;
       return features > kCholeskyAboveFeatures ? HeadSolver::kCholesky : HeadSolver::kEigen;
+    }
   }
 }
 
@@ -86,6 +93,8 @@ const char* HeadSolverName(HeadSolver s) {
       return "cholesky";
     case HeadSolver::kCgGram:
       return "cg_gram";
+    case HeadSolver::kBand:
+      return "band";
     default:
       return "cg_rows";
   }
@@ -100,6 +109,8 @@ SolverFactory GramSolverFactory(HeadSolver kind, const v1::LearnerConfig& l) {
         return MakeCholeskyRidgeSolver(sums);
       case HeadSolver::kEigen:
         return MakePrimalRidgeSolver(sums);
+      case HeadSolver::kBand:
+        return MakeBandRidgeSolver(sums);
       default:
         return MakeConjugateGradientRidgeSolver(sums, {}, cg);
     }

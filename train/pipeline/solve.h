@@ -2,9 +2,15 @@
 // gets (learner.ridge_solver), and the head solved over the λ grid and
 // chosen on the validation rows (or Spec-Avg's literal average).
 //
-// Solver choice (ChooseHeadSolver): AUTO takes the eigendecomposition up to
-// kCholeskyAboveFeatures features (core/rls/ridge.h), Cholesky up to
-// kConjugateGradientAboveFeatures, conjugate gradients above. CG applies
+// Solver choice (ChooseHeadSolver): AUTO, up to
+// kConjugateGradientAboveFeatures, takes the band reduction
+// (core/rls/ridge_band.h: one reduction for the whole grid, about
+// kBandFromLambdas Cholesky factorisations' cost, measured in
+// docs/results/performance.md) when the grid has kBandFromLambdas or more λ
+// or may be extended (learner.extend_lambda_grid); for a shorter grid the
+// eigendecomposition up to kCholeskyAboveFeatures features
+// (core/rls/ridge.h) and Cholesky per λ above; conjugate gradients above
+// kConjugateGradientAboveFeatures. CG applies
 // ΦcᵀΦc/N from the rows (2·N·D doubles read per iteration, no Gram formed)
 // or from the Gram (D² per iteration, after an N·D² accumulation):
 // learner.cg.source, or by AUTO the rows when D > 2N.
@@ -42,15 +48,19 @@ namespace invariant::train {
 
 // How a ridge head is solved. kCgGram/kCgRows: conjugate gradients from the
 // Gram or from the rows.
-enum class HeadSolver { kEigen, kCholesky, kCgGram, kCgRows };
+enum class HeadSolver { kEigen, kCholesky, kCgGram, kCgRows, kBand };
 constexpr int64_t kConjugateGradientAboveFeatures = 20000;
+// The band reduction costs 2.8–4.7 Cholesky factorisations at 2,000–16,000
+// features (4.3 on a quiet machine at 8,000; docs/results/performance.md,
+// "The λ path"), and a λ then costs 1–5 % of one: from five λ on it wins.
+constexpr int64_t kBandFromLambdas = 5;
 
 // The solver for `features` features. `rows` is the number of training rows
 // when the run can keep them (unsharded), 0 when it only has sums (then
 // never kCgRows).
 HeadSolver ChooseHeadSolver(const v1::LearnerConfig& l, int64_t features, int64_t rows);
 
-// "eigen", "cholesky", "cg_gram" or "cg_rows" (the report's solver).
+// "eigen", "cholesky", "cg_gram", "cg_rows" or "band" (the report's solver).
 const char* HeadSolverName(HeadSolver s);
 
 // A solver from sums for `kind` (not kCgRows), with learner.cg's options.

@@ -1,6 +1,6 @@
 // The ridge solvers of learner.ridge_solver in real training runs: CG on the
-// rows (unsharded) and CG on the merged Gram (shards + reduce) give the
-// eigendecomposition's model.
+// rows (unsharded), CG on the merged Gram (shards + reduce) and the band
+// reduction give the eigendecomposition's model; AUTO's choice.
 #include <cmath>
 #include <string>
 
@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/train/run_options.h"
 #include "tests/unit/train/train_test_util.h"
+#include "train/pipeline/solve.h"
 #include "train/pipeline/trainer.h"
 
 namespace invariant::train {
@@ -85,6 +86,45 @@ TEST(RidgeSolverRunTest, UnconvergedConjugateGradientsWarn) {
   auto run = RunTraining(RunOptions(dir, config, "capped"));
   ASSERT_TRUE(run.ok()) << run.status();
   EXPECT_THAT(ReadText(*run + "/report.json"), HasSubstr("conjugate gradients stopped"));
+}
+
+// The band reduction (one factorisation for the grid) gives the
+// eigendecomposition's model and says so in the report.
+TEST(RidgeSolverRunTest, BandRunGivesTheEigendecompositionModel) {
+  TempDir dir;
+  auto eigen = RunTraining(RunOptions(dir, WithSolver("RIDGE_SOLVER_EIGEN"), "eigen"));
+  auto band = RunTraining(RunOptions(dir, WithSolver("RIDGE_SOLVER_BAND"), "band"));
+  ASSERT_TRUE(eigen.ok() && band.ok()) << eigen.status() << band.status();
+  EXPECT_LT(WeightGap(*band, *eigen), 1e-5);
+  EXPECT_THAT(ReadText(*band + "/report.json"), HasSubstr("\"kind\": \"band\", \"cg\": []"));
+}
+
+// AUTO: the band reduction for a grid of kBandFromLambdas or more λ (the
+// default nine) or an extensible grid, up to kConjugateGradientAboveFeatures;
+// for a shorter grid the eigendecomposition, then Cholesky per λ; explicit
+// choices are kept.
+TEST(RidgeSolverRunTest, AutoChoosesTheBandReductionForAGrid) {
+  v1::LearnerConfig l;
+  EXPECT_EQ(ChooseHeadSolver(l, 2000, 0), HeadSolver::kBand);  // empty: the default nine
+  for (int i = 0; i < 9; ++i) l.add_lambda_grid(std::pow(10.0, -8 + i));
+  for (int64_t d : {100, 2000, 8000, 14000, 16000, 20000}) {
+    EXPECT_EQ(ChooseHeadSolver(l, d, 0), HeadSolver::kBand) << d;
+  }
+  EXPECT_EQ(ChooseHeadSolver(l, 20001, 0), HeadSolver::kCgGram);
+  EXPECT_STREQ(HeadSolverName(HeadSolver::kBand), "band");
+  v1::LearnerConfig few;
+  for (double lambda : {1e-4, 1e-2, 1.0, 10.0}) few.add_lambda_grid(lambda);
+  ASSERT_LT(few.lambda_grid_size(), kBandFromLambdas);
+  EXPECT_EQ(ChooseHeadSolver(few, 2000, 0), HeadSolver::kEigen);
+  EXPECT_EQ(ChooseHeadSolver(few, 8000, 0), HeadSolver::kCholesky);
+  few.set_extend_lambda_grid(true);
+  EXPECT_EQ(ChooseHeadSolver(few, 8000, 0), HeadSolver::kBand);
+  few.set_ridge_solver(v1::LearnerConfig::RIDGE_SOLVER_CHOLESKY);
+  EXPECT_EQ(ChooseHeadSolver(few, 8000, 0), HeadSolver::kCholesky);
+  l.set_ridge_solver(v1::LearnerConfig::RIDGE_SOLVER_EIGEN);
+  EXPECT_EQ(ChooseHeadSolver(l, 8000, 0), HeadSolver::kEigen);
+  l.set_ridge_solver(v1::LearnerConfig::RIDGE_SOLVER_BAND);
+  EXPECT_EQ(ChooseHeadSolver(l, 30000, 0), HeadSolver::kBand);
 }
 
 }  // namespace

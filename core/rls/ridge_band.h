@@ -1,0 +1,60 @@
+// ridge_band.h: a λ path that costs one factorisation. The centred Gram is
+// reduced once to a symmetric band matrix by orthogonal similarity (LAPACK
+// dsytrd_sy2sb, the BLAS-3 first stage of the two-stage tridiagonal
+// reduction), and every λ is then a banded Cholesky solve.
+//
+// Problem: as ridge.h (W = (A + λI)⁻¹ C with A = Φcᵀ Φc / N, C = Φcᵀ Yc / N,
+// bias by centring). Method: A = Q B Qᵀ once, B symmetric with bandwidth
+// b = kBandRidgeBandwidth (Q a product of D − b Householder reflectors kept in
+// A's storage), then for each λ
+//   W(λ) = Q (B + λI)⁻¹ Qᵀ C,
+// with Qᵀ C computed once; a λ costs a band Cholesky (LAPACK dpbtrf/dpbtrs,
+// O(D b²)) and one application of Q (dormqr, O(D² T)). The reduction costs
+// (4/3) D³ flops, 2.8–4.7 Cholesky factorisations (dpotrf) as measured on this
+// machine, against one per λ for MakeCholeskyRidgeSolver: from five λ on the
+// band path is the cheaper one (docs/results/performance.md, "The λ path").
+// Orthogonal reduction is backward stable, so W(λ) agrees with the dense
+// Cholesky solve and the eigendecomposition to the conditioning of A + λI.
+// A λ so small that B + λI does not factor (not numerically positive
+// definite) is solved by an eigendecomposition of B (LAPACK dsbevd, built
+// once on first need, eigenvalues clamped at 0 as the primal solver does),
+// so every λ > 0 gets the exact minimiser.
+//
+// Memory: the centred Gram (D × D doubles, overwritten by the reflectors),
+// the band ((b + 1) × D) and a D × T right-hand side; the fallback adds one
+// D × D eigenvector matrix.
+//
+// Errors: FAILED_PRECONDITION when the accumulator holds no rows;
+// INVALID_ARGUMENT when D ≥ 2³¹ (LAPACK's int); INTERNAL when LAPACK reports
+// a failure (the message names the routine and its info). SolveWeights:
+// INVALID_ARGUMENT for a λ that is not finite and > 0.
+//
+// Thread-safety: the solver is immutable after creation (the fallback is
+// built under std::call_once); SolveWeights may be called from many threads.
+// LAPACK/BLAS calls use OpenBLAS's threads. Portable: plain LAPACK, no
+// architecture-specific code.
+#ifndef INVARIANT_CORE_RLS_RIDGE_BAND_H_
+#define INVARIANT_CORE_RLS_RIDGE_BAND_H_
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "core/rls/gram_accumulator.h"
+#include "core/rls/ridge.h"
+
+namespace invariant {
+
+// The band's half-width b: wide enough for BLAS-3 speed in the reduction
+// (64 is 40 % slower at D = 3,000; 256 no faster at 6,000), narrow enough
+// that a λ's band solve (D b²) is negligible.
+inline constexpr int64_t kBandRidgeBandwidth = 128;
+
+// The band solver from accumulated sums. `bandwidth` ≥ 1 (clamped to D − 1).
+absl::StatusOr<std::unique_ptr<RidgeSolver>> MakeBandRidgeSolver(
+    const GramAccumulator& sums, const RidgeOptions& options = {},
+    int64_t bandwidth = kBandRidgeBandwidth);
+
+}  // namespace invariant
+
+#endif  // INVARIANT_CORE_RLS_RIDGE_BAND_H_
