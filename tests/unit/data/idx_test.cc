@@ -244,7 +244,9 @@ TEST_P(IdxColourRoundTripTest, Rank4FileReadsAsChannelsLastImages) {
   // WriteIdxColorImages writes the same file.
   const std::string again = ScratchPath("colour_again.idx4");
   ASSERT_TRUE(WriteIdxColorImages(again, 5, 3, 4, 3, pixels, false).ok());
-  if (!gzip) EXPECT_EQ(ReadBytes(again), ReadBytes(images));
+  if (!gzip) {
+    EXPECT_EQ(ReadBytes(again), ReadBytes(images));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(PlainAndGzip, IdxColourRoundTripTest, ::testing::Bool());

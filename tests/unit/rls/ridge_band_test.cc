@@ -54,7 +54,9 @@ void ExpectSameAsCholesky(const GramAccumulator& sums, int64_t bandwidth,
       auto got = (*band)->SolveWeights(lambda);
       ASSERT_TRUE(want.ok() && got.ok()) << got.status();
       EXPECT_LT(RelativeError(got->weights, want->weights), 1e-6);
-      if (fit_bias) EXPECT_LT(RelativeError(got->bias, want->bias), 1e-6);
+      if (fit_bias) {
+        EXPECT_LT(RelativeError(got->bias, want->bias), 1e-6);
+      }
       EXPECT_EQ(got->lambda, lambda);
     }
   }

@@ -89,7 +89,9 @@ TEST(RidgeCgTest, ConvergesToTheDirectSolve) {
           EXPECT_TRUE(got->converged);
           EXPECT_LE(got->relative_residual, 1e-11);
           EXPECT_LT(RelativeError(got->weights, want->weights), 1e-6);
-          if (fit_bias) EXPECT_LT(RelativeError(got->bias, want->bias), 1e-6);
+          if (fit_bias) {
+            EXPECT_LT(RelativeError(got->bias, want->bias), 1e-6);
+          }
           EXPECT_EQ(got->lambda, lambda);
         }
       }

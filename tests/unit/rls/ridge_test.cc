@@ -118,7 +118,9 @@ TEST(RidgeTest, CholeskyEqualsTheEigendecompositionPath) {
       auto got = (*cholesky)->SolveWeights(lambda);
       ASSERT_TRUE(want.ok() && got.ok()) << got.status();
       EXPECT_LT(RelativeError(got->weights, want->weights), 1e-6);
-      if (fit_bias) EXPECT_LT(RelativeError(got->bias, want->bias), 1e-6);
+      if (fit_bias) {
+        EXPECT_LT(RelativeError(got->bias, want->bias), 1e-6);
+      }
       EXPECT_EQ(got->lambda, lambda);
     }
     EXPECT_EQ((*cholesky)->SolveWeights(0).status().code(), absl::StatusCode::kInvalidArgument);
