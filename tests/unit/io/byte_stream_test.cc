@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
 
@@ -15,7 +16,7 @@ using ::testing::HasSubstr;
 
 std::string Text(int n) {
   std::string text;
-  for (int i = 0; i < n; ++i) absl::StrAppend(&text, i, ",", i * i, "\n");
+  for (int64_t i = 0; i < n; ++i) absl::StrAppend(&text, i, ",", i * i, "\n");
   return text;
 }
 
