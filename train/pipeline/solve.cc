@@ -118,6 +118,7 @@ SolverFactory GramSolverFactory(HeadSolver kind, const v1::LearnerConfig& l) {
       case HeadSolver::kEigen:
         return MakePrimalRidgeSolver(sums);
       case HeadSolver::kBand:
+      case HeadSolver::kDualBand:  // from sums there is only the primal
         return MakeBandRidgeSolver(sums);
       default:
         return MakeConjugateGradientRidgeSolver(sums, {}, cg);
