@@ -9,18 +9,32 @@
 # /proc/self/clear_refs, so the sums are included; GNU time's figure would
 # be reset too, hence not used).
 #
+# A D may be given as D:N to set N for it (else $ROWS, default 10,000).
+# dual_band solves from the kept rows (N × D floats) instead of the sums;
+# gram_s on the header line is the accumulation of the sums alone, which the
+# trainer pays for every primal solver and not for dual_band. With DUAL_ALONE=1
+# dual_band is also run in a process of its own (its peak then holds the rows
+# only, no sums).
+#
 #   bench/solver/lambda_path.sh "2000 8000 14000 16000" cholesky,band
 #   bench/solver/lambda_path.sh 2000 eigen,cholesky,band
+#   DUAL_ALONE=1 bench/solver/lambda_path.sh "8000:5000 14000:10000" cholesky,band,dual_band
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 BUILD="${BUILD:-$ROOT/build}"
 DS="${1:-2000 8000 14000 16000}"
 SOLVERS="${2:-cholesky,band}"
 REPEAT="${REPEAT:-1}"
-for d in $DS; do
+for dn in $DS; do
+  d="${dn%%:*}"
+  n="${ROWS:-10000}"
+  [[ "$dn" == *:* ]] && n="${dn##*:}"
   for _ in $(seq "$REPEAT"); do
     echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-    "$BUILD/bin/invariant-bench-lambda-path" --features="$d" --rows="${ROWS:-10000}" \
-      --solvers="$SOLVERS"
+    "$BUILD/bin/invariant-bench-lambda-path" --features="$d" --rows="$n" --solvers="$SOLVERS"
+    if [[ "${DUAL_ALONE:-0}" == 1 ]]; then
+      echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+      "$BUILD/bin/invariant-bench-lambda-path" --features="$d" --rows="$n" --solvers=dual_band
+    fi
   done
 done

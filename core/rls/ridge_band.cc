@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <limits>
 #include <mutex>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -57,66 +58,94 @@ absl::Status ApplyQ(char trans, const Eigen::MatrixXd& reflectors, const Eigen::
   return absl::OkStatus();
 }
 
-// B = Z diag(e) Zᵀ of the band, for the λ that B + λI cannot factor.
+// B = Z diag(e) Zᵀ of the band, for the shifts that B + σI cannot factor.
 struct BandEigen {
-  Eigen::MatrixXd z;          // D × D
+  Eigen::MatrixXd z;          // n × n
   Eigen::VectorXd values;     // ascending, clamped at 0
-  Eigen::MatrixXd projected;  // Zᵀ Qᵀ C, D × T
+  Eigen::MatrixXd projected;  // Zᵀ Qᵀ R, n × T
 };
 
-class BandRidgeSolver final : public RidgeSolver {
+// The band path of one symmetric n × n matrix S and right-hand side R
+// (n × T): S = Q B Qᵀ once, then X(σ) = (S + σI)⁻¹ R = Q (B + σI)⁻¹ Qᵀ R for
+// every shift σ > 0. The primal solver takes S = ΦcᵀΦc/N, R = ΦcᵀYc/N; the
+// dual S = ΦcΦcᵀ/N, R = Yc/N. Immutable after Reduce; Solve is thread-safe
+// (the eigendecomposition fallback is built under std::call_once).
+class BandPath {
  public:
-  BandRidgeSolver(rls_internal::Moments m, int kd, Eigen::MatrixXd band, Eigen::VectorXd tau,
-                  Eigen::MatrixXd rotated)
-      : m_(std::move(m)),
-        kd_(kd),
-        band_(std::move(band)),
-        tau_(std::move(tau)),
-        rotated_(std::move(rotated)) {}
+  // `s` (lower triangle read) becomes the reflectors' storage.
+  static absl::StatusOr<std::unique_ptr<BandPath>> Reduce(Eigen::MatrixXd s, Eigen::MatrixXd rhs,
+                                                          int64_t bandwidth) {
+    const int n = static_cast<int>(s.rows());
+    const int kd = static_cast<int>(std::min<int64_t>(bandwidth, n - 1));
+    const int ldab = kd + 1;
+    Eigen::MatrixXd band = Eigen::MatrixXd::Zero(ldab, n);
+    Eigen::VectorXd tau = Eigen::VectorXd::Zero(std::max(1, n - kd));
+    const char uplo = 'L';
+    int info = 0;
+    int lwork = -1;
+    double query = 0;
+    dsytrd_sy2sb_(&uplo, &n, &kd, s.data(), &n, band.data(), &ldab, tau.data(), &query, &lwork,
+                  &info, 1);
+    if (info != 0) return absl::InternalError(absl::StrCat("dsytrd_sy2sb (query): info = ", info));
+    lwork = std::max(1, static_cast<int>(query));
+    {
+      std::vector<double> work(static_cast<size_t>(lwork));
+      dsytrd_sy2sb_(&uplo, &n, &kd, s.data(), &n, band.data(), &ldab, tau.data(), work.data(),
+                    &lwork, &info, 1);
+    }
+    if (info != 0) return absl::InternalError(absl::StrCat("dsytrd_sy2sb: info = ", info));
+    RETURN_IF_ERROR(ApplyQ('T', s, tau, kd, rhs));
+    return std::unique_ptr<BandPath>(
+        new BandPath(kd, std::move(s), std::move(band), std::move(tau), std::move(rhs)));
+  }
 
-  int64_t feature_dim() const override { return m_.covariance.rows(); }
-  int64_t target_dim() const override { return rotated_.cols(); }
-  int64_t num_examples() const override { return m_.n; }
-  const Eigen::VectorXd& eigenvalues() const override { return no_eigenvalues_; }
+  int64_t size() const { return band_.cols(); }
+  int64_t rhs_cols() const { return rotated_.cols(); }
 
-  absl::StatusOr<RidgeWeights> SolveWeights(double lambda) const override {
-    RETURN_IF_ERROR(rls_internal::CheckLambda(lambda));
-    const int d = static_cast<int>(band_.cols());
+  // X = (S + shift I)⁻¹ R, shift > 0 (checked by the caller).
+  absl::StatusOr<Eigen::MatrixXd> Solve(double shift) const {
+    const int n = static_cast<int>(band_.cols());
     const int ldab = static_cast<int>(band_.rows());
     const int t = static_cast<int>(rotated_.cols());
     const char uplo = 'L';
     Eigen::MatrixXd factor = band_;
-    factor.row(0).array() += lambda;  // 'L' band storage: row 0 is the diagonal
+    factor.row(0).array() += shift;  // 'L' band storage: row 0 is the diagonal
     int info = 0;
-    dpbtrf_(&uplo, &d, &kd_, factor.data(), &ldab, &info, 1);
+    dpbtrf_(&uplo, &n, &kd_, factor.data(), &ldab, &info, 1);
     if (info < 0) return absl::InternalError(absl::StrCat("dpbtrf: info = ", info));
-    RidgeWeights out;
+    Eigen::MatrixXd x;
     if (info > 0) {
       // Not numerically positive definite: the band's eigendecomposition.
       std::call_once(fallback_once_, [this] { fallback_ = BuildFallback(); });
       if (!fallback_.ok()) return fallback_.status();
       const BandEigen& e = *fallback_;
-      const Eigen::VectorXd shrink = (e.values.array() + lambda).inverse().matrix();
-      out.weights = e.z * (shrink.asDiagonal() * e.projected);
+      const Eigen::VectorXd shrink = (e.values.array() + shift).inverse().matrix();
+      x = e.z * (shrink.asDiagonal() * e.projected);
     } else {
-      out.weights = rotated_;
-      dpbtrs_(&uplo, &d, &kd_, &t, factor.data(), &ldab, out.weights.data(), &d, &info, 1);
+      x = rotated_;
+      dpbtrs_(&uplo, &n, &kd_, &t, factor.data(), &ldab, x.data(), &n, &info, 1);
       if (info != 0) return absl::InternalError(absl::StrCat("dpbtrs: info = ", info));
     }
-    RETURN_IF_ERROR(ApplyQ('N', m_.covariance, tau_, kd_, out.weights));
-    out.bias = m_.mean_y - m_.mean_phi.transpose() * out.weights;
-    out.lambda = lambda;
-    return out;
+    RETURN_IF_ERROR(ApplyQ('N', reflectors_, tau_, kd_, x));
+    return x;
   }
 
  private:
+  BandPath(int kd, Eigen::MatrixXd reflectors, Eigen::MatrixXd band, Eigen::VectorXd tau,
+           Eigen::MatrixXd rotated)
+      : kd_(kd),
+        reflectors_(std::move(reflectors)),
+        band_(std::move(band)),
+        tau_(std::move(tau)),
+        rotated_(std::move(rotated)) {}
+
   absl::StatusOr<BandEigen> BuildFallback() const {
-    const int d = static_cast<int>(band_.cols());
+    const int n = static_cast<int>(band_.cols());
     const int ldab = static_cast<int>(band_.rows());
     Eigen::MatrixXd ab = band_;
     BandEigen e;
-    e.z.resize(d, d);
-    e.values.resize(d);
+    e.z.resize(n, n);
+    e.values.resize(n);
     const char jobz = 'V';
     const char uplo = 'L';
     int info = 0;
@@ -124,14 +153,14 @@ class BandRidgeSolver final : public RidgeSolver {
     int liwork = -1;
     double work_query = 0;
     int iwork_query = 0;
-    dsbevd_(&jobz, &uplo, &d, &kd_, ab.data(), &ldab, e.values.data(), e.z.data(), &d, &work_query,
+    dsbevd_(&jobz, &uplo, &n, &kd_, ab.data(), &ldab, e.values.data(), e.z.data(), &n, &work_query,
             &lwork, &iwork_query, &liwork, &info, 1, 1);
     if (info != 0) return absl::InternalError(absl::StrCat("dsbevd (query): info = ", info));
     lwork = std::max(1, static_cast<int>(work_query));
     liwork = std::max(1, iwork_query);
     std::vector<double> work(static_cast<size_t>(lwork));
     std::vector<int> iwork(static_cast<size_t>(liwork));
-    dsbevd_(&jobz, &uplo, &d, &kd_, ab.data(), &ldab, e.values.data(), e.z.data(), &d, work.data(),
+    dsbevd_(&jobz, &uplo, &n, &kd_, ab.data(), &ldab, e.values.data(), e.z.data(), &n, work.data(),
             &lwork, iwork.data(), &liwork, &info, 1, 1);
     if (info != 0) return absl::InternalError(absl::StrCat("dsbevd: info = ", info));
     e.values = e.values.cwiseMax(0.0);
@@ -139,14 +168,77 @@ class BandRidgeSolver final : public RidgeSolver {
     return e;
   }
 
-  rls_internal::Moments m_;  // covariance: the reflectors below the band
-  int kd_;                   // b
-  Eigen::MatrixXd band_;     // B, LAPACK 'L' band storage, (b + 1) × D
-  Eigen::VectorXd tau_;      // reflector scalars, D − b (at least 1)
-  Eigen::MatrixXd rotated_;  // Qᵀ C, D × T
-  const Eigen::VectorXd no_eigenvalues_;
+  int kd_;                      // b
+  Eigen::MatrixXd reflectors_;  // Q's reflectors below the band, n × n
+  Eigen::MatrixXd band_;        // B, LAPACK 'L' band storage, (b + 1) × n
+  Eigen::VectorXd tau_;         // reflector scalars, n − b (at least 1)
+  Eigen::MatrixXd rotated_;     // Qᵀ R, n × T
   mutable std::once_flag fallback_once_;
   mutable absl::StatusOr<BandEigen> fallback_;
+};
+
+class BandRidgeSolver final : public RidgeSolver {
+ public:
+  BandRidgeSolver(int64_t n, Eigen::VectorXd mean_phi, Eigen::RowVectorXd mean_y,
+                  std::unique_ptr<BandPath> path)
+      : n_(n), mean_phi_(std::move(mean_phi)), mean_y_(std::move(mean_y)), path_(std::move(path)) {}
+
+  int64_t feature_dim() const override { return path_->size(); }
+  int64_t target_dim() const override { return path_->rhs_cols(); }
+  int64_t num_examples() const override { return n_; }
+  const Eigen::VectorXd& eigenvalues() const override { return no_eigenvalues_; }
+
+  absl::StatusOr<RidgeWeights> SolveWeights(double lambda) const override {
+    RETURN_IF_ERROR(rls_internal::CheckLambda(lambda));
+    RidgeWeights out;
+    ASSIGN_OR_RETURN(out.weights, path_->Solve(lambda));
+    out.bias = mean_y_ - mean_phi_.transpose() * out.weights;
+    out.lambda = lambda;
+    return out;
+  }
+
+ private:
+  int64_t n_;
+  Eigen::VectorXd mean_phi_;
+  Eigen::RowVectorXd mean_y_;
+  std::unique_ptr<BandPath> path_;  // S = ΦcᵀΦc/N, R = ΦcᵀYc/N
+  const Eigen::VectorXd no_eigenvalues_;
+};
+
+// The dual: X(λ) = (K/N + λI)⁻¹ Yc/N = (K + NλI)⁻¹ Yc, W = Φcᵀ X.
+class DualBandRidgeSolver final : public RidgeSolver {
+ public:
+  DualBandRidgeSolver(Eigen::MatrixXd centred_phi, Eigen::VectorXd mean_phi,
+                      Eigen::RowVectorXd mean_y, std::unique_ptr<BandPath> path)
+      : centred_phi_(std::move(centred_phi)),
+        mean_phi_(std::move(mean_phi)),
+        mean_y_(std::move(mean_y)),
+        path_(std::move(path)) {}
+
+  int64_t feature_dim() const override { return centred_phi_.cols(); }
+  int64_t target_dim() const override { return path_->rhs_cols(); }
+  int64_t num_examples() const override { return centred_phi_.rows(); }
+  const Eigen::VectorXd& eigenvalues() const override { return no_eigenvalues_; }
+
+  absl::StatusOr<RidgeWeights> SolveWeights(double lambda) const override {
+    RETURN_IF_ERROR(rls_internal::CheckLambda(lambda));
+    ASSIGN_OR_RETURN(const Eigen::MatrixXd x, path_->Solve(lambda));
+    const int64_t n = centred_phi_.rows(), d = centred_phi_.cols(), t = x.cols();
+    RidgeWeights out;
+    out.weights.resize(d, t);
+    rls_internal::GemmTN(d, t, n, 1.0, centred_phi_.data(), n, x.data(), n, 0.0, out.weights.data(),
+                         d);
+    out.bias = mean_y_ - mean_phi_.transpose() * out.weights;
+    out.lambda = lambda;
+    return out;
+  }
+
+ private:
+  Eigen::MatrixXd centred_phi_;  // Φc, N × D, column-major
+  Eigen::VectorXd mean_phi_;
+  Eigen::RowVectorXd mean_y_;
+  std::unique_ptr<BandPath> path_;  // S = ΦcΦcᵀ/N, R = Yc/N
+  const Eigen::VectorXd no_eigenvalues_;
 };
 
 }  // namespace
@@ -164,29 +256,76 @@ absl::StatusOr<std::unique_ptr<RidgeSolver>> MakeBandRidgeSolver(const GramAccum
   }
   ASSIGN_OR_RETURN(rls_internal::Moments m,
                    rls_internal::CentredMoments(sums, options.fit_bias, "MakeBandRidgeSolver"));
-  const int d = static_cast<int>(m.covariance.rows());
-  const int kd = static_cast<int>(std::min<int64_t>(bandwidth, d - 1));
-  const int ldab = kd + 1;
-  Eigen::MatrixXd band = Eigen::MatrixXd::Zero(ldab, d);
-  Eigen::VectorXd tau = Eigen::VectorXd::Zero(std::max(1, d - kd));
-  const char uplo = 'L';
-  int info = 0;
-  int lwork = -1;
-  double query = 0;
-  dsytrd_sy2sb_(&uplo, &d, &kd, m.covariance.data(), &d, band.data(), &ldab, tau.data(), &query,
-                &lwork, &info, 1);
-  if (info != 0) return absl::InternalError(absl::StrCat("dsytrd_sy2sb (query): info = ", info));
-  lwork = std::max(1, static_cast<int>(query));
-  {
-    std::vector<double> work(static_cast<size_t>(lwork));
-    dsytrd_sy2sb_(&uplo, &d, &kd, m.covariance.data(), &d, band.data(), &ldab, tau.data(),
-                  work.data(), &lwork, &info, 1);
-  }
-  if (info != 0) return absl::InternalError(absl::StrCat("dsytrd_sy2sb: info = ", info));
-  Eigen::MatrixXd rotated = m.cross;
-  RETURN_IF_ERROR(ApplyQ('T', m.covariance, tau, kd, rotated));
+  ASSIGN_OR_RETURN(std::unique_ptr<BandPath> path,
+                   BandPath::Reduce(std::move(m.covariance), std::move(m.cross), bandwidth));
   return std::unique_ptr<RidgeSolver>(
-      new BandRidgeSolver(std::move(m), kd, std::move(band), std::move(tau), std::move(rotated)));
+      new BandRidgeSolver(m.n, std::move(m.mean_phi), std::move(m.mean_y), std::move(path)));
+}
+
+absl::StatusOr<std::unique_ptr<RidgeSolver>> MakeDualBandRidgeSolver(
+    absl::Span<const FloatMatrix> phi_blocks, absl::Span<const FloatMatrix> y_blocks,
+    const RidgeOptions& options, int64_t bandwidth) {
+  constexpr char kWho[] = "MakeDualBandRidgeSolver";
+  if (bandwidth < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kWho, ": expected bandwidth >= 1, got ", bandwidth));
+  }
+  if (phi_blocks.empty() || phi_blocks.size() != y_blocks.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(kWho, ": expected as many y blocks as phi ",
+                                                   "blocks (at least one), got ", phi_blocks.size(),
+                                                   " and ", y_blocks.size()));
+  }
+  const int64_t d = phi_blocks[0].cols(), t = y_blocks[0].cols();
+  int64_t n = 0;
+  for (size_t b = 0; b < phi_blocks.size(); ++b) {
+    const FloatMatrix& phi = phi_blocks[b];
+    const FloatMatrix& y = y_blocks[b];
+    if (phi.cols() != d || y.cols() != t || y.rows() != phi.rows()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(kWho, ": block ", b, " is ", phi.rows(), " x ", phi.cols(), " (phi) and ",
+                       y.rows(), " x ", y.cols(), " (y), expected N_b x ", d, " and N_b x ", t));
+    }
+    const std::string context = absl::StrCat(kWho, " block ", b);
+    RETURN_IF_ERROR(
+        rls_internal::CheckFinite(context.c_str(), "phi", phi.rows(), phi.cols(), phi.data()));
+    RETURN_IF_ERROR(rls_internal::CheckFinite(context.c_str(), "y", y.rows(), y.cols(), y.data()));
+    n += phi.rows();
+  }
+  if (n < 1 || d < 1 || t < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kWho, ": expected N, D, T >= 1, got ", n, ", ", d, ", ", t));
+  }
+  if (n >= std::numeric_limits<int>::max()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kWho, ": ", n, " rows exceed LAPACK's int range"));
+  }
+  // Φc and Yc, N × D and N × T column-major doubles.
+  Eigen::MatrixXd centred_phi(n, d);
+  Eigen::MatrixXd centred_y(n, t);
+  for (size_t b = 0, row = 0; b < phi_blocks.size(); row += phi_blocks[b].rows(), ++b) {
+    const int64_t rows = phi_blocks[b].rows();
+    centred_phi.middleRows(static_cast<Eigen::Index>(row), rows) =
+        phi_blocks[b].map().cast<double>();
+    centred_y.middleRows(static_cast<Eigen::Index>(row), rows) = y_blocks[b].map().cast<double>();
+  }
+  Eigen::VectorXd mean_phi = Eigen::VectorXd::Zero(d);
+  Eigen::RowVectorXd mean_y = Eigen::RowVectorXd::Zero(t);
+  if (options.fit_bias) {
+    mean_phi = centred_phi.colwise().mean().transpose();
+    mean_y = centred_y.colwise().mean();
+    centred_phi.rowwise() -= mean_phi.transpose();
+    centred_y.rowwise() -= mean_y;
+  }
+  const double inv_n = 1.0 / static_cast<double>(n);
+  // K/N = ΦcΦcᵀ/N, lower triangle (dsyrk: N²D flops).
+  Eigen::MatrixXd kernel = Eigen::MatrixXd::Zero(n, n);
+  rls_internal::SymmetricRankKUpdate(n, d, centred_phi.data(), n, kernel.data());
+  kernel *= inv_n;
+  centred_y *= inv_n;
+  ASSIGN_OR_RETURN(std::unique_ptr<BandPath> path,
+                   BandPath::Reduce(std::move(kernel), std::move(centred_y), bandwidth));
+  return std::unique_ptr<RidgeSolver>(new DualBandRidgeSolver(
+      std::move(centred_phi), std::move(mean_phi), std::move(mean_y), std::move(path)));
 }
 
 }  // namespace invariant

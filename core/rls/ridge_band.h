@@ -29,6 +29,23 @@
 // a failure (the message names the routine and its info). SolveWeights:
 // INVALID_ARGUMENT for a λ that is not finite and > 0.
 //
+// Dual (MakeDualBandRidgeSolver, from the rows; cheaper when N < D): the
+// same reduction applied to the N × N kernel instead of the D × D Gram.
+// With Φc (N × D) and Yc the centred rows and targets (fit_bias; else
+// uncentred), K = Φc Φcᵀ (dsyrk, N² D flops), and
+//   W(λ) = Φcᵀ (K/N + λI)⁻¹ Yc/N = Φcᵀ (K + NλI)⁻¹ Yc,   b = ȳ − Wᵀ μ,
+// which is the primal W(λ) above (push-through identity), so both scale λ
+// alike. K/N = Q B Qᵀ costs (4/3) N³; a λ costs a band solve of size N,
+// one application of Q (O(N² T)) and Φcᵀ X (O(N D T)). No D × D matrix is
+// ever formed, so the caller need not accumulate the Gram (N D² flops) at
+// all. Memory: a centred double copy of the rows (N × D), K (N × N,
+// overwritten by the reflectors), the band; the fallback adds N × N. At
+// N ≤ 0.8 D this is at most the primal band's two D × D doubles (the
+// accumulator's Gram and its centred copy). Errors: INVALID_ARGUMENT for no
+// blocks, mismatched block shapes, N, D or T = 0, N ≥ 2³¹, a non-finite
+// value (names the block, array, row and column) or bandwidth < 1;
+// INTERNAL from LAPACK as above.
+//
 // Thread-safety: the solver is immutable after creation (the fallback is
 // built under std::call_once); SolveWeights may be called from many threads.
 // LAPACK/BLAS calls use OpenBLAS's threads. Portable: plain LAPACK, no
@@ -40,6 +57,8 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/base/tensor.h"
 #include "core/rls/gram_accumulator.h"
 #include "core/rls/ridge.h"
 
@@ -54,6 +73,15 @@ inline constexpr int64_t kBandRidgeBandwidth = 128;
 absl::StatusOr<std::unique_ptr<RidgeSolver>> MakeBandRidgeSolver(
     const GramAccumulator& sums, const RidgeOptions& options = {},
     int64_t bandwidth = kBandRidgeBandwidth);
+
+// The dual band solver from row blocks: phi_blocks[b] is N_b × D,
+// y_blocks[b] N_b × T (row-major floats, as the trainer keeps them; the
+// blocks together are the N rows). The solver keeps its own centred double
+// copy: the caller may free the blocks afterwards. `bandwidth` ≥ 1 (clamped
+// to N − 1).
+absl::StatusOr<std::unique_ptr<RidgeSolver>> MakeDualBandRidgeSolver(
+    absl::Span<const FloatMatrix> phi_blocks, absl::Span<const FloatMatrix> y_blocks,
+    const RidgeOptions& options = {}, int64_t bandwidth = kBandRidgeBandwidth);
 
 }  // namespace invariant
 

@@ -75,8 +75,14 @@ HeadSolver ChooseHeadSolver(const v1::LearnerConfig& l, int64_t features, int64_
       return ChooseCgSource(l, features, rows);
     case v1::LearnerConfig::RIDGE_SOLVER_BAND:
       return HeadSolver::kBand;
+    case v1::LearnerConfig::RIDGE_SOLVER_DUAL_BAND:
+      return rows > 0 ? HeadSolver::kDualBand : HeadSolver::kBand;
     default: {
       if (features > kConjugateGradientAboveFeatures) return ChooseCgSource(l, features, rows);
+      if (rows > 0 &&
+          static_cast<double>(rows) <= kDualBandMaxRowsPerFeature * static_cast<double>(features)) {
+        return HeadSolver::kDualBand;
+      }
       // An empty grid is config.cc's default of nine λ.
       const int64_t lambdas = l.lambda_grid_size() == 0 ? 9 : l.lambda_grid_size();
       if (lambdas >= kBandFromLambdas || l.extend_lambda_grid()) return HeadSolver::kBand;
@@ -95,12 +101,14 @@ const char* HeadSolverName(HeadSolver s) {
       return "cg_gram";
     case HeadSolver::kBand:
       return "band";
+    case HeadSolver::kDualBand:
+      return "dual_band";
     default:
       return "cg_rows";
   }
 }
 
-// A solver from sums for `kind` (not kCgRows).
+// A solver from sums for `kind` (not kCgRows or kDualBand).
 SolverFactory GramSolverFactory(HeadSolver kind, const v1::LearnerConfig& l) {
   const ConjugateGradientOptions cg = CgOptions(l);
   return [kind, cg](const GramAccumulator& sums) -> absl::StatusOr<std::unique_ptr<RidgeSolver>> {
@@ -110,6 +118,7 @@ SolverFactory GramSolverFactory(HeadSolver kind, const v1::LearnerConfig& l) {
       case HeadSolver::kEigen:
         return MakePrimalRidgeSolver(sums);
       case HeadSolver::kBand:
+      case HeadSolver::kDualBand:  // from sums there is only the primal
         return MakeBandRidgeSolver(sums);
       default:
         return MakeConjugateGradientRidgeSolver(sums, {}, cg);
@@ -155,13 +164,24 @@ absl::StatusOr<LinearModel> SolveHead(
     m.bias = FloatMatrix::Zeros(1, m.weights.cols());
     return m;
   }
-  const HeadSolver kind =
-      set.sums.has_value() ? ChooseHeadSolver(l, features, /*rows=*/0) : HeadSolver::kCgRows;
+  HeadSolver kind = HeadSolver::kCgRows;
+  if (set.sums.has_value()) {
+    kind = ChooseHeadSolver(l, features, /*rows=*/0);
+  } else {
+    // The rows were kept for one of the two solvers that take them.
+    int64_t rows = 0;
+    for (const FloatMatrix& b : set.phi) rows += b.rows();
+    if (ChooseHeadSolver(l, features, rows) == HeadSolver::kDualBand) kind = HeadSolver::kDualBand;
+  }
   report.solver = HeadSolverName(kind);
   std::unique_ptr<RidgeSolver> solver;
-  if (kind == HeadSolver::kCgRows) {
-    ASSIGN_OR_RETURN(solver,
-                     MakeRowsConjugateGradientRidgeSolver(set.phi, set.y, {}, CgOptions(l)));
+  if (kind == HeadSolver::kCgRows || kind == HeadSolver::kDualBand) {
+    if (kind == HeadSolver::kCgRows) {
+      ASSIGN_OR_RETURN(solver,
+                       MakeRowsConjugateGradientRidgeSolver(set.phi, set.y, {}, CgOptions(l)));
+    } else {
+      ASSIGN_OR_RETURN(solver, MakeDualBandRidgeSolver(set.phi, set.y));
+    }
     // The solver keeps its own centred double copy: the float rows can go.
     set.phi.clear();
     set.y.clear();

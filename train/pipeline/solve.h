@@ -14,6 +14,14 @@
 // ΦcᵀΦc/N from the rows (2·N·D doubles read per iteration, no Gram formed)
 // or from the Gram (D² per iteration, after an N·D² accumulation):
 // learner.cg.source, or by AUTO the rows when D > 2N.
+// The dual band path (kDualBand, core/rls/ridge_band.h) reduces the N × N
+// kernel of the kept training rows instead: no D × D Gram is accumulated
+// (N·D² flops saved) and the reduction is (4/3)N³ rather than (4/3)D³. AUTO
+// takes it up to kConjugateGradientAboveFeatures whenever the run can keep
+// its rows and N ≤ kDualBandMaxRowsPerFeature · D: its flops (N²D + (4/3)N³)
+// are below the primal band's (N·D² + (4/3)D³) for every N < D, and below
+// 0.8 D its memory (N·D floats while featurizing, then N·D + N² doubles)
+// stays under the primal's two D × D doubles.
 //
 // SolveHead: every λ of learner.lambda_grid is solved (largest first, so CG
 // warm-starts from a better-conditioned λ) and scored on the validation
@@ -48,22 +56,27 @@ namespace invariant::train {
 
 // How a ridge head is solved. kCgGram/kCgRows: conjugate gradients from the
 // Gram or from the rows.
-enum class HeadSolver { kEigen, kCholesky, kCgGram, kCgRows, kBand };
+enum class HeadSolver { kEigen, kCholesky, kCgGram, kCgRows, kBand, kDualBand };
 constexpr int64_t kConjugateGradientAboveFeatures = 20000;
 // The band reduction costs 2.8–4.7 Cholesky factorisations at 2,000–16,000
 // features (4.3 on a quiet machine at 8,000; docs/results/performance.md,
 // "The λ path"), and a λ then costs 1–5 % of one: from five λ on it wins.
 constexpr int64_t kBandFromLambdas = 5;
+// AUTO's dual: N ≤ 0.8 D (see above; measured in docs/results/performance.md).
+constexpr double kDualBandMaxRowsPerFeature = 0.8;
 
 // The solver for `features` features. `rows` is the number of training rows
 // when the run can keep them (unsharded), 0 when it only has sums (then
-// never kCgRows).
+// never kCgRows or kDualBand: RIDGE_SOLVER_DUAL_BAND then means kBand).
+// The trainer keeps the rows for kCgRows and kDualBand.
 HeadSolver ChooseHeadSolver(const v1::LearnerConfig& l, int64_t features, int64_t rows);
 
-// "eigen", "cholesky", "cg_gram", "cg_rows" or "band" (the report's solver).
+// "eigen", "cholesky", "cg_gram", "cg_rows", "band" or "dual_band" (the
+// report's solver).
 const char* HeadSolverName(HeadSolver s);
 
-// A solver from sums for `kind` (not kCgRows), with learner.cg's options.
+// A solver from sums for `kind` (not kCgRows or kDualBand), with
+// learner.cg's options.
 SolverFactory GramSolverFactory(HeadSolver kind, const v1::LearnerConfig& l);
 
 // What the featurize stage hands the solve stage: the sums (every learner
@@ -82,8 +95,10 @@ struct ValidationRows {
 // Solves the head of a RIDGE or SPEC_AVG learner over `features` features.
 // SPEC_AVG_ALGORITHM1 is the literal average ΦᵀY/N of the sums (no λ, no
 // validation); otherwise the ridge solve above (SPEC_AVG_LEAST_SQUARES is
-// the ridge solve on the invariant features). Frees the training rows of
-// `set` once a CG solver has copied them; `validation` is called once,
+// the ridge solve on the invariant features). A `set` without sums holds
+// the rows: solved by kDualBand when ChooseHeadSolver picks it for them,
+// else by CG on the rows. Frees the training rows of `set` once the solver
+// has copied them; `validation` is called once,
 // after that, for the validation rows.
 absl::StatusOr<LinearModel> SolveHead(
     const v1::LearnerConfig& l, int64_t features, RlsTask task, TrainingSet& set,

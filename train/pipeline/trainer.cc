@@ -519,9 +519,10 @@ absl::StatusOr<std::string> RunTraining(const TrainOptions& options, TrainSummar
     default: {
       if (run.config.split().k_fold() > 0) return FinishCrossValidated(run);
       const v1::LearnerConfig& l = run.config.learner();
+      const HeadSolver kind =
+          ChooseHeadSolver(l, run.map.model->feature_dim(), run.plan.train_rows);
       const bool keep_rows = l.kind() == v1::LearnerConfig::RIDGE &&
-                             ChooseHeadSolver(l, run.map.model->feature_dim(),
-                                              run.plan.train_rows) == HeadSolver::kCgRows;
+                             (kind == HeadSolver::kCgRows || kind == HeadSolver::kDualBand);
       ASSIGN_OR_RETURN(TrainingSet set, Featurize(run, 0, 1, keep_rows));
       ASSIGN_OR_RETURN(LinearModel head, Solve(run, set));
       set = TrainingSet();  // the sums are not needed past the solve

@@ -127,5 +127,72 @@ TEST(RidgeSolverRunTest, AutoChoosesTheBandReductionForAGrid) {
   EXPECT_EQ(ChooseHeadSolver(l, 30000, 0), HeadSolver::kBand);
 }
 
+// Fewer training rows than features (N < D): a config with few rows per
+// class and more templates.
+std::string FewRows(const std::string& config) {
+  return absl::StrReplaceAll(
+      config, {{"per_class_train: 60", "per_class_train: 6"},
+               {"num_templates: 8", "num_templates: 16"},
+               {"lambda_grid: [ 1e-4, 1e-2, 1 ]", "lambda_grid: [ 1e-6, 1e-4, 1e-2, 1, 100 ]"}});
+}
+
+// The dual band path (the N × N kernel of the kept rows, no Gram) gives the
+// primal band path's model, and AUTO takes it when N ≤ 0.8 D.
+TEST(RidgeSolverRunTest, DualBandRunGivesThePrimalBandModel) {
+  TempDir dir;
+  auto band = RunTraining(RunOptions(dir, FewRows(WithSolver("RIDGE_SOLVER_BAND")), "band"));
+  auto dual = RunTraining(RunOptions(dir, FewRows(WithSolver("RIDGE_SOLVER_DUAL_BAND")), "dual"));
+  auto autochosen = RunTraining(RunOptions(dir, FewRows(WithSolver("RIDGE_SOLVER_AUTO")), "auto"));
+  ASSERT_TRUE(band.ok() && dual.ok() && autochosen.ok())
+      << band.status() << dual.status() << autochosen.status();
+  auto model = Model::Load(*dual + "/model.bundle");
+  ASSERT_TRUE(model.ok());
+  const std::string json = ReadText(*dual + "/report.json");
+  EXPECT_THAT(json, HasSubstr("\"kind\": \"dual_band\", \"cg\": []"));
+  EXPECT_THAT(ReadText(*band + "/report.json"), HasSubstr("\"kind\": \"band\""));
+  EXPECT_THAT(ReadText(*autochosen + "/report.json"), HasSubstr("\"kind\": \"dual_band\""));
+  EXPECT_LT(WeightGap(*dual, *band), 1e-6);
+  EXPECT_LT(WeightGap(*autochosen, *band), 1e-6);
+  // Shards + reduce have only the sums: DUAL_BAND is the primal band there.
+  TrainOptions o = RunOptions(dir, FewRows(WithSolver("RIDGE_SOLVER_DUAL_BAND")), "sharded");
+  o.num_shards = 2;
+  for (int i = 0; i < 2; ++i) {
+    o.shard = i;
+    ASSERT_TRUE(RunShard(o).ok());
+  }
+  auto reduced = RunReduce(o);
+  ASSERT_TRUE(reduced.ok()) << reduced.status();
+  EXPECT_THAT(ReadText(*reduced + "/report.json"), HasSubstr("\"kind\": \"band\""));
+  EXPECT_LT(WeightGap(*reduced, *band), 1e-6);
+}
+
+// AUTO: the dual band path when the run keeps its rows and N ≤ 0.8 D (up to
+// kConjugateGradientAboveFeatures, whatever the grid's length); the primal
+// choices otherwise and whenever only sums exist (rows = 0).
+TEST(RidgeSolverRunTest, AutoChoosesTheDualBandWhenRowsAreFewerThanFeatures) {
+  v1::LearnerConfig l;
+  EXPECT_EQ(ChooseHeadSolver(l, 14000, 10000), HeadSolver::kDualBand);
+  EXPECT_EQ(ChooseHeadSolver(l, 8000, 5000), HeadSolver::kDualBand);
+  EXPECT_EQ(ChooseHeadSolver(l, 10000, 8000), HeadSolver::kDualBand);  // 0.8 D
+  EXPECT_EQ(ChooseHeadSolver(l, 10000, 8001), HeadSolver::kBand);
+  EXPECT_EQ(ChooseHeadSolver(l, 14000, 20000), HeadSolver::kBand);
+  EXPECT_EQ(ChooseHeadSolver(l, 14000, 0), HeadSolver::kBand);  // sums only
+  EXPECT_EQ(ChooseHeadSolver(l, 30000, 10000), HeadSolver::kCgRows);
+  EXPECT_STREQ(HeadSolverName(HeadSolver::kDualBand), "dual_band");
+  v1::LearnerConfig few;
+  for (double lambda : {1e-4, 1e-2}) few.add_lambda_grid(lambda);
+  EXPECT_EQ(ChooseHeadSolver(few, 8000, 5000), HeadSolver::kDualBand);
+  EXPECT_EQ(ChooseHeadSolver(few, 8000, 7000), HeadSolver::kCholesky);
+  // Explicit choices are kept; DUAL_BAND without rows is the primal band.
+  few.set_ridge_solver(v1::LearnerConfig::RIDGE_SOLVER_CHOLESKY);
+  EXPECT_EQ(ChooseHeadSolver(few, 8000, 5000), HeadSolver::kCholesky);
+  l.set_ridge_solver(v1::LearnerConfig::RIDGE_SOLVER_BAND);
+  EXPECT_EQ(ChooseHeadSolver(l, 14000, 10000), HeadSolver::kBand);
+  l.set_ridge_solver(v1::LearnerConfig::RIDGE_SOLVER_DUAL_BAND);
+  EXPECT_EQ(ChooseHeadSolver(l, 14000, 10000), HeadSolver::kDualBand);
+  EXPECT_EQ(ChooseHeadSolver(l, 8000, 20000), HeadSolver::kDualBand);
+  EXPECT_EQ(ChooseHeadSolver(l, 8000, 0), HeadSolver::kBand);
+}
+
 }  // namespace
 }  // namespace invariant::train
