@@ -270,31 +270,9 @@ absl::StatusOr<std::unique_ptr<RidgeSolver>> MakeDualBandRidgeSolver(
     return absl::InvalidArgumentError(
         absl::StrCat(kWho, ": expected bandwidth >= 1, got ", bandwidth));
   }
-  if (phi_blocks.empty() || phi_blocks.size() != y_blocks.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(kWho, ": expected as many y blocks as phi ",
-                                                   "blocks (at least one), got ", phi_blocks.size(),
-                                                   " and ", y_blocks.size()));
-  }
-  const int64_t d = phi_blocks[0].cols(), t = y_blocks[0].cols();
-  int64_t n = 0;
-  for (size_t b = 0; b < phi_blocks.size(); ++b) {
-    const FloatMatrix& phi = phi_blocks[b];
-    const FloatMatrix& y = y_blocks[b];
-    if (phi.cols() != d || y.cols() != t || y.rows() != phi.rows()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(kWho, ": block ", b, " is ", phi.rows(), " x ", phi.cols(), " (phi) and ",
-                       y.rows(), " x ", y.cols(), " (y), expected N_b x ", d, " and N_b x ", t));
-    }
-    const std::string context = absl::StrCat(kWho, " block ", b);
-    RETURN_IF_ERROR(
-        rls_internal::CheckFinite(context.c_str(), "phi", phi.rows(), phi.cols(), phi.data()));
-    RETURN_IF_ERROR(rls_internal::CheckFinite(context.c_str(), "y", y.rows(), y.cols(), y.data()));
-    n += phi.rows();
-  }
-  if (n < 1 || d < 1 || t < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(kWho, ": expected N, D, T >= 1, got ", n, ", ", d, ", ", t));
-  }
+  ASSIGN_OR_RETURN(const rls_internal::RowBlocksShape shape,
+                   rls_internal::CheckRowBlocks(phi_blocks, y_blocks, kWho));
+  const int64_t n = shape.n, d = shape.d, t = shape.t;
   if (n >= std::numeric_limits<int>::max()) {
     return absl::InvalidArgumentError(
         absl::StrCat(kWho, ": ", n, " rows exceed LAPACK's int range"));

@@ -313,29 +313,10 @@ absl::StatusOr<std::unique_ptr<RidgeSolver>> MakeRowsConjugateGradientRidgeSolve
     absl::Span<const FloatMatrix> phi_blocks, absl::Span<const FloatMatrix> y_blocks,
     const RidgeOptions& options, const ConjugateGradientOptions& cg) {
   RETURN_IF_ERROR(CheckOptions(cg));
-  constexpr char kWho[] = "MakeRowsConjugateGradientRidgeSolver";
-  if (phi_blocks.empty() || phi_blocks.size() != y_blocks.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(kWho, ": expected as many y blocks as phi ",
-                                                   "blocks (at least one), got ", phi_blocks.size(),
-                                                   " and ", y_blocks.size()));
-  }
-  const int64_t d = phi_blocks[0].cols(), t = y_blocks[0].cols();
-  int64_t n = 0;
-  for (size_t b = 0; b < phi_blocks.size(); ++b) {
-    const FloatMatrix& phi = phi_blocks[b];
-    const FloatMatrix& y = y_blocks[b];
-    if (phi.cols() != d || y.cols() != t || phi.rows() != y.rows() || d < 1 || t < 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          kWho, ": block ", b, " has phi ", phi.rows(), " x ", phi.cols(), " and y ", y.rows(),
-          " x ", y.cols(), ", expected N_b x ", d, " and N_b x ", t, " with D, T >= 1"));
-    }
-    const std::string context = absl::StrCat(kWho, " block ", b);
-    RETURN_IF_ERROR(
-        rls_internal::CheckFinite(context.c_str(), "phi", phi.rows(), phi.cols(), phi.data()));
-    RETURN_IF_ERROR(rls_internal::CheckFinite(context.c_str(), "y", y.rows(), y.cols(), y.data()));
-    n += phi.rows();
-  }
-  if (n < 1) return absl::InvalidArgumentError(absl::StrCat(kWho, ": the blocks hold no rows"));
+  ASSIGN_OR_RETURN(
+      const rls_internal::RowBlocksShape shape,
+      rls_internal::CheckRowBlocks(phi_blocks, y_blocks, "MakeRowsConjugateGradientRidgeSolver"));
+  const int64_t n = shape.n, d = shape.d, t = shape.t;
   const double inv_n = 1.0 / static_cast<double>(n);
   Eigen::VectorXd mean_phi = Eigen::VectorXd::Zero(d);
   Eigen::RowVectorXd mean_y = Eigen::RowVectorXd::Zero(t);

@@ -5,9 +5,11 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
 
 extern "C" {
 // LAPACK (Fortran ABI, LP64). The trailing lengths are gfortran's hidden
@@ -166,6 +168,37 @@ absl::Status CheckFinite(const char* context, const char* name, int64_t rows, in
     }
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<RowBlocksShape> CheckRowBlocks(absl::Span<const FloatMatrix> phi_blocks,
+                                              absl::Span<const FloatMatrix> y_blocks,
+                                              const char* who) {
+  if (phi_blocks.empty() || phi_blocks.size() != y_blocks.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(who, ": expected as many y blocks as phi ",
+                                                   "blocks (at least one), got ", phi_blocks.size(),
+                                                   " and ", y_blocks.size()));
+  }
+  RowBlocksShape shape;
+  shape.d = phi_blocks[0].cols();
+  shape.t = y_blocks[0].cols();
+  for (size_t b = 0; b < phi_blocks.size(); ++b) {
+    const FloatMatrix& phi = phi_blocks[b];
+    const FloatMatrix& y = y_blocks[b];
+    if (phi.cols() != shape.d || y.cols() != shape.t || phi.rows() != y.rows() || shape.d < 1 ||
+        shape.t < 1) {
+      return absl::InvalidArgumentError(absl::StrCat(who, ": block ", b, " has phi ", phi.rows(),
+                                                     " x ", phi.cols(), " and y ", y.rows(), " x ",
+                                                     y.cols(), ", expected N_b x ", shape.d,
+                                                     " and N_b x ", shape.t, " with D, T >= 1"));
+    }
+    const std::string context = absl::StrCat(who, " block ", b);
+    RETURN_IF_ERROR(CheckFinite(context.c_str(), "phi", phi.rows(), phi.cols(), phi.data()));
+    RETURN_IF_ERROR(CheckFinite(context.c_str(), "y", y.rows(), y.cols(), y.data()));
+    shape.n += phi.rows();
+  }
+  if (shape.n < 1)
+    return absl::InvalidArgumentError(absl::StrCat(who, ": the blocks hold no rows"));
+  return shape;
 }
 
 }  // namespace invariant::rls_internal

@@ -11,6 +11,8 @@
 #include "Eigen/Core"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/base/tensor.h"
 #include "core/rls/gram_accumulator.h"
 
 namespace invariant::rls_internal {
@@ -76,6 +78,21 @@ absl::Status CheckLambda(double lambda);
 // INVALID_ARGUMENT "<context>: <name>[i, j] is <v>, expected a finite value".
 absl::Status CheckFinite(const char* context, const char* name, int64_t rows, int64_t cols,
                          const float* data);
+
+// The sizes of row blocks handed to a solver that keeps the rows: phi_b is
+// N_b × D and y_b is N_b × T for every block b.
+struct RowBlocksShape {
+  int64_t n = 0;  // Σ N_b
+  int64_t d = 0;
+  int64_t t = 0;
+};
+
+// Checks the row blocks (as many y blocks as phi blocks, at least one; every
+// block N_b × D and N_b × T with D, T ≥ 1; every value finite; N ≥ 1),
+// INVALID_ARGUMENT "<who>: ..." naming the block otherwise.
+absl::StatusOr<RowBlocksShape> CheckRowBlocks(absl::Span<const FloatMatrix> phi_blocks,
+                                              absl::Span<const FloatMatrix> y_blocks,
+                                              const char* who);
 
 }  // namespace invariant::rls_internal
 
