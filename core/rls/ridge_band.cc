@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "core/base/status_macros.h"
 #include "core/rls/rls_internal.h"
 
@@ -126,7 +127,12 @@ class BandPath {
       dpbtrs_(&uplo, &n, &kd_, &t, factor.data(), &ldab, x.data(), &n, &info, 1);
       if (info != 0) return absl::InternalError(absl::StrCat("dpbtrs: info = ", info));
     }
-    RETURN_IF_ERROR(ApplyQ('N', reflectors_, tau_, kd_, x));
+    {
+      // dormqr passes short reflector blocks to dorm2r, which writes into
+      // them (A(i,i) = 1, then restores it): one application at a time.
+      absl::MutexLock lock(&apply_mu_);
+      RETURN_IF_ERROR(ApplyQ('N', reflectors_, tau_, kd_, x));
+    }
     return x;
   }
 
@@ -156,6 +162,12 @@ class BandPath {
     dsbevd_(&jobz, &uplo, &n, &kd_, ab.data(), &ldab, e.values.data(), e.z.data(), &n, &work_query,
             &lwork, &iwork_query, &liwork, &info, 1, 1);
     if (info != 0) return absl::InternalError(absl::StrCat("dsbevd (query): info = ", info));
+    // 1 + 5n + 2n² doubles: beyond LAPACK's int for n ≥ 32,768.
+    if (work_query >= static_cast<double>(std::numeric_limits<int>::max())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("dsbevd: the eigendecomposition of a band of order ", n,
+                       " needs a workspace beyond LAPACK's int range; use a larger lambda"));
+    }
     lwork = std::max(1, static_cast<int>(work_query));
     liwork = std::max(1, iwork_query);
     std::vector<double> work(static_cast<size_t>(lwork));
@@ -168,11 +180,12 @@ class BandPath {
     return e;
   }
 
-  int kd_;                      // b
-  Eigen::MatrixXd reflectors_;  // Q's reflectors below the band, n × n
-  Eigen::MatrixXd band_;        // B, LAPACK 'L' band storage, (b + 1) × n
-  Eigen::VectorXd tau_;         // reflector scalars, n − b (at least 1)
-  Eigen::MatrixXd rotated_;     // Qᵀ R, n × T
+  int kd_;                        // b
+  Eigen::MatrixXd reflectors_;    // Q's reflectors below the band, n × n
+  Eigen::MatrixXd band_;          // B, LAPACK 'L' band storage, (b + 1) × n
+  Eigen::VectorXd tau_;           // reflector scalars, n − b (at least 1)
+  Eigen::MatrixXd rotated_;       // Qᵀ R, n × T
+  mutable absl::Mutex apply_mu_;  // serialises ApplyQ over reflectors_
   mutable std::once_flag fallback_once_;
   mutable absl::StatusOr<BandEigen> fallback_;
 };

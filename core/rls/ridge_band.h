@@ -22,7 +22,9 @@
 //
 // Memory: the centred Gram (D × D doubles, overwritten by the reflectors),
 // the band ((b + 1) × D) and a D × T right-hand side; the fallback adds one
-// D × D eigenvector matrix.
+// D × D eigenvector matrix, and while it is built dsbevd's workspace of about
+// two more (1 + 5D + 2D² doubles; refused as INVALID_ARGUMENT from D =
+// 32,768, beyond LAPACK's int).
 //
 // Errors: FAILED_PRECONDITION when the accumulator holds no rows;
 // INVALID_ARGUMENT when D ≥ 2³¹ (LAPACK's int); INTERNAL when LAPACK reports
@@ -39,7 +41,8 @@
 // one application of Q (O(N² T)) and Φcᵀ X (O(N D T)). No D × D matrix is
 // ever formed, so the caller need not accumulate the Gram (N D² flops) at
 // all. Memory: a centred double copy of the rows (N × D), K (N × N,
-// overwritten by the reflectors), the band; the fallback adds N × N. At
+// overwritten by the reflectors), the band; the fallback adds N × N (and
+// about 2 N × N of workspace while it is built). At
 // N ≤ 0.8 D this is at most the primal band's two D × D doubles (the
 // accumulator's Gram and its centred copy). Errors: INVALID_ARGUMENT for no
 // blocks, mismatched block shapes, N, D or T = 0, N ≥ 2³¹, a non-finite
@@ -47,7 +50,9 @@
 // INTERNAL from LAPACK as above.
 //
 // Thread-safety: the solver is immutable after creation (the fallback is
-// built under std::call_once); SolveWeights may be called from many threads.
+// built under std::call_once); SolveWeights may be called from many threads
+// (the application of Q, whose LAPACK routine writes into the reflectors and
+// restores them, is serialised by a mutex).
 // LAPACK/BLAS calls use OpenBLAS's threads. Portable: plain LAPACK, no
 // architecture-specific code.
 #ifndef INVARIANT_CORE_RLS_RIDGE_BAND_H_

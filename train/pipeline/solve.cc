@@ -76,7 +76,8 @@ HeadSolver ChooseHeadSolver(const v1::LearnerConfig& l, int64_t features, int64_
     case v1::LearnerConfig::RIDGE_SOLVER_BAND:
       return HeadSolver::kBand;
     case v1::LearnerConfig::RIDGE_SOLVER_DUAL_BAND:
-      return rows > 0 ? HeadSolver::kDualBand : HeadSolver::kBand;
+      // The dual's kernel is N × N: only smaller than the Gram when N < D.
+      return rows > 0 && rows < features ? HeadSolver::kDualBand : HeadSolver::kBand;
     default: {
       if (features > kConjugateGradientAboveFeatures) return ChooseCgSource(l, features, rows);
       if (rows > 0 &&

@@ -183,14 +183,15 @@ TEST(RidgeSolverRunTest, AutoChoosesTheDualBandWhenRowsAreFewerThanFeatures) {
   for (double lambda : {1e-4, 1e-2}) few.add_lambda_grid(lambda);
   EXPECT_EQ(ChooseHeadSolver(few, 8000, 5000), HeadSolver::kDualBand);
   EXPECT_EQ(ChooseHeadSolver(few, 8000, 7000), HeadSolver::kCholesky);
-  // Explicit choices are kept; DUAL_BAND without rows is the primal band.
+  // Explicit choices are kept; DUAL_BAND without rows, or with N ≥ D, is the
+  // primal band.
   few.set_ridge_solver(v1::LearnerConfig::RIDGE_SOLVER_CHOLESKY);
   EXPECT_EQ(ChooseHeadSolver(few, 8000, 5000), HeadSolver::kCholesky);
   l.set_ridge_solver(v1::LearnerConfig::RIDGE_SOLVER_BAND);
   EXPECT_EQ(ChooseHeadSolver(l, 14000, 10000), HeadSolver::kBand);
   l.set_ridge_solver(v1::LearnerConfig::RIDGE_SOLVER_DUAL_BAND);
   EXPECT_EQ(ChooseHeadSolver(l, 14000, 10000), HeadSolver::kDualBand);
-  EXPECT_EQ(ChooseHeadSolver(l, 8000, 20000), HeadSolver::kDualBand);
+  EXPECT_EQ(ChooseHeadSolver(l, 8000, 20000), HeadSolver::kBand);  // N ≥ D: the Gram is smaller
   EXPECT_EQ(ChooseHeadSolver(l, 8000, 0), HeadSolver::kBand);
 }
 
