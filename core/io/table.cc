@@ -1,6 +1,8 @@
 #include "core/io/table.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <memory>
 #include <utility>
 
@@ -23,18 +25,31 @@ absl::StatusOr<Table> ParseIdx(const std::string& data, const std::string& name)
   auto header = ReadIdxHeader(*reader);
   if (!header.ok()) return absl::InvalidArgumentError(header.status().message());
   const std::vector<int64_t>& dims = header->dims;
-  int64_t dim = 1;
-  for (size_t i = 1; i < dims.size(); ++i) dim *= dims[i];
-  const int64_t n = dims[0];
-  const uint64_t expected = static_cast<uint64_t>(header->header_bytes()) +
-                            static_cast<uint64_t>(n) * static_cast<uint64_t>(dim) *
-                                static_cast<uint64_t>(header->element_bytes);
+  // The dims' product in bytes, checked: a product beyond 64 bits is a size
+  // mismatch, never a wrapped count that a short file could match.
+  uint64_t bytes = static_cast<uint64_t>(header->element_bytes);
+  bool overflow = false;
+  for (int64_t d : dims) {
+    overflow = overflow || __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes);
+  }
+  if (overflow || bytes > data.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": IDX dims [", absl::StrJoin(dims, ","),
+                                                   "] need more than the ", data.size(),
+                                                   " bytes the file holds"));
+  }
+  const uint64_t expected = static_cast<uint64_t>(header->header_bytes()) + bytes;
   if (data.size() != expected) {
     return absl::InvalidArgumentError(absl::StrCat(name, ": IDX data size: expected ", expected,
                                                    " bytes for dims [", absl::StrJoin(dims, ","),
                                                    "], got ", data.size()));
   }
-  if (n == 0 || dim == 0) return absl::InvalidArgumentError(absl::StrCat(name, ": no rows"));
+  if (std::find(dims.begin(), dims.end(), 0) != dims.end()) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": no rows"));
+  }
+  // No dimension is 0, so n · dim is at most the file's size: both fit.
+  const int64_t n = dims[0];
+  int64_t dim = 1;
+  for (size_t i = 1; i < dims.size(); ++i) dim *= dims[i];
   Table table;
   table.num_rows = n;
   table.dim = dim;

@@ -169,6 +169,17 @@ TEST(ParseRowsTest, IdxUnsignedBytesAreScaledAndFloatsKept) {
   EXPECT_THAT(rows.status().message(), HasSubstr("not an IDX file"));
 }
 
+// Dims whose product wraps a 64-bit count are a size mismatch: 65,536⁴ bytes
+// is 2⁶⁴, which would wrap to 0 and match a file of the header alone.
+TEST(ParseRowsTest, IdxDimsBeyondTheFileAreRefusedWithoutOverflow) {
+  const auto rows = ParseRows(IdxHeader(0x08, {65536, 65536, 65536, 65536}), "huge.idx");
+  ASSERT_FALSE(rows.ok());
+  EXPECT_EQ(rows.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(
+      rows.status().message(),
+      HasSubstr("huge.idx: IDX dims [65536,65536,65536,65536] need more than the 20 bytes"));
+}
+
 TEST(ParseRowsTest, GzipIsDecompressed) {
   const std::string text = "1,2\n3,4\n";
   z_stream z;
