@@ -23,8 +23,9 @@
 //
 // Delimiter (options.delimiter == 0): '\t' when the name (without ".gz")
 // ends in ".tsv" or ".tab", ',' when it ends in ".csv"; otherwise (stdin,
-// other names) the first data line decides: '\t' when it holds a tab and no
-// comma, ',' otherwise.
+// other names) the first line that is not blank or a comment (the header,
+// when there is one) decides: '\t' when it holds a tab and no comma, ','
+// otherwise.
 //
 // Header (HeaderMode::kAuto): the first record is a header when EVERY field
 // is non-numeric, except that the first may be empty; a lone empty field is
@@ -57,7 +58,7 @@ namespace invariant::io {
 enum class HeaderMode { kAuto, kPresent, kAbsent };
 
 struct DelimitedOptions {
-  char delimiter = 0;  // 0: by name, then by the first data line (see above)
+  char delimiter = 0;  // 0: by name, then by the first record's line (see above)
   HeaderMode header = HeaderMode::kAuto;
 };
 
@@ -78,7 +79,7 @@ bool SplitFields(absl::string_view line, char delimiter, std::vector<std::string
 // range, got 'x'".
 bool ParseNumber(absl::string_view field, float* value, std::string* error);
 
-// The delimiter for a file named `name` whose first data line is
+// The delimiter for a file named `name` whose first record's line is
 // `first_line` (see above).
 char DetectDelimiter(const std::string& name, absl::string_view first_line);
 

@@ -79,6 +79,21 @@ class CsvSource : public RowSource {
       return absl::InvalidArgumentError(absl::StrCat(name_, ": empty file, expected a header row"));
     }
     header_ = reader->header();
+    // A header of numbers is a data row: the real header was most likely
+    // written as a comment ("# a,b,c", numpy's savetxt), which is skipped.
+    if (std::all_of(header_.begin(), header_.end(), [](const std::string& field) {
+          float value = 0;
+          std::string error;
+          return io::ParseNumber(field, &value, &error);
+        })) {
+      return reader->Error(
+          reader->header_line(),
+          absl::StrCat("expected a header row of column names, got numbers only ('",
+                       header_.empty() ? "" : header_[0],
+                       "', ...): a header line starting with '#' is a comment (write it "
+                       "without the '#', e.g. numpy.savetxt(..., comments='')), and "
+                       "invariant-train needs one"));
+    }
     index_column_ = reader->index_column() ? 0 : -1;
     auto find_column = [&](const std::string& column, const char* role) -> absl::StatusOr<int> {
       if (column.empty()) return -1;

@@ -28,6 +28,15 @@ class IdxSource : public RowSource {
   static absl::StatusOr<std::unique_ptr<IdxSource>> Open(const std::string& images_path,
                                                          const std::string& labels_path,
                                                          RowSchema schema) {
+    // The source is read once per pass (Reset reopens the files): stdin,
+    // which can be read only once, is refused.
+    for (const std::string* path : {&images_path, &labels_path}) {
+      if (*path == io::kStdinPath) {
+        return absl::InvalidArgumentError(
+            "IDX data is read once per training pass: give the images and labels as files, "
+            "not '-' (stdin)");
+      }
+    }
     std::unique_ptr<IdxSource> source(new IdxSource());
     source->images_path_ = images_path;
     source->labels_path_ = labels_path;

@@ -109,6 +109,17 @@ TEST(CsvTest, UnknownLabelColumnListsHeader) {
   EXPECT_THAT(data.status().message(), HasSubstr("'class' not in the header [a, b]"));
 }
 
+// numpy's savetxt writes its header as "# a,b,c": a comment, so the first
+// data row would become the header. A header of numbers is refused instead.
+TEST(CsvTest, HeaderOfNumbersIsRefusedWithTheCommentHint) {
+  const std::string path = WriteText("savetxt.csv", "# a,b\n1,2\n3,4\n");
+  auto data = LoadCsv(path);
+  ASSERT_FALSE(data.ok());
+  EXPECT_EQ(data.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(data.status().message(), HasSubstr(path + ":2:"));
+  EXPECT_THAT(data.status().message(), HasSubstr("a header line starting with '#' is a comment"));
+}
+
 TEST(CsvTest, EmptyFileNeedsHeader) {
   const std::string path = WriteText("empty.csv", "\n\n");
   auto data = LoadCsv(path);

@@ -85,6 +85,14 @@ TEST(IdxTest, PixelScalingCoversZeroToOne) {
   EXPECT_TRUE((*source)->schema().column_names.empty());
 }
 
+// The IDX source reads its files once per pass: stdin cannot be one of them.
+TEST(IdxTest, StdinIsRefusedAsItCannotBeReadTwice) {
+  auto source = OpenIdxSource("-", "labels.idx", {});
+  ASSERT_FALSE(source.ok());
+  EXPECT_EQ(source.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(source.status().message(), HasSubstr("not '-' (stdin)"));
+}
+
 TEST(IdxTest, WrongMagicNamesFileAndBothNumbers) {
   const IdxFiles f = WriteSmallIdx(4, false);
   // Labels passed as images: magic 0x00000801 where 0x00000803 is expected.
