@@ -84,8 +84,13 @@ fi
 if [[ $SKIP_BUILD == 0 ]]; then
   step "configuring and building invariant-train, invariant-server, invariant-client into $BUILD_DIR (-j$JOBS)"
   # The Python package needs python3-grpcio and friends, which only the tests
-  # use: deploy/test.sh configures it on. Nothing else differs between the two.
-  cmake -S "$REPO" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DINVARIANT_BUILD_PYTHON=OFF \
+  # use: a new build directory starts with it off, and deploy/test.sh turns it
+  # on; a directory already configured keeps its choice (so a quick start
+  # after the tests drops no test suite).
+  PYTHON_OPTION=()
+  grep -q '^INVARIANT_BUILD_PYTHON:' "$BUILD_DIR/CMakeCache.txt" 2>/dev/null \
+    || PYTHON_OPTION=(-DINVARIANT_BUILD_PYTHON=OFF)
+  cmake -S "$REPO" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release "${PYTHON_OPTION[@]}" \
     || die "cmake configure"
   cmake --build "$BUILD_DIR" -j"$JOBS" --target invariant-train invariant-server invariant-client \
     || die "cmake build"

@@ -61,7 +61,8 @@ struct TrainReport {
   int64_t accumulated_rows = 0;
   double accumulate_seconds = 0;
   std::vector<std::string> warnings;  // e.g. λ at an end of its grid
-  // The head's solver: "eigen", "cholesky", "cg_gram", "cg_rows" (ridge),
+  // The head's solver: "eigen", "cholesky", "band", "dual_band", "cg_gram",
+  // "cg_rows" (ridge),
   // "spec_avg", "" for none; CG's iterations and residual per λ solved.
   std::string solver;
   std::vector<ReportCgSolve> cg_solves;
