@@ -165,30 +165,29 @@ absl::StatusOr<LinearModel> SolveHead(
     m.bias = FloatMatrix::Zeros(1, m.weights.cols());
     return m;
   }
+  // Without sums the rows were kept for one of the two solvers that take
+  // them: the dual band when it is the choice for these rows, else CG.
   HeadSolver kind = HeadSolver::kCgRows;
   if (set.sums.has_value()) {
     kind = ChooseHeadSolver(l, features, /*rows=*/0);
   } else {
-    // The rows were kept for one of the two solvers that take them.
     int64_t rows = 0;
     for (const FloatMatrix& b : set.phi) rows += b.rows();
     if (ChooseHeadSolver(l, features, rows) == HeadSolver::kDualBand) kind = HeadSolver::kDualBand;
   }
   report.solver = HeadSolverName(kind);
   std::unique_ptr<RidgeSolver> solver;
-  if (kind == HeadSolver::kCgRows || kind == HeadSolver::kDualBand) {
-    if (kind == HeadSolver::kCgRows) {
-      ASSIGN_OR_RETURN(solver,
-                       MakeRowsConjugateGradientRidgeSolver(set.phi, set.y, {}, CgOptions(l)));
-    } else {
-      ASSIGN_OR_RETURN(solver, MakeDualBandRidgeSolver(set.phi, set.y));
-    }
-    // The solver keeps its own centred double copy: the float rows can go.
-    set.phi.clear();
-    set.y.clear();
+  if (kind == HeadSolver::kCgRows) {
+    ASSIGN_OR_RETURN(solver,
+                     MakeRowsConjugateGradientRidgeSolver(set.phi, set.y, {}, CgOptions(l)));
+  } else if (kind == HeadSolver::kDualBand) {
+    ASSIGN_OR_RETURN(solver, MakeDualBandRidgeSolver(set.phi, set.y));
   } else {
     ASSIGN_OR_RETURN(solver, GramSolverFactory(kind, l)(*set.sums));
   }
+  // A rows solver keeps its own centred double copy: the float rows can go.
+  set.phi.clear();
+  set.y.clear();
   ASSIGN_OR_RETURN(ValidationRows val, validation());
   std::vector<double> grid(l.lambda_grid().begin(), l.lambda_grid().end());
   // Largest λ first: CG then warm-starts each λ from a better-conditioned one.
