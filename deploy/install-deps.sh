@@ -17,6 +17,7 @@ BUILD_PKGS=(
   libabsl-dev libeigen3-dev libopenblas-dev
   prometheus-cpp-dev libboost-dev libcurl4-openssl-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev rapidjson-dev
+  libsndfile1-dev libsoxr-dev libkissfft-dev  # core/audio: WAV decoding, resampling, the real FFT
 )
 # Sanitizer and fuzz builds (tests/sanitizers/ci.sh, bench/fuzz/run.sh): clang 14
 # with its ASan/UBSan/TSan/libFuzzer runtimes, llvm-symbolizer for the reports.
@@ -25,10 +26,12 @@ TEST_PKGS=(
   openssl prometheus curl jq python3 python3-yaml yamllint gnuplot-nox dataset-fashion-mnist
   podman runc debootstrap uidmap python3-grpcio python3-grpc-tools python3-numpy python3-protobuf python3-pytest python3-venv python3-pip python3-setuptools python3-wheel
   libevent-dev libevhtp-dev wrk  # bench/http_frontends: the other HTTP front ends, the load
+  espeak-ng sox  # tests speak their own digits; bench/repro/spoken_digits.sh shifts a voice's pitch
 )
 RUNTIME_PKGS=(
   libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 libopenblas0-pthread
   libprometheus-cpp-core1.0 libcurl4 zlib1g ca-certificates
+  libsndfile1 libsoxr0 libkissfft-float131
 )
 
 case "${1:-}" in

@@ -1,0 +1,78 @@
+// front_end.h: the audio front end, a clip of any length and rate → one row.
+//
+// The steps and every parameter are those of v1::AudioFrontEnd
+// (proto/invariant/v1/bundle.proto; docs/math.md §"Sound"): resample to the
+// model's rate (libsoxr), trim silence, normalise, crop or pad to a fixed
+// length, Hann-windowed magnitude STFT (KissFFT's real FFT), log-spaced
+// triangular frequency bins, log1p compression, optional per-bin mean
+// removal. The row is frequency_bins × frames floats, bin-major, the layout
+// AudioTransformGroup acts on (a pitch shift is a shift along the bins).
+//
+// Determinism: the row depends only on the samples, their rate and the spec,
+// never on the thread or on other clips, so the trainer and the server give
+// the same bits for the same clip.
+//
+// Errors: Create refuses an inconsistent spec with INVALID_ARGUMENT naming
+// the field ("audio.frequency_bins: ... above the Nyquist frequency");
+// Apply refuses a clip with INVALID_ARGUMENT starting with `what`: zero
+// samples, a NaN or infinite sample, more samples than max_clip_seconds
+// allows at the clip's rate, a rate outside [kMinSampleRate, kMaxSampleRate].
+//
+// Thread-safety: a created AudioFrontEnd is immutable; Apply may be called
+// from any number of threads at once.
+#ifndef INVARIANT_CORE_AUDIO_FRONT_END_H_
+#define INVARIANT_CORE_AUDIO_FRONT_END_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "invariant/v1/bundle.pb.h"
+
+namespace invariant::audio {
+
+class AudioFrontEnd {
+ public:
+  // `spec` with the defaults filled in (trim_db 40, compression_gain 1,
+  // fft_length the next power of two ≥ frame_length) and `frames` derived;
+  // a spec that already has `frames` must agree. INVALID_ARGUMENT names the
+  // field: sample_rate outside [kMinSampleRate, kMaxSampleRate], clip_seconds
+  // ≤ 0 or shorter than one frame, hop_length < 1, fft_length < frame_length,
+  // min_frequency ≤ 0, bins_per_octave ≤ 0, frequency_bins < 1, the highest
+  // bin centre at or above sample_rate / 2, max_clip_seconds < 0 (0 means
+  // 60 s), more than kMaxRowValues values in a row.
+  static absl::StatusOr<v1::AudioFrontEnd> Complete(v1::AudioFrontEnd spec);
+  static absl::StatusOr<std::unique_ptr<const AudioFrontEnd>> Create(const v1::AudioFrontEnd& spec);
+
+  ~AudioFrontEnd();
+
+  static constexpr int64_t kMaxRowValues = 1 << 20;
+
+  const v1::AudioFrontEnd& spec() const { return spec_; }  // completed
+  int64_t frequency_bins() const { return spec_.frequency_bins(); }
+  int64_t frames() const { return spec_.frames(); }
+  int64_t output_dim() const { return frequency_bins() * frames(); }
+  // The most samples a clip at `sample_rate` may have (max_clip_seconds).
+  int64_t MaxSamples(int sample_rate) const;
+
+  // samples (mono, at sample_rate Hz) → row[0, output_dim()).
+  absl::Status Apply(absl::Span<const float> samples, int sample_rate, float* row,
+                     const std::string& what) const;
+
+ private:
+  AudioFrontEnd() = default;
+  struct Plan;
+  v1::AudioFrontEnd spec_;
+  std::unique_ptr<Plan> plan_;  // window, filter bank, FFT configuration
+};
+
+// 16-bit PCM → float samples in [−1, 1): x / 32768.
+std::vector<float> Int16ToFloat(absl::Span<const int16_t> pcm);
+
+}  // namespace invariant::audio
+
+#endif  // INVARIANT_CORE_AUDIO_FRONT_END_H_
