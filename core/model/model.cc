@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/base/status_macros.h"
 #include "core/bundle/bundle.h"
 #include "core/model/featurizer_factory.h"
@@ -16,6 +17,36 @@ namespace {
 absl::Status Prefix(const std::string& path, const absl::Status& s) {
   if (s.ok() || absl::StartsWith(s.message(), path)) return s;
   return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
+}
+
+// The front end of manifest.audio, checked against the manifest's shapes.
+absl::StatusOr<std::shared_ptr<const audio::AudioFrontEnd>> MakeAudioFrontEnd(
+    const v1::Manifest& manifest) {
+  const v1::AudioFrontEnd& spec = manifest.audio();
+  absl::StatusOr<v1::AudioFrontEnd> completed = audio::AudioFrontEnd::Complete(spec);
+  if (!completed.ok()) return completed.status();
+  if (completed->SerializeAsString() != spec.SerializeAsString()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("audio: expected a complete front end (defaults filled in and frames "
+                     "derived, as AudioFrontEnd::Complete writes it), received ",
+                     spec.ShortDebugString(), "; complete: ", completed->ShortDebugString()));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<const audio::AudioFrontEnd> front_end,
+                   audio::AudioFrontEnd::Create(spec));
+  const int64_t bins = front_end->frequency_bins();
+  const int64_t frames = front_end->frames();
+  if (manifest.input_dim() != bins * frames) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("manifest.input_dim: expected audio.frequency_bins · audio.frames = ", bins,
+                     " · ", frames, " = ", bins * frames, ", received ", manifest.input_dim()));
+  }
+  const auto& shape = manifest.encoder().input_shape();
+  if (shape.size() != 3 || shape[0] != bins || shape[1] != frames || shape[2] != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "manifest.encoder.input_shape: expected [audio.frequency_bins, audio.frames, 1] = [", bins,
+        ", ", frames, ", 1] for a model of sound, received [", absl::StrJoin(shape, ", "), "]"));
+  }
+  return std::shared_ptr<const audio::AudioFrontEnd>(std::move(front_end));
 }
 
 template <typename T>
@@ -42,6 +73,9 @@ absl::StatusOr<std::shared_ptr<const Model>> Model::Assemble(v1::Manifest manife
                      " but the encoder produces ", featurizer->d_out()));
   }
   auto model = std::shared_ptr<Model>(new Model());
+  if (manifest.has_audio()) {
+    ASSIGN_OR_RETURN(model->audio_front_end_, MakeAudioFrontEnd(manifest));
+  }
   if (manifest.has_head()) {
     auto w = tensors.f32.find(kHeadWeightsTensor);
     auto b = tensors.f32.find(kHeadBiasTensor);

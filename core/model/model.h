@@ -7,6 +7,10 @@
 // rebuilds the encoder over those tensors without copying them again; the
 // file may be overwritten or removed afterwards. A Model is immutable after
 // Load and is shared as std::shared_ptr<const Model>.
+//
+// A model of sound (manifest.audio set) also holds its audio front end
+// (core/audio/front_end.h), which turns a clip into the row the encoder
+// takes; the caller applies it (the server, in its handler, before batching).
 #ifndef INVARIANT_CORE_MODEL_MODEL_H_
 #define INVARIANT_CORE_MODEL_MODEL_H_
 
@@ -17,6 +21,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/audio/front_end.h"
 #include "core/base/tensor.h"
 #include "core/encoders/encoder.h"
 #include "core/model/repository.h"
@@ -49,7 +54,11 @@ class Model {
   // that every tensor the manifest's parts need is present with the right
   // shape and that dimensions agree (input_dim → encoder → feature_dim →
   // head), naming the tensor or field on error. Head tensors:
-  // "head/weights" (feature_dim × T) and "head/bias" (1 × T).
+  // "head/weights" (feature_dim × T) and "head/bias" (1 × T). With
+  // manifest.audio: the spec must be complete (AudioFrontEnd::Complete leaves
+  // it unchanged), input_dim must be frequency_bins · frames and
+  // encoder.input_shape [frequency_bins, frames, 1]; INVALID_ARGUMENT
+  // "audio: ..." / naming the field otherwise.
   static absl::StatusOr<std::shared_ptr<const Model>> Assemble(v1::Manifest manifest,
                                                                ModelTensors tensors);
 
@@ -68,6 +77,8 @@ class Model {
   // The whole feature map (preprocess → encoder → second layer).
   const Encoder& featurizer() const { return *featurizer_; }
   const ModelTensors& tensors() const { return tensors_; }
+  // The audio front end of a model of sound (manifest.audio set); nullptr otherwise.
+  const audio::AudioFrontEnd* audio_front_end() const { return audio_front_end_.get(); }
 
   // x: n × input_dim → features: n × feature_dim. Thread-safe.
   void Featurize(int64_t n, const float* x, float* features) const;
@@ -84,6 +95,7 @@ class Model {
   ModelTensors tensors_;
   std::shared_ptr<const Encoder> featurizer_;
   LinearModel head_;  // feature_dim × T and 1 × T, empty without a head
+  std::shared_ptr<const audio::AudioFrontEnd> audio_front_end_;  // null unless manifest.audio
 };
 
 }  // namespace invariant
