@@ -66,6 +66,9 @@ ABSL_FLAG(bool, testonly_start_paused, false,
 ABSL_FLAG(int, compute_threads, 0,
           "Threads of the process-wide compute pool every encoder runs on; 0 = all cores.");
 ABSL_FLAG(int, max_message_bytes, kDefaults.max_message_bytes, "gRPC message size limit.");
+ABSL_FLAG(double, max_audio_clip_seconds, kDefaults.max_audio_clip_seconds,
+          "Longest sound clip accepted by a model of sound, in seconds of audio (a model's own "
+          "max_clip_seconds may be smaller).");
 ABSL_FLAG(std::string, tls_cert, "", "PEM server certificate (turns TLS on with --tls_key).");
 ABSL_FLAG(std::string, tls_key, "", "PEM server private key.");
 ABSL_FLAG(std::string, tls_client_ca, "", "PEM CA for client certificates (mTLS).");
@@ -152,6 +155,7 @@ int main(int argc, char** argv) {
   options.threads = absl::GetFlag(FLAGS_threads);
   options.testonly_start_paused = absl::GetFlag(FLAGS_testonly_start_paused);
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  options.max_audio_clip_seconds = absl::GetFlag(FLAGS_max_audio_clip_seconds);
   options.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
   options.tls_key_file = absl::GetFlag(FLAGS_tls_key);
   options.tls_client_ca_file = absl::GetFlag(FLAGS_tls_client_ca);

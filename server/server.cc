@@ -101,6 +101,11 @@ absl::Status ValidateOptions(const ServerOptions& o) {
     return absl::InvalidArgumentError(
         absl::StrCat("max_queue_bytes: expected >= 1, received ", o.max_queue_bytes));
   }
+  if (!(o.max_audio_clip_seconds > 0 && o.max_audio_clip_seconds <= 86400)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_audio_clip_seconds: expected seconds in (0, 86400], received ",
+                     o.max_audio_clip_seconds));
+  }
   if (o.warmup_rows < 0 || o.warmup_rows > o.max_request_rows) {
     return absl::InvalidArgumentError(absl::StrCat("warmup_rows: expected 0..max_request_rows (",
                                                    o.max_request_rows, "), received ",
@@ -211,7 +216,7 @@ absl::Status Server::Init() {
   // INVALID_ARGUMENT (not the retryable RESOURCE_EXHAUSTED).
   handler_ = std::make_unique<FeatureHandler>(
       registry_.get(), batcher_.get(), std::min(options_.max_request_rows, options_.max_queue_rows),
-      options_.max_message_bytes);
+      options_.max_message_bytes, options_.max_audio_clip_seconds);
   feature_service_ = std::make_unique<FeatureServiceImpl>(handler_.get());
   AccessInputs access;
   access.host = options_.host;

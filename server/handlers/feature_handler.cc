@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
 #include "core/rls/linear_model.h"
 #include "server/handlers/validation.h"
 
@@ -64,6 +65,54 @@ absl::Status FeatureHandler::CheckResponseSize(int64_t rows, int64_t bytes_per_r
       " bytes per row) fits max_message_bytes=", max_response_bytes_, ", received ", rows));
 }
 
+absl::StatusOr<DecodedRows> FeatureHandler::DecodeInputs(const v1::InputBatch& inputs,
+                                                         const Model& model,
+                                                         int64_t bytes_per_row) const {
+  const int64_t clips = inputs.clips_size();
+  const bool has_values = inputs.values_size() > 0;
+  const bool has_raw = !inputs.raw_values().empty();
+  const char* rows_field = has_raw ? "inputs.raw_values" : "inputs.values";
+  if (clips > 0 && (has_values || has_raw)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("inputs: expected exactly one of values, raw_values or clips, received ",
+                     clips, " clips and ", has_raw ? "raw_values" : "values"));
+  }
+  const audio::AudioFrontEnd* front_end = model.audio_front_end();
+  if (front_end == nullptr) {
+    if (clips > 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "inputs.clips: expected rows of input_dim=", model.input_dim(),
+          " floats in inputs.values or inputs.raw_values (the model is not a model of sound: it "
+          "has no audio front end), received ",
+          clips, " clips"));
+    }
+    ASSIGN_OR_RETURN(DecodedRows rows,
+                     DecodeInputBatch(inputs, model.input_dim(), max_request_rows_));
+    RETURN_IF_ERROR(CheckResponseSize(rows.num_rows(), bytes_per_row));
+    return rows;
+  }
+  if (has_values || has_raw) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        rows_field,
+        ": expected clips in inputs.clips (the model is a model of sound: its rows of input_dim=",
+        model.input_dim(), " come from its audio front end), received rows"));
+  }
+  if (clips <= max_request_rows_) {
+    // Before any clip is decoded: the response, and the rows the clips become.
+    RETURN_IF_ERROR(CheckResponseSize(clips, bytes_per_row));
+    const int64_t row_bytes = static_cast<int64_t>(sizeof(float)) * model.input_dim();
+    const int64_t max_clips = max_response_bytes_ / std::max<int64_t>(1, row_bytes);
+    if (clips > max_clips) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "inputs.clips: expected at most ", max_clips, " clips so that their rows (", row_bytes,
+          " bytes each after the audio front end) fit max_message_bytes=", max_response_bytes_,
+          ", received ", clips));
+    }
+  }
+  return DecodeClipBatch(inputs, *front_end, max_request_rows_,
+                         EffectiveMaxClipSeconds(*front_end, max_audio_clip_seconds_));
+}
+
 void FeatureHandler::Featurize(const v1::FeaturizeRequest& request, v1::FeaturizeResponse* response,
                                absl::Time deadline, DoneFn done,
                                const std::shared_ptr<CancelToken>& cancel) const {
@@ -71,11 +120,8 @@ void FeatureHandler::Featurize(const v1::FeaturizeRequest& request, v1::Featuriz
   if (!handle.ok()) return done(handle.status());
   std::shared_ptr<const Model> model = handle->servable;
   absl::StatusOr<DecodedRows> rows =
-      DecodeInputBatch(request.inputs(), model->input_dim(), max_request_rows_);
+      DecodeInputs(request.inputs(), *model, 4 * model->feature_dim());
   if (!rows.ok()) return done(rows.status());
-  if (absl::Status s = CheckResponseSize(rows->num_rows(), 4 * model->feature_dim()); !s.ok()) {
-    return done(s);
-  }
   auto decoded = std::make_shared<DecodedRows>(*std::move(rows));
   response->set_model_name(handle->name);
   response->set_model_version(handle->version);
@@ -111,11 +157,8 @@ void FeatureHandler::Predict(const v1::PredictRequest& request, v1::PredictRespo
                      "featurize-only model (use Featurize)")));
   }
   absl::StatusOr<DecodedRows> rows =
-      DecodeInputBatch(request.inputs(), model->input_dim(), max_request_rows_);
+      DecodeInputs(request.inputs(), *model, PredictBytesPerRow(*model));
   if (!rows.ok()) return done(rows.status());
-  if (absl::Status s = CheckResponseSize(rows->num_rows(), PredictBytesPerRow(*model)); !s.ok()) {
-    return done(s);
-  }
   auto decoded = std::make_shared<DecodedRows>(*std::move(rows));
   response->set_model_name(handle->name);
   response->set_model_version(handle->version);
@@ -151,7 +194,8 @@ absl::Status FeatureHandler::GetModelMetadata(const v1::GetModelMetadataRequest&
                                               v1::GetModelMetadataResponse* response) const {
   absl::StatusOr<Registry::Handle> handle = Resolve(request.model());
   if (!handle.ok()) return handle.status();
-  FillModelMetadata(handle->name, handle->version, *handle->servable, response);
+  FillModelMetadata(handle->name, handle->version, *handle->servable, response,
+                    max_audio_clip_seconds_);
   return absl::OkStatus();
 }
 

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "server/handlers/inference_audio.h"
 #include "server/handlers/inference_tensors.h"
 #include "server/handlers/validation.h"
 
@@ -89,7 +90,8 @@ struct InferCall {
     if (outcome.ok()) {
       Assemble();
     } else {
-      outcome = WithProtocolFieldNames(outcome, kInferNameField, kInferVersionField, raw);
+      outcome = WithProtocolFieldNames(outcome, kInferNameField, kInferVersionField, raw,
+                                       AudioInputIndex(*request));
     }
     done(outcome);
   }
@@ -150,7 +152,8 @@ absl::Status InferenceHandler::ModelMetadata(const inference::ModelMetadataReque
       *registry_, request.name(), request.version(), kNameField, kVersionField);
   if (!handle.ok()) return handle.status();
   v1::GetModelMetadataResponse metadata;
-  FillModelMetadata(handle->name, handle->version, *handle->servable, &metadata);
+  FillModelMetadata(handle->name, handle->version, *handle->servable, &metadata,
+                    features_->max_audio_clip_seconds());
   FillInferenceModelMetadata(metadata, ReadyVersions(*registry_, handle->name), response);
   return absl::OkStatus();
 }
@@ -163,7 +166,8 @@ void InferenceHandler::ModelInfer(const inference::ModelInferRequest& request,
                            kInferNameField, kInferVersionField);
   if (!handle.ok()) return done(handle.status());
   v1::GetModelMetadataResponse metadata;
-  FillModelMetadata(handle->name, handle->version, *handle->servable, &metadata);
+  FillModelMetadata(handle->name, handle->version, *handle->servable, &metadata,
+                    features_->max_audio_clip_seconds());
   const InferenceModelShape shape = ShapeFromMetadata(metadata);
 
   auto call = std::make_shared<InferCall>();

@@ -14,6 +14,7 @@
 #include "core/base/json.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
+#include "server/handlers/inference_audio.h"
 #include "server/handlers/validation.h"
 
 namespace invariant::server {
@@ -89,6 +90,30 @@ bool ReplacePrefix(std::string& message, absl::string_view from, absl::string_vi
   return true;
 }
 
+// "inputs.clips[i](.member)(rest)" → "inputs[k][i](rest)", or the rate's
+// parameter; false when `message` does not start with a clip.
+bool ReplaceClipPrefix(std::string& message, int input_index) {
+  constexpr absl::string_view kClips = "inputs.clips[";
+  if (!absl::StartsWith(message, kClips)) return false;
+  const size_t close = message.find(']', kClips.size());
+  if (close == std::string::npos) return false;
+  const std::string index = message.substr(kClips.size(), close - kClips.size());
+  absl::string_view rest = absl::string_view(message).substr(close + 1);
+  if (absl::StartsWith(rest, ".sample_rate")) {
+    message = absl::StrCat("parameters.", kSampleRateParameter,
+                           rest.substr(std::string(".sample_rate").size()));
+    return true;
+  }
+  for (absl::string_view member : {".wav", ".float32_le", ".int16_le"}) {
+    if (absl::StartsWith(rest, member)) {
+      rest.remove_prefix(member.size());
+      break;
+    }
+  }
+  message = absl::StrCat("inputs[", input_index, "][", index, "]", rest);
+  return true;
+}
+
 }  // namespace
 
 absl::StatusOr<v1::ModelSpec> ModelSpecFromProtocol(const std::string& name,
@@ -123,9 +148,14 @@ absl::StatusOr<v1::ModelSpec> ModelSpecFromProtocol(const std::string& name,
 }
 
 absl::Status WithProtocolFieldNames(const absl::Status& status, const std::string& name_field,
-                                    const std::string& version_field, bool raw_input) {
+                                    const std::string& version_field, bool raw_input,
+                                    int input_index) {
   if (status.ok()) return status;
   std::string message(status.message());
+  if (ReplaceClipPrefix(message, input_index)) return absl::Status(status.code(), message);
+  if (ReplacePrefix(message, "inputs.clips", absl::StrCat("inputs[", input_index, "].shape"))) {
+    return absl::Status(status.code(), message);
+  }
   // Longer names first: "inputs" is a prefix of the others.
   ReplacePrefix(message, "model.name", name_field) ||
       ReplacePrefix(message, "model.version_label", version_field) ||
@@ -150,6 +180,7 @@ std::vector<std::string> OutputNames(const InferenceModelShape& model) {
 absl::StatusOr<v1::InputBatch> DecodeInferInput(const inference::ModelInferRequest& request,
                                                 const InferenceModelShape& model, int64_t max_rows,
                                                 bool* raw_input) {
+  if (model.audio) return DecodeAudioInferInput(request, max_rows, raw_input);
   if (request.inputs_size() != 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("inputs: expected exactly 1 input tensor named '", kInferenceInputName,
@@ -347,6 +378,8 @@ InferenceModelShape ShapeFromMetadata(const v1::GetModelMetadataResponse& metada
   }
   // A class without a name is answered with its index.
   shape.longest_class_name = std::max<int64_t>(shape.longest_class_name, 20);
+  shape.audio = metadata.has_audio();
+  shape.sample_rate = metadata.audio().sample_rate();
   return shape;
 }
 
@@ -357,7 +390,12 @@ void FillInferenceModelMetadata(const v1::GetModelMetadataResponse& metadata,
   out->set_name(metadata.model_name());
   for (int64_t v : versions) out->add_versions(absl::StrCat(v));
   out->set_platform("invariant");
-  AddTensorMetadata(kInferenceInputName, kFp32, {-1, shape.input_dim}, out->mutable_inputs());
+  if (shape.audio) {
+    AddTensorMetadata(kInferenceInputName, kFp32, {-1, -1}, out->mutable_inputs());
+    AddTensorMetadata(kInputLengthsName, "INT64", {-1}, out->mutable_inputs());
+  } else {
+    AddTensorMetadata(kInferenceInputName, kFp32, {-1, shape.input_dim}, out->mutable_inputs());
+  }
   for (const std::string& name : OutputNames(shape)) {
     if (name == kFeaturesOutputName) {
       AddTensorMetadata(name, kFp32, {-1, shape.feature_dim}, out->mutable_outputs());
@@ -388,6 +426,15 @@ void FillInferenceModelMetadata(const v1::GetModelMetadataResponse& metadata,
     if (metadata.head().target_names_size() > 0) {
       properties["target_names"] = JsonStringArray(metadata.head().target_names());
     }
+  }
+  if (shape.audio) {
+    properties["audio"] = JsonOf(metadata.audio());
+    properties["sample_rate"] = absl::StrCat(metadata.audio().sample_rate());
+    properties["max_clip_seconds"] = absl::StrCat(metadata.audio().max_clip_seconds());
+    properties["audio_inputs"] =
+        "input FP32 or INT16 [n, L] (samples, rows padded to L) with optional input_lengths "
+        "INT32 or INT64 [n] and request parameter sample_rate (Hz, default the model's); or "
+        "input BYTES [n], each element a whole WAV file";
   }
   google::protobuf::Struct metrics;
   for (const auto& [key, value] : metadata.metrics()) {

@@ -9,6 +9,10 @@
 // ModelMetadataResponse. Every error is INVALID_ARGUMENT naming the protocol
 // field (e.g. "inputs[0].shape: expected [n, 16] ..., received [2, 5]").
 //
+// A model of sound takes clips instead (inference_audio.h): "input" FP32 /
+// INT16 [n, L] with an optional "input_lengths" and parameter "sample_rate",
+// or BYTES [n] of WAV files.
+//
 // The outputs of a model, in this order: "features" FP32 [n, feature_dim];
 // with a linear head "scores" FP32 [n, output_dim]; for a classifier also
 // "predicted_class" BYTES [n] (class names) and "predicted_index" INT32 [n].
@@ -42,6 +46,8 @@ struct InferenceModelShape {
   bool has_head = false;
   bool classifier = false;
   int64_t longest_class_name = 0;  // bytes
+  bool audio = false;              // a model of sound: takes clips (inference_audio.h)
+  int sample_rate = 0;             // of a model of sound, Hz
 };
 
 // The model named `name` at protocol version `version`: "" or "latest" = the
@@ -55,16 +61,21 @@ absl::StatusOr<v1::ModelSpec> ModelSpecFromProtocol(const std::string& name,
 
 // Rewrites the invariant.v1 field names at the start of an error message
 // (model.name, model.version, model.version_label, inputs, inputs.values,
-// inputs.raw_values, inputs.num_rows) into the protocol's, so that errors of
-// the shared validation name the field the protocol client sent. OK stays OK.
+// inputs.raw_values, inputs.num_rows; for a model of sound inputs.clips[i]
+// and its members) into the protocol's, so that errors of the shared
+// validation name the field the protocol client sent: the clip of row i is
+// "inputs[k][i]" (k = `input_index`, the index of the tensor "input"), its
+// sample j "inputs[k][i][j]", its rate "parameters.sample_rate". OK stays OK.
 absl::Status WithProtocolFieldNames(const absl::Status& status, const std::string& name_field,
-                                    const std::string& version_field, bool raw_input);
+                                    const std::string& version_field, bool raw_input,
+                                    int input_index = 0);
 
 // The output names `model` offers, in the order above.
 std::vector<std::string> OutputNames(const InferenceModelShape& model);
 
 // Checks the request's one input tensor against `model` and returns it as a
-// v1::InputBatch (num_rows set; values or raw_values copied). `*raw_input`
+// v1::InputBatch (num_rows set; values or raw_values copied; for a model of
+// sound, clips: DecodeAudioInferInput). `*raw_input`
 // tells whether raw_input_contents carried it. A shape of more than
 // `max_rows` rows (the server's configured rows per request,
 // FeatureHandler::max_request_rows) is refused naming that limit before the
@@ -106,6 +117,11 @@ void AppendBytesOutput(const std::string& name,
 // tensors, and properties: encoder_kind, encoder, group and certificate (as
 // JSON), input_shape, input_dim, feature_dim, output_dim, task, class_names /
 // target_names (JSON arrays), metrics (JSON object), model_bytes, version.
+// A model of sound has the inputs "input" FP32 [-1, -1] and "input_lengths"
+// INT64 [-1] (the metadata has one datatype per tensor: INT16 samples,
+// INT32 lengths and BYTES [-1] WAV files are accepted too) and the
+// properties audio (the front end as JSON, AudioFrontEndInfo), sample_rate,
+// max_clip_seconds and audio_inputs (the accepted forms, in words).
 void FillInferenceModelMetadata(const v1::GetModelMetadataResponse& metadata,
                                 const std::vector<int64_t>& versions,
                                 inference::ModelMetadataResponse* out);

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/model/featurizer_factory.h"
+#include "server/handlers/audio_clips.h"
 #include "server/handlers/validation.h"
 
 namespace invariant::server {
@@ -32,8 +33,40 @@ void CopyMirror(const google::protobuf::Message& manifest_part, google::protobuf
   api->DiscardUnknownFields();
 }
 
+v1::AudioFrontEndInfo AudioInfo(const v1::AudioFrontEnd& spec, double max_clip_seconds) {
+  v1::AudioFrontEndInfo info;
+  info.set_sample_rate(spec.sample_rate());
+  info.set_clip_seconds(spec.clip_seconds());
+  info.set_clip_policy(spec.clip_policy() == v1::AudioFrontEnd::CLIP_POLICY_START ? "start"
+                                                                                  : "centre");
+  info.set_trim_silence(spec.trim_silence());
+  info.set_trim_db(spec.trim_db());
+  switch (spec.normalisation()) {
+    case v1::AudioFrontEnd::NORMALISATION_RMS:
+      info.set_normalisation("rms");
+      break;
+    case v1::AudioFrontEnd::NORMALISATION_NONE:
+      info.set_normalisation("none");
+      break;
+    default:
+      info.set_normalisation("peak");
+      break;
+  }
+  info.set_frame_length(spec.frame_length());
+  info.set_hop_length(spec.hop_length());
+  info.set_fft_length(spec.fft_length());
+  info.set_min_frequency(spec.min_frequency());
+  info.set_bins_per_octave(spec.bins_per_octave());
+  info.set_frequency_bins(spec.frequency_bins());
+  info.set_compression_gain(spec.compression_gain());
+  info.set_subtract_frequency_mean(spec.subtract_frequency_mean());
+  info.set_max_clip_seconds(max_clip_seconds);
+  info.set_frames(spec.frames());
+  return info;
+}
+
 void FillModelMetadata(const std::string& name, int64_t version, const Model& model,
-                       v1::GetModelMetadataResponse* out) {
+                       v1::GetModelMetadataResponse* out, double max_audio_clip_seconds) {
   const v1::Manifest& manifest = model.manifest();
   out->set_model_name(name);
   out->set_model_version(version);
@@ -48,6 +81,10 @@ void FillModelMetadata(const std::string& name, int64_t version, const Model& mo
   out->set_encoder_kind(EncoderKindName(manifest.encoder()));
   out->set_model_bytes(model.bytes());
   ManifestToApi(manifest, out);
+  if (const audio::AudioFrontEnd* front_end = model.audio_front_end(); front_end != nullptr) {
+    *out->mutable_audio() =
+        AudioInfo(front_end->spec(), EffectiveMaxClipSeconds(*front_end, max_audio_clip_seconds));
+  }
 }
 
 void ManifestToApi(const v1::Manifest& manifest, v1::GetModelMetadataResponse* out) {

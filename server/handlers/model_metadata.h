@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "core/model/model.h"
 #include "google/protobuf/message.h"
+#include "invariant/v1/bundle.pb.h"
 #include "invariant/v1/feature_service.pb.h"
 #include "invariant/v1/model_admin_service.pb.h"
 #include "server/lifecycle/registry.h"
@@ -24,9 +25,16 @@ namespace invariant::server {
 
 using Registry = ModelRegistry<Model>;
 
-// Fills `out` with the shapes, encoder, head, metrics and certificate of `model`.
+// Fills `out` with the shapes, encoder, head, metrics and certificate of
+// `model`, and for a model of sound its audio front end (`audio`), whose
+// max_clip_seconds is the limit in force: the smaller of the model's and
+// `max_audio_clip_seconds` (the server's; <= 0 = none).
 void FillModelMetadata(const std::string& name, int64_t version, const Model& model,
-                       v1::GetModelMetadataResponse* out);
+                       v1::GetModelMetadataResponse* out, double max_audio_clip_seconds = 0);
+
+// The API's description of an audio front end (field for field; the enums
+// as the strings "centre" / "start" and "peak" / "rms" / "none").
+v1::AudioFrontEndInfo AudioInfo(const v1::AudioFrontEnd& spec, double max_clip_seconds);
 
 // The manifest's encoder, head, certificate, metrics and input schema as the
 // API's messages (fields of `out` not derived from the manifest are untouched).

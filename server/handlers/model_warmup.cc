@@ -1,5 +1,6 @@
 #include "server/handlers/model_warmup.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -14,6 +15,25 @@ absl::Status WarmUp(const std::string& path, const Model& model, int64_t rows) {
   Rng rng(kWarmupSeed);
   std::vector<float> x(static_cast<size_t>(rows * model.input_dim()));
   for (float& v : x) v = static_cast<float>(rng.Normal());
+  if (const audio::AudioFrontEnd* front_end = model.audio_front_end(); front_end != nullptr) {
+    const int rate = front_end->spec().sample_rate();
+    const double seconds =
+        std::min(front_end->spec().clip_seconds(), front_end->spec().max_clip_seconds() > 0
+                                                       ? front_end->spec().max_clip_seconds()
+                                                       : front_end->spec().clip_seconds());
+    std::vector<float> clip(
+        static_cast<size_t>(std::max<int64_t>(1, std::llround(seconds * rate))));
+    constexpr double kPi = 3.14159265358979323846;
+    for (size_t i = 0; i < clip.size(); ++i) {
+      clip[i] = static_cast<float>(0.5 * std::sin(2 * kPi * 440.0 * static_cast<double>(i) / rate) +
+                                   0.05 * rng.Normal());
+    }
+    if (absl::Status s =
+            front_end->Apply(clip, rate, x.data(), absl::StrCat(path, ": warmup clip"));
+        !s.ok()) {
+      return absl::FailedPreconditionError(s.message());
+    }
+  }
   std::vector<float> out;
   if (model.has_head()) {
     out.resize(static_cast<size_t>(rows * model.output_dim()));

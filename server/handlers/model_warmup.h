@@ -7,7 +7,10 @@
 // caches are exercised once, so the first requests after a (re)load do not
 // pay for them (the tensors themselves are resident already: the bundle is
 // read, not mapped). rows = 0 skips it. The rows come from a fixed seed, so
-// warming is deterministic.
+// warming is deterministic. For a model of sound the first row is a seeded
+// synthetic clip (a tone in noise, clip_seconds long at the model's rate)
+// put through the model's audio front end, so the front end's code paths are
+// warmed too and a front end that answers it with NaN is refused likewise.
 //
 // It is also a last check of the bundle's numbers: a model that answers the
 // warmup rows with a NaN or an infinity (e.g. NaN weights, which checksums

@@ -1,0 +1,192 @@
+#include "server/handlers/audio_clips.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/audio/resample.h"
+#include "core/audio/wav.h"
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "float32_le / int16_le samples are copied as they are: a little-endian host is needed"
+#endif
+
+namespace invariant::server {
+namespace {
+
+// A clip's samples at their rate, once decoded.
+struct Samples {
+  int sample_rate = 0;
+  std::vector<float> values;
+};
+
+std::string ClipField(int index) { return absl::StrCat("inputs.clips[", index, "]"); }
+
+// The rate of raw samples: the clip's, or the model's when 0.
+absl::StatusOr<int> RawRate(const v1::AudioClip& clip, int index, int model_rate) {
+  const int rate = clip.sample_rate() == 0 ? model_rate : clip.sample_rate();
+  if (rate < audio::kMinSampleRate || rate > audio::kMaxSampleRate) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(ClipField(index), ".sample_rate: expected 0 (the model's ", model_rate,
+                     " Hz) or a rate in [", audio::kMinSampleRate, ", ", audio::kMaxSampleRate,
+                     "] Hz, received ", clip.sample_rate()));
+  }
+  return rate;
+}
+
+// OK when a clip at `rate` can be resampled to the model's rate.
+absl::Status CheckRatio(int rate, int model_rate, const std::string& field) {
+  const double ratio = static_cast<double>(std::max(rate, model_rate)) / std::min(rate, model_rate);
+  if (ratio <= audio::kMaxRatio) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      field, ": expected a sample rate within a factor ", audio::kMaxRatio, " of the model's ",
+      model_rate, " Hz (so that it can be resampled), received ", rate, " Hz"));
+}
+
+absl::Status CheckLength(int64_t count, int rate, double max_clip_seconds,
+                         const std::string& field) {
+  const int64_t max_samples = MaxClipSamples(max_clip_seconds, rate);
+  if (count <= max_samples) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(field, ": expected at most ", max_samples,
+                                                 " samples (max_clip_seconds=", max_clip_seconds,
+                                                 " at ", rate, " Hz), received ", count));
+}
+
+// The cheap checks of one clip, before any memory is allocated for the batch.
+absl::Status CheckClip(const v1::AudioClip& clip, int index, int model_rate,
+                       double max_clip_seconds) {
+  switch (clip.data_case()) {
+    case v1::AudioClip::DATA_NOT_SET:
+      return absl::InvalidArgumentError(absl::StrCat(
+          ClipField(index), ": no samples: expected one of wav, float32_le or int16_le"));
+    case v1::AudioClip::kWav:
+      if (clip.wav().empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            ClipField(index), ".wav: expected a whole WAV file, received 0 bytes (zero samples)"));
+      }
+      return absl::OkStatus();
+    case v1::AudioClip::kFloat32Le:
+    case v1::AudioClip::kInt16Le: {
+      const bool f32 = clip.data_case() == v1::AudioClip::kFloat32Le;
+      const std::string& bytes = f32 ? clip.float32_le() : clip.int16_le();
+      const size_t width = f32 ? sizeof(float) : sizeof(int16_t);
+      const std::string field = ClipField(index) + (f32 ? ".float32_le" : ".int16_le");
+      if (bytes.empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(field, ": expected at least one sample, received 0 bytes (zero samples)"));
+      }
+      if (bytes.size() % width != 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(field, ": expected a multiple of ", width, " bytes (little-endian ",
+                         f32 ? "float32" : "int16", " samples), received ", bytes.size()));
+      }
+      absl::StatusOr<int> rate = RawRate(clip, index, model_rate);
+      if (!rate.ok()) return rate.status();
+      if (absl::Status s = CheckRatio(*rate, model_rate, ClipField(index) + ".sample_rate");
+          !s.ok()) {
+        return s;
+      }
+      return CheckLength(static_cast<int64_t>(bytes.size() / width), *rate, max_clip_seconds,
+                         field);
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The samples of a clip CheckClip passed.
+absl::StatusOr<Samples> DecodeClip(const v1::AudioClip& clip, int index, int model_rate,
+                                   double max_clip_seconds) {
+  Samples out;
+  if (clip.data_case() == v1::AudioClip::kWav) {
+    const std::string field = ClipField(index) + ".wav";
+    absl::StatusOr<audio::Clip> wav = audio::DecodeWav(
+        clip.wav(), MaxClipSamples(max_clip_seconds, audio::kMaxSampleRate), field);
+    if (!wav.ok()) return wav.status();
+    if (wav->samples.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ": expected at least one sample, received zero samples"));
+    }
+    if (absl::Status s = CheckRatio(wav->sample_rate, model_rate, field); !s.ok()) return s;
+    if (absl::Status s = CheckLength(static_cast<int64_t>(wav->samples.size()), wav->sample_rate,
+                                     max_clip_seconds, field);
+        !s.ok()) {
+      return s;
+    }
+    out.sample_rate = wav->sample_rate;
+    out.values = std::move(wav->samples);
+    return out;
+  }
+  absl::StatusOr<int> rate = RawRate(clip, index, model_rate);
+  if (!rate.ok()) return rate.status();
+  out.sample_rate = *rate;
+  if (clip.data_case() == v1::AudioClip::kFloat32Le) {
+    out.values.resize(clip.float32_le().size() / sizeof(float));
+    std::memcpy(out.values.data(), clip.float32_le().data(), clip.float32_le().size());
+    for (size_t i = 0; i < out.values.size(); ++i) {
+      if (!std::isfinite(out.values[i])) {
+        return absl::InvalidArgumentError(absl::StrCat(ClipField(index), ".float32_le[", i,
+                                                       "]: expected a finite sample, received ",
+                                                       out.values[i]));
+      }
+    }
+  } else {
+    std::vector<int16_t> pcm(clip.int16_le().size() / sizeof(int16_t));
+    std::memcpy(pcm.data(), clip.int16_le().data(), clip.int16_le().size());
+    out.values = audio::Int16ToFloat(pcm);
+  }
+  return out;
+}
+
+}  // namespace
+
+double EffectiveMaxClipSeconds(const audio::AudioFrontEnd& front_end, double server_limit) {
+  const double model_limit = front_end.spec().max_clip_seconds();
+  if (server_limit <= 0) return model_limit;
+  if (model_limit <= 0) return server_limit;
+  return std::min(model_limit, server_limit);
+}
+
+int64_t MaxClipSamples(double max_clip_seconds, int sample_rate) {
+  return static_cast<int64_t>(std::floor(max_clip_seconds * sample_rate));
+}
+
+absl::StatusOr<DecodedRows> DecodeClipBatch(const v1::InputBatch& batch,
+                                            const audio::AudioFrontEnd& front_end, int64_t max_rows,
+                                            double max_clip_seconds) {
+  const int64_t n = batch.clips_size();
+  if (n == 0) {
+    return absl::InvalidArgumentError(
+        "inputs.clips: empty batch: expected at least one clip, received 0");
+  }
+  if (batch.num_rows() != 0 && batch.num_rows() != n) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "inputs.num_rows: expected ", n, " (one row per clip), received ", batch.num_rows()));
+  }
+  if (n > max_rows) {
+    return absl::InvalidArgumentError(absl::StrCat("inputs.clips: expected at most ", max_rows,
+                                                   " clips per request, received ", n));
+  }
+  const int model_rate = front_end.spec().sample_rate();
+  for (int i = 0; i < n; ++i) {
+    if (absl::Status s = CheckClip(batch.clips(i), i, model_rate, max_clip_seconds); !s.ok()) {
+      return s;
+    }
+  }
+  const int64_t dim = front_end.output_dim();
+  std::vector<float> rows(static_cast<size_t>(n * dim));
+  for (int i = 0; i < n; ++i) {
+    absl::StatusOr<Samples> samples = DecodeClip(batch.clips(i), i, model_rate, max_clip_seconds);
+    if (!samples.ok()) return samples.status();
+    if (absl::Status s = front_end.Apply(samples->values, samples->sample_rate,
+                                         rows.data() + i * dim, ClipField(i));
+        !s.ok()) {
+      return s;
+    }
+  }
+  return DecodedRows(n, std::move(rows));
+}
+
+}  // namespace invariant::server

@@ -1,0 +1,329 @@
+#include "server/handlers/inference_audio.h"
+
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/audio/wav.h"
+#include "core/base/error_text.h"
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "raw tensor contents are little-endian: a little-endian host is needed"
+#endif
+
+namespace invariant::server {
+namespace {
+
+using Tensor = inference::ModelInferRequest::InferInputTensor;
+
+constexpr char kInputName[] = "input";  // inference_tensors.h's kInferenceInputName
+
+absl::Status Invalid(const std::string& field, const std::string& expected,
+                     const std::string& received) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, ": expected ", expected, ", received ", received));
+}
+
+// Where one input tensor's data is: its typed contents or its raw bytes.
+struct TensorData {
+  const Tensor* tensor = nullptr;
+  int index = 0;
+  const std::string* raw = nullptr;  // raw_input_contents[index], or null
+  std::string field() const {
+    return raw != nullptr ? absl::StrCat("raw_input_contents[", index, "]")
+                          : absl::StrCat("inputs[", index, "].contents");
+  }
+};
+
+// The first typed contents field holding values other than `allowed`, or "".
+std::string OtherContents(const inference::InferTensorContents& c, const std::string& allowed) {
+  const std::pair<const char*, int> fields[] = {
+      {"bool_contents", c.bool_contents_size()},     {"int_contents", c.int_contents_size()},
+      {"int64_contents", c.int64_contents_size()},   {"uint_contents", c.uint_contents_size()},
+      {"uint64_contents", c.uint64_contents_size()}, {"fp32_contents", c.fp32_contents_size()},
+      {"fp64_contents", c.fp64_contents_size()},     {"bytes_contents", c.bytes_contents_size()}};
+  for (const auto& [name, size] : fields) {
+    if (size > 0 && allowed != name) return name;
+  }
+  return "";
+}
+
+absl::Status CheckContentsField(const TensorData& t, const std::string& allowed) {
+  if (t.raw != nullptr) {
+    if (t.tensor->has_contents()) {
+      return Invalid(absl::StrCat("inputs[", t.index, "].contents"),
+                     "no contents when raw_input_contents is used", "both");
+    }
+    return absl::OkStatus();
+  }
+  const std::string other = OtherContents(t.tensor->contents(), allowed);
+  if (!other.empty()) {
+    return Invalid(absl::StrCat("inputs[", t.index, "].contents"),
+                   absl::StrCat(allowed, " for datatype ", t.tensor->datatype()), other);
+  }
+  return absl::OkStatus();
+}
+
+// The valid samples of each of the n rows of L samples.
+absl::StatusOr<std::vector<int64_t>> Lengths(const TensorData* lengths, int64_t n, int64_t length) {
+  std::vector<int64_t> out(static_cast<size_t>(n), length);
+  if (lengths == nullptr) return out;
+  const Tensor& t = *lengths->tensor;
+  const std::string base = absl::StrCat("inputs[", lengths->index, "]");
+  const bool int64 = t.datatype() == "INT64";
+  if (!int64 && t.datatype() != "INT32") {
+    return Invalid(base + ".datatype", "INT32 or INT64 for input_lengths",
+                   absl::StrCat("'", EchoInput(t.datatype()), "'"));
+  }
+  if (t.shape_size() != 1 || t.shape(0) != n) {
+    return Invalid(base + ".shape", absl::StrCat("[", n, "] (one length per row of input)"),
+                   EchoShape(t.shape()));
+  }
+  if (absl::Status s = CheckContentsField(*lengths, int64 ? "int64_contents" : "int_contents");
+      !s.ok()) {
+    return s;
+  }
+  std::string field;
+  if (lengths->raw != nullptr) {
+    field = lengths->field();
+    const size_t width = int64 ? 8 : 4;
+    if (lengths->raw->size() != static_cast<size_t>(n) * width) {
+      return Invalid(field,
+                     absl::StrCat(n * static_cast<int64_t>(width), " bytes (", n, " little-endian ",
+                                  t.datatype(), " lengths)"),
+                     absl::StrCat(lengths->raw->size()));
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      if (int64) {
+        std::memcpy(&out[i], lengths->raw->data() + 8 * i, 8);
+      } else {
+        int32_t v;
+        std::memcpy(&v, lengths->raw->data() + 4 * i, 4);
+        out[i] = v;
+      }
+    }
+  } else {
+    field = absl::StrCat(base, ".contents.", int64 ? "int64_contents" : "int_contents");
+    const int count = int64 ? t.contents().int64_contents_size() : t.contents().int_contents_size();
+    if (count != n) return Invalid(field, absl::StrCat(n, " lengths"), absl::StrCat(count));
+    for (int64_t i = 0; i < n; ++i) {
+      out[i] = int64 ? t.contents().int64_contents(i) : t.contents().int_contents(i);
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    if (out[i] < 1 || out[i] > length) {
+      return Invalid(absl::StrCat(field, "[", i, "]"),
+                     absl::StrCat("a length in [1, ", length, "] samples (the rows of input)"),
+                     absl::StrCat(out[i]));
+    }
+  }
+  return out;
+}
+
+// BYTES [n]: one WAV file per element.
+absl::Status WavClips(const TensorData& input, int64_t n, v1::InputBatch* batch) {
+  if (absl::Status s = CheckContentsField(input, "bytes_contents"); !s.ok()) return s;
+  if (input.raw == nullptr) {
+    const auto& elements = input.tensor->contents().bytes_contents();
+    if (elements.size() != n) {
+      return Invalid(absl::StrCat("inputs[", input.index, "].contents.bytes_contents"),
+                     absl::StrCat(n, " elements (WAV files) for shape [", n, "]"),
+                     absl::StrCat(elements.size()));
+    }
+    for (const std::string& wav : elements) batch->add_clips()->set_wav(wav);
+    return absl::OkStatus();
+  }
+  const std::string& raw = *input.raw;
+  size_t offset = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (raw.size() - offset < 4) {
+      return Invalid(input.field(),
+                     absl::StrCat(n, " elements, each a 4-byte little-endian length and the bytes"),
+                     absl::StrCat("no length for element ", i, " (", raw.size(), " bytes)"));
+    }
+    uint32_t length;
+    std::memcpy(&length, raw.data() + offset, 4);
+    offset += 4;
+    if (length > raw.size() - offset) {
+      return Invalid(
+          input.field(),
+          absl::StrCat("element ", i, " of ", length, " bytes within the ", raw.size(), " bytes"),
+          absl::StrCat(raw.size() - offset, " bytes left"));
+    }
+    batch->add_clips()->set_wav(raw.substr(offset, length));
+    offset += length;
+  }
+  if (offset != raw.size()) {
+    return Invalid(input.field(), absl::StrCat(offset, " bytes (", n, " elements)"),
+                   absl::StrCat(raw.size(), " bytes"));
+  }
+  return absl::OkStatus();
+}
+
+// FP32 / INT16 [n, L] with lengths: one clip of samples per row.
+absl::Status SampleClips(const TensorData& input, int64_t n, int64_t length,
+                         const std::vector<int64_t>& lengths, int sample_rate,
+                         v1::InputBatch* batch) {
+  const bool fp32 = input.tensor->datatype() == "FP32";
+  const size_t width = fp32 ? sizeof(float) : sizeof(int16_t);
+  const std::string shape = EchoShape(input.tensor->shape());
+  if (absl::Status s = CheckContentsField(input, fp32 ? "fp32_contents" : "int_contents");
+      !s.ok()) {
+    return s;
+  }
+  const int64_t count = n * length;
+  if (input.raw != nullptr) {
+    const std::string& raw = *input.raw;
+    if (static_cast<int64_t>(raw.size()) != count * static_cast<int64_t>(width)) {
+      return Invalid(
+          input.field(),
+          absl::StrCat(count * static_cast<int64_t>(width), " bytes (", count, " little-endian ",
+                       input.tensor->datatype(), " samples for shape ", shape, ")"),
+          absl::StrCat(raw.size()));
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      v1::AudioClip* clip = batch->add_clips();
+      std::string bytes = raw.substr(static_cast<size_t>(i * length) * width,
+                                     static_cast<size_t>(lengths[i]) * width);
+      fp32 ? clip->set_float32_le(std::move(bytes)) : clip->set_int16_le(std::move(bytes));
+      clip->set_sample_rate(sample_rate);
+    }
+    return absl::OkStatus();
+  }
+  const std::string field =
+      absl::StrCat("inputs[", input.index, "].contents.", fp32 ? "fp32_contents" : "int_contents");
+  const auto& contents = input.tensor->contents();
+  const int have = fp32 ? contents.fp32_contents_size() : contents.int_contents_size();
+  if (have != count) {
+    return Invalid(field, absl::StrCat(count, " samples for shape ", shape), absl::StrCat(have));
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    v1::AudioClip* clip = batch->add_clips();
+    std::string bytes(static_cast<size_t>(lengths[i]) * width, '\0');
+    if (fp32) {
+      std::memcpy(bytes.data(), contents.fp32_contents().data() + i * length, bytes.size());
+      clip->set_float32_le(std::move(bytes));
+    } else {
+      for (int64_t j = 0; j < lengths[i]; ++j) {
+        const int32_t v = contents.int_contents(static_cast<int>(i * length + j));
+        if (v < std::numeric_limits<int16_t>::min() || v > std::numeric_limits<int16_t>::max()) {
+          return Invalid(absl::StrCat(field, "[", i * length + j, "]"),
+                         "an INT16 sample in [-32768, 32767]", absl::StrCat(v));
+        }
+        const int16_t s = static_cast<int16_t>(v);
+        std::memcpy(bytes.data() + 2 * j, &s, 2);
+      }
+      clip->set_int16_le(std::move(bytes));
+    }
+    clip->set_sample_rate(sample_rate);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int> SampleRate(const inference::ModelInferRequest& request) {
+  auto it = request.parameters().find(kSampleRateParameter);
+  if (it == request.parameters().end()) return 0;
+  const inference::InferParameter& p = it->second;
+  const bool integer = p.parameter_choice_case() == inference::InferParameter::kInt64Param;
+  if (!integer || p.int64_param() < audio::kMinSampleRate ||
+      p.int64_param() > audio::kMaxSampleRate) {
+    return Invalid(absl::StrCat("parameters.", kSampleRateParameter),
+                   absl::StrCat("an integer rate in [", audio::kMinSampleRate, ", ",
+                                audio::kMaxSampleRate, "] Hz (or none: the model's rate)"),
+                   integer ? absl::StrCat(p.int64_param()) : "another type");
+  }
+  return static_cast<int>(p.int64_param());
+}
+
+}  // namespace
+
+int AudioInputIndex(const inference::ModelInferRequest& request) {
+  for (int i = 0; i < request.inputs_size(); ++i) {
+    if (request.inputs(i).name() == kInputName) return i;
+  }
+  return 0;
+}
+
+absl::StatusOr<v1::InputBatch> DecodeAudioInferInput(const inference::ModelInferRequest& request,
+                                                     int64_t max_rows, bool* raw_input) {
+  const int inputs = request.inputs_size();
+  if (inputs < 1 || inputs > 2) {
+    return Invalid("inputs",
+                   absl::StrCat("the input tensor '", kInputName, "' and optionally '",
+                                kInputLengthsName, "' (a model of sound)"),
+                   absl::StrCat(inputs, " tensors"));
+  }
+  *raw_input = request.raw_input_contents_size() > 0;
+  if (*raw_input && request.raw_input_contents_size() != inputs) {
+    return Invalid("raw_input_contents", absl::StrCat(inputs, " entries (one per input tensor)"),
+                   absl::StrCat(request.raw_input_contents_size()));
+  }
+  TensorData input, lengths;
+  bool has_input = false, has_lengths = false;
+  for (int i = 0; i < inputs; ++i) {
+    const Tensor& t = request.inputs(i);
+    TensorData data{&t, i, *raw_input ? &request.raw_input_contents(i) : nullptr};
+    if (t.name() == kInputName && !has_input) {
+      input = data;
+      has_input = true;
+    } else if (t.name() == kInputLengthsName && !has_lengths) {
+      lengths = data;
+      has_lengths = true;
+    } else {
+      return Invalid(absl::StrCat("inputs[", i, "].name"),
+                     absl::StrCat("'", kInputName, "' or '", kInputLengthsName, "', each once"),
+                     absl::StrCat("'", EchoInput(t.name()), "'"));
+    }
+  }
+  if (!has_input) {
+    return Invalid("inputs", absl::StrCat("an input tensor named '", kInputName, "'"),
+                   absl::StrCat("only '", kInputLengthsName, "'"));
+  }
+  const Tensor& t = *input.tensor;
+  const std::string base = absl::StrCat("inputs[", input.index, "]");
+  const std::string& datatype = t.datatype();
+  const bool wav = datatype == "BYTES";
+  if (!wav && datatype != "FP32" && datatype != "INT16") {
+    return Invalid(base + ".datatype",
+                   "FP32 or INT16 (samples) or BYTES (WAV files) for a model of sound",
+                   absl::StrCat("'", EchoInput(datatype), "'"));
+  }
+  const auto& shape = t.shape();
+  const bool shape_ok = wav ? (shape.size() == 1 && shape[0] >= 1)
+                            : (shape.size() == 2 && shape[0] >= 1 && shape[1] >= 1);
+  if (!shape_ok) {
+    return Invalid(base + ".shape",
+                   wav ? "[n] (n >= 1 WAV files)" : "[n, L] (n >= 1 clips of L >= 1 samples)",
+                   EchoShape(shape));
+  }
+  const int64_t n = shape[0];
+  if (n > max_rows) {
+    return Invalid(base + ".shape", absl::StrCat("at most ", max_rows, " rows per request"),
+                   EchoShape(shape));
+  }
+  v1::InputBatch batch;
+  batch.set_num_rows(n);
+  if (wav) {
+    if (has_lengths) {
+      return Invalid(absl::StrCat("inputs[", lengths.index, "]"),
+                     "no input_lengths with BYTES (WAV files) input", "input_lengths");
+    }
+    if (absl::Status s = WavClips(input, n, &batch); !s.ok()) return s;
+    return batch;
+  }
+  const int64_t length = shape[1];
+  // Only reachable with a limit beyond what the byte count can hold.
+  if (length > std::numeric_limits<int64_t>::max() / 4 / n) {
+    return Invalid(base + ".shape", "a shape whose byte count fits in 64 bits", EchoShape(shape));
+  }
+  absl::StatusOr<int> rate = SampleRate(request);
+  if (!rate.ok()) return rate.status();
+  absl::StatusOr<std::vector<int64_t>> valid = Lengths(has_lengths ? &lengths : nullptr, n, length);
+  if (!valid.ok()) return valid.status();
+  if (absl::Status s = SampleClips(input, n, length, *valid, *rate, &batch); !s.ok()) return s;
+  return batch;
+}
+
+}  // namespace invariant::server
