@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/base/json.h"
+#include "core/base/status_macros.h"
 #include "server/handlers/validation.h"
 #include "server/rest/rest_codec.h"
 
@@ -29,6 +30,22 @@ using inference::InferParameter;
 using inference::ModelInferRequest;
 
 constexpr char kFp32[] = "FP32";
+constexpr char kBytes[] = "BYTES";
+
+// Where the numbers of an input's "data" go: FP32 → fp32_contents, INT16 and
+// INT32 → int_contents, INT64 → int64_contents (the typed contents of the
+// gRPC binding). Other datatypes' data is skipped.
+enum class Sink { kNone, kFloat, kInt32, kInt64 };
+
+Sink SinkOf(absl::string_view datatype) {
+  if (datatype == kFp32) return Sink::kFloat;
+  if (datatype == "INT16" || datatype == "INT32") return Sink::kInt32;
+  if (datatype == "INT64") return Sink::kInt64;
+  return Sink::kNone;
+}
+
+// Integers read as floats (data before the datatype) are exact up to 2^24.
+constexpr float kExactFloatInteger = 16777216.0f;
 
 // Inputs or requested outputs one body may name (a model has one input and
 // a few outputs; the shared validation says which are right).
@@ -117,8 +134,8 @@ class InferReader : public JsonEvents {
     // would do, without the dispatch).
     float f;
     if (data_level_ != 0 && stack_.back().frame == Frame::kData && data_.decided &&
-        !data_.skipping && (!data_.nested || data_.rank == data_level_) &&
-        JsonNumberToFloat(literal, &f)) {
+        !data_.skipping && data_.sink == Sink::kFloat &&
+        (!data_.nested || data_.rank == data_level_) && JsonNumberToFloat(literal, &f)) {
       ++stack_.back().items;
       floats_->Add(f);
       return absl::OkStatus();
@@ -403,12 +420,38 @@ class InferReader : public JsonEvents {
       return TakeBinary();
     }
     if (!has_data_) return Invalid(input_field_ + ".data", "an array", "nothing");
-    if (tensor_->datatype() != kFp32) {
+    const Sink sink = SinkOf(tensor_->datatype());
+    if (sink == Sink::kNone) {
       tensor_->clear_contents();  // read before the datatype; refused by the shared validation
       return absl::OkStatus();
     }
     if (!data_.pending.ok()) return data_.pending;
-    if (data_.nested && !data_.shape_at_start) return CheckLearnedNesting();
+    if (data_.nested && !data_.shape_at_start) RETURN_IF_ERROR(CheckLearnedNesting());
+    if (sink != Sink::kFloat && data_.sink == Sink::kFloat) return FloatsToIntegers(sink);
+    return absl::OkStatus();
+  }
+
+  // Integers whose data came before the datatype were read as floats: moved
+  // into the integer contents when each is an integer the float holds exactly.
+  absl::Status FloatsToIntegers(Sink sink) {
+    inference::InferTensorContents* contents = tensor_->mutable_contents();
+    const RepeatedField<float> floats = std::move(*contents->mutable_fp32_contents());
+    contents->clear_fp32_contents();
+    for (int i = 0; i < floats.size(); ++i) {
+      const float f = floats[i];
+      if (f != std::trunc(f) || std::fabs(f) > kExactFloatInteger) {
+        return Invalid(absl::StrCat(input_field_, ".data (item ", i, " in row-major order)"),
+                       absl::StrCat("an integer for datatype ", EchoInput(tensor_->datatype()),
+                                    " (of magnitude at most 2^24 when \"data\" comes before "
+                                    "\"datatype\")"),
+                       absl::StrCat(f));
+      }
+      if (sink == Sink::kInt64) {
+        contents->add_int64_contents(static_cast<int64_t>(f));
+      } else {
+        contents->add_int_contents(static_cast<int32_t>(f));
+      }
+    }
     return absl::OkStatus();
   }
 
@@ -452,12 +495,79 @@ class InferReader : public JsonEvents {
                                   " (the binary bytes after the JSON not taken by earlier inputs)"),
                      absl::StrCat(size));
     }
+    const char* bytes = binary_.data() + binary_offset_;
+    inference::InferTensorContents* contents = tensor_->mutable_contents();
     if (datatype == kFp32) {
-      RepeatedField<float>* floats = tensor_->mutable_contents()->mutable_fp32_contents();
+      RepeatedField<float>* floats = contents->mutable_fp32_contents();
       floats->Resize(static_cast<int>(size / sizeof(float)), 0.0f);
-      if (size > 0) std::memcpy(floats->mutable_data(), binary_.data() + binary_offset_, size);
+      if (size > 0) std::memcpy(floats->mutable_data(), bytes, size);
+    } else if (datatype == "INT16") {
+      RepeatedField<int32_t>* ints = contents->mutable_int_contents();
+      ints->Resize(static_cast<int>(size / sizeof(int16_t)), 0);
+      for (int i = 0; i < ints->size(); ++i) {
+        int16_t v;
+        std::memcpy(&v, bytes + sizeof(int16_t) * i, sizeof(v));
+        ints->Set(i, v);
+      }
+    } else if (datatype == "INT32") {
+      RepeatedField<int32_t>* ints = contents->mutable_int_contents();
+      ints->Resize(static_cast<int>(size / sizeof(int32_t)), 0);
+      if (size > 0) std::memcpy(ints->mutable_data(), bytes, size);
+    } else if (datatype == "INT64") {
+      RepeatedField<int64_t>* ints = contents->mutable_int64_contents();
+      ints->Resize(static_cast<int>(size / sizeof(int64_t)), 0);
+      if (size > 0) std::memcpy(ints->mutable_data(), bytes, size);
+    } else if (datatype == kBytes) {
+      RETURN_IF_ERROR(TakeBinaryBytes(absl::string_view(bytes, static_cast<size_t>(size))));
     }
     binary_offset_ += static_cast<size_t>(size);
+    return absl::OkStatus();
+  }
+
+  // A BYTES input's binary data: shape-many elements, each a 4-byte
+  // little-endian length and that many bytes, filling the data exactly.
+  absl::Status TakeBinaryBytes(absl::string_view data) {
+    const std::string field = input_field_ + ".parameters.binary_data_size";
+    uint64_t elements = 1;
+    for (int64_t dim : tensor_->shape()) {
+      if (dim < 0 || __builtin_mul_overflow(elements, static_cast<uint64_t>(dim), &elements)) {
+        return Invalid(input_field_ + ".shape", "non-negative dimensions for a binary input",
+                       EchoShape(tensor_->shape()));
+      }
+    }
+    // Each element takes at least its 4-byte length.
+    if (elements > data.size() / 4) {
+      return Invalid(field,
+                     absl::StrCat("at least 4 bytes (a length) for each of the ", elements,
+                                  " BYTES elements of shape ", EchoShape(tensor_->shape())),
+                     absl::StrCat(data.size()));
+    }
+    auto* out = tensor_->mutable_contents()->mutable_bytes_contents();
+    out->Reserve(static_cast<int>(elements));
+    size_t offset = 0;
+    for (uint64_t i = 0; i < elements; ++i) {
+      if (data.size() - offset < 4) {
+        return Invalid(field, absl::StrCat("a 4-byte length for BYTES element ", i),
+                       absl::StrCat(data.size() - offset, " bytes left of ", data.size()));
+      }
+      uint32_t length;
+      std::memcpy(&length, data.data() + offset, sizeof(length));
+      offset += 4;
+      if (length > data.size() - offset) {
+        return Invalid(field,
+                       absl::StrCat("BYTES element ", i, " of ", length,
+                                    " bytes (its length prefix) within the data"),
+                       absl::StrCat(data.size() - offset, " bytes left of ", data.size()));
+      }
+      out->Add(std::string(data.substr(offset, length)));
+      offset += length;
+    }
+    if (offset != data.size()) {
+      return Invalid(field,
+                     absl::StrCat(offset, " bytes (", elements, " BYTES elements of shape ",
+                                  EchoShape(tensor_->shape()), ")"),
+                     absl::StrCat(data.size()));
+    }
     return absl::OkStatus();
   }
 
@@ -465,7 +575,8 @@ class InferReader : public JsonEvents {
 
   struct DataState {
     bool shape_at_start = false;  // the shape was read before the data
-    bool skipping = false;        // not FP32, or after the first (pending) error
+    bool skipping = false;        // no numbers kept, or after the first (pending) error
+    Sink sink = Sink::kFloat;     // where the numbers go (kFloat while the datatype is unknown)
     bool decided = false;         // flat or nested is known (from the first item)
     bool nested = false;
     size_t rank = 0;               // nesting levels; 0 until known
@@ -474,16 +585,22 @@ class InferReader : public JsonEvents {
     absl::Status pending;          // the first error, while the datatype is still unknown
   };
 
-  bool DatatypeIsFp32() const { return has_datatype_ && tensor_->datatype() == kFp32; }
+  // The datatype is known and its numbers are kept.
+  bool DatatypeIsRead() const {
+    return has_datatype_ && SinkOf(tensor_->datatype()) != Sink::kNone;
+  }
 
   absl::Status BeginData() {
     has_data_ = true;
-    if (has_datatype_ && tensor_->datatype() != kFp32) {
+    if (has_datatype_) data_.sink = SinkOf(tensor_->datatype());
+    if (data_.sink == Sink::kNone) {
       Push(Frame::kSkip);  // passed on without contents
       return absl::OkStatus();
     }
     data_.shape_at_start = has_shape_;
     floats_ = tensor_->mutable_contents()->mutable_fp32_contents();
+    ints_ = tensor_->mutable_contents()->mutable_int_contents();
+    int64s_ = tensor_->mutable_contents()->mutable_int64_contents();
     if (has_shape_) {
       // Room for the floats the shape announces, but never more than the
       // JSON could hold (2 bytes a number), whatever the shapes say: one
@@ -498,7 +615,9 @@ class InferReader : public JsonEvents {
         count = std::min<uint64_t>(
             {count, reserve_budget_, static_cast<uint64_t>(std::numeric_limits<int>::max())});
         reserve_budget_ -= count;
-        floats_->Reserve(static_cast<int>(count));
+        if (data_.sink == Sink::kFloat) floats_->Reserve(static_cast<int>(count));
+        if (data_.sink == Sink::kInt32) ints_->Reserve(static_cast<int>(count));
+        if (data_.sink == Sink::kInt64) int64s_->Reserve(static_cast<int>(count));
       }
     }
     Push(Frame::kData);
@@ -532,7 +651,7 @@ class InferReader : public JsonEvents {
   // An error in the data: returned when the datatype is known to be FP32,
   // kept for FinishInput (and the rest of the data skipped) otherwise.
   absl::Status DataError(absl::Status error) {
-    if (DatatypeIsFp32()) return error;
+    if (DatatypeIsRead()) return error;
     data_.pending = std::move(error);
     data_.skipping = true;
     return absl::OkStatus();
@@ -582,6 +701,22 @@ class InferReader : public JsonEvents {
           Invalid(DataPath(static_cast<int64_t>(index)), "a number", KindName(v.kind));
       if (v.kind == Kind::kObject) Push(Frame::kSkip);
       return DataError(std::move(error));
+    }
+    if (data_.sink != Sink::kFloat) {
+      int64_t i;
+      const bool int32 = data_.sink == Sink::kInt32;
+      if (!JsonNumberToInt64(v.text, &i) || (int32 && (i < std::numeric_limits<int32_t>::min() ||
+                                                       i > std::numeric_limits<int32_t>::max()))) {
+        return DataError(Invalid(DataPath(static_cast<int64_t>(index)),
+                                 int32 ? "a 32-bit integer" : "a 64-bit integer",
+                                 EchoInput(v.text)));
+      }
+      if (int32) {
+        ints_->Add(static_cast<int32_t>(i));
+      } else {
+        int64s_->Add(i);
+      }
+      return absl::OkStatus();
     }
     float f;
     if (!JsonNumberToFloat(v.text, &f)) {
@@ -673,7 +808,9 @@ class InferReader : public JsonEvents {
   bool has_name_ = false, has_datatype_ = false, has_shape_ = false, has_data_ = false;
   std::optional<int64_t> binary_size_;
   DataState data_;
-  RepeatedField<float>* floats_ = nullptr;  // the input's fp32_contents, once its data began
+  RepeatedField<float>* floats_ = nullptr;    // the input's fp32_contents, once its data began
+  RepeatedField<int32_t>* ints_ = nullptr;    // int_contents (INT16, INT32)
+  RepeatedField<int64_t>* int64s_ = nullptr;  // int64_contents (INT64)
 
   ModelInferRequest::InferRequestedOutputTensor* output_ = nullptr;
   std::string output_field_;

@@ -1,9 +1,11 @@
 #include "server/rest/rest_service.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -61,12 +63,26 @@ Route Match(const std::string& path) {
 }
 
 // The shared validation names the protocol's gRPC fields; a REST client sent
-// the tensor's elements as "data".
+// the tensor's elements as "data": "inputs[k].contents.<type>_contents" at
+// the start of a message becomes "inputs[k].data".
 absl::Status WithRestFieldNames(const absl::Status& status) {
-  constexpr absl::string_view kGrpcField = "inputs[0].contents.fp32_contents";
-  if (!absl::StartsWith(status.message(), kGrpcField)) return status;
+  const absl::string_view message = status.message();
+  if (!absl::StartsWith(message, "inputs[")) return status;
+  const size_t close = message.find("].contents.");
+  if (close == absl::string_view::npos) return status;
+  const absl::string_view index = message.substr(7, close - 7);
+  if (index.empty() || !std::all_of(index.begin(), index.end(), absl::ascii_isdigit)) return status;
+  const size_t field_start = close + std::string_view("].contents.").size();
+  size_t field_end = field_start;
+  while (field_end < message.size() &&
+         (absl::ascii_isalnum(message[field_end]) || message[field_end] == '_')) {
+    ++field_end;
+  }
+  if (!absl::EndsWith(message.substr(field_start, field_end - field_start), "_contents")) {
+    return status;
+  }
   return absl::Status(status.code(),
-                      absl::StrCat("inputs[0].data", status.message().substr(kGrpcField.size())));
+                      absl::StrCat("inputs[", index, "].data", message.substr(field_end)));
 }
 
 bool MethodAllowed(const std::string& http_method, const Route& route) {
