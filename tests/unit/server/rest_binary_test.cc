@@ -67,7 +67,9 @@ TEST(RestBinaryTest, BinaryInputsAreSlicedInOrderBitForBit) {
   const auto& got_a = request->inputs(0).contents().fp32_contents();
   ASSERT_EQ(got_a.size(), 6);
   for (int i = 0; i < 6; ++i) EXPECT_EQ(Bits(got_a[i]), Bits(a[i])) << i;
-  EXPECT_FALSE(request->inputs(1).has_contents());  // BYTES: refused by the shared validation
+  // BYTES: each element a 4-byte little-endian length and its bytes.
+  ASSERT_EQ(request->inputs(1).contents().bytes_contents_size(), 1);
+  EXPECT_EQ(request->inputs(1).contents().bytes_contents(0), "hi");
   EXPECT_EQ(request->inputs(2).contents().fp32_contents_size(), 2);
   ASSERT_EQ(request->inputs(3).contents().fp32_contents_size(), 1);
   EXPECT_EQ(request->inputs(3).contents().fp32_contents(0), 42.0f);
@@ -159,9 +161,18 @@ TEST(RestBinaryTest, EveryBinaryCheckNamesItsField) {
       "outputs[0].parameters.binary_data: expected a boolean, received a string");
   EXPECT_EQ(ErrorOf(R"({"parameters": {"binary_data_output": 1}, "inputs": []})", ""),
             "parameters.binary_data_output: expected a boolean, received a number");
-  // BYTES (and unknown datatypes) take any size; the shared validation
-  // refuses the datatype later.
-  ASSERT_TRUE(Read(Json(Input("s", "BYTES", "[5]", "3")), "abc").ok());
+  // Unknown datatypes take any size; the shared validation refuses the
+  // datatype later. BYTES elements must fill their bytes exactly.
+  ASSERT_TRUE(Read(Json(Input("s", "STRING", "[5]", "3")), "abc").ok());
+  EXPECT_EQ(ErrorOf(Json(Input("s", "BYTES", "[5]", "3")), "abc"),
+            "inputs[0].parameters.binary_data_size: expected at least 4 bytes (a length) for each "
+            "of the 5 BYTES elements of shape [5], received 3");
+  EXPECT_EQ(ErrorOf(Json(Input("s", "BYTES", "[1]", "6")), std::string("\x05\0\0\0hi", 6)),
+            "inputs[0].parameters.binary_data_size: expected BYTES element 0 of 5 bytes (its "
+            "length prefix) within the data, received 2 bytes left of 6");
+  EXPECT_EQ(ErrorOf(Json(Input("s", "BYTES", "[1]", "7")), std::string("\x01\0\0\0hij", 7)),
+            "inputs[0].parameters.binary_data_size: expected 5 bytes (1 BYTES elements of shape "
+            "[1]), received 7");
 }
 
 inference::ModelInferResponse Response() {

@@ -332,10 +332,11 @@ TEST(RestCodecTest, MembersInAnyOrder) {
   EXPECT_EQ(
       ErrorOf(R"({"inputs": [{"data": [1, "2"], "shape": [2], "datatype": "FP32", "name": "i"}]})"),
       "inputs[0].data[1]: expected a number, received a string");
-  // Not FP32 once the datatype is known: the data (any JSON) is passed over.
+  // Not a datatype the server reads (FP32, INT16, INT32, INT64) once the
+  // datatype is known: the data (any JSON) is passed over.
   request = InferRequestFromJson(
       R"({"inputs": [{"data": ["a", {"b": [1]}], "shape": [2], "datatype": "BYTES", "name": "i"},
-                     {"name": "j", "datatype": "INT32", "shape": [1], "data": [{"x": 1}]}]})",
+                     {"name": "j", "datatype": "BOOL", "shape": [1], "data": [{"x": 1}]}]})",
       "m", "");
   ASSERT_TRUE(request.ok()) << request.status();
   EXPECT_FALSE(request->inputs(0).has_contents());

@@ -1,0 +1,101 @@
+#include "tools/test_models/test_audio_model.h"
+
+#include <cmath>
+#include <filesystem>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/audio/front_end.h"
+#include "core/base/random.h"
+
+namespace invariant::testing_models {
+
+namespace fs = std::filesystem;
+
+v1::AudioFrontEnd TestAudioFrontEnd() {
+  v1::AudioFrontEnd spec;
+  spec.set_sample_rate(8000);
+  spec.set_clip_seconds(0.25);
+  spec.set_clip_policy(v1::AudioFrontEnd::CLIP_POLICY_CENTRE);
+  spec.set_normalisation(v1::AudioFrontEnd::NORMALISATION_PEAK);
+  spec.set_frame_length(256);
+  spec.set_hop_length(128);
+  spec.set_min_frequency(100);
+  spec.set_bins_per_octave(4);
+  spec.set_frequency_bins(16);
+  spec.set_max_clip_seconds(2);
+  absl::StatusOr<v1::AudioFrontEnd> completed = audio::AudioFrontEnd::Complete(spec);
+  return completed.ok() ? *completed : spec;  // an incomplete spec fails Assemble, naming it
+}
+
+absl::StatusOr<std::shared_ptr<const Model>> MakeTestAudioModel(const TestAudioModelSpec& spec) {
+  const v1::AudioFrontEnd front_end = TestAudioFrontEnd();
+  const int64_t bins = front_end.frequency_bins();
+  const int64_t frames = front_end.frames();
+  const int64_t d = bins * frames;
+  const int s = spec.num_features;
+  const double sigma = std::sqrt(static_cast<double>(d));
+  Rng rng(spec.seed);
+
+  v1::Manifest manifest;
+  manifest.set_format_version(1);
+  manifest.set_model_name(spec.name);
+  manifest.set_version(spec.version);
+  manifest.set_input_dim(d);
+  manifest.set_created_by("tools/test_models (audio)");
+  *manifest.mutable_audio() = front_end;
+  v1::EncoderSpec* encoder = manifest.mutable_encoder();
+  encoder->set_seed(spec.seed);
+  encoder->add_input_shape(bins);
+  encoder->add_input_shape(frames);
+  encoder->add_input_shape(1);
+  v1::RandomFourierParams* rf = encoder->mutable_random_fourier();
+  rf->set_num_features(s);
+  rf->set_num_group_elements(1);
+  rf->set_sigma(sigma);
+  v1::GroupSpec* group = encoder->mutable_group();
+  group->mutable_identity()->set_dim(static_cast<int32_t>(d));
+  group->set_placement(v1::GroupSpec::PLACEMENT_TEMPLATES);
+
+  ModelTensors tensors;
+  FloatMatrix bank = FloatMatrix::Zeros(s, d);
+  for (int64_t i = 0; i < s * d; ++i) {
+    bank.mutable_data()[i] = static_cast<float>(rng.Normal() / sigma);
+  }
+  tensors.f32["encoder/bank"] = std::move(bank);
+  if (spec.num_classes > 0) {
+    const int64_t f = 2 * static_cast<int64_t>(s);
+    const int64_t t = spec.num_classes;
+    v1::LinearHead* head = manifest.mutable_head();
+    head->set_lambda(1e-3);
+    head->set_task(v1::TASK_CLASSIFICATION);
+    for (int64_t c = 0; c < t; ++c) head->add_class_names(absl::StrCat("word_", c));
+    FloatMatrix weights = FloatMatrix::Zeros(f, t);
+    for (int64_t i = 0; i < f * t; ++i) {
+      weights.mutable_data()[i] = static_cast<float>(rng.Normal());
+    }
+    FloatMatrix bias = FloatMatrix::Zeros(1, t);
+    for (int64_t c = 0; c < t; ++c) bias.mutable_data()[c] = static_cast<float>(0.1 * rng.Normal());
+    tensors.f32[kHeadWeightsTensor] = std::move(weights);
+    tensors.f32[kHeadBiasTensor] = std::move(bias);
+  }
+  return Model::Assemble(std::move(manifest), std::move(tensors));
+}
+
+absl::StatusOr<std::string> WriteTestAudioModel(const std::string& models_root,
+                                                const TestAudioModelSpec& spec) {
+  absl::StatusOr<std::shared_ptr<const Model>> model = MakeTestAudioModel(spec);
+  if (!model.ok()) return model.status();
+  const fs::path dir = fs::path(models_root) / spec.name / std::to_string(spec.version);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    return absl::InternalError(absl::StrCat("cannot create '", dir.string(), "': ", ec.message()));
+  }
+  const std::string path = (dir / kBundleFileName).string();
+  if (absl::Status s = (*model)->Save(path); !s.ok()) return s;
+  return path;
+}
+
+}  // namespace invariant::testing_models
