@@ -5,21 +5,29 @@
 // FeaturizeRequest, PredictRequest, or the Open Inference Protocol's
 // ModelInferRequest. Byte 1 picks the model's input shape (rows of a × b
 // floats, a, b in 1..6), byte 2 whether the model declares that 2-D shape, has
-// a linear head, and is a classifier. The bytes are parsed as the message and
+// a linear head, is a classifier, and is a model of sound (bit 3: a small
+// audio front end; its rows are then the front end's, and requests carry
+// clips: InputBatch.clips, or OIP samples / WAV files). The bytes are parsed as the message and
 // run through the server's validation exactly as the handlers do
 // (server/handlers/validation.h, server/handlers/inference_tensors.h). Properties: every
 // refusal is INVALID_ARGUMENT with a message naming a request field; an
 // accepted v1 batch has 1..kMaxRows rows of finite floats; an accepted OIP
 // request decodes to a batch the v1 validation accepts or refuses with an
-// OIP field name, and its response tensors can be assembled.
+// OIP field name, and its response tensors can be assembled. For a model of
+// sound every clip is decoded and put through the front end
+// (server/handlers/audio_clips.h): an accepted batch has one row of finite
+// values per clip.
 #include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "core/audio/front_end.h"
 #include "inference/grpc_service.pb.h"
 #include "invariant/v1/feature_service.pb.h"
+#include "server/handlers/audio_clips.h"
+#include "server/handlers/inference_audio.h"
 #include "server/handlers/inference_tensors.h"
 #include "server/handlers/validation.h"
 #include "tests/fuzz/fuzz_util.h"
@@ -35,6 +43,43 @@ constexpr int64_t kMaxResponseBytes = 4 << 20;
 constexpr int64_t kFeatureDim = 8;
 constexpr int64_t kOutputDim = 3;
 
+// The fuzzed model of sound: 8 kHz, 0.05 s clips, 4 bins × 11 frames, clips
+// of at most 0.5 s (4000 samples at 8 kHz).
+const invariant::audio::AudioFrontEnd& FrontEnd() {
+  static const invariant::audio::AudioFrontEnd* front_end = [] {
+    v1::AudioFrontEnd spec;
+    spec.set_sample_rate(8000);
+    spec.set_clip_seconds(0.05);
+    spec.set_frame_length(64);
+    spec.set_hop_length(32);
+    spec.set_min_frequency(200);
+    spec.set_bins_per_octave(4);
+    spec.set_frequency_bins(4);
+    spec.set_max_clip_seconds(0.5);
+    auto created = invariant::audio::AudioFrontEnd::Create(spec);
+    Check(created.ok(), "the fuzzed front end is valid");
+    return created->release();
+  }();
+  return *front_end;
+}
+
+// Decodes and checks clips as FeatureHandler does for a model of sound.
+absl::StatusOr<server::DecodedRows> DecodeClips(const v1::InputBatch& inputs) {
+  const auto& front_end = FrontEnd();
+  if (inputs.values_size() > 0 || !inputs.raw_values().empty()) {
+    return absl::InvalidArgumentError("inputs.values: expected clips");
+  }
+  absl::StatusOr<server::DecodedRows> rows =
+      server::DecodeClipBatch(inputs, front_end, kMaxRows, front_end.spec().max_clip_seconds());
+  if (rows.ok()) {
+    Check(rows->num_rows() == inputs.clips_size(), "one row per clip");
+    for (int64_t i = 0; i < rows->num_rows() * front_end.output_dim(); ++i) {
+      Check(std::isfinite(rows->data()[i]), "the front end's rows are finite");
+    }
+  }
+  return rows;
+}
+
 bool StartsWithAny(const absl::Status& status, std::initializer_list<const char*> prefixes) {
   for (const char* prefix : prefixes) {
     if (absl::StartsWith(status.message(), prefix)) return true;
@@ -48,9 +93,15 @@ void CheckRefusal(const absl::Status& status, std::initializer_list<const char*>
 }
 
 // Validates an invariant.v1 model spec and input batch as FeatureHandler does.
-void ValidateV1(const v1::ModelSpec& spec, const v1::InputBatch& inputs, int64_t input_dim) {
+void ValidateV1(const v1::ModelSpec& spec, const v1::InputBatch& inputs, int64_t input_dim,
+                bool audio) {
   if (absl::Status s = server::ValidateModelSpec(spec); !s.ok()) {
     CheckRefusal(s, {"model."});
+  }
+  if (audio) {
+    const absl::StatusOr<server::DecodedRows> rows = DecodeClips(inputs);
+    if (!rows.ok()) CheckRefusal(rows.status(), {"inputs"});
+    return;
   }
   const absl::StatusOr<server::DecodedRows> rows =
       server::DecodeInputBatch(inputs, input_dim, kMaxRows);
@@ -84,7 +135,7 @@ void ValidateInfer(const inference::ModelInferRequest& request,
   const absl::StatusOr<v1::InputBatch> batch =
       server::DecodeInferInput(request, model, kMaxRows, &raw);
   if (!batch.ok()) {
-    CheckRefusal(batch.status(), {"inputs", "raw_input_contents"});
+    CheckRefusal(batch.status(), {"inputs", "raw_input_contents", "parameters.sample_rate"});
     return;
   }
   Check(batch->num_rows() >= 1, "a decoded OIP batch has rows");
@@ -96,14 +147,16 @@ void ValidateInfer(const inference::ModelInferRequest& request,
   if (absl::Status s =
           server::CheckInferResponseSize(batch->num_rows(), model, *outputs, kMaxResponseBytes);
       !s.ok()) {
-    CheckRefusal(s, {"inputs[0].shape"});
+    CheckRefusal(s, {"inputs[0].shape", "inputs[1].shape"});
     return;
   }
   const absl::StatusOr<server::DecodedRows> rows =
-      server::DecodeInputBatch(*batch, model.input_dim, kMaxRows);
+      model.audio ? DecodeClips(*batch)
+                  : server::DecodeInputBatch(*batch, model.input_dim, kMaxRows);
   if (!rows.ok()) {
-    CheckRefusal(server::WithProtocolFieldNames(rows.status(), "model_name", "model_version", raw),
-                 {"inputs[0]", "raw_input_contents[0]"});
+    CheckRefusal(server::WithProtocolFieldNames(rows.status(), "model_name", "model_version", raw,
+                                                server::AudioInputIndex(request)),
+                 {"inputs[", "raw_input_contents[", "parameters.sample_rate"});
     return;
   }
   const int64_t n = rows->num_rows();
@@ -145,19 +198,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   model.classifier = model.has_head && (data[2] & 4) != 0;
   model.output_dim = model.has_head ? kOutputDim : 0;
   model.longest_class_name = model.classifier ? 5 : 0;
+  model.audio = (data[2] & 8) != 0;
+  if (model.audio) {
+    model.input_dim = FrontEnd().output_dim();
+    model.input_shape = {FrontEnd().frequency_bins(), FrontEnd().frames(), 1};
+    model.sample_rate = FrontEnd().spec().sample_rate();
+  }
   const uint8_t* bytes = data + 3;
   const int length = static_cast<int>(size - 3);
   switch (kind) {
     case 0: {
       v1::FeaturizeRequest request;
       if (!request.ParseFromArray(bytes, length)) return 0;
-      ValidateV1(request.model(), request.inputs(), model.input_dim);
+      ValidateV1(request.model(), request.inputs(), model.input_dim, model.audio);
       break;
     }
     case 1: {
       v1::PredictRequest request;
       if (!request.ParseFromArray(bytes, length)) return 0;
-      ValidateV1(request.model(), request.inputs(), model.input_dim);
+      ValidateV1(request.model(), request.inputs(), model.input_dim, model.audio);
       break;
     }
     default: {
