@@ -18,9 +18,13 @@
 // (row-major) or nested exactly as "shape"; for datatype FP32 each element is
 // a JSON number, read once to the nearest float (std::from_chars<float> on
 // the literal: a float written with the shortest round-trip digits reads back
-// bit for bit) straight into the request's contents.fp32_contents. Other
-// datatypes are passed on without contents, so the shared validation names
-// the datatype. The body is read in one linear pass (json.h,
+// bit for bit) straight into the request's contents.fp32_contents; for INT16
+// and INT32 each element is a JSON integer (within int32) into int_contents,
+// for INT64 into int64_contents (the sample and length tensors of a model of
+// sound). Integer data that comes before its "datatype" member is read as
+// floats first and kept when every value is an integer of magnitude at most
+// 2^24. Other datatypes are passed on without contents, so the shared
+// validation names the datatype. The body is read in one linear pass (json.h,
 // ParseJsonEvents): no tree of values, every strictness rule of json.h
 // (valid UTF-8, depth <= kDefaultJsonMaxDepth, no NaN / Infinity / leading
 // zeros, no repeated key), at most 64 inputs and 64 outputs (refused as they
@@ -35,8 +39,12 @@
 // has no "data"), B bytes each, in input order, little-endian row-major. B
 // must be the shape's element count × the datatype's size (4 for FP32; any
 // B for BYTES), and the sizes must add up to exactly the bytes after the
-// JSON. An FP32 binary input is copied into contents.fp32_contents; others
-// are checked and passed on without contents, like their JSON form.
+// JSON. A binary input is copied into the contents of its datatype: FP32
+// into fp32_contents, INT16 (widened) and INT32 into int_contents, INT64
+// into int64_contents, and BYTES, whose data is the shape's element count of
+// elements, each a 4-byte little-endian length and that many bytes filling B
+// exactly, into bytes_contents (WAV files for a model of sound); others are
+// checked and passed on without contents, like their JSON form.
 //
 // Errors: INVALID_ARGUMENT naming the member or header, the first problem
 // in document order ("inputs[0].data[3]: expected a number, received a
