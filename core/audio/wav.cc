@@ -107,8 +107,9 @@ std::optional<uint64_t> DeclaredDataBytes(std::string_view bytes, Form form) {
     if (id == "ds64" && at + 8 + 16 <= bytes.size()) ds64_data = Little(b + at + 8 + 8, 8);
     if (id == "data") {
       if (form == Form::kRf64 && size == 0xFFFFFFFFu) return ds64_data;
-      // 0 and 0xFFFFFFFF: a stream written before its length was known.
-      if (size == 0 || size == 0xFFFFFFFFu) return std::nullopt;
+      // 0xFFFFFFFF: a stream written before its length was known (libsndfile
+      // reads to the end of the file).
+      if (size == 0xFFFFFFFFu) return std::nullopt;
       return size;
     }
     if (size > bytes.size()) return std::nullopt;

@@ -107,6 +107,38 @@ TEST(WavTest, RefusesCompressedFormats) {
   ExpectRefused(bytes, "unsupported sample format");
 }
 
+TEST(WavTest, AStreamedDataSizeMeansToTheEndOfTheFile) {
+  const auto clip =
+      DecodeWav(WavBytes(1, 1, 8000, 16, Pcm16({16384, -16384, 0}), 0xFFFFFFFFu), 10, "x");
+  ASSERT_TRUE(clip.ok()) << clip.status();
+  EXPECT_EQ(clip->samples, (std::vector<float>{0.5f, -0.5f, 0.0f}));
+}
+
+// An RF64 file: the sizes are in the ds64 chunk, the data chunk says 0xFFFFFFFF.
+std::string Rf64(const std::string& data, uint64_t declared_data) {
+  const std::string riff = WavBytes(1, 1, 8000, 16, data);
+  std::string out = "RF64";
+  PutLe(out, 0xFFFFFFFFu, 4);
+  out += "WAVEds64";
+  PutLe(out, 28, 4);
+  PutLe(out, 4 + 36 + 24 + 8 + data.size(), 8);  // RIFF size
+  PutLe(out, declared_data, 8);                  // data size
+  PutLe(out, declared_data / 2, 8);              // sample count
+  PutLe(out, 0, 4);                              // table length
+  out += riff.substr(12, 24);                    // the fmt chunk
+  out += "data";
+  PutLe(out, 0xFFFFFFFFu, 4);
+  return out + data;
+}
+
+TEST(WavTest, ReadsRf64AndChecksItsDs64Size) {
+  const std::string data = Pcm16({16384, -8192});
+  const auto clip = DecodeWav(Rf64(data, 4), 10, "x");
+  ASSERT_TRUE(clip.ok()) << clip.status();
+  EXPECT_EQ(clip->samples, (std::vector<float>{0.5f, -0.25f}));
+  ExpectRefused(Rf64(data, 2000), "truncated: the header says 1000 samples, the file holds 2");
+}
+
 TEST(WavTest, RefusesZeroSamples) { ExpectRefused(WavBytes(1, 1, 8000, 16, ""), "zero samples"); }
 
 TEST(WavTest, RefusesMoreSamplesThanAllowedBeforeReadingThem) {
