@@ -1,7 +1,7 @@
 // front_end.h: the audio front end, a clip of any length and rate → one row.
 //
 // The steps and every parameter are those of v1::AudioFrontEnd
-// (proto/invariant/v1/bundle.proto; docs/math.md §"Sound"): resample to the
+// (proto/invariant/v1/bundle.proto; docs/math.md §9): resample to the
 // model's rate (libsoxr), trim silence, normalise, crop or pad to a fixed
 // length, Hann-windowed magnitude STFT (KissFFT's real FFT), log-spaced
 // triangular frequency bins, log1p compression, optional per-bin mean
