@@ -282,8 +282,10 @@ absl::Status AudioFrontEnd::Apply(absl::Span<const float> samples, int sample_ra
   const int64_t target = n < length && centre ? (length - n) / 2 : 0;
   const int64_t copied = std::min(n, length);
   std::fill(w->clip.begin(), w->clip.end(), 0.0f);
-  const float fscale = static_cast<float>(scale);
-  for (int64_t i = 0; i < copied; ++i) w->clip[target + i] = x[source + i] * fscale;
+  // In double: 1 / peak of a subnormal clip is beyond the float range.
+  for (int64_t i = 0; i < copied; ++i) {
+    w->clip[target + i] = static_cast<float>(x[source + i] * scale);
+  }
 
   const int64_t frames = s.frames();
   const int frame_length = s.frame_length();
