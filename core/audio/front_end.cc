@@ -148,8 +148,9 @@ absl::StatusOr<v1::AudioFrontEnd> AudioFrontEnd::Complete(v1::AudioFrontEnd spec
                      " Hz, at or above the Nyquist frequency ", rate / 2.0, " Hz"));
   }
   if (spec.compression_gain() == 0) spec.set_compression_gain(1);
-  if (!(spec.compression_gain() > 0) || !std::isfinite(spec.compression_gain())) {
-    return Invalid("compression_gain", absl::StrCat(spec.compression_gain(), " must be positive"));
+  if (!(spec.compression_gain() > 0) || !(spec.compression_gain() <= kMaxCompressionGain)) {
+    return Invalid("compression_gain", absl::StrCat(spec.compression_gain(), " must be in (0, ",
+                                                    kMaxCompressionGain, "]"));
   }
   if (!(spec.max_clip_seconds() >= 0) || !(spec.max_clip_seconds() <= kMaxClipSeconds)) {
     return Invalid("max_clip_seconds",
@@ -243,6 +244,10 @@ absl::Status AudioFrontEnd::Apply(absl::Span<const float> samples, int sample_ra
   for (size_t i = 0; i < samples.size(); ++i) {
     if (!std::isfinite(samples[i])) {
       return absl::InvalidArgumentError(absl::StrCat(what, ": sample ", i, " is NaN or infinite"));
+    }
+    if (std::fabs(samples[i]) > kMaxSampleMagnitude) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": sample ", i, " is ", samples[i],
+                                                     ", beyond ±", kMaxSampleMagnitude));
     }
   }
   const v1::AudioFrontEnd& s = spec_;

@@ -38,7 +38,8 @@
 // Errors: Create refuses an inconsistent spec with INVALID_ARGUMENT naming
 // the field ("audio.frequency_bins: ... above the Nyquist frequency");
 // Apply refuses a clip with INVALID_ARGUMENT starting with `what`: zero
-// samples, a NaN or infinite sample, more samples than max_clip_seconds
+// samples, a NaN or infinite sample or one beyond ±kMaxSampleMagnitude, more
+// samples than max_clip_seconds
 // allows at the clip's rate, a rate outside [kMinSampleRate, kMaxSampleRate].
 //
 // Thread-safety: a created AudioFrontEnd is immutable; Apply may be called
@@ -68,7 +69,8 @@ class AudioFrontEnd {
   // frame_length < 2, hop_length < 1, fft_length < frame_length or odd (or
   // either above kMaxFftLength), min_frequency ≤ 0, bins_per_octave ≤ 0,
   // frequency_bins < 1, the highest bin centre at or above sample_rate / 2,
-  // trim_db or compression_gain < 0, an unknown enum value, max_clip_seconds
+  // trim_db < 0, compression_gain < 0 or above kMaxCompressionGain, an
+  // unknown enum value, max_clip_seconds
   // < 0 or above kMaxClipSeconds (0 means kDefaultMaxClipSeconds and is kept
   // as 0), more than kMaxRowValues values in a row.
   static absl::StatusOr<v1::AudioFrontEnd> Complete(v1::AudioFrontEnd spec);
@@ -81,6 +83,11 @@ class AudioFrontEnd {
   static constexpr double kMaxClipSeconds = 3600;       // clip_seconds, max_clip_seconds
   static constexpr int64_t kMaxClipSamples = 1 << 24;   // clip_seconds · sample_rate
   static constexpr double kDefaultMaxClipSeconds = 60;  // max_clip_seconds = 0
+  // Apply refuses samples beyond ±kMaxSampleMagnitude (float WAVs are taken
+  // as they are; int-scaled ones reach 2^23) and Complete a compression_gain
+  // above kMaxCompressionGain, so every value of a row is finite.
+  static constexpr float kMaxSampleMagnitude = 16777216.0f;  // 2^24
+  static constexpr double kMaxCompressionGain = 1e6;
 
   const v1::AudioFrontEnd& spec() const { return spec_; }  // completed
   int64_t frequency_bins() const { return spec_.frequency_bins(); }

@@ -103,6 +103,7 @@ TEST(AudioFrontEndTest, CompleteErrorsNameTheField) {
       {[](v1::AudioFrontEnd& s) { s.set_frequency_bins(200); }, "above the Nyquist frequency"},
       {[](v1::AudioFrontEnd& s) { s.set_trim_db(-3); }, "audio.trim_db"},
       {[](v1::AudioFrontEnd& s) { s.set_compression_gain(-1); }, "audio.compression_gain"},
+      {[](v1::AudioFrontEnd& s) { s.set_compression_gain(2e6); }, "audio.compression_gain"},
       {[](v1::AudioFrontEnd& s) { s.set_max_clip_seconds(-1); }, "audio.max_clip_seconds"},
       {[](v1::AudioFrontEnd& s) { s.set_frames(27); }, "audio.frames"},
       {[](v1::AudioFrontEnd& s) {
@@ -145,6 +146,9 @@ TEST(AudioFrontEndTest, ApplyRefusesBadClipsNamingThem) {
   refuse(std::vector<float>(16001, 0.0f), 16000, "16001 samples at 16000 Hz, more than the 16000");
   refuse(std::vector<float>(8001, 0.0f), 8000, "8001 samples at 8000 Hz");
   refuse({0.1f}, 500, "sample rate 500 Hz outside");
+  refuse({0.1f, 0.2f, 3e38f}, 16000, "sample 2 is 3e+38, beyond ±1.67772e+07");
+  refuse({-16777218.0f}, 16000, "sample 0 is -1.67772e+07, beyond");
+  EXPECT_TRUE(front->Apply({16777216.0f, -16777216.0f}, 22050, row.data(), "x").ok());
   EXPECT_TRUE(front->Apply(std::vector<float>(16000, 0.0f), 16000, row.data(), "x").ok());
   // 0 means 60 s.
   EXPECT_EQ(Make(TestSpec())->MaxSamples(16000), 60 * 16000);
