@@ -39,8 +39,8 @@
 // the field ("audio.frequency_bins: ... above the Nyquist frequency");
 // Apply refuses a clip with INVALID_ARGUMENT starting with `what`: zero
 // samples, a NaN or infinite sample or one beyond ±kMaxSampleMagnitude, more
-// samples than max_clip_seconds
-// allows at the clip's rate, a rate outside [kMinSampleRate, kMaxSampleRate].
+// samples than max_clip_seconds allows at the clip's rate, a rate outside
+// [kMinSampleRate, kMaxSampleRate].
 //
 // Thread-safety: a created AudioFrontEnd is immutable; Apply may be called
 // from any number of threads at once.
@@ -70,9 +70,9 @@ class AudioFrontEnd {
   // either above kMaxFftLength), min_frequency ≤ 0, bins_per_octave ≤ 0,
   // frequency_bins < 1, the highest bin centre at or above sample_rate / 2,
   // trim_db < 0, compression_gain < 0 or above kMaxCompressionGain, an
-  // unknown enum value, max_clip_seconds
-  // < 0 or above kMaxClipSeconds (0 means kDefaultMaxClipSeconds and is kept
-  // as 0), more than kMaxRowValues values in a row.
+  // unknown enum value, max_clip_seconds < 0 or above kMaxClipSeconds (0
+  // means kDefaultMaxClipSeconds and is kept as 0), more than kMaxRowValues
+  // values in a row.
   static absl::StatusOr<v1::AudioFrontEnd> Complete(v1::AudioFrontEnd spec);
   static absl::StatusOr<std::unique_ptr<const AudioFrontEnd>> Create(const v1::AudioFrontEnd& spec);
 
