@@ -36,7 +36,7 @@ absl::StatusOr<std::vector<std::string>> WavFilesBelow(const std::string& dir,
     return absl::NotFoundError(absl::StrCat(field, ".dir: ", dir, " is not a directory"));
   }
   std::vector<std::string> paths;
-  fs::recursive_directory_iterator it(dir, fs::directory_options::follow_directory_symlink, ec);
+  fs::recursive_directory_iterator it(dir, ec);
   for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (it->is_regular_file(ec) && IsWavName(it->path().filename().string())) {
       paths.push_back(it->path().string());

@@ -2,9 +2,9 @@
 // proto/invariant/v1/train_config.proto.
 //
 // The clips come from a folder or a manifest:
-//   * dir: every file below it (recursively) whose name ends in ".wav" (any
-//     case), sorted by path. Its file name (not the path) is matched against
-//     file_pattern (default "{label}_{group}_{*}.wav", FSDD's
+//   * dir: every file below it (recursively; symbolic links to folders are
+//     not followed) whose name ends in ".wav" (any case), sorted by path. Its file name (not the
+//     path) is matched against file_pattern (default "{label}_{group}_{*}.wav", FSDD's
 //     digit_speaker_take.wav): literal text and the placeholders {label},
 //     {group} and {*}, each matching one or more characters up to the next
 //     literal text (the last literal text must end the name). {label} is
