@@ -16,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "core/base/file.h"
 #include "core/base/status_macros.h"
 #include "core/base/thread_pool.h"
@@ -122,7 +123,7 @@ std::string ShardDir(const TrainOptions& o) {
 // per-class counts ("1000 validation (100 per class)"); a k-fold run gives
 // its folds instead ("data: 7165 rows of 529 values in 5 folds of 1433 rows
 // (stratified by the target), every row tested once: no separate validation
-// or test rows").
+// or test rows"); test_groups name the groups of the test rows.
 std::string DataLine(const v1::SplitConfig& sc, const DataPlan& plan) {
   const long long dim = static_cast<long long>(plan.schema.dim);
   if (plan.num_folds > 0) {
@@ -146,8 +147,13 @@ std::string DataLine(const v1::SplitConfig& sc, const DataPlan& plan) {
                         plan.validation.rows() / classes, " per class), ", plan.test.rows(),
                         " test rows of ", dim, " values");
   }
-  return absl::StrCat("data: ", plan.train_rows, " train, ", plan.validation.rows(),
-                      " validation, ", plan.test.rows(), " test rows of ", dim, " values");
+  return absl::StrCat(
+      "data: ", plan.train_rows, " train, ", plan.validation.rows(), " validation, ",
+      plan.test.rows(), " test rows of ", dim, " values",
+      sc.test_groups().empty()
+          ? ""
+          : absl::StrCat(" (test: the rows of group", sc.test_groups_size() > 1 ? "s " : " ",
+                         absl::StrJoin(sc.test_groups(), ", "), ")"));
 }
 
 // Stages data and bank.
