@@ -267,6 +267,28 @@ TEST(AudioTrainTest, TheAudioGroupMustMatchTheFrontEnd) {
   EXPECT_THAT(std::string(plan.status().message()), HasSubstr("certificate.group.audio.frames"));
 }
 
+TEST(AudioTrainTest, TheAudioSourceFieldsAreChecked) {
+  const std::string ok = AudioConfig("/clips", "seed: 1");
+  ASSERT_TRUE(ParseTrainConfig(ok, "test").ok()) << ParseTrainConfig(ok, "test").status();
+  const std::map<std::string, std::string> bad = {
+      {absl::StrReplaceAll(ok, {{"dir: \"/clips\"", "dir: '/a' manifest: '/b'"}}),
+       "data.audio must set exactly one of dir, manifest"},
+      {absl::StrReplaceAll(ok, {{"dir: \"/clips\"", ""}}),
+       "data.audio must set exactly one of dir, manifest"},
+      {absl::StrReplaceAll(ok, {{"TASK_CLASSIFICATION", "TASK_REGRESSION"}}),
+       "data.audio is classification only"},
+  };
+  for (const auto& [text, message] : bad) {
+    const absl::Status s = ParseTrainConfig(text, "test").status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << text;
+    EXPECT_THAT(std::string(s.message()), HasSubstr(message)) << text;
+  }
+  v1::TrainConfig no_front_end;
+  no_front_end.mutable_data()->mutable_audio()->set_dir("/clips");
+  EXPECT_THAT(std::string(ValidateTrainConfig(no_front_end).message()),
+              HasSubstr("data.audio.front_end must be set"));
+}
+
 // train/configs/spoken_digits.textproto, with FSDD_DIR replaced by a folder
 // of FSDD-named clips: valid, its group fits its front end (64 bins × 61
 // frames), and the speaker theo is the test set.
