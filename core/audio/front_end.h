@@ -1,22 +1,46 @@
 // front_end.h: the audio front end, a clip of any length and rate → one row.
 //
 // The steps and every parameter are those of v1::AudioFrontEnd
-// (proto/invariant/v1/bundle.proto; docs/math.md §"Sound"): resample to the
+// (proto/invariant/v1/bundle.proto; docs/math.md §9): resample to the
 // model's rate (libsoxr), trim silence, normalise, crop or pad to a fixed
 // length, Hann-windowed magnitude STFT (KissFFT's real FFT), log-spaced
 // triangular frequency bins, log1p compression, optional per-bin mean
 // removal. The row is frequency_bins × frames floats, bin-major, the layout
 // AudioTransformGroup acts on (a pitch shift is a shift along the bins).
 //
+// The arithmetic, where the proto leaves it open:
+//   * the window is the periodic Hann window w[i] = ½ − ½·cos(2πi / L),
+//     L = frame_length (the STFT convention; frames never straddle the clip:
+//     frame t covers samples [t·hop, t·hop + L));
+//   * magnitudes are |FFT| of the windowed frame, unnormalised: a full-scale
+//     sine at an FFT bin gives about frame_length / 4 there;
+//   * output bin k has centre c_k = min_frequency · 2^(k / bins_per_octave);
+//     its triangle is 1 at c_k and 0 at c_k − below_k and c_k + above_k,
+//     below_k = max(c_k − c_{k−1}, Δf), above_k = max(c_{k+1} − c_k, Δf),
+//     Δf = sample_rate / fft_length, sampled at the FFT bin frequencies
+//     j·Δf ≤ sample_rate / 2 and normalised to unit sum (a flat spectrum
+//     gives a flat output). Where the neighbours are closer than one FFT bin
+//     this is linear interpolation of the magnitude spectrum at c_k, so every
+//     bin has at least one weight;
+//   * trimming keeps [first, last], the first and last samples with
+//     |x| ≥ peak · 10^(−trim_db / 20); peak / RMS normalisation divide by a
+//     positive peak / RMS and leave a silent clip as it is;
+//   * padding and cropping place the clip at offset ⌊(L − n) / 2⌋ (CENTRE)
+//     or 0 (START), L = round(clip_seconds · sample_rate).
+//
 // Determinism: the row depends only on the samples, their rate and the spec,
 // never on the thread or on other clips, so the trainer and the server give
-// the same bits for the same clip.
+// the same bits for the same clip (on one machine: libsoxr picks SIMD code by
+// CPU, so a clip that needs resampling may differ in the last bits across
+// CPUs). Apply borrows a workspace (buffers and a KissFFT configuration,
+// which kiss_fftr writes to) from a pool, so calls do not allocate once warm.
 //
 // Errors: Create refuses an inconsistent spec with INVALID_ARGUMENT naming
 // the field ("audio.frequency_bins: ... above the Nyquist frequency");
 // Apply refuses a clip with INVALID_ARGUMENT starting with `what`: zero
-// samples, a NaN or infinite sample, more samples than max_clip_seconds
-// allows at the clip's rate, a rate outside [kMinSampleRate, kMaxSampleRate].
+// samples, a NaN or infinite sample or one beyond ±kMaxSampleMagnitude, more
+// samples than max_clip_seconds allows at the clip's rate, a rate outside
+// [kMinSampleRate, kMaxSampleRate].
 //
 // Thread-safety: a created AudioFrontEnd is immutable; Apply may be called
 // from any number of threads at once.
@@ -41,16 +65,29 @@ class AudioFrontEnd {
   // fft_length the next power of two ≥ frame_length) and `frames` derived;
   // a spec that already has `frames` must agree. INVALID_ARGUMENT names the
   // field: sample_rate outside [kMinSampleRate, kMaxSampleRate], clip_seconds
-  // ≤ 0 or shorter than one frame, hop_length < 1, fft_length < frame_length,
-  // min_frequency ≤ 0, bins_per_octave ≤ 0, frequency_bins < 1, the highest
-  // bin centre at or above sample_rate / 2, max_clip_seconds < 0 (0 means
-  // 60 s), more than kMaxRowValues values in a row.
+  // ≤ 0 or shorter than one frame (or above kMaxClipSeconds / kMaxClipSamples),
+  // frame_length < 2, hop_length < 1, fft_length < frame_length or odd (or
+  // either above kMaxFftLength), min_frequency ≤ 0, bins_per_octave ≤ 0,
+  // frequency_bins < 1, the highest bin centre at or above sample_rate / 2,
+  // trim_db < 0, compression_gain < 0 or above kMaxCompressionGain, an
+  // unknown enum value, max_clip_seconds < 0 or above kMaxClipSeconds (0
+  // means kDefaultMaxClipSeconds and is kept as 0), more than kMaxRowValues
+  // values in a row.
   static absl::StatusOr<v1::AudioFrontEnd> Complete(v1::AudioFrontEnd spec);
   static absl::StatusOr<std::unique_ptr<const AudioFrontEnd>> Create(const v1::AudioFrontEnd& spec);
 
   ~AudioFrontEnd();
 
   static constexpr int64_t kMaxRowValues = 1 << 20;
+  static constexpr int kMaxFftLength = 1 << 17;         // frame_length and fft_length
+  static constexpr double kMaxClipSeconds = 3600;       // clip_seconds, max_clip_seconds
+  static constexpr int64_t kMaxClipSamples = 1 << 24;   // clip_seconds · sample_rate
+  static constexpr double kDefaultMaxClipSeconds = 60;  // max_clip_seconds = 0
+  // Apply refuses samples beyond ±kMaxSampleMagnitude (float WAVs are taken
+  // as they are; int-scaled ones reach 2^23) and Complete a compression_gain
+  // above kMaxCompressionGain, so every value of a row is finite.
+  static constexpr float kMaxSampleMagnitude = 16777216.0f;  // 2^24
+  static constexpr double kMaxCompressionGain = 1e6;
 
   const v1::AudioFrontEnd& spec() const { return spec_; }  // completed
   int64_t frequency_bins() const { return spec_.frequency_bins(); }
@@ -59,7 +96,9 @@ class AudioFrontEnd {
   // The most samples a clip at `sample_rate` may have (max_clip_seconds).
   int64_t MaxSamples(int sample_rate) const;
 
-  // samples (mono, at sample_rate Hz) → row[0, output_dim()).
+  // samples (mono, at sample_rate Hz) → row[0, output_dim()). Each call
+  // checks the samples itself (a clip from a request need not come from
+  // DecodeWav).
   absl::Status Apply(absl::Span<const float> samples, int sample_rate, float* row,
                      const std::string& what) const;
 

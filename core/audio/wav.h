@@ -8,7 +8,10 @@
 //
 // Errors are INVALID_ARGUMENT and start with `what` (a file path, or the
 // request field such as "inputs.clips[3].wav"): not a WAV file (no RIFF/RIFX
-// or RF64 header with WAVE), a truncated or malformed header, an unsupported
+// or RF64 header with WAVE), a truncated or malformed header, a data chunk
+// longer than the file ("truncated: the header says N samples, the file
+// holds M"; a data size of 0xFFFFFFFF, written by streaming tools, means
+// "to the end of the file"), an unsupported
 // sample format (e.g. A-law is accepted by libsndfile, but ADPCM and other
 // compressed codecs are refused), zero samples, more than max_samples samples
 // per channel, a sample rate outside [kMinSampleRate, kMaxSampleRate], and a

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/random.h"
 #include "core/base/status_macros.h"
+#include "train/data/audio.h"
 #include "train/data/coulomb.h"
 #include "train/data/csv.h"
 #include "train/data/fashion_mnist.h"
@@ -20,14 +21,12 @@ namespace {
 
 constexpr char kImageField[] = "data.image";
 
-// `source` with its rows declared images of `shape` (input_shape {height,
-// width} or {height, width, channels}); rows pass through unchanged.
+// `source` with another schema (an image's input_shape, an audio front
+// end); rows pass through unchanged.
 class ShapedSource : public RowSource {
  public:
-  ShapedSource(std::unique_ptr<RowSource> source, std::vector<int64_t> input_shape)
-      : source_(std::move(source)), schema_(source_->schema()) {
-    schema_.input_shape = std::move(input_shape);
-  }
+  ShapedSource(std::unique_ptr<RowSource> source, RowSchema schema)
+      : source_(std::move(source)), schema_(std::move(schema)) {}
 
   const RowSchema& schema() const override { return schema_; }
   absl::StatusOr<int64_t> Next(int64_t max_rows, float* x, int32_t* labels,
@@ -49,7 +48,25 @@ absl::StatusOr<std::unique_ptr<RowSource>> ApplyImageLayout(std::unique_ptr<RowS
   std::vector<int64_t> input_shape = {shape.height, shape.width};
   if (shape.channels > 1) input_shape.push_back(shape.channels);
   if (source->schema().input_shape == input_shape) return source;
-  return std::unique_ptr<RowSource>(new ShapedSource(std::move(source), std::move(input_shape)));
+  RowSchema schema = source->schema();
+  schema.input_shape = std::move(input_shape);
+  return std::unique_ptr<RowSource>(new ShapedSource(std::move(source), std::move(schema)));
+}
+
+// Sound clips (audio.h): decoded and featurized once, held in memory; the
+// schemas carry the completed front end and the groups.
+absl::StatusOr<DataParts> OpenAudioParts(const v1::AudioSource& audio) {
+  ASSIGN_OR_RETURN(AudioData data, LoadAudio(audio, "data.audio"));
+  const auto open = [&data](Dataset part) {
+    RowSchema schema = SchemaOf(part);
+    schema.audio = data.front_end;
+    return std::unique_ptr<RowSource>(
+        new ShapedSource(MakeDatasetSource(std::move(part)), std::move(schema)));
+  };
+  DataParts parts;
+  parts.train = open(std::move(data.train));
+  if (data.test.rows() > 0) parts.test = open(std::move(data.test));
+  return parts;
 }
 
 absl::StatusOr<DataParts> OpenIdxParts(const v1::IdxSource& idx) {
@@ -128,16 +145,25 @@ absl::StatusOr<DataParts> OpenSourceParts(const v1::DataConfig& config) {
       ASSIGN_OR_RETURN(parts.train, MakeCoulombSource(options));
       return parts;
     }
+    case v1::DataConfig::kAudio:
+      return OpenAudioParts(config.audio());
     case v1::DataConfig::SOURCE_NOT_SET:
       break;
   }
   return absl::InvalidArgumentError(
-      "data.source must be one of idx, csv, fashion_mnist, xperm, torus, coulomb; got none");
+      "data.source must be one of idx, csv, fashion_mnist, xperm, torus, coulomb, audio; got "
+      "none");
 }
 
 }  // namespace
 
 absl::StatusOr<DataParts> OpenDataConfig(const v1::DataConfig& config) {
+  if (config.has_audio() && (config.has_image() || config.rotated().enabled())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(config.has_image() ? "data.image" : "data.rotated",
+                     " does not apply to data.audio: its rows are spectrograms of the front "
+                     "end's shape, acted on by encoder.group.audio"));
+  }
   ASSIGN_OR_RETURN(DataParts parts, OpenSourceParts(config));
   if (config.has_image()) {
     ASSIGN_OR_RETURN(const ImageShape shape, ImageShapeFromConfig(config.image(), kImageField));

@@ -2,7 +2,11 @@
 //
 // Maps each DataConfig source onto the readers and generators of this module
 // and returns streaming sources for its parts: every source has a train part;
-// IDX files with test_images and Fashion-MNIST also have a test part. With
+// IDX files with test_images, Fashion-MNIST, and an audio manifest with clips
+// marked test also have a test part. Audio (audio.h) is decoded and
+// featurized when opened and held in memory; its schemas carry the completed
+// front end (RowSchema::audio) and the clips' groups (RowSchema::groups), and
+// data.image and data.rotated are refused with it. With
 // data.image set, every part is checked against that image layout
 // (image_layout.h: row size, IDX height / width / channels, a CSV header's
 // channel order; errors name data.image.<field> and the file) and its rows

@@ -27,6 +27,11 @@ absl::Status ValidateDataset(const Dataset& data) {
     return absl::InvalidArgumentError(
         absl::StrCat(who, ": y has ", data.y.rows(), " rows, expected ", data.rows()));
   }
+  if (data.has_groups() && static_cast<int64_t>(data.groups.size()) != data.rows()) {
+    return absl::InvalidArgumentError(absl::StrCat(who, ": groups has ", data.groups.size(),
+                                                   " entries, expected one per row (", data.rows(),
+                                                   ")"));
+  }
   int64_t product = 1;
   for (int64_t s : data.input_shape) product *= s;
   if (!data.input_shape.empty() && product != data.dim()) {
@@ -46,6 +51,7 @@ absl::StatusOr<Dataset> SelectRows(const Dataset& data, absl::Span<const int64_t
   out.x = FloatMatrix::Zeros(n, data.dim());
   if (data.has_targets()) out.y = FloatMatrix::Zeros(n, data.num_targets());
   if (data.has_labels()) out.labels.resize(n);
+  if (data.has_groups()) out.groups.resize(n);
   for (int64_t k = 0; k < n; ++k) {
     const int64_t i = indices[k];
     if (i < 0 || i >= data.rows()) {
@@ -57,6 +63,7 @@ absl::StatusOr<Dataset> SelectRows(const Dataset& data, absl::Span<const int64_t
       std::memcpy(out.y.mutable_row(k), data.y.row(i), sizeof(float) * data.num_targets());
     }
     if (data.has_labels()) out.labels[k] = data.labels[i];
+    if (data.has_groups()) out.groups[k] = data.groups[i];
   }
   return out;
 }
@@ -78,6 +85,10 @@ absl::StatusOr<Dataset> ConcatRows(const Dataset& a, const Dataset& b) {
   if (a.num_targets() != b.num_targets()) {
     return mismatch("target counts", absl::StrCat(a.num_targets()), absl::StrCat(b.num_targets()));
   }
+  if (a.has_groups() != b.has_groups()) {
+    return mismatch("group presence", a.has_groups() ? "groups" : "none",
+                    b.has_groups() ? "groups" : "none");
+  }
   Dataset out;
   out.name = a.name;
   out.class_names = a.class_names;
@@ -93,6 +104,8 @@ absl::StatusOr<Dataset> ConcatRows(const Dataset& a, const Dataset& b) {
   }
   out.labels = a.labels;
   out.labels.insert(out.labels.end(), b.labels.begin(), b.labels.end());
+  out.groups = a.groups;
+  out.groups.insert(out.groups.end(), b.groups.begin(), b.groups.end());
   return out;
 }
 

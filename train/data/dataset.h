@@ -32,25 +32,27 @@ struct Dataset {
   FloatMatrix y;                         // n × T regression targets, or empty
   std::vector<std::string> class_names;  // one per class when labels are present
   std::vector<int64_t> input_shape;      // product == dim(); {dim()} when flat
+  std::vector<std::string> groups;       // one per row, or empty
 
   int64_t rows() const { return x.rows(); }
   int64_t dim() const { return x.cols(); }
   bool has_labels() const { return !labels.empty(); }
   bool has_targets() const { return !y.empty(); }
+  bool has_groups() const { return !groups.empty(); }
   int64_t num_targets() const { return y.cols(); }
   int32_t num_classes() const { return static_cast<int32_t>(class_names.size()); }
 };
 
 // Checks the invariants above: label count and range, target row count,
-// input_shape product. Errors name the data set, the field, expected and got.
+// group count, input_shape product. Errors name the data set, the field, expected and got.
 absl::Status ValidateDataset(const Dataset& data);
 
 // A new Dataset holding rows `indices` of `data` in that order (repeats are
 // allowed). OUT_OF_RANGE names the first index outside [0, rows()).
 absl::StatusOr<Dataset> SelectRows(const Dataset& data, absl::Span<const int64_t> indices);
 
-// Rows of `a` followed by rows of `b`; dims, target counts, class names and
-// label presence must agree (INVALID_ARGUMENT naming the mismatch).
+// Rows of `a` followed by rows of `b`; dims, target counts, class names,
+// label presence and group presence must agree (INVALID_ARGUMENT naming the mismatch).
 absl::StatusOr<Dataset> ConcatRows(const Dataset& a, const Dataset& b);
 
 // Number of rows of each class: counts[c] for c in [0, num_classes()).

@@ -97,6 +97,7 @@ RowSchema SchemaOf(const Dataset& data) {
   s.num_targets = data.num_targets();
   s.input_shape = data.input_shape;
   s.num_rows = data.rows();
+  s.groups = data.groups;
   return s;
 }
 
@@ -139,6 +140,7 @@ absl::StatusOr<Dataset> ReadAllRows(RowSource& source, int64_t block_rows) {
       if (got == 0) return promised_too_few(rows);
       rows += got;
     }
+    if (static_cast<int64_t>(s.groups.size()) == rows) data.groups = s.groups;
     return data;
   }
   // Unknown or very large size: grow with the rows read, in blocks doubling
@@ -173,6 +175,7 @@ absl::StatusOr<Dataset> ReadAllRows(RowSource& source, int64_t block_rows) {
     data.y = FloatMatrix::Zeros(rows, s.num_targets);
     std::memcpy(data.y.mutable_data(), targets.data(), sizeof(float) * rows * s.num_targets);
   }
+  if (static_cast<int64_t>(s.groups.size()) == rows) data.groups = s.groups;
   return data;
 }
 

@@ -22,11 +22,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "invariant/v1/bundle.pb.h"
 #include "train/data/dataset.h"
 
 namespace invariant::train {
@@ -46,6 +48,13 @@ struct RowSchema {
   std::vector<std::string> target_names;
   // The values are unsigned bytes divided by 255 (IDX images); otherwise as read.
   bool unit_byte_scaled = false;
+  // The group of every row in source order (num_rows entries; e.g. the
+  // speaker of a clip, train/data/audio.h), or empty when the source has
+  // none. Splits by group (data_plan.h) read it.
+  std::vector<std::string> groups;
+  // Set when every row is a clip seen through this audio front end
+  // (completed: AudioFrontEnd::Complete); the model stores it.
+  std::optional<v1::AudioFrontEnd> audio;
 };
 
 class RowSource {
@@ -79,10 +88,11 @@ using RowGenerator = std::function<void(int64_t index, float* x, int32_t* label,
 std::unique_ptr<RowSource> MakeGeneratedSource(RowSchema schema, RowGenerator generate);
 
 // Reads every remaining row of `source` in blocks of `block_rows` into a
-// Dataset (name, class names and input shape from the schema).
+// Dataset (name, class names and input shape from the schema; the schema's
+// groups when as many rows were read as it has groups).
 absl::StatusOr<Dataset> ReadAllRows(RowSource& source, int64_t block_rows = 4096);
 
-// The schema describing `data`.
+// The schema describing `data` (its groups included).
 RowSchema SchemaOf(const Dataset& data);
 
 }  // namespace invariant::train

@@ -40,7 +40,41 @@ absl::Status ValidateEncoder(v1::TrainConfig& c) {
   if (kind->needs_group && e.group().kind_case() == v1::GroupSpec::KIND_NOT_SET) {
     return absl::InvalidArgumentError(
         "encoder.group must set one of permutation, block_permutation, matrix_permutation, "
-        "cyclic_shift, sign_flip, image, identity; got none");
+        "cyclic_shift, sign_flip, image, identity, audio; got none");
+  }
+  return absl::OkStatus();
+}
+
+// split.test_groups and split.leave_one_group_out (the groups themselves
+// are checked against the data by PlanData).
+absl::Status ValidateGroupSplits(const v1::TrainConfig& c) {
+  const v1::SplitConfig& s = c.split();
+  for (int i = 0; i < s.test_groups_size(); ++i) {
+    if (s.test_groups(i).empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("split.test_groups[", i, "] is empty: name a group"));
+    }
+  }
+  if (!s.test_groups().empty() && (s.k_fold() != 0 || s.leave_one_group_out())) {
+    return absl::InvalidArgumentError(
+        "split.test_groups fixes one test set: it does not combine with split.k_fold or "
+        "split.leave_one_group_out");
+  }
+  if (!s.leave_one_group_out()) return absl::OkStatus();
+  if (s.k_fold() != 0 || s.stratify()) {
+    return absl::InvalidArgumentError(
+        "split.leave_one_group_out makes one fold per group: leave split.k_fold and "
+        "split.stratify unset");
+  }
+  if (s.train() != 0 || s.validation() != 0 || s.test() != 0 || s.per_class_train() != 0) {
+    return absl::InvalidArgumentError(
+        "split.leave_one_group_out replaces split.train, validation, test and per_class_train: "
+        "leave them unset");
+  }
+  if (c.learner().kind() != v1::LearnerConfig::RIDGE) {
+    return absl::InvalidArgumentError(
+        "split.leave_one_group_out needs learner.kind RIDGE (the folds are cross-validated ridge "
+        "heads)");
   }
   return absl::OkStatus();
 }
@@ -48,6 +82,7 @@ absl::Status ValidateEncoder(v1::TrainConfig& c) {
 // split.k_fold and learner.cg (after ValidateLearner has set the kind).
 absl::Status ValidateSolverAndFolds(v1::TrainConfig& c) {
   const v1::SplitConfig& s = c.split();
+  RETURN_IF_ERROR(ValidateGroupSplits(c));
   if (s.stratify() && s.k_fold() == 0) {
     return absl::InvalidArgumentError(
         "split.stratify stratifies the folds of split.k_fold: set k_fold (>= 3) or drop it");
@@ -149,7 +184,22 @@ absl::Status ValidateLearner(v1::TrainConfig& c) {
 absl::Status ValidateTrainConfig(v1::TrainConfig& c) {
   if (c.data().source_case() == v1::DataConfig::SOURCE_NOT_SET) {
     return absl::InvalidArgumentError(
-        "data must set one of idx, csv, fashion_mnist, xperm, torus, coulomb; got none");
+        "data must set one of idx, csv, fashion_mnist, xperm, torus, coulomb, audio; got none");
+  }
+  if (c.data().has_audio()) {
+    const auto& a = c.data().audio();
+    if (a.dir().empty() == a.manifest().empty()) {
+      return absl::InvalidArgumentError("data.audio must set exactly one of dir, manifest");
+    }
+    if (!a.has_front_end()) {
+      return absl::InvalidArgumentError(
+          "data.audio.front_end must be set (the model stores it and the server applies it)");
+    }
+    if (c.learner().task() == v1::TASK_REGRESSION) {
+      return absl::InvalidArgumentError(
+          "data.audio is classification only (labels from file names or the manifest): "
+          "learner.task must be TASK_CLASSIFICATION");
+    }
   }
   if (c.data().has_fashion_mnist() && c.data().fashion_mnist().dir().empty()) {
     c.mutable_data()->mutable_fashion_mnist()->set_dir("/usr/share/datasets/fashion-mnist");

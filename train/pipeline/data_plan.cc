@@ -2,11 +2,15 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/base/status_macros.h"
 #include "core/rls/linear_model.h"
+#include "train/data/audio.h"
 #include "train/data/data_config.h"
 #include "train/data/image_layout.h"
 #include "train/data/splits.h"
@@ -55,7 +59,8 @@ std::vector<int64_t> SubsetOf(std::vector<int64_t> pool, int64_t count, uint64_t
   return pool;
 }
 
-// Reads the rows of `source` whose role is `want` into a Dataset.
+// Reads the rows of `source` whose role is `want` into a Dataset (with
+// their groups when the source has them).
 absl::StatusOr<Dataset> CollectRows(RowSource& source, const std::vector<int8_t>& role, int8_t want,
                                     const std::string& name) {
   const RowSchema& s = source.schema();
@@ -82,6 +87,9 @@ absl::StatusOr<Dataset> CollectRows(RowSource& source, const std::vector<int8_t>
       }
       std::memcpy(out.x.mutable_row(kept), x.data() + i * s.dim, sizeof(float) * s.dim);
       if (s.has_labels) out.labels[static_cast<size_t>(kept)] = labels[static_cast<size_t>(i)];
+      if (index < static_cast<int64_t>(s.groups.size())) {
+        out.groups.push_back(s.groups[static_cast<size_t>(index)]);
+      }
       if (s.num_targets > 0) {
         std::memcpy(out.y.mutable_row(kept), y.data() + i * s.num_targets,
                     sizeof(float) * s.num_targets);
@@ -140,6 +148,102 @@ absl::StatusOr<std::vector<int32_t>> AssignFolds(const DataPlan& plan, const v1:
   return fold;
 }
 
+// The distinct groups of the rows, sorted; refuses a source without groups
+// or with a separate test part (`field` names the split field).
+absl::StatusOr<std::vector<std::string>> GroupsOf(const RowSchema& s, bool separate_test,
+                                                  const char* field) {
+  if (s.groups.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, " splits by group, but data set '", s.name,
+        "' has no groups (data.audio: {group} in file_pattern, or a group column in the "
+        "manifest)"));
+  }
+  if (separate_test) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, " splits the rows of one data set by group, but '", s.name,
+                     "' has a separate test part (clips marked split=test)"));
+  }
+  const std::set<std::string> distinct(s.groups.begin(), s.groups.end());
+  return std::vector<std::string>(distinct.begin(), distinct.end());
+}
+
+// split.leave_one_group_out: fold f = the rows of group f (groups sorted).
+absl::Status AssignGroupFolds(DataPlan& plan, bool separate_test) {
+  ASSIGN_OR_RETURN(plan.fold_groups,
+                   GroupsOf(plan.schema, separate_test, "split.leave_one_group_out"));
+  const int k = static_cast<int>(plan.fold_groups.size());
+  if (k < 3) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("split.leave_one_group_out needs at least 3 groups (a test group and an inner "
+                     "cross-validation over at least two), data set '",
+                     plan.schema.name, "' has ", k, ": ", absl::StrJoin(plan.fold_groups, ", ")));
+  }
+  std::map<std::string, int32_t> index;
+  for (int f = 0; f < k; ++f) index[plan.fold_groups[static_cast<size_t>(f)]] = f;
+  plan.fold.clear();
+  for (const std::string& g : plan.schema.groups) plan.fold.push_back(index.at(g));
+  plan.num_folds = k;
+  return absl::OkStatus();
+}
+
+// split.test_groups: the test rows are those groups' rows (split.test of
+// them); the others are cut into train and validation rows.
+absl::StatusOr<SplitIndices> SplitByTestGroups(const DataPlan& plan, const v1::SplitConfig& sc,
+                                               bool separate_test,
+                                               const std::vector<int32_t>& labels) {
+  ASSIGN_OR_RETURN(const std::vector<std::string> groups,
+                   GroupsOf(plan.schema, separate_test, "split.test_groups"));
+  const std::set<std::string> test(sc.test_groups().begin(), sc.test_groups().end());
+  for (const std::string& g : test) {
+    if (!std::binary_search(groups.begin(), groups.end(), g)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("split.test_groups: group '", g, "' is not in data set '", plan.schema.name,
+                       "', whose groups are ", absl::StrJoin(groups, ", ")));
+    }
+  }
+  std::vector<int64_t> pool, test_rows;
+  const int64_t n = static_cast<int64_t>(plan.schema.groups.size());
+  for (int64_t i = 0; i < n; ++i) {
+    (test.count(plan.schema.groups[static_cast<size_t>(i)]) ? test_rows : pool).push_back(i);
+  }
+  const int64_t m = static_cast<int64_t>(pool.size());
+  if (m < 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("split.test_groups leaves ", m, " rows outside the test groups of '",
+                     plan.schema.name, "'; at least 2 needed (train and validation)"));
+  }
+  SplitIndices split;
+  if (sc.per_class_train() > 0) {
+    if (!plan.schema.has_labels) {
+      return absl::InvalidArgumentError(
+          "split.per_class_train needs a classification data set (one with labels)");
+    }
+    const int32_t classes = static_cast<int32_t>(plan.schema.class_names.size());
+    const int64_t per_class_val =
+        std::max<int64_t>(1, (sc.validation() + classes - 1) / std::max(1, classes));
+    std::vector<int32_t> pool_labels;
+    for (int64_t i : pool) pool_labels.push_back(labels[static_cast<size_t>(i)]);
+    ASSIGN_OR_RETURN(
+        split, SplitPerClass(pool_labels, classes, sc.per_class_train(), per_class_val, sc.seed()));
+  } else {
+    const int64_t validation = sc.validation() > 0
+                                   ? sc.validation()
+                                   : std::max<int64_t>(1, (sc.train() > 0 ? sc.train() : m) / 10);
+    const int64_t train = sc.train() > 0 ? sc.train() : m - validation;
+    if (train < 1 || train + validation > m) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "split.train ", train, " + split.validation ", validation, " needs more than the ", m,
+          " rows outside split.test_groups of '", plan.schema.name, "'"));
+    }
+    ASSIGN_OR_RETURN(split, SplitByCounts(m, train, validation, 0, sc.seed()));
+  }
+  for (std::vector<int64_t>* part : {&split.train, &split.validation}) {
+    for (int64_t& i : *part) i = pool[static_cast<size_t>(i)];
+  }
+  split.test = SubsetOf(test_rows, sc.test(), sc.seed() ^ 0x7e57);
+  return split;
+}
+
 }  // namespace
 
 int64_t DataPlan::target_dim() const {
@@ -158,6 +262,16 @@ absl::StatusOr<DataPlan> PlanData(const v1::TrainConfig& config) {
     RETURN_IF_ERROR(CheckImageLayout(plan.schema, ImageShape{g.height(), g.width(), g.channels()},
                                      "encoder.group.image"));
   }
+  // The audio group acts on the front end's spectrogram: same bins, frames
+  // and bins per octave.
+  if (config.encoder().group().has_audio()) {
+    RETURN_IF_ERROR(
+        CheckAudioGroup(plan.schema, config.encoder().group().audio(), "encoder.group.audio"));
+  }
+  if (config.certificate().group().has_audio()) {
+    RETURN_IF_ERROR(CheckAudioGroup(plan.schema, config.certificate().group().audio(),
+                                    "certificate.group.audio"));
+  }
   plan.classify = config.learner().task() == v1::TASK_CLASSIFICATION ||
                   (config.learner().task() == v1::TASK_UNSPECIFIED && plan.schema.has_labels);
   const v1::SplitConfig& sc = config.split();
@@ -170,8 +284,19 @@ absl::StatusOr<DataPlan> PlanData(const v1::TrainConfig& config) {
     return absl::InvalidArgumentError(
         absl::StrCat("data set '", plan.schema.name, "' has ", n, " rows; at least 2 needed"));
   }
+  if (!plan.schema.groups.empty() && static_cast<int64_t>(plan.schema.groups.size()) != n) {
+    return absl::DataLossError(absl::StrCat("data set '", plan.schema.name, "' has ", n,
+                                            " rows but ", plan.schema.groups.size(), " groups"));
+  }
   const bool separate_test = parts.test != nullptr;
   SplitIndices split;
+  if (sc.leave_one_group_out()) {
+    RETURN_IF_ERROR(AssignGroupFolds(plan, separate_test));
+    plan.role.assign(static_cast<size_t>(n), DataPlan::kTrain);
+    plan.train_rows = n;
+    plan.train = std::move(parts.train);
+    return plan;
+  }
   if (sc.k_fold() > 0) {
     if (separate_test) {
       return absl::InvalidArgumentError(
@@ -179,12 +304,15 @@ absl::StatusOr<DataPlan> PlanData(const v1::TrainConfig& config) {
                        plan.schema.name, "' has a separate test part: use a single split"));
     }
     ASSIGN_OR_RETURN(plan.fold, AssignFolds(plan, sc, n, labels, targets));
+    plan.num_folds = sc.k_fold();
     plan.role.assign(static_cast<size_t>(n), DataPlan::kTrain);
     plan.train_rows = n;
     plan.train = std::move(parts.train);
     return plan;
   }
-  if (sc.per_class_train() > 0) {
+  if (!sc.test_groups().empty()) {
+    ASSIGN_OR_RETURN(split, SplitByTestGroups(plan, sc, separate_test, labels));
+  } else if (sc.per_class_train() > 0) {
     if (!plan.schema.has_labels) {
       return absl::InvalidArgumentError(
           "split.per_class_train needs a classification data set (one with labels)");

@@ -21,6 +21,18 @@
 //     class for classification, by the first target for regression);
 //     validation and test stay empty: the folds take their place
 //     (cross_validation.h).
+//   * leave_one_group_out: the same with one fold per group (the source's
+//     RowSchema::groups): fold f holds the rows of fold_groups[f], the
+//     groups sorted; K = the number of groups, at least 3.
+//   * test_groups: the rows of those groups are the test set (split.test of
+//     them, 0 = all); the other rows split as above without a test part:
+//     per_class_train, or train = split.train (0: every row but the
+//     validation rows) and validation = split.validation (0: a tenth of
+//     split.train or of the rows, at least 1).
+// Splits by group need a source with groups and no separate test part; a
+// named group that does not exist is refused, listing the groups there are.
+// encoder.group.image and .audio, and certificate.group.audio, must fit the
+// rows (image_layout.h; audio.h's CheckAudioGroup).
 // Errors name the split field and the row counts available.
 #ifndef INVARIANT_TRAIN_PIPELINE_DATA_PLAN_H_
 #define INVARIANT_TRAIN_PIPELINE_DATA_PLAN_H_
@@ -28,6 +40,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -41,8 +54,12 @@ struct DataPlan {
   RowSchema schema;                  // of the train source
   std::unique_ptr<RowSource> train;  // streamed; rows marked kTrain are used
   std::vector<int8_t> role;          // per row of `train`: one of the k* constants
-  // k-fold runs: the fold of each training row, by training ordinal.
+  // k-fold runs: the fold of each training row, by training ordinal, and
+  // the number of folds (0 for a single split); leave-one-group-out runs
+  // also name the group of every fold.
   std::vector<int32_t> fold;
+  int num_folds = 0;
+  std::vector<std::string> fold_groups;
   int64_t train_rows = 0;
   Dataset validation;  // in memory
   Dataset test;        // in memory

@@ -68,6 +68,9 @@ absl::StatusOr<FeatureMap> BuildFeatureMap(const v1::TrainConfig& config, DataPl
   for (const std::string& column : plan.schema.column_names) m.add_input_columns(column);
   m.set_input_scaling(plan.schema.unit_byte_scaled ? v1::INPUT_SCALING_UNIT_BYTE
                                                    : v1::INPUT_SCALING_NONE);
+  // Clips: the server turns every clip it is sent into a row by this front
+  // end, as the trainer did (input_shape [frequency_bins, frames, 1]).
+  if (plan.schema.audio.has_value()) *m.mutable_audio() = *plan.schema.audio;
   *m.mutable_preprocess() = config.preprocess();
   *m.mutable_encoder() = config.encoder();
   v1::EncoderSpec& spec = *m.mutable_encoder();

@@ -1,6 +1,9 @@
 // feature_map.h: drawing the feature map of a new model from its config.
 //
-// BuildFeatureMap turns config.preprocess, config.encoder (its kind's draw in
+// BuildFeatureMap sets the manifest's input description from the data
+// (input_dim, input_columns, input_scaling, the audio front end of a sound
+// source, the encoder's input_shape when the config leaves it unset) and
+// turns config.preprocess, config.encoder (its kind's draw in
 // core/model/encoder_kinds.h) and config.second_layer into the manifest
 // fields and tensors that core/model/featurizer_factory.h rebuilds the
 // featurizer from:

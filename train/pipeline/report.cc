@@ -99,11 +99,14 @@ std::string ReportToJson(const TrainReport& r) {
   if (r.k_fold > 0) {
     absl::StrAppend(&j, ",\n  \"cross_validation\": {\"k\": ", r.k_fold,
                     ", \"stratified\": ", r.stratified ? "true" : "false",
+                    ", \"leave_one_group_out\": ", r.fold_groups.empty() ? "false" : "true",
                     ", \"protocol\": \"each round: lambda by inner cross-validation of its K-1 "
                     "training folds, refit on all K-1 folds, test on its fold\", \"folds\": [");
     for (size_t i = 0; i < r.folds.size(); ++i) {
       const ReportFold& f = r.folds[i];
-      absl::StrAppend(&j, i ? ", " : "", "{\"train_rows\": ", f.train_rows,
+      absl::StrAppend(&j, i ? ", " : "", "{");
+      if (!f.group.empty()) absl::StrAppend(&j, "\"group\": ", JsonString(f.group), ", ");
+      absl::StrAppend(&j, "\"train_rows\": ", f.train_rows,
                       ", \"inner_train_rows\": ", Ints(f.inner_train_rows),
                       ", \"inner_validation_rows\": ", Ints(f.inner_validation_rows),
                       ", \"test_rows\": ", f.test_rows, ", \"lambda\": ", Num(f.lambda),
@@ -161,7 +164,9 @@ std::string ReportToMarkdown(const TrainReport& r) {
   }
   if (r.k_fold > 0) {
     absl::StrAppend(&m, "\n## Cross-validation (", r.k_fold, " folds",
-                    r.stratified ? ", stratified by the target" : ", random",
+                    !r.fold_groups.empty() ? ", one per group: leave one group out"
+                    : r.stratified         ? ", stratified by the target"
+                                           : ", random",
                     ")\n\nEach round chooses λ by an inner cross-validation of its ", r.k_fold - 1,
                     " training folds (train on ", r.k_fold - 2,
                     ", validate on the one left, each in turn), refits on all ", r.k_fold - 1,
@@ -176,8 +181,9 @@ std::string ReportToMarkdown(const TrainReport& r) {
       }
       for (int64_t v : f.inner_validation_rows)
         absl::StrAppend(&inner, inner.empty() ? "" : " / ", v);
-      absl::StrAppend(&m, "| ", i + 1, " | ", f.train_rows, " | ", inner, " | ", f.test_rows, " | ",
-                      Num(f.lambda), " | ", metrics, " |\n");
+      absl::StrAppend(&m, "| ", i + 1, f.group.empty() ? "" : absl::StrCat(" (", f.group, ")"),
+                      " | ", f.train_rows, " | ", inner, " | ", f.test_rows, " | ", Num(f.lambda),
+                      " | ", metrics, " |\n");
     }
   }
   if (!r.cg_solves.empty()) {
@@ -197,7 +203,10 @@ std::string ReportToMarkdown(const TrainReport& r) {
 std::string CrossValidationConsole(const TrainReport& r) {
   const int k = r.k_fold;
   std::string out = absl::StrCat(
-      "cross-validation: ", k, " folds (", r.stratified ? "stratified" : "random",
+      "cross-validation: ", k, " folds (",
+      !r.fold_groups.empty() ? "one per group: leave one group out"
+      : r.stratified         ? "stratified"
+                             : "random",
       "); each round chooses lambda by an inner ", k - 1, "-fold cross-validation of its ", k - 1,
       " training folds, refits on all ", k - 1, " and tests on its own fold\n");
   for (size_t i = 0; i < r.folds.size(); ++i) {
@@ -207,9 +216,11 @@ std::string CrossValidationConsole(const TrainReport& r) {
     for (const auto& [name, v] : f.test_metrics) {
       absl::StrAppend(&metrics, " ", name, "=", absl::SixDigits(v));
     }
-    absl::StrAppend(&out, "  round ", i + 1, ": refit on ", f.train_rows,
-                    " train rows (inner validation rows ", inner, "), lambda ",
-                    absl::SixDigits(f.lambda), ", test", metrics, " on ", f.test_rows, " rows\n");
+    absl::StrAppend(&out, "  round ", i + 1,
+                    f.group.empty() ? "" : absl::StrCat(" (group ", f.group, " held out)"),
+                    ": refit on ", f.train_rows, " train rows (inner validation rows ", inner,
+                    "), lambda ", absl::SixDigits(f.lambda), ", test", metrics, " on ", f.test_rows,
+                    " rows\n");
   }
   for (const auto& [name, mean] : r.test_metrics) {
     absl::StrAppend(&out, "  test ", name, ": mean ", absl::SixDigits(mean), " +- ",

@@ -16,7 +16,8 @@ namespace invariant::train {
 
 // One round of a k-fold run (cross_validation.h): the refit's training rows
 // (the K−1 folds), its inner cross-validation's rows per inner round, the
-// test fold's rows, the λ chosen and the refit's test metrics.
+// test fold's rows, the λ chosen, the refit's test metrics and, leaving one
+// group out, the group held out.
 struct ReportFold {
   int64_t train_rows = 0;
   std::vector<int64_t> inner_train_rows;
@@ -24,6 +25,7 @@ struct ReportFold {
   int64_t test_rows = 0;
   double lambda = 0;
   std::map<std::string, double> test_metrics;
+  std::string group;  // leave-one-group-out: the test fold's group; else empty
 };
 
 // One λ solved by conjugate gradients.
@@ -72,6 +74,9 @@ struct TrainReport {
   // test row of every round, and what the written model is.
   int k_fold = 0;
   bool stratified = false;
+  // Leave-one-group-out (split.leave_one_group_out): the group of every
+  // fold, in fold order; empty for k_fold.
+  std::vector<std::string> fold_groups;
   std::vector<ReportFold> folds;
   std::map<std::string, double> test_metrics_std;
   std::map<std::string, double> test_metrics_pooled;

@@ -16,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "core/base/file.h"
 #include "core/base/status_macros.h"
 #include "core/base/thread_pool.h"
@@ -122,19 +123,22 @@ std::string ShardDir(const TrainOptions& o) {
 // per-class counts ("1000 validation (100 per class)"); a k-fold run gives
 // its folds instead ("data: 7165 rows of 529 values in 5 folds of 1433 rows
 // (stratified by the target), every row tested once: no separate validation
-// or test rows").
+// or test rows"); test_groups name the groups of the test rows.
 std::string DataLine(const v1::SplitConfig& sc, const DataPlan& plan) {
   const long long dim = static_cast<long long>(plan.schema.dim);
-  if (sc.k_fold() > 0) {
-    std::vector<int64_t> sizes(static_cast<size_t>(sc.k_fold()), 0);
+  if (plan.num_folds > 0) {
+    std::vector<int64_t> sizes(static_cast<size_t>(plan.num_folds), 0);
     for (int32_t f : plan.fold) ++sizes[static_cast<size_t>(f)];
     const auto [lo, hi] = std::minmax_element(sizes.begin(), sizes.end());
-    return absl::StrCat(
-        "data: ", plan.train_rows, " rows of ", dim, " values in ", sc.k_fold(), " folds of ", *lo,
-        *hi > *lo ? absl::StrCat("-", *hi) : "", " rows (",
-        sc.stratify() ? (plan.classification() ? "stratified by class" : "stratified by the target")
-                      : "random",
-        "), every row tested once: no separate validation or test rows");
+    const std::string kind =
+        !plan.fold_groups.empty()
+            ? "one per group: leave one group out"
+            : (sc.stratify()
+                   ? (plan.classification() ? "stratified by class" : "stratified by the target")
+                   : "random");
+    return absl::StrCat("data: ", plan.train_rows, " rows of ", dim, " values in ", plan.num_folds,
+                        " folds of ", *lo, *hi > *lo ? absl::StrCat("-", *hi) : "", " rows (", kind,
+                        "), every row tested once: no separate validation or test rows");
   }
   const int64_t classes = static_cast<int64_t>(plan.schema.class_names.size());
   if (sc.per_class_train() > 0 && classes > 0) {
@@ -143,8 +147,13 @@ std::string DataLine(const v1::SplitConfig& sc, const DataPlan& plan) {
                         plan.validation.rows() / classes, " per class), ", plan.test.rows(),
                         " test rows of ", dim, " values");
   }
-  return absl::StrCat("data: ", plan.train_rows, " train, ", plan.validation.rows(),
-                      " validation, ", plan.test.rows(), " test rows of ", dim, " values");
+  return absl::StrCat(
+      "data: ", plan.train_rows, " train, ", plan.validation.rows(), " validation, ",
+      plan.test.rows(), " test rows of ", dim, " values",
+      sc.test_groups().empty()
+          ? ""
+          : absl::StrCat(" (test: the rows of group", sc.test_groups_size() > 1 ? "s " : " ",
+                         absl::StrJoin(sc.test_groups(), ", "), ")"));
 }
 
 // Stages data and bank.
@@ -415,12 +424,13 @@ absl::StatusOr<std::string> FinishKernelRidge(Run& run) {
   return WriteVersion(run, version, nullptr);
 }
 
-// split.k_fold: one featurize pass fills every fold's rows and sums, the
-// rounds and the refit run on them (cross_validation.h), and the refit is
-// written. The certificate checks the refit on fold 1's rows.
+// split.k_fold or leave_one_group_out: one featurize pass fills every
+// fold's rows and sums, the rounds and the refit run on them
+// (cross_validation.h), and the refit is written. The certificate checks the
+// refit on fold 1's rows.
 absl::StatusOr<std::string> FinishCrossValidated(Run& run) {
   const Model& model = *run.map.model;
-  const int k = run.config.split().k_fold();
+  const int k = run.plan.num_folds;
   const int64_t f = model.feature_dim(), d = run.plan.schema.dim;
   const int64_t t = std::max<int64_t>(1, run.plan.target_dim());
   std::vector<int64_t> sizes(static_cast<size_t>(k), 0), next(static_cast<size_t>(k), 0);
@@ -483,13 +493,16 @@ absl::StatusOr<std::string> FinishCrossValidated(Run& run) {
   r.validation_curve = cv.mean_curve;
   r.lambda = cv.refit_lambda;
   r.stratified = run.config.split().stratify();
+  r.fold_groups = run.plan.fold_groups;
   r.test_metrics = cv.mean;
   r.test_metrics_std = cv.stddev;
   r.test_metrics_pooled = cv.pooled;
   r.pooled_rows = cv.pooled_rows;
-  for (const FoldResult& fr : cv.folds) {
+  for (size_t i = 0; i < cv.folds.size(); ++i) {
+    const FoldResult& fr = cv.folds[i];
     r.folds.push_back({fr.train_rows, fr.inner_train_rows, fr.inner_validation_rows, fr.test_rows,
-                       fr.lambda, fr.test_metrics});
+                       fr.lambda, fr.test_metrics,
+                       i < run.plan.fold_groups.size() ? run.plan.fold_groups[i] : ""});
   }
   r.written_model =
       absl::StrCat("refit on all ", cv.refit_rows, " rows at lambda ", cv.refit_lambda,
@@ -517,7 +530,7 @@ absl::StatusOr<std::string> RunTraining(const TrainOptions& options, TrainSummar
     case v1::LearnerConfig::NONE:
       return Finish(run, nullptr);
     default: {
-      if (run.config.split().k_fold() > 0) return FinishCrossValidated(run);
+      if (run.plan.num_folds > 0) return FinishCrossValidated(run);
       const v1::LearnerConfig& l = run.config.learner();
       const HeadSolver kind =
           ChooseHeadSolver(l, run.map.model->feature_dim(), run.plan.train_rows);
@@ -539,8 +552,9 @@ absl::StatusOr<std::string> RunShard(const TrainOptions& options) {
     return absl::InvalidArgumentError(
         "--shard needs learner.kind RIDGE or SPEC_AVG (the others do not reduce from sums)");
   }
-  if (run.config.split().k_fold() > 0) {
-    return absl::InvalidArgumentError("--shard does not combine with split.k_fold");
+  if (run.plan.num_folds > 0) {
+    return absl::InvalidArgumentError(
+        "--shard does not combine with split.k_fold or split.leave_one_group_out");
   }
   ASSIGN_OR_RETURN(TrainingSet set,
                    Featurize(run, options.shard, options.num_shards, /*keep_rows=*/false));
@@ -555,8 +569,9 @@ absl::StatusOr<std::string> RunReduce(const TrainOptions& options, TrainSummary*
   RETURN_IF_ERROR(CheckVersionFree(ModelDir(options), options.version));
   ASSIGN_OR_RETURN(Run run, Prepare(options));
   run.summary = summary;
-  if (run.config.split().k_fold() > 0) {
-    return absl::InvalidArgumentError("--reduce does not combine with split.k_fold");
+  if (run.plan.num_folds > 0) {
+    return absl::InvalidArgumentError(
+        "--reduce does not combine with split.k_fold or split.leave_one_group_out");
   }
   const uint64_t fingerprint = ConfigFingerprint(run.config_text);
   std::optional<GramAccumulator> total;

@@ -1,0 +1,336 @@
+#include "core/audio/front_end.h"
+
+#include <kiss_fftr.h>
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+
+#include "absl/strings/str_cat.h"
+#include "core/audio/resample.h"
+#include "core/audio/wav.h"
+#include "core/base/status_macros.h"
+
+namespace invariant::audio {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+absl::Status Invalid(const std::string& field, const std::string& message) {
+  return absl::InvalidArgumentError(absl::StrCat("audio.", field, ": ", message));
+}
+
+int64_t ClipSamples(const v1::AudioFrontEnd& spec) {
+  return std::llround(spec.clip_seconds() * spec.sample_rate());
+}
+
+struct FftFree {
+  void operator()(kiss_fftr_cfg cfg) const { kiss_fftr_free(cfg); }
+};
+
+// One thread's buffers and FFT configuration (kiss_fftr writes scratch space
+// inside its configuration, so a configuration serves one transform at a
+// time). Every workspace of a front end is built alike, so which one a call
+// gets cannot change the result.
+struct Workspace {
+  std::unique_ptr<kiss_fftr_state, FftFree> fft;
+  std::vector<float> clip;             // clip_samples
+  std::vector<float> frame;            // fft_length; the tail past frame_length stays 0
+  std::vector<kiss_fft_cpx> spectrum;  // fft_length / 2 + 1
+  std::vector<float> magnitude;        // fft_length / 2 + 1
+};
+
+}  // namespace
+
+struct AudioFrontEnd::Plan {
+  int64_t clip_samples = 0;
+  int fft_length = 0;
+  std::vector<float> window;  // periodic Hann, frame_length values
+  // Filter bank, sparse: output bin k sums weights[i] · |X[fft_bins[i]]| for
+  // i in [starts[k], starts[k + 1]).
+  std::vector<int> starts;
+  std::vector<int> fft_bins;
+  std::vector<float> weights;
+
+  std::mutex mutex;
+  std::vector<std::unique_ptr<Workspace>> idle;
+
+  std::unique_ptr<Workspace> Acquire() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!idle.empty()) {
+        std::unique_ptr<Workspace> w = std::move(idle.back());
+        idle.pop_back();
+        return w;
+      }
+    }
+    auto w = std::make_unique<Workspace>();
+    w->fft.reset(kiss_fftr_alloc(fft_length, 0, nullptr, nullptr));
+    w->clip.assign(static_cast<size_t>(clip_samples), 0.0f);
+    w->frame.assign(static_cast<size_t>(fft_length), 0.0f);
+    w->spectrum.resize(static_cast<size_t>(fft_length / 2 + 1));
+    w->magnitude.resize(static_cast<size_t>(fft_length / 2 + 1));
+    return w;
+  }
+
+  void Release(std::unique_ptr<Workspace> w) {
+    std::lock_guard<std::mutex> lock(mutex);
+    idle.push_back(std::move(w));
+  }
+};
+
+absl::StatusOr<v1::AudioFrontEnd> AudioFrontEnd::Complete(v1::AudioFrontEnd spec) {
+  const int rate = spec.sample_rate();
+  if (rate < kMinSampleRate || rate > kMaxSampleRate) {
+    return Invalid("sample_rate", absl::StrCat(rate, " Hz is outside [", kMinSampleRate, ", ",
+                                               kMaxSampleRate, "]"));
+  }
+  if (!(spec.clip_seconds() > 0) || !(spec.clip_seconds() <= kMaxClipSeconds)) {
+    return Invalid("clip_seconds",
+                   absl::StrCat(spec.clip_seconds(), " must be in (0, ", kMaxClipSeconds, "]"));
+  }
+  if (!v1::AudioFrontEnd::ClipPolicy_IsValid(spec.clip_policy())) {
+    return Invalid("clip_policy", absl::StrCat("unknown value ", spec.clip_policy()));
+  }
+  if (!v1::AudioFrontEnd::Normalisation_IsValid(spec.normalisation())) {
+    return Invalid("normalisation", absl::StrCat("unknown value ", spec.normalisation()));
+  }
+  if (spec.trim_db() == 0) spec.set_trim_db(40);
+  if (!(spec.trim_db() > 0) || !std::isfinite(spec.trim_db())) {
+    return Invalid("trim_db", absl::StrCat(spec.trim_db(), " must be positive (decibels)"));
+  }
+  if (spec.frame_length() < 2 || spec.frame_length() > kMaxFftLength) {
+    return Invalid("frame_length",
+                   absl::StrCat(spec.frame_length(), " must be in [2, ", kMaxFftLength, "]"));
+  }
+  if (spec.hop_length() < 1) {
+    return Invalid("hop_length", absl::StrCat(spec.hop_length(), " must be at least 1"));
+  }
+  if (spec.fft_length() == 0) {
+    int n = 2;
+    while (n < spec.frame_length()) n *= 2;
+    spec.set_fft_length(n);
+  }
+  if (spec.fft_length() < spec.frame_length() || spec.fft_length() > kMaxFftLength ||
+      spec.fft_length() % 2 != 0) {
+    return Invalid("fft_length",
+                   absl::StrCat(spec.fft_length(), " must be even, at least frame_length (",
+                                spec.frame_length(), ") and at most ", kMaxFftLength));
+  }
+  const int64_t clip_samples = ClipSamples(spec);
+  if (clip_samples > kMaxClipSamples) {
+    return Invalid("clip_seconds",
+                   absl::StrCat(spec.clip_seconds(), " s at ", rate, " Hz is ", clip_samples,
+                                " samples, more than ", kMaxClipSamples));
+  }
+  if (clip_samples < spec.frame_length()) {
+    return Invalid(
+        "clip_seconds",
+        absl::StrCat(spec.clip_seconds(), " s at ", rate, " Hz is ", clip_samples,
+                     " samples, shorter than one frame (frame_length ", spec.frame_length(), ")"));
+  }
+  if (!(spec.min_frequency() > 0) || !std::isfinite(spec.min_frequency())) {
+    return Invalid("min_frequency", absl::StrCat(spec.min_frequency(), " must be positive (Hz)"));
+  }
+  if (!(spec.bins_per_octave() > 0) || !std::isfinite(spec.bins_per_octave())) {
+    return Invalid("bins_per_octave", absl::StrCat(spec.bins_per_octave(), " must be positive"));
+  }
+  if (spec.frequency_bins() < 1) {
+    return Invalid("frequency_bins", absl::StrCat(spec.frequency_bins(), " must be at least 1"));
+  }
+  const double highest =
+      spec.min_frequency() * std::exp2((spec.frequency_bins() - 1) / spec.bins_per_octave());
+  if (!(highest < rate / 2.0)) {
+    return Invalid(
+        "frequency_bins",
+        absl::StrCat(spec.frequency_bins(), " bins from ", spec.min_frequency(), " Hz at ",
+                     spec.bins_per_octave(), " per octave reach a centre of ", highest,
+                     " Hz, at or above the Nyquist frequency ", rate / 2.0, " Hz"));
+  }
+  if (spec.compression_gain() == 0) spec.set_compression_gain(1);
+  if (!(spec.compression_gain() > 0) || !(spec.compression_gain() <= kMaxCompressionGain)) {
+    return Invalid("compression_gain", absl::StrCat(spec.compression_gain(), " must be in (0, ",
+                                                    kMaxCompressionGain, "]"));
+  }
+  if (!(spec.max_clip_seconds() >= 0) || !(spec.max_clip_seconds() <= kMaxClipSeconds)) {
+    return Invalid("max_clip_seconds",
+                   absl::StrCat(spec.max_clip_seconds(), " must be in [0, ", kMaxClipSeconds,
+                                "] (0 means ", kDefaultMaxClipSeconds, " s)"));
+  }
+  const int64_t frames = 1 + (clip_samples - spec.frame_length()) / spec.hop_length();
+  if (spec.frames() != 0 && spec.frames() != frames) {
+    return Invalid("frames", absl::StrCat(spec.frames(), " disagrees with the ", frames,
+                                          " frames the clip length, frame_length and "
+                                          "hop_length give"));
+  }
+  if (frames * spec.frequency_bins() > kMaxRowValues) {
+    return Invalid("frequency_bins",
+                   absl::StrCat(spec.frequency_bins(), " bins × ", frames, " frames is more than ",
+                                kMaxRowValues, " values in a row"));
+  }
+  spec.set_frames(static_cast<int32_t>(frames));
+  return spec;
+}
+
+absl::StatusOr<std::unique_ptr<const AudioFrontEnd>> AudioFrontEnd::Create(
+    const v1::AudioFrontEnd& spec) {
+  ASSIGN_OR_RETURN(v1::AudioFrontEnd completed, Complete(spec));
+  std::unique_ptr<AudioFrontEnd> front(new AudioFrontEnd());
+  front->spec_ = std::move(completed);
+  const v1::AudioFrontEnd& s = front->spec_;
+  auto plan = std::make_unique<Plan>();
+  plan->clip_samples = ClipSamples(s);
+  plan->fft_length = s.fft_length();
+  const int length = s.frame_length();
+  plan->window.resize(static_cast<size_t>(length));
+  for (int i = 0; i < length; ++i) {
+    plan->window[i] = static_cast<float>(0.5 - 0.5 * std::cos(2.0 * kPi * i / length));
+  }
+  // Triangles on the FFT bin frequencies j·Δf, each side at least Δf wide
+  // (a triangle narrower than the FFT grid becomes linear interpolation of
+  // the spectrum at its centre), normalised to unit sum.
+  const double df = static_cast<double>(s.sample_rate()) / plan->fft_length;
+  const int last_fft_bin = plan->fft_length / 2;
+  const double step = std::exp2(1.0 / s.bins_per_octave());
+  plan->starts.push_back(0);
+  for (int k = 0; k < s.frequency_bins(); ++k) {
+    const double c = s.min_frequency() * std::exp2(k / s.bins_per_octave());
+    const double below = std::max(c - c / step, df);
+    const double above = std::max(c * step - c, df);
+    const int first = std::max(0, static_cast<int>(std::ceil((c - below) / df)));
+    const int last = std::min(last_fft_bin, static_cast<int>(std::floor((c + above) / df)));
+    double sum = 0.0;
+    std::vector<double> w;
+    for (int j = first; j <= last; ++j) {
+      const double f = j * df;
+      const double weight = f <= c ? 1.0 - (c - f) / below : 1.0 - (f - c) / above;
+      if (weight <= 0.0) continue;
+      plan->fft_bins.push_back(j);
+      w.push_back(weight);
+      sum += weight;
+    }
+    // sum > 0: the FFT bin nearest c is at most Δf/2 from it (c < Nyquist).
+    for (const double weight : w) plan->weights.push_back(static_cast<float>(weight / sum));
+    plan->starts.push_back(static_cast<int>(plan->weights.size()));
+  }
+  front->plan_ = std::move(plan);
+  return std::unique_ptr<const AudioFrontEnd>(std::move(front));
+}
+
+AudioFrontEnd::~AudioFrontEnd() = default;
+
+int64_t AudioFrontEnd::MaxSamples(int sample_rate) const {
+  const double seconds =
+      spec_.max_clip_seconds() == 0 ? kDefaultMaxClipSeconds : spec_.max_clip_seconds();
+  return std::max<int64_t>(1, std::llround(seconds * sample_rate));
+}
+
+absl::Status AudioFrontEnd::Apply(absl::Span<const float> samples, int sample_rate, float* row,
+                                  const std::string& what) const {
+  if (samples.empty()) return absl::InvalidArgumentError(absl::StrCat(what, ": zero samples"));
+  if (sample_rate < kMinSampleRate || sample_rate > kMaxSampleRate) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": sample rate ", sample_rate,
+                                                   " Hz outside [", kMinSampleRate, ", ",
+                                                   kMaxSampleRate, "]"));
+  }
+  const int64_t max_samples = MaxSamples(sample_rate);
+  if (static_cast<int64_t>(samples.size()) > max_samples) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": ", samples.size(), " samples at ", sample_rate, " Hz, more than the ", max_samples,
+        " the longest clip (max_clip_seconds ",
+        spec_.max_clip_seconds() == 0 ? kDefaultMaxClipSeconds : spec_.max_clip_seconds(),
+        " s) allows"));
+  }
+  for (size_t i = 0; i < samples.size(); ++i) {
+    if (!std::isfinite(samples[i])) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": sample ", i, " is NaN or infinite"));
+    }
+    if (std::fabs(samples[i]) > kMaxSampleMagnitude) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": sample ", i, " is ", samples[i],
+                                                     ", beyond ±", kMaxSampleMagnitude));
+    }
+  }
+  const v1::AudioFrontEnd& s = spec_;
+  std::vector<float> resampled;
+  absl::Span<const float> x = samples;
+  if (sample_rate != s.sample_rate()) {
+    ASSIGN_OR_RETURN(resampled, Resample(samples, sample_rate, s.sample_rate(), what));
+    x = resampled;
+  }
+
+  float peak = 0.0f;
+  for (const float v : x) peak = std::max(peak, std::fabs(v));
+  if (s.trim_silence() && peak > 0.0f) {
+    const float threshold = static_cast<float>(peak * std::pow(10.0, -s.trim_db() / 20.0));
+    size_t first = 0, last = x.size() - 1;
+    while (std::fabs(x[first]) < threshold) ++first;  // stops at the peak at the latest
+    while (std::fabs(x[last]) < threshold) --last;
+    x = x.subspan(first, last - first + 1);
+  }
+  double scale = 1.0;  // a silent clip stays zero
+  if (s.normalisation() == v1::AudioFrontEnd::NORMALISATION_PEAK && peak > 0.0f) {
+    scale = 1.0 / peak;
+  } else if (s.normalisation() == v1::AudioFrontEnd::NORMALISATION_RMS) {
+    double sum = 0.0;
+    for (const float v : x) sum += double{v} * v;
+    const double rms = std::sqrt(sum / x.size());
+    if (rms > 0.0) scale = 1.0 / rms;
+  }
+
+  Plan& plan = *plan_;
+  std::unique_ptr<Workspace> w = plan.Acquire();
+  // The clip policy: crop or zero-pad to clip_samples.
+  const int64_t n = static_cast<int64_t>(x.size());
+  const int64_t length = plan.clip_samples;
+  const bool centre = s.clip_policy() == v1::AudioFrontEnd::CLIP_POLICY_CENTRE;
+  const int64_t source = n > length && centre ? (n - length) / 2 : 0;
+  const int64_t target = n < length && centre ? (length - n) / 2 : 0;
+  const int64_t copied = std::min(n, length);
+  std::fill(w->clip.begin(), w->clip.end(), 0.0f);
+  // In double: 1 / peak of a subnormal clip is beyond the float range.
+  for (int64_t i = 0; i < copied; ++i) {
+    w->clip[target + i] = static_cast<float>(x[source + i] * scale);
+  }
+
+  const int64_t frames = s.frames();
+  const int frame_length = s.frame_length();
+  const int hop = s.hop_length();
+  const int spectrum_bins = plan.fft_length / 2 + 1;
+  const float gain = static_cast<float>(s.compression_gain());
+  for (int64_t t = 0; t < frames; ++t) {
+    const float* in = w->clip.data() + t * hop;
+    for (int i = 0; i < frame_length; ++i) w->frame[i] = in[i] * plan.window[i];
+    kiss_fftr(w->fft.get(), w->frame.data(), w->spectrum.data());
+    for (int j = 0; j < spectrum_bins; ++j) {
+      const kiss_fft_cpx z = w->spectrum[j];
+      w->magnitude[j] = std::sqrt(z.r * z.r + z.i * z.i);
+    }
+    for (int k = 0; k < s.frequency_bins(); ++k) {
+      float v = 0.0f;
+      for (int i = plan.starts[k]; i < plan.starts[k + 1]; ++i) {
+        v += plan.weights[i] * w->magnitude[plan.fft_bins[i]];
+      }
+      row[k * frames + t] = std::log1p(gain * v);
+    }
+  }
+  plan.Release(std::move(w));
+
+  if (s.subtract_frequency_mean()) {
+    for (int k = 0; k < s.frequency_bins(); ++k) {
+      float* bin = row + k * frames;
+      double sum = 0.0;
+      for (int64_t t = 0; t < frames; ++t) sum += bin[t];
+      const float mean = static_cast<float>(sum / frames);
+      for (int64_t t = 0; t < frames; ++t) bin[t] -= mean;
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::vector<float> Int16ToFloat(absl::Span<const int16_t> pcm) {
+  std::vector<float> out(pcm.size());
+  for (size_t i = 0; i < pcm.size(); ++i) out[i] = pcm[i] / 32768.0f;
+  return out;
+}
+
+}  // namespace invariant::audio

@@ -1,0 +1,361 @@
+#include "train/data/audio.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <set>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/audio/front_end.h"
+#include "core/audio/wav.h"
+#include "core/base/status_macros.h"
+#include "core/base/thread_pool.h"
+#include "core/io/byte_stream.h"
+#include "core/io/delimited.h"
+
+namespace invariant::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool IsWavName(const std::string& name) {
+  return name.size() > 4 && absl::AsciiStrToLower(name.substr(name.size() - 4)) == ".wav";
+}
+
+// Every *.wav below `dir`, sorted by path.
+absl::StatusOr<std::vector<std::string>> WavFilesBelow(const std::string& dir,
+                                                       const std::string& field) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    return absl::NotFoundError(absl::StrCat(field, ".dir: ", dir, " is not a directory"));
+  }
+  std::vector<std::string> paths;
+  fs::recursive_directory_iterator it(dir, ec);
+  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_regular_file(ec) && IsWavName(it->path().filename().string())) {
+      paths.push_back(it->path().string());
+    }
+  }
+  if (ec) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".dir: cannot list ", dir, ": ", ec.message()));
+  }
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+absl::StatusOr<std::vector<AudioClip>> ClipsInDir(const v1::AudioSource& source,
+                                                  const std::string& field) {
+  const std::string pattern_text =
+      source.file_pattern().empty() ? kDefaultAudioFilePattern : source.file_pattern();
+  ASSIGN_OR_RETURN(const FilePattern pattern,
+                   FilePattern::Parse(pattern_text, absl::StrCat(field, ".file_pattern")));
+  ASSIGN_OR_RETURN(const std::vector<std::string> paths, WavFilesBelow(source.dir(), field));
+  std::vector<AudioClip> clips;
+  for (const std::string& path : paths) {
+    AudioClip clip;
+    clip.path = path;
+    if (!pattern.Match(fs::path(path).filename().string(), &clip.label, &clip.group)) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": the file name does not match ", field,
+                                                     ".file_pattern \"", pattern_text, "\""));
+    }
+    clips.push_back(std::move(clip));
+  }
+  return clips;
+}
+
+absl::StatusOr<std::vector<AudioClip>> ClipsInManifest(const v1::AudioSource& source,
+                                                       const std::string& field) {
+  const std::string& manifest = source.manifest();
+  ASSIGN_OR_RETURN(std::unique_ptr<io::ByteReader> bytes, io::ByteReader::Open(manifest));
+  ASSIGN_OR_RETURN(std::unique_ptr<io::DelimitedReader> reader,
+                   io::DelimitedReader::Open(std::move(bytes), {0, io::HeaderMode::kPresent}));
+  if (reader->num_fields() == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(manifest, ": empty manifest, expected a header with path and label"));
+  }
+  std::map<std::string, int> column;
+  const std::vector<std::string>& header = reader->header();
+  for (int i = reader->index_column() ? 1 : 0; i < static_cast<int>(header.size()); ++i) {
+    const std::string& name = header[static_cast<size_t>(i)];
+    if (name != "path" && name != "label" && name != "group" && name != "split") {
+      return reader->Error(reader->header_line(),
+                           absl::StrCat("unknown column '", name,
+                                        "': a manifest has path, label, and optionally group "
+                                        "and split"));
+    }
+    if (!column.emplace(name, i).second) {
+      return reader->Error(reader->header_line(), absl::StrCat("column '", name, "' twice"));
+    }
+  }
+  for (const char* required : {"path", "label"}) {
+    if (column.count(required) == 0) {
+      return reader->Error(reader->header_line(),
+                           absl::StrCat("no '", required, "' column in the header [",
+                                        absl::StrJoin(header, ", "), "]"));
+    }
+  }
+  const auto optional_column = [&column](const char* name) {
+    auto it = column.find(name);
+    return it == column.end() ? -1 : it->second;
+  };
+  const int group_column = optional_column("group"), split_column = optional_column("split");
+  const fs::path folder = fs::path(manifest).parent_path();
+  std::vector<AudioClip> clips;
+  io::Record record;
+  while (true) {
+    ASSIGN_OR_RETURN(const bool any, reader->Next(&record));
+    if (!any) break;
+    const auto field_of = [&record](int c) -> const std::string& {
+      return record.fields[static_cast<size_t>(c)];
+    };
+    AudioClip clip;
+    const std::string& path = field_of(column["path"]);
+    clip.label = field_of(column["label"]);
+    if (path.empty() || clip.label.empty()) {
+      return reader->Error(record.line, "empty path or label");
+    }
+    clip.path = fs::path(path).is_absolute() ? path : (folder / path).string();
+    if (group_column >= 0) {
+      clip.group = field_of(group_column);
+      if (clip.group.empty()) return reader->Error(record.line, "empty group");
+    }
+    if (split_column >= 0) {
+      const std::string& split = field_of(split_column);
+      if (split != "train" && split != "test") {
+        return reader->Error(
+            record.line, absl::StrCat("split must be \"train\" or \"test\", got '", split, "'"));
+      }
+      clip.test = split == "test";
+    }
+    clips.push_back(std::move(clip));
+  }
+  return clips;
+}
+
+// The class names: source.class_names, or the distinct labels sorted
+// (numerically when all are integers).
+absl::StatusOr<std::vector<std::string>> ClassNames(const v1::AudioSource& source,
+                                                    const std::vector<AudioClip>& clips,
+                                                    const std::string& field) {
+  std::vector<std::string> names(source.class_names().begin(), source.class_names().end());
+  if (!names.empty()) {
+    const std::set<std::string> given(names.begin(), names.end());
+    if (given.size() != names.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(field, ".class_names: a name appears twice"));
+    }
+    for (const AudioClip& clip : clips) {
+      if (given.count(clip.label) == 0) {
+        return absl::InvalidArgumentError(absl::StrCat(clip.path, ": label '", clip.label,
+                                                       "' is not in ", field, ".class_names [",
+                                                       absl::StrJoin(names, ", "), "]"));
+      }
+    }
+    return names;
+  }
+  std::set<std::string> distinct;
+  for (const AudioClip& clip : clips) distinct.insert(clip.label);
+  names.assign(distinct.begin(), distinct.end());
+  const bool all_integers = std::all_of(names.begin(), names.end(), [](const std::string& s) {
+    int64_t v;
+    return absl::SimpleAtoi(s, &v);
+  });
+  if (all_integers) {
+    std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
+      int64_t va = 0, vb = 0;
+      (void)absl::SimpleAtoi(a, &va);
+      (void)absl::SimpleAtoi(b, &vb);
+      return va < vb;
+    });
+  }
+  return names;
+}
+
+// The rows of `clips` (decoded and featurized in parallel, in clip order).
+absl::Status Featurize(const audio::AudioFrontEnd& front_end, const std::vector<AudioClip>& clips,
+                       Dataset& out) {
+  const int64_t n = static_cast<int64_t>(clips.size());
+  out.x = FloatMatrix::Zeros(n, front_end.output_dim());
+  std::vector<absl::Status> status(static_cast<size_t>(n));
+  const int64_t max_samples = front_end.MaxSamples(audio::kMaxSampleRate);
+  float* x = out.x.mutable_data();
+  const int64_t dim = front_end.output_dim();
+  ParallelFor(n, [&](int64_t i) {
+    const AudioClip& clip = clips[static_cast<size_t>(i)];
+    absl::StatusOr<audio::Clip> wav = audio::ReadWavFile(clip.path, max_samples);
+    if (!wav.ok()) {
+      status[static_cast<size_t>(i)] = wav.status();
+      return;
+    }
+    status[static_cast<size_t>(i)] =
+        front_end.Apply(wav->samples, wav->sample_rate, x + i * dim, clip.path);
+  });
+  for (const absl::Status& s : status) RETURN_IF_ERROR(s);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<FilePattern> FilePattern::Parse(const std::string& pattern,
+                                               const std::string& field) {
+  FilePattern p;
+  int labels = 0, groups = 0;
+  size_t i = 0;
+  while (i < pattern.size()) {
+    if (pattern[i] == '{') {
+      const size_t close = pattern.find('}', i);
+      if (close == std::string::npos) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(field, ": unclosed '{' in \"", pattern, "\""));
+      }
+      const std::string name = pattern.substr(i + 1, close - i - 1);
+      if (name != "label" && name != "group" && name != "*") {
+        return absl::InvalidArgumentError(absl::StrCat(field, ": unknown placeholder {", name,
+                                                       "} in \"", pattern,
+                                                       "\" (known: {label}, {group}, {*})"));
+      }
+      if (!p.tokens_.empty() && p.tokens_.back().placeholder) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            field, ": placeholders need literal text between them, got \"", pattern, "\""));
+      }
+      labels += name == "label";
+      groups += name == "group";
+      p.tokens_.push_back({true, name});
+      i = close + 1;
+    } else {
+      const size_t next = std::min(pattern.find('{', i), pattern.size());
+      p.tokens_.push_back({false, pattern.substr(i, next - i)});
+      i = next;
+    }
+  }
+  if (labels != 1 || groups > 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": \"", pattern, "\" must hold {label} once and {group} at most once"));
+  }
+  p.has_group_ = groups == 1;
+  return p;
+}
+
+bool FilePattern::Match(const std::string& name, std::string* label, std::string* group) const {
+  size_t pos = 0;
+  for (size_t t = 0; t < tokens_.size(); ++t) {
+    const Token& token = tokens_[t];
+    if (!token.placeholder) {
+      if (name.compare(pos, token.text.size(), token.text) != 0) return false;
+      pos += token.text.size();
+      continue;
+    }
+    // One or more characters up to the next literal text (the end of the
+    // name for the last token; the last literal text must end the name).
+    size_t end;
+    if (t + 1 == tokens_.size()) {
+      end = name.size();
+    } else if (t + 2 == tokens_.size()) {
+      const std::string& tail = tokens_[t + 1].text;
+      if (name.size() < tail.size() || name.compare(name.size() - tail.size(), tail.size(), tail))
+        return false;
+      end = name.size() - tail.size();
+    } else {
+      end = name.find(tokens_[t + 1].text, pos + 1);
+      if (end == std::string::npos) return false;
+    }
+    if (end <= pos) return false;
+    const std::string value = name.substr(pos, end - pos);
+    if (token.text == "label") *label = value;
+    if (token.text == "group" && group != nullptr) *group = value;
+    pos = end;
+  }
+  return pos == name.size();
+}
+
+absl::StatusOr<std::vector<AudioClip>> ListAudioClips(const v1::AudioSource& source,
+                                                      const std::string& field) {
+  if (source.dir().empty() == source.manifest().empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, " must set exactly one of dir and manifest"));
+  }
+  if (!source.manifest().empty() && !source.file_pattern().empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".file_pattern applies to dir only (a manifest names the labels)"));
+  }
+  ASSIGN_OR_RETURN(std::vector<AudioClip> clips, source.dir().empty()
+                                                     ? ClipsInManifest(source, field)
+                                                     : ClipsInDir(source, field));
+  if (clips.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, ": no clips in ", source.dir().empty() ? source.manifest() : source.dir()));
+  }
+  return clips;
+}
+
+absl::StatusOr<AudioData> LoadAudio(const v1::AudioSource& source, const std::string& field) {
+  absl::StatusOr<v1::AudioFrontEnd> spec = audio::AudioFrontEnd::Complete(source.front_end());
+  if (!spec.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ".front_end: ", spec.status().message()));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<const audio::AudioFrontEnd> front_end,
+                   audio::AudioFrontEnd::Create(*spec));
+  ASSIGN_OR_RETURN(std::vector<AudioClip> clips, ListAudioClips(source, field));
+  ASSIGN_OR_RETURN(const std::vector<std::string> class_names, ClassNames(source, clips, field));
+  std::map<std::string, int32_t> class_index;
+  for (size_t c = 0; c < class_names.size(); ++c) {
+    class_index[class_names[c]] = static_cast<int32_t>(c);
+  }
+  const bool grouped = !clips.front().group.empty();
+  std::vector<AudioClip> parts[2];  // train, test
+  for (AudioClip& clip : clips) parts[clip.test ? 1 : 0].push_back(std::move(clip));
+  if (parts[0].empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": every clip is marked test; none is left to train on"));
+  }
+  AudioData data;
+  data.front_end = *spec;
+  const std::string name = source.dir().empty() ? source.manifest() : source.dir();
+  Dataset* out[2] = {&data.train, &data.test};
+  for (int p = 0; p < 2; ++p) {
+    Dataset& d = *out[p];
+    d.name = p == 0 ? name : absl::StrCat(name, " (test)");
+    d.class_names = class_names;
+    d.input_shape = {front_end->frequency_bins(), front_end->frames(), 1};
+    for (const AudioClip& clip : parts[p]) {
+      d.labels.push_back(class_index.at(clip.label));
+      if (grouped) d.groups.push_back(clip.group);
+    }
+    RETURN_IF_ERROR(Featurize(*front_end, parts[p], d));
+  }
+  return data;
+}
+
+absl::Status CheckAudioGroup(const RowSchema& schema, const v1::AudioTransformGroup& group,
+                             const std::string& field) {
+  if (!schema.audio.has_value()) {
+    if (int64_t{group.frequency_bins()} * group.frames() != schema.dim) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          field, " acts on frequency_bins ", group.frequency_bins(), " x frames ", group.frames(),
+          " values, but the rows of data set '", schema.name, "' have ", schema.dim));
+    }
+    return absl::OkStatus();
+  }
+  const v1::AudioFrontEnd& fe = *schema.audio;
+  const auto mismatch = [&](const char* name, auto want, auto got) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".", name, " is ", got, ", but the audio front end's ", name, " is ",
+                     want, ": the group must act on the front end's spectrogram"));
+  };
+  if (group.frequency_bins() != fe.frequency_bins()) {
+    return mismatch("frequency_bins", fe.frequency_bins(), group.frequency_bins());
+  }
+  if (group.frames() != fe.frames()) return mismatch("frames", fe.frames(), group.frames());
+  if (group.bins_per_octave() != fe.bins_per_octave()) {
+    return mismatch("bins_per_octave", fe.bins_per_octave(), group.bins_per_octave());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace invariant::train
