@@ -143,9 +143,11 @@ absl::StatusOr<Samples> DecodeClip(const v1::AudioClip& clip, int index, int mod
 }  // namespace
 
 double EffectiveMaxClipSeconds(const audio::AudioFrontEnd& front_end, double server_limit) {
-  const double model_limit = front_end.spec().max_clip_seconds();
+  // 0 in the spec means the front end's default.
+  const double model_limit = front_end.spec().max_clip_seconds() > 0
+                                 ? front_end.spec().max_clip_seconds()
+                                 : audio::AudioFrontEnd::kDefaultMaxClipSeconds;
   if (server_limit <= 0) return model_limit;
-  if (model_limit <= 0) return server_limit;
   return std::min(model_limit, server_limit);
 }
 

@@ -36,8 +36,8 @@ namespace invariant::server {
 // The server's default limit on a clip's length (--max_audio_clip_seconds).
 inline constexpr double kDefaultMaxAudioClipSeconds = 30;
 
-// min(the model's max_clip_seconds, server_limit); server_limit <= 0 means
-// no server limit.
+// min(the model's max_clip_seconds (0: AudioFrontEnd::kDefaultMaxClipSeconds),
+// server_limit); server_limit <= 0 means no server limit.
 double EffectiveMaxClipSeconds(const audio::AudioFrontEnd& front_end, double server_limit);
 
 // The most samples a clip at `sample_rate` Hz may have under `max_clip_seconds`.

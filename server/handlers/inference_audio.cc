@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/audio/wav.h"
 #include "core/base/error_text.h"
+#include "server/handlers/inference_tensors.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "raw tensor contents are little-endian: a little-endian host is needed"
@@ -18,7 +19,7 @@ namespace {
 
 using Tensor = inference::ModelInferRequest::InferInputTensor;
 
-constexpr char kInputName[] = "input";  // inference_tensors.h's kInferenceInputName
+constexpr const char* kInputName = kInferenceInputName;
 
 absl::Status Invalid(const std::string& field, const std::string& expected,
                      const std::string& received) {

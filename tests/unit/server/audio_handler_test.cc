@@ -270,6 +270,22 @@ TEST_F(AudioHandlerTest, TheServerLimitOnClipLengthIsTheSmallerOneAndIsReported)
   EXPECT_EQ(metadata.audio().max_clip_seconds(), 2.0);  // the model's (server default 30)
 }
 
+TEST(AudioClipLimitTest, AModelWithoutItsOwnLimitHasTheFrontEndsDefault) {
+  v1::AudioFrontEnd spec = testing_models::TestAudioFrontEnd();
+  spec.set_max_clip_seconds(0);  // the front end's default (60 s)
+  auto front_end = audio::AudioFrontEnd::Create(spec);
+  ASSERT_TRUE(front_end.ok()) << front_end.status();
+  EXPECT_EQ(EffectiveMaxClipSeconds(**front_end, 0), audio::AudioFrontEnd::kDefaultMaxClipSeconds);
+  EXPECT_EQ(EffectiveMaxClipSeconds(**front_end, kDefaultMaxAudioClipSeconds), 30);
+  EXPECT_EQ(EffectiveMaxClipSeconds(**front_end, 90), audio::AudioFrontEnd::kDefaultMaxClipSeconds);
+  spec.set_max_clip_seconds(2);
+  front_end = audio::AudioFrontEnd::Create(spec);
+  ASSERT_TRUE(front_end.ok());
+  EXPECT_EQ(EffectiveMaxClipSeconds(**front_end, 30), 2);
+  EXPECT_EQ(EffectiveMaxClipSeconds(**front_end, 1.5), 1.5);
+  EXPECT_EQ(MaxClipSamples(2, 8000), 16000);
+}
+
 TEST_F(AudioHandlerTest, TooManyClipsAndRowsThatWouldNotFitAreRefusedBeforeDecoding) {
   std::vector<v1::AudioClip> clips(101, FloatClip({0.1f}));
   v1::FeaturizeResponse response;
