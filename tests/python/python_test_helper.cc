@@ -122,5 +122,7 @@ int main(int argc, char** argv) {
   if (args.size() == 6 && (args[0] == "featurize" || args[0] == "predict")) {
     return Call(args[0], args[1], args[2], std::stoll(args[3]), args[4], args[5]);
   }
-  return Fail("usage: write-models ROOT | write-audio-model ROOT | featurize|predict TARGET MODEL INPUT_DIM IN OUT");
+  return Fail(
+      "usage: write-models ROOT | write-audio-model ROOT | featurize|predict TARGET MODEL "
+      "INPUT_DIM IN OUT");
 }
