@@ -90,7 +90,8 @@ Inputs RowInputs(const RowTable& rows, const CommandContext& context, const char
 
 // The clips of clip_input.h, at most context.batch_size per request. The
 // server refusing a clip (INVALID_ARGUMENT) is bad input: exit 2, naming the
-// file (from "clips[i]" in the message, else every file of the request).
+// file (from "clips[i]" in the message, else every file of the request); for
+// noise clips (--random_rows) it is a server error like any other.
 Inputs ClipInputs(const ClipInput& clips, const CommandContext& context, const char* call) {
   Inputs in;
   in.count = clips.size();
@@ -105,8 +106,8 @@ Inputs ClipInputs(const ClipInput& clips, const CommandContext& context, const c
   };
   in.report = [&clips, call](int64_t first, int64_t end, const grpc::Status& status) {
     const std::string range = absl::StrCat(call, " clips ", first + 1, "..", end);
-    if (status.error_code() != grpc::StatusCode::INVALID_ARGUMENT) {
-      return ReportServerError(range, status);
+    if (status.error_code() != grpc::StatusCode::INVALID_ARGUMENT || clips.noise_clips > 0) {
+      return ReportServerError(range, status);  // not a file of the user's
     }
     std::string what;
     const std::optional<int64_t> index = ClipIndexInMessage(status.error_message());
@@ -117,7 +118,6 @@ Inputs ClipInputs(const ClipInput& clips, const CommandContext& context, const c
       for (int64_t i = first; i < end; ++i) ids.push_back(clips.id(i));
       what = absl::StrJoin(ids, ", ");
     }
-    if (what.empty()) what = range;
     std::cerr << "invariant-client: " << what << ": " << call << ": "
               << StatusCodeName(status.error_code()) << ": " << status.error_message() << std::endl;
     return kExitUsage;
