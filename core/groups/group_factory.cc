@@ -7,6 +7,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
+#include "core/groups/audio_distribution.h"
+#include "core/groups/audio_transform.h"
 #include "core/groups/cyclic_shift.h"
 #include "core/groups/identity_group.h"
 #include "core/groups/image_distribution.h"
@@ -24,6 +26,8 @@ constexpr int64_t kMaxBlocks = 65536;
 constexpr int64_t kMaxMatrixN = 4096;
 constexpr int64_t kMaxImageSide = 16384;
 constexpr int64_t kMaxChannels = 64;
+constexpr int64_t kMaxFrequencyBins = 16384;
+constexpr int64_t kMaxFrames = int64_t{1} << 20;
 // Bounds on scalar parameters that keep every element well inside double
 // range and every transformed image meaningful.
 constexpr double kMaxAbsParameter = 1e6;
@@ -181,6 +185,28 @@ absl::StatusOr<std::unique_ptr<GroupDistribution>> MakeImage(const v1::ImageTran
       std::make_unique<ImageTransform>(p.height(), p.width(), p.channels()), law);
 }
 
+absl::StatusOr<std::unique_ptr<GroupDistribution>> MakeAudio(const v1::AudioTransformGroup& p) {
+  RETURN_IF_ERROR(IntRange("group.audio.frequency_bins", p.frequency_bins(), 1, kMaxFrequencyBins));
+  RETURN_IF_ERROR(IntRange("group.audio.frames", p.frames(), 1, kMaxFrames));
+  RETURN_IF_ERROR(
+      DimLimit("group.audio frequency_bins*frames", int64_t{p.frequency_bins()} * p.frames()));
+  RETURN_IF_ERROR(Positive("group.audio.bins_per_octave", p.bins_per_octave()));
+  AudioTransformLaw law;
+  if (p.has_pitch_cents()) {
+    ASSIGN_OR_RETURN(law.pitch_cents, MakeScalar("group.audio.pitch_cents", p.pitch_cents(),
+                                                 ScalarRole::kTranslation));
+  }
+  if (p.has_tempo()) {
+    ASSIGN_OR_RETURN(law.tempo, MakeScalar("group.audio.tempo", p.tempo(), ScalarRole::kScale));
+  }
+  if (p.has_time_shift()) {
+    ASSIGN_OR_RETURN(law.time_shift, MakeScalar("group.audio.time_shift", p.time_shift(),
+                                                ScalarRole::kTranslation));
+  }
+  return std::make_unique<AudioTransformDistribution>(
+      std::make_unique<AudioTransform>(p.frequency_bins(), p.frames(), p.bins_per_octave()), law);
+}
+
 // Builds the distribution without the enumerate check; `why_not_enumerable`
 // receives the reason a non-enumerable distribution cannot be listed.
 absl::StatusOr<std::unique_ptr<GroupDistribution>> MakeUnchecked(const v1::GroupSpec& spec,
@@ -242,6 +268,9 @@ absl::StatusOr<std::unique_ptr<GroupDistribution>> MakeUnchecked(const v1::Group
     case v1::GroupSpec::kImage:
       why_not_enumerable = "image transforms form a continuous group";
       return MakeImage(spec.image());
+    case v1::GroupSpec::kAudio:
+      why_not_enumerable = "audio transforms form a continuous group";
+      return MakeAudio(spec.audio());
     case v1::GroupSpec::kIdentity: {
       const int64_t dim = spec.identity().dim();
       RETURN_IF_ERROR(IntRange("group.identity.dim", dim, 1, kMaxGroupDim));
@@ -252,7 +281,7 @@ absl::StatusOr<std::unique_ptr<GroupDistribution>> MakeUnchecked(const v1::Group
   }
   return absl::InvalidArgumentError(
       "group must set one of permutation, block_permutation, matrix_permutation, cyclic_shift, "
-      "sign_flip, image, identity; got none");
+      "sign_flip, image, identity, audio; got none");
 }
 
 }  // namespace

@@ -16,6 +16,8 @@
 //   sign_flip            UniformSignFlips(SignFlip(dim))
 //   image                ImageTransformDistribution(ImageTransform(h, w, c), law);
 //                        an unset factor is the identity (θ = 0, t = 0, a = 1)
+//   audio                AudioTransformDistribution(AudioTransform(bins, frames, bpo), law);
+//                        an unset factor is the identity (c = 0, a = 1, s = 0)
 //   identity             IdentityDistribution(IdentityAction(dim)): the plain,
 //                        non-invariant encoders (core/groups/identity_group.h)
 // The element conventions are documented in each action's header.
@@ -40,14 +42,15 @@ inline constexpr int64_t kMaxGroupDim = int64_t{1} << 24;
 //   * no kind is set, or a size is out of range (limits in the messages and
 //     kMaxGroupDim for the vector length);
 //   * a scalar law is of a kind not allowed for its field (rotation: fixed,
-//     uniform, von_mises, normal; translation_x/y: fixed, uniform, normal;
-//     scale: fixed, uniform, log_normal) or has bad parameters (non-finite,
-//     low ≥ high, a rotation range wider than 2π, stddev ≤ 0, kappa < 0,
-//     a scale ≤ 0);
+//     uniform, von_mises, normal; translation_x/y, pitch_cents, time_shift:
+//     fixed, uniform, normal; scale, tempo: fixed, uniform, log_normal) or has
+//     bad parameters (non-finite, low ≥ high, a rotation range wider than 2π,
+//     stddev ≤ 0, kappa < 0, a scale or tempo ≤ 0);
+//   * audio.bins_per_octave is not finite and > 0;
 //   * cyclic_shift.max_shift is outside [0, (length − 1) / 2];
 //   * spec.enumerate is set and the distribution is not enumerable()
 //     (permutations of more than 8 items, more than 20 sign flips, the
-//     noisy sort, image transforms).
+//     noisy sort, image and audio transforms).
 // Never returns null on success.
 absl::StatusOr<std::unique_ptr<GroupDistribution>> MakeGroupDistribution(const v1::GroupSpec& spec);
 

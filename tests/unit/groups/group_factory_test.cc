@@ -55,6 +55,15 @@ TEST(GroupFactoryTest, BuildsEveryKind) {
        "translation_x { normal { stddev: 0.3 } } translation_y { normal { stddev: 0.3 } } "
        "scale { log_normal { log_stddev: 0.3 } } }",
        "image_transform(32x32x3)", 3072, false, false, false},
+      {"audio { frequency_bins: 64 frames: 100 bins_per_octave: 12 }",
+       "audio_transform(64x100, bpo=12)", 6400, false, true, false},
+      {"audio { frequency_bins: 64 frames: 100 bins_per_octave: 12 pitch_cents { normal { "
+       "stddev: 50 } } tempo { log_normal { log_stddev: 0.1 } } }",
+       "audio_transform(64x100, bpo=12)", 6400, false, true, false},
+      {"audio { frequency_bins: 48 frames: 81 bins_per_octave: 8 pitch_cents { uniform { low: "
+       "-100 high: 100 } } tempo { uniform { low: 0.8 high: 1.25 } } time_shift { normal { "
+       "stddev: 2 } } }",
+       "audio_transform(48x81, bpo=8)", 3888, false, false, false},
   };
   for (const Case& c : cases) {
     auto dist = MustMake(c.spec);
@@ -85,6 +94,7 @@ TEST(GroupFactoryTest, TheIdentityGroupHasOneElementThatCopiesBitForBit) {
 TEST(GroupFactoryTest, RejectsBadSpecsNamingTheField) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"", "group must set one of permutation, block_permutation"},
+      {"", "identity, audio; got none"},
       {"permutation { dim: 0 }", "group.permutation.dim must be in [1, 16777216], got 0"},
       {"block_permutation { num_blocks: 0 block_size: 8 }",
        "group.block_permutation.num_blocks must be in [1, 65536], got 0"},
@@ -130,6 +140,36 @@ TEST(GroupFactoryTest, RejectsBadSpecsNamingTheField) {
        "group.image.scale.uniform.low must be > 0 for a scale, got -1"},
       {"image { height: 28 width: 28 channels: 1 scale { log_normal { log_stddev: 0 } } }",
        "group.image.scale.log_normal.log_stddev must be in (0, 10], got 0"},
+      {"audio { frames: 100 bins_per_octave: 12 }",
+       "group.audio.frequency_bins must be in [1, 16384], got 0"},
+      {"audio { frequency_bins: 64 frames: -1 bins_per_octave: 12 }",
+       "group.audio.frames must be in [1, 1048576], got -1"},
+      {"audio { frequency_bins: 16384 frames: 2000 bins_per_octave: 12 }",
+       "group.audio frequency_bins*frames must be at most 16777216 floats, got 32768000"},
+      {"audio { frequency_bins: 64 frames: 100 }",
+       "group.audio.bins_per_octave must be > 0, got 0"},
+      {"audio { frequency_bins: 64 frames: 100 bins_per_octave: nan }",
+       "group.audio.bins_per_octave must be finite"},
+      {"audio { frequency_bins: 64 frames: 100 bins_per_octave: 12 pitch_cents { log_normal { "
+       "log_stddev: 1 } } }",
+       "group.audio.pitch_cents must set one of fixed, uniform, normal; got log_normal"},
+      {"audio { frequency_bins: 64 frames: 100 bins_per_octave: 12 pitch_cents { uniform { low: 1 "
+       "high: 1 } } }",
+       "group.audio.pitch_cents.uniform must have low < high, got low=1, high=1"},
+      {"audio { frequency_bins: 64 frames: 100 bins_per_octave: 12 tempo { fixed { value: -2 } } }",
+       "group.audio.tempo.fixed.value must be > 0, got -2"},
+      {"audio { frequency_bins: 64 frames: 100 bins_per_octave: 12 tempo { uniform { low: 0 high: "
+       "2 } } }",
+       "group.audio.tempo.uniform.low must be > 0 for a scale, got 0"},
+      {"audio { frequency_bins: 64 frames: 100 bins_per_octave: 12 tempo { normal { stddev: 1 } } "
+       "}",
+       "group.audio.tempo must set one of fixed, uniform, log_normal; got normal"},
+      {"audio { frequency_bins: 64 frames: 100 bins_per_octave: 12 time_shift { von_mises { "
+       "kappa: 1 } } }",
+       "group.audio.time_shift must set one of fixed, uniform, normal; got von_mises"},
+      {"audio { frequency_bins: 64 frames: 100 bins_per_octave: 12 time_shift { normal { stddev: "
+       "-1 } } }",
+       "group.audio.time_shift.normal.stddev must be > 0, got -1"},
       {"permutation { dim: 9 } enumerate: true",
        "group.enumerate requires an enumerable group: permutation.dim must be <= 8"},
       {"sign_flip { dim: 21 } enumerate: true",
@@ -138,6 +178,8 @@ TEST(GroupFactoryTest, RejectsBadSpecsNamingTheField) {
        "group.enumerate requires an enumerable group: the (noisy) sort"},
       {"image { height: 8 width: 8 channels: 1 } enumerate: true",
        "group.enumerate requires an enumerable group: image transforms"},
+      {"audio { frequency_bins: 8 frames: 8 bins_per_octave: 4 } enumerate: true",
+       "group.enumerate requires an enumerable group: audio transforms"},
   };
   for (const auto& [text, message] : cases) {
     const auto made = MakeGroupDistribution(Spec(text));
@@ -190,12 +232,38 @@ TEST(GroupFactoryTest, DrawElementsEnumeratesOrSamples) {
   EXPECT_TRUE(DrawElements(*image, false, 0, rng).empty());
 }
 
+// Each factor of an audio spec reaches the distribution in the unit the
+// proto names (cents, factor, frames); unset factors stay the identity.
+TEST(GroupFactoryTest, AudioSpecsCarryTheirLaws) {
+  auto full = MustMake(
+      "audio { frequency_bins: 40 frames: 50 bins_per_octave: 10 pitch_cents { uniform { low: "
+      "-150 high: 150 } } tempo { fixed { value: 1.5 } } time_shift { fixed { value: -3 } } }");
+  ASSERT_NE(full, nullptr);
+  EXPECT_EQ(full->name(),
+            "audio_transform(40x50, bpo=10) ~ pitch_cents uniform(-150, 150) x tempo fixed(1.5) x "
+            "time_shift fixed(-3)");
+  Rng rng(5);
+  for (const GroupElement& g : full->Sample(50, rng)) {
+    ASSERT_EQ(g.params.size(), 3u);
+    EXPECT_GE(g.params[0], -150.0);
+    EXPECT_LT(g.params[0], 150.0);
+    EXPECT_EQ(g.params[1], 1.5);
+    EXPECT_EQ(g.params[2], -3.0);
+  }
+  auto bare = MustMake("audio { frequency_bins: 4 frames: 3 bins_per_octave: 0.5 }");
+  ASSERT_NE(bare, nullptr);
+  for (const GroupElement& g : bare->Sample(3, rng)) EXPECT_EQ(g, bare->action().Identity());
+}
+
 TEST(GroupFactoryTest, SeededSpecsDrawTheSameElementsBitForBit) {
   for (const std::string text :
        {"permutation { dim: 12 }", "cyclic_shift { length: 30 max_shift: 4 }",
         "sign_flip { dim: 40 }",
         "image { height: 16 width: 16 channels: 1 rotation { von_mises { kappa: 9 } } "
-        "translation_x { normal { stddev: 0.3 } } scale { log_normal { log_stddev: 0.3 } } }"}) {
+        "translation_x { normal { stddev: 0.3 } } scale { log_normal { log_stddev: 0.3 } } }",
+        "audio { frequency_bins: 16 frames: 20 bins_per_octave: 4 pitch_cents { normal { stddev: "
+        "30 } } tempo { log_normal { log_stddev: 0.1 } } time_shift { uniform { low: -2 high: 2 "
+        "} } }"}) {
     auto d1 = MustMake(text);
     auto d2 = MustMake(text);
     ASSERT_NE(d1, nullptr);
