@@ -15,7 +15,50 @@ std::string RawBytes(const std::vector<float>& x) {
   return std::string(reinterpret_cast<const char*>(x.data()), x.size() * sizeof(float));
 }
 
+// Little-endian bytes of `value`'s `n` low bytes, whatever the host's order.
+void AppendLittleEndian(uint32_t value, int n, std::string* out) {
+  for (int i = 0; i < n; ++i) out->push_back(static_cast<char>((value >> (8 * i)) & 0xFF));
+}
+
+template <typename Request>
+void FillClips(const std::string& model, const std::vector<v1::AudioClip>& clips,
+               Request* request) {
+  request->mutable_model()->set_name(model);
+  request->mutable_inputs()->set_num_rows(static_cast<int64_t>(clips.size()));
+  request->mutable_inputs()->mutable_clips()->Assign(clips.begin(), clips.end());
+}
+
 }  // namespace
+
+v1::AudioClip WavClip(std::string wav_bytes) {
+  v1::AudioClip clip;
+  clip.set_wav(std::move(wav_bytes));
+  return clip;
+}
+
+v1::AudioClip FloatClip(const std::vector<float>& samples, int sample_rate) {
+  std::string bytes;
+  bytes.reserve(samples.size() * 4);
+  for (float x : samples) {
+    uint32_t bits = 0;
+    std::memcpy(&bits, &x, sizeof(bits));
+    AppendLittleEndian(bits, 4, &bytes);
+  }
+  v1::AudioClip clip;
+  clip.set_float32_le(std::move(bytes));
+  clip.set_sample_rate(sample_rate);
+  return clip;
+}
+
+v1::AudioClip Int16Clip(const std::vector<int16_t>& samples, int sample_rate) {
+  std::string bytes;
+  bytes.reserve(samples.size() * 2);
+  for (int16_t x : samples) AppendLittleEndian(static_cast<uint16_t>(x), 2, &bytes);
+  v1::AudioClip clip;
+  clip.set_int16_le(std::move(bytes));
+  clip.set_sample_rate(sample_rate);
+  return clip;
+}
 
 std::string DefaultRetryServiceConfig() {
   return R"({
@@ -98,6 +141,33 @@ grpc::Status Client::Predict(const std::string& model, int64_t num_rows,
   request.mutable_model()->set_name(model);
   request.mutable_inputs()->set_num_rows(num_rows);
   request.mutable_inputs()->set_raw_values(RawBytes(x));
+  v1::PredictResponse response;
+  grpc::Status status = Predict(request, &response);
+  if (!status.ok()) return status;
+  scores->assign(response.scores().begin(), response.scores().end());
+  if (predicted_classes != nullptr) {
+    predicted_classes->assign(response.predicted_classes().begin(),
+                              response.predicted_classes().end());
+  }
+  return status;
+}
+
+grpc::Status Client::FeaturizeClips(const std::string& model,
+                                    const std::vector<v1::AudioClip>& clips,
+                                    std::vector<float>* features) {
+  v1::FeaturizeRequest request;
+  FillClips(model, clips, &request);
+  v1::FeaturizeResponse response;
+  grpc::Status status = Featurize(request, &response);
+  if (status.ok()) features->assign(response.features().begin(), response.features().end());
+  return status;
+}
+
+grpc::Status Client::PredictClips(const std::string& model, const std::vector<v1::AudioClip>& clips,
+                                  std::vector<float>* scores,
+                                  std::vector<std::string>* predicted_classes) {
+  v1::PredictRequest request;
+  FillClips(model, clips, &request);
   v1::PredictResponse response;
   grpc::Status status = Predict(request, &response);
   if (!status.ok()) return status;

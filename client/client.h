@@ -13,6 +13,12 @@
 //   std::vector<float> features;
 //   grpc::Status s = client->Featurize("digits", rows, x, &features);
 //
+// Models of sound (GetModelMetadataResponse.audio set) take clips instead of
+// rows: build each v1::AudioClip with WavClip, FloatClip or Int16Clip and call
+// FeaturizeClips / PredictClips (one output row per clip). The server decodes,
+// resamples and turns each clip into the model's row; this library only packs
+// the bytes.
+//
 // Thread-safety: a Client may be used from any number of threads at once.
 #ifndef INVARIANT_CLIENT_CLIENT_H_
 #define INVARIANT_CLIENT_CLIENT_H_
@@ -52,6 +58,17 @@ struct ClientOptions {
   // DefaultRetryServiceConfig() retries UNAVAILABLE on FeatureService.
   std::string service_config_json;
 };
+
+// One clip for an audio model (v1::AudioClip; docs/open-inference.md).
+//   WavClip    a whole WAV file's bytes (the server decodes it; its own rate wins)
+//   FloatClip  mono samples in [−1, 1] at `sample_rate` Hz, sent as float32_le
+//   Int16Clip  mono 16-bit PCM samples at `sample_rate` Hz, sent as int16_le
+//              (the server scales them by 1/32768, as it does a 16-bit WAV)
+// sample_rate 0 means the model's rate. Nothing is checked here: the server
+// refuses a bad clip with INVALID_ARGUMENT naming inputs.clips[i].
+v1::AudioClip WavClip(std::string wav_bytes);
+v1::AudioClip FloatClip(const std::vector<float>& samples, int sample_rate = 0);
+v1::AudioClip Int16Clip(const std::vector<int16_t>& samples, int sample_rate = 0);
 
 // A gRPC service config retrying UNAVAILABLE FeatureService calls up to 3
 // attempts with exponential backoff (0.05 s → 1 s).
@@ -112,6 +129,16 @@ class Client {
   grpc::Status Predict(const std::string& model, int64_t num_rows, const std::vector<float>& x,
                        std::vector<float>* scores,
                        std::vector<std::string>* predicted_classes = nullptr);
+
+  // Convenience for audio models: one output row per clip of `clips`, sent as
+  // InputBatch.clips to the newest version of `model`. The caller keeps each
+  // request within the server's limits (--max_request_rows clips,
+  // --max_message_bytes bytes).
+  grpc::Status FeaturizeClips(const std::string& model, const std::vector<v1::AudioClip>& clips,
+                              std::vector<float>* features);
+  grpc::Status PredictClips(const std::string& model, const std::vector<v1::AudioClip>& clips,
+                            std::vector<float>* scores,
+                            std::vector<std::string>* predicted_classes = nullptr);
 
   // Asynchronous calls: the future is ready when the call completes.
   std::future<CallResult<v1::FeaturizeResponse>> FeaturizeAsync(v1::FeaturizeRequest request);

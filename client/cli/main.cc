@@ -5,6 +5,7 @@
 //   invariant-client metadata  MODEL
 //   invariant-client featurize MODEL [--input=FILE|-] [--random_rows=N]
 //   invariant-client predict   MODEL [--input=FILE|-] [--random_rows=N]
+//   (audio models: --input=CLIP.wav|FOLDER|A.wav,B.wav|-)
 //   invariant-client reload                      (ModelAdmin; --admin_token_file)
 //   invariant-client status    [MODEL]           (ModelAdmin; --admin_token_file)
 //
@@ -12,6 +13,10 @@
 // against it before any row is sent: the row width against input_dim, and,
 // when the input has a header and the model stores its training columns,
 // the column names and their order (errors name the columns; exit 2).
+// A model of sound (metadata with `audio`) takes WAV files instead: each
+// file's bytes are one clip, its name the output's "id" column; a file that
+// is not a WAV file, or a clip the server refuses (INVALID_ARGUMENT), exits 2
+// naming the file.
 //
 // Output goes to stdout as CSV (header line first) or, with --format=jsonl,
 // one JSON object per line. Exit codes: 0 ok; 2 usage (unknown subcommand,
@@ -42,7 +47,10 @@ ABSL_FLAG(int64_t, version, 0, "Model version; 0 = the newest ready version.");
 ABSL_FLAG(std::string, version_label, "",
           "Model version label (e.g. stable) instead of --version.");
 ABSL_FLAG(std::string, format, "csv", "Output format: csv | jsonl.");
-ABSL_FLAG(std::string, input, "-", "Rows file (CSV, TSV or IDX, optionally gzip); - = stdin.");
+ABSL_FLAG(
+    std::string, input, "-",
+    "Rows file (CSV, TSV or IDX, optionally gzip); - = stdin. Audio models: a WAV file, a "
+    "folder of .wav files (not recursive), comma-separated files, or - for one WAV on stdin.");
 ABSL_FLAG(std::string, delimiter, "",
           "Field delimiter of text rows: one character or 'tab'; default by extension.");
 ABSL_FLAG(std::string, header, "auto",
@@ -57,9 +65,11 @@ ABSL_FLAG(std::string, admin_token_file, "",
           "reload/status: file holding the server's admin token (invariant-server "
           "--admin_token_file); default: --token_file.");
 ABSL_FLAG(std::string, input_format, "auto", "auto | text | idx.");
-ABSL_FLAG(int64_t, batch_size, 1024, "Rows per request.");
+ABSL_FLAG(int64_t, batch_size, 1024,
+          "Rows (or clips) per request; clips also at most 16 MiB of WAV bytes per request.");
 ABSL_FLAG(int64_t, random_rows, 0,
-          "Instead of --input: N seeded standard-normal rows of the model's input_dim.");
+          "Instead of --input: N seeded standard-normal rows of the model's input_dim (audio "
+          "models: N seeded noise clips of 1 s at the model's rate).");
 ABSL_FLAG(uint64_t, seed, 1, "Seed of --random_rows.");
 ABSL_FLAG(std::string, service, "",
           "health: the service checked; '' = the server, invariant.v1.FeatureService = "
@@ -73,7 +83,8 @@ constexpr char kUsage[] = R"(usage: invariant-client SUBCOMMAND [ARGS] [--flags]
 subcommands:
   health            exit 0 when the server (or --service) is SERVING, 3 otherwise
   models            the models and their ready versions
-  metadata MODEL    the model's shapes, input columns and scaling, encoder, head, metrics
+  metadata MODEL    the model's shapes, input columns and scaling, audio front end, encoder,
+                    head, metrics
   featurize MODEL   features of the input rows
   predict MODEL     predictions (predicted class, one score column per class/target)
   reload            rescan the models directory now (ModelAdmin)
@@ -87,9 +98,14 @@ input rows: --input=FILE (.csv, .tsv, IDX; gzip ok) or stdin; or --random_rows=N
   with a header, the training columns and their order.
   Scaling: values are sent as read; IDX unsigned bytes become v/255 (the model's
   metadata shows input_scaling: unit_byte for models trained on IDX images).
+input clips (models of sound, metadata shows audio.*): --input=CLIP.wav, a folder
+  (its *.wav files, sorted by name, not recursive), A.wav,B.wav, or - (one WAV on
+  stdin); each file is one clip, sent as its WAV bytes (the server decodes and
+  resamples it); the output's first column "id" is the file name.
 output: CSV with a header (default) or --format=jsonl; --id_column comes first
-exit codes: 0 ok, 1 output error, 2 usage or bad input (FILE:LINE: reason, or
-            rows that do not fit the model), 3 server error (gRPC code and message)
+exit codes: 0 ok, 1 output error, 2 usage or bad input (FILE:LINE: reason, rows
+            that do not fit the model, a file that is not WAV or a clip the server
+            refused), 3 server error (gRPC code and message)
 
 flags:
 )";

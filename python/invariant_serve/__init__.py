@@ -4,6 +4,7 @@
     client = Client("127.0.0.1:8500")
     features = client.featurize("digits", X)      # numpy float32 [n, feature_dim]
     prediction = client.predict("digits", X)      # .scores, .classes, .indices
+    words = client.predict("words", clips=["yes.wav", samples])   # a model of sound
 
 AsyncClient is the asyncio form. Errors are raised as InvariantServeError
 with the gRPC code and the server's message. The generated protobuf/gRPC

@@ -1,6 +1,7 @@
 """Client and AsyncClient: invariant.v1 over gRPC with numpy in and out."""
 
 import dataclasses
+import os
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import grpc
@@ -107,6 +108,10 @@ class ModelMetadata:
     # when the model does not record it.
     input_columns: List[str] = dataclasses.field(default_factory=list)
     input_scaling: Optional[str] = None
+    # For a model of sound, its audio front end (every AudioFrontEndInfo field:
+    # sample_rate, clip_seconds, clip_policy, max_clip_seconds, frequency_bins,
+    # frames, ...); send it clips (`clips=`), not rows. None for a model of rows.
+    audio: Optional[dict] = None
 
 
 # --- requests and responses, shared by Client and AsyncClient ---------------
@@ -133,16 +138,104 @@ def _rows(X) -> Tuple[int, bytes]:
     return rows, np.ascontiguousarray(array, dtype="<f4").tobytes()
 
 
-def _featurize_request(model: str, X, version: Version) -> fs.FeaturizeRequest:
+_WAV_MAGIC = (b"RIFF", b"RIFX", b"RF64")
+
+
+def _is_wav(data: bytes) -> bool:
+    return len(data) >= 12 and bytes(data[:4]) in _WAV_MAGIC and bytes(data[8:12]) == b"WAVE"
+
+
+def _samples_clip(samples: np.ndarray, sample_rate: int, what: str) -> fs.AudioClip:
+    """One array of mono samples as an AudioClip: int16 as int16_le, floats as float32_le."""
+    if samples.ndim != 1:
+        hint = (" (several channels: average them, e.g. x.mean(axis=1))"
+                if samples.ndim == 2 else "")
+        raise ValueError(f"{what}: expected a 1-D array of mono samples, received shape "
+                         f"{samples.shape}{hint}")
+    if samples.size == 0:
+        raise ValueError(f"{what}: no samples")
+    kind, size = samples.dtype.kind, samples.dtype.itemsize
+    if kind == "i" and size == 2:
+        return fs.AudioClip(int16_le=samples.astype("<i2", copy=False).tobytes(),
+                            sample_rate=sample_rate)
+    if kind == "f" and size in (4, 8):
+        floats = samples.astype("<f4", copy=False)
+        if not np.isfinite(floats).all():
+            raise ValueError(f"{what}: samples must be finite (NaN or infinity at index "
+                             f"{int(np.flatnonzero(~np.isfinite(floats))[0])})")
+        return fs.AudioClip(float32_le=floats.tobytes(), sample_rate=sample_rate)
+    raise TypeError(f"{what}: expected float32, float64 (in [-1, 1]) or int16 samples, "
+                    f"received dtype {samples.dtype}")
+
+
+def _wav_clip(data, what: str) -> fs.AudioClip:
+    data = bytes(data)
+    if not _is_wav(data):
+        raise ValueError(f"{what}: not a WAV file (no RIFF/RIFX/RF64 header with WAVE)")
+    return fs.AudioClip(wav=data)
+
+
+def _one_clip(clip, sample_rate: int, what: str) -> fs.AudioClip:
+    if isinstance(clip, fs.AudioClip):
+        return clip
+    if isinstance(clip, (bytes, bytearray, memoryview)):
+        return _wav_clip(clip, what)
+    if isinstance(clip, (str, os.PathLike)):
+        path = os.fspath(clip)
+        with open(path, "rb") as f:
+            return _wav_clip(f.read(), f"{what} ({path})")
+    if isinstance(clip, np.ndarray):
+        return _samples_clip(clip, sample_rate, what)
+    raise TypeError(f"{what}: expected a 1-D numpy array of samples, WAV bytes or a path to a "
+                    f"WAV file, received {type(clip).__name__}")
+
+
+def _clips(clips, sample_rate) -> List[fs.AudioClip]:
+    """The AudioClips of `clips`: one clip (array, WAV bytes, path) or a sequence of them; a
+    2-D array is one clip per row."""
+    if sample_rate is None:
+        rate = 0  # the server uses the model's rate
+    elif isinstance(sample_rate, (int, np.integer)) and not isinstance(sample_rate, bool) \
+            and sample_rate > 0:
+        rate = int(sample_rate)
+    else:
+        raise ValueError(f"sample_rate: expected a positive integer (Hz) or None for the "
+                         f"model's rate, received {sample_rate!r}")
+    if isinstance(clips, np.ndarray) and clips.ndim == 2:
+        items = list(clips)
+    elif isinstance(clips, (list, tuple)):
+        items = list(clips)
+    else:
+        return [_one_clip(clips, rate, "clips")]
+    if not items:
+        raise ValueError("clips: expected at least one clip, received none")
+    return [_one_clip(c, rate, f"clips[{i}]") for i, c in enumerate(items)]
+
+
+def _inputs(X, clips, sample_rate) -> fs.InputBatch:
+    """Rows (X) or, for a model of sound, clips: exactly one of them."""
+    if (X is None) == (clips is None):
+        raise ValueError("give either X (rows) or clips= (a model of sound), not "
+                         + ("both" if X is not None else "neither"))
+    if clips is not None:
+        batch = _clips(clips, sample_rate)
+        return fs.InputBatch(num_rows=len(batch), clips=batch)
+    if sample_rate is not None:
+        raise ValueError("sample_rate: applies to clips=, not to rows X")
     rows, raw = _rows(X)
+    return fs.InputBatch(num_rows=rows, raw_values=raw)
+
+
+def _featurize_request(model: str, X, version: Version, clips=None,
+                       sample_rate=None) -> fs.FeaturizeRequest:
     return fs.FeaturizeRequest(model=_model_spec(model, version),
-                               inputs=fs.InputBatch(num_rows=rows, raw_values=raw))
+                               inputs=_inputs(X, clips, sample_rate))
 
 
-def _predict_request(model: str, X, version: Version) -> fs.PredictRequest:
-    rows, raw = _rows(X)
+def _predict_request(model: str, X, version: Version, clips=None,
+                     sample_rate=None) -> fs.PredictRequest:
     return fs.PredictRequest(model=_model_spec(model, version),
-                             inputs=fs.InputBatch(num_rows=rows, raw_values=raw))
+                             inputs=_inputs(X, clips, sample_rate))
 
 
 def _float_matrix(data: bytes, field: int, message_type):
@@ -189,7 +282,10 @@ def _metadata(message: fs.GetModelMetadataResponse) -> ModelMetadata:
                      if message.HasField("certificate") else None),
         model_bytes=message.model_bytes, raw=message,
         input_columns=list(message.input_columns),
-        input_scaling=_INPUT_SCALING.get(message.input_scaling))
+        input_scaling=_INPUT_SCALING.get(message.input_scaling),
+        audio=({f.name: getattr(message.audio, f.name)
+                for f in message.audio.DESCRIPTOR.fields}
+               if message.HasField("audio") else None))
 
 
 _INPUT_SCALING = {model_types_pb2.INPUT_SCALING_NONE: "none",
@@ -254,6 +350,7 @@ class Client:
         client = Client("127.0.0.1:8500")
         features = client.featurize("digits", X)   # float32 [n, feature_dim]
         prediction = client.predict("digits", X)   # .scores, .classes, .indices
+        words = client.predict("words", clips=["yes.wav", samples], sample_rate=16000)
 
     target: "host:port" or any gRPC target. tls: False, True (system roots or
     `root_certificates`), or grpc.ChannelCredentials. token: sent as
@@ -283,15 +380,27 @@ class Client:
         except grpc.RpcError as error:
             raise _error(error, name) from None
 
-    def featurize(self, model: str, X, version: Version = None) -> np.ndarray:
-        """The features of the rows of X ([n, d] array-like) as float32 [n, feature_dim]."""
-        request = _featurize_request(model, X, version)
+    def featurize(self, model: str, X=None, version: Version = None, *, clips=None,
+                  sample_rate: Optional[int] = None) -> np.ndarray:
+        """The features of the rows of X ([n, d] array-like) as float32 [n, feature_dim].
+
+        A model of sound (metadata().audio set) takes `clips` instead of X: one clip or a
+        list of clips of any lengths, each a 1-D numpy array of mono samples (float32 or
+        float64 in [-1, 1], sent as float32_le; int16, sent as int16_le and scaled by the
+        server as x / 32768 like a 16-bit WAV), WAV bytes, or a path to a WAV file (sent
+        as is; the server decodes it). A 2-D array is one clip per row. `sample_rate`
+        (Hz) applies to the arrays; None means the model's rate. One output row per clip.
+        """
+        request = _featurize_request(model, X, version, clips, sample_rate)
         return _features(self._call(self._methods.featurize, "Featurize", request))
 
-    def predict(self, model: str, X, version: Version = None) -> Prediction:
-        """Scores (and for a classifier the predicted classes) of the rows of X. The first
-        call per model version also fetches its metadata once, to name the columns."""
-        data = self._call(self._methods.predict, "Predict", _predict_request(model, X, version))
+    def predict(self, model: str, X=None, version: Version = None, *, clips=None,
+                sample_rate: Optional[int] = None) -> Prediction:
+        """Scores (and for a classifier the predicted classes) of the rows of X, or of the
+        `clips` of a model of sound (as in featurize). The first call per model version
+        also fetches its metadata once, to name the columns."""
+        data = self._call(self._methods.predict, "Predict",
+                          _predict_request(model, X, version, clips, sample_rate))
         prediction = _prediction(data, ())
         key = (prediction.model_name, prediction.model_version)
         if key not in self._columns:
@@ -350,13 +459,15 @@ class AsyncClient:
         except grpc.RpcError as error:
             raise _error(error, name) from None
 
-    async def featurize(self, model: str, X, version: Version = None) -> np.ndarray:
-        request = _featurize_request(model, X, version)
+    async def featurize(self, model: str, X=None, version: Version = None, *, clips=None,
+                        sample_rate: Optional[int] = None) -> np.ndarray:
+        request = _featurize_request(model, X, version, clips, sample_rate)
         return _features(await self._call(self._methods.featurize, "Featurize", request))
 
-    async def predict(self, model: str, X, version: Version = None) -> Prediction:
+    async def predict(self, model: str, X=None, version: Version = None, *, clips=None,
+                      sample_rate: Optional[int] = None) -> Prediction:
         data = await self._call(self._methods.predict, "Predict",
-                                _predict_request(model, X, version))
+                                _predict_request(model, X, version, clips, sample_rate))
         prediction = _prediction(data, ())
         key = (prediction.model_name, prediction.model_version)
         if key not in self._columns:

@@ -7,6 +7,9 @@
 //         rf_features    featurize-only (no head)
 //         rf_regression  regressor with 2 targets
 //         rf_image       classifier whose encoder declares input_shape [4, 4]
+//   invariant_python_test_helper write-audio-model ROOT
+//       writes the model of sound "words" (tests/cli/audio_test_model.h:
+//       8000 Hz, 0.5 s clips → 24 bins × 30 frames, classes yes/no/maybe)
 //   invariant_python_test_helper featurize|predict TARGET MODEL INPUT_DIM IN OUT
 //       reads IN (little-endian float32 rows of INPUT_DIM), calls the server
 //       through the C++ client (invariant::Client) and writes the features or
@@ -22,6 +25,7 @@
 #include <vector>
 
 #include "client/client.h"
+#include "tests/cli/audio_test_model.h"
 #include "tools/test_models/test_models.h"
 
 namespace {
@@ -111,8 +115,14 @@ int Call(const std::string& method, const std::string& target, const std::string
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   if (args.size() == 2 && args[0] == "write-models") return WriteModels(args[1]);
+  if (args.size() == 2 && args[0] == "write-audio-model") {
+    auto path = invariant::testing_models::WriteAudioTestModel(args[1], "words", 7);
+    return path.ok() ? 0 : Fail(path.status().ToString());
+  }
   if (args.size() == 6 && (args[0] == "featurize" || args[0] == "predict")) {
     return Call(args[0], args[1], args[2], std::stoll(args[3]), args[4], args[5]);
   }
-  return Fail("usage: write-models ROOT | featurize|predict TARGET MODEL INPUT_DIM IN OUT");
+  return Fail(
+      "usage: write-models ROOT | write-audio-model ROOT | featurize|predict TARGET MODEL "
+      "INPUT_DIM IN OUT");
 }

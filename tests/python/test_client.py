@@ -89,6 +89,7 @@ def test_metadata(client):
     assert (metadata.input_dim, metadata.feature_dim, metadata.output_dim) == (16, 16, 3)
     assert metadata.input_shape == (16,)
     assert metadata.task == "classification"
+    assert metadata.audio is None  # a model of rows
     assert metadata.class_names == ["class_0", "class_1", "class_2"]
     assert metadata.encoder_kind == "random_fourier"
     assert metadata.encoder["group"]["cyclic_shift"]["length"] == 16

@@ -1,5 +1,6 @@
-// metadata: the model's shapes, input columns and scaling, encoder, head,
-// metrics and certificate, as field,value lines (CSV) or one JSON object.
+// metadata: the model's shapes, input columns and scaling, audio front end
+// (models of sound only), encoder, head, metrics and certificate, as
+// field,value lines (CSV) or one JSON object.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -24,6 +25,53 @@ std::string TaskText(v1::Task task) {
 // unspecified (a model written before the field).
 std::string ScalingText(v1::InputScaling scaling) {
   return EnumText(v1::InputScaling_Name(scaling), "INPUT_SCALING_", LetterCase::kLower, "unknown");
+}
+
+// The audio front end as (name, text, is_number) fields, in proto order; the
+// CSV rows are "audio.<name>", the JSON object "audio".
+struct AudioField {
+  const char* name;
+  std::string text;  // CSV text; JSON: a number, a boolean or a string
+  enum Kind { kNumber, kBool, kString } kind;
+};
+
+std::vector<AudioField> AudioFields(const v1::AudioFrontEndInfo& a) {
+  auto number = [](const char* name, double v) {
+    return AudioField{name, FormatDouble(v), AudioField::kNumber};
+  };
+  auto integer = [](const char* name, int64_t v) {
+    return AudioField{name, absl::StrCat(v), AudioField::kNumber};
+  };
+  auto boolean = [](const char* name, bool v) {
+    return AudioField{name, v ? "true" : "false", AudioField::kBool};
+  };
+  return {integer("sample_rate", a.sample_rate()),
+          number("clip_seconds", a.clip_seconds()),
+          {"clip_policy", a.clip_policy(), AudioField::kString},
+          number("max_clip_seconds", a.max_clip_seconds()),
+          boolean("trim_silence", a.trim_silence()),
+          number("trim_db", a.trim_db()),
+          {"normalisation", a.normalisation(), AudioField::kString},
+          integer("frame_length", a.frame_length()),
+          integer("hop_length", a.hop_length()),
+          integer("fft_length", a.fft_length()),
+          number("min_frequency", a.min_frequency()),
+          number("bins_per_octave", a.bins_per_octave()),
+          integer("frequency_bins", a.frequency_bins()),
+          integer("frames", a.frames()),
+          number("compression_gain", a.compression_gain()),
+          boolean("subtract_frequency_mean", a.subtract_frequency_mean())};
+}
+
+// ",\"audio\":{...}" for an audio model, "" otherwise.
+std::string AudioJson(const v1::GetModelMetadataResponse& m) {
+  if (!m.has_audio()) return "";
+  std::vector<std::string> items;
+  for (const AudioField& f : AudioFields(m.audio())) {
+    items.push_back(JsonString(f.name) + ":" +
+                    (f.kind == AudioField::kString ? JsonString(f.text) : f.text));
+  }
+  return absl::StrCat(",\"audio\":{", absl::StrJoin(items, ","), "}");
 }
 
 }  // namespace
@@ -55,7 +103,7 @@ int RunMetadata(Client& client, const CommandContext& context) {
         ",\"task\":", JsonString(has_head ? TaskText(head.task()) : "none"), ",\"class_names\":",
         strings(head.class_names()), ",\"target_names\":", strings(head.target_names()),
         ",\"input_columns\":", strings(m.input_columns()),
-        ",\"input_scaling\":", JsonString(ScalingText(m.input_scaling())),
+        ",\"input_scaling\":", JsonString(ScalingText(m.input_scaling())), AudioJson(m),
         ",\"model_bytes\":", m.model_bytes(), ",\"metrics\":{", absl::StrJoin(metric_items, ","),
         "}", ",\"certificate\":{\"max_discrepancy\":", JsonNumber(c.max_discrepancy()),
         ",\"mean_discrepancy\":", JsonNumber(c.mean_discrepancy()),
@@ -81,6 +129,9 @@ int RunMetadata(Client& client, const CommandContext& context) {
   row("target_names", absl::StrJoin(head.target_names(), ";"));
   row("input_columns", absl::StrJoin(m.input_columns(), ";"));
   row("input_scaling", ScalingText(m.input_scaling()));
+  if (m.has_audio()) {
+    for (const AudioField& f : AudioFields(m.audio())) row(absl::StrCat("audio.", f.name), f.text);
+  }
   row("model_bytes", absl::StrCat(m.model_bytes()));
   for (const auto& [k, v] : metrics) row("metric." + k, FormatDouble(v));
   row("certificate.max_discrepancy", FormatDouble(m.certificate().max_discrepancy()));

@@ -1,16 +1,23 @@
 // featurize and predict: the input rows (row_input.h) sent in batches of
-// --batch_size rows, one line of output per row, --id_column first.
+// --batch_size rows, one line of output per row, --id_column first; or, for
+// an audio model, its clips (clip_input.h), one line per clip, the file name
+// first in the column "id".
 //   featurize  f_0..f_{k-1}: the encoder's features
 //   predict    predicted_class, predicted_index (classification), then one
 //              score column per class or target
 #include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <iostream>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "client/cli/clips.h"
+#include "client/cli/commands/clip_input.h"
 #include "client/cli/commands/commands.h"
 #include "client/cli/commands/output.h"
 #include "client/cli/commands/row_input.h"
@@ -18,17 +25,6 @@
 
 namespace invariant::cli {
 namespace {
-
-// The first CSV columns and JSON fields of row `i` for --id_column.
-std::string IdCsvHeader(const RowTable& rows) {
-  return rows.ids.empty() ? "" : CsvField(rows.id_name) + ",";
-}
-std::string IdCsvField(const RowTable& rows, int64_t i) {
-  return rows.ids.empty() ? "" : CsvField(rows.ids[static_cast<size_t>(i)]) + ",";
-}
-std::string IdJsonField(const RowTable& rows, int64_t i) {
-  return rows.ids.empty() ? "" : ",\"id\":" + JsonString(rows.ids[static_cast<size_t>(i)]);
-}
 
 // "score_<class>" / "score_<target>" per score column ("score_<j>" when the
 // model names none).
@@ -41,15 +37,6 @@ std::vector<std::string> ScoreColumnNames(const v1::GetModelMetadataResponse& m,
         absl::StrCat("score_", names.size() == t ? names[static_cast<int>(j)] : absl::StrCat(j))));
   }
   return columns;
-}
-
-template <typename Request>
-void FillRequest(const v1::ModelSpec& model, const RowTable& rows, int64_t first, int64_t count,
-                 Request* request) {
-  *request->mutable_model() = model;
-  request->mutable_inputs()->set_num_rows(count);
-  const float* begin = rows.values.data() + first * rows.dim;
-  request->mutable_inputs()->mutable_values()->Assign(begin, begin + count * rows.dim);
 }
 
 // What featurize and predict differ in: the call, and how the rows of its
@@ -67,39 +54,126 @@ struct RowCall {
   std::string (*json_fields)(const Response& response, int64_t i);
 };
 
-// The shared path of featurize and predict: the rows, checked against the
-// model, sent in batches of context.batch_size; one output line per row.
-template <typename Request, typename Response>
-int SendRows(Client& client, const CommandContext& context,
-             const RowCall<Request, Response>& call) {
-  v1::GetModelMetadataResponse m;
-  RowTable rows;
-  if (int rc = PrepareRows(client, context, &m, &rows); rc != kExitOk) return rc;
+// What is sent: rows or clips, cut into requests, each output line with its id.
+struct Inputs {
+  int64_t count = 0;    // outputs (rows or clips)
+  std::string id_name;  // the id column's CSV header; "" = no id column
+  std::function<std::string(int64_t i)> id;
+  std::function<int64_t(int64_t first)> batch_end;  // the request [first, end)
+  // Fills the request's inputs; an exit code.
+  std::function<int(int64_t first, int64_t end, v1::InputBatch* batch)> fill;
+  // Reports a failed request; an exit code.
+  std::function<int(int64_t first, int64_t end, const grpc::Status& status)> report;
+};
+
+// The rows of --input or --random_rows, context.batch_size per request.
+Inputs RowInputs(const RowTable& rows, const CommandContext& context, const char* call) {
+  Inputs in;
+  in.count = rows.num_rows;
+  if (!rows.ids.empty()) {
+    in.id_name = rows.id_name;
+    in.id = [&rows](int64_t i) { return rows.ids[static_cast<size_t>(i)]; };
+  }
   const int64_t batch = context.batch_size;
+  in.batch_end = [&rows, batch](int64_t first) { return std::min(first + batch, rows.num_rows); };
+  in.fill = [&rows](int64_t first, int64_t end, v1::InputBatch* inputs) {
+    inputs->set_num_rows(end - first);
+    const float* begin = rows.values.data() + first * rows.dim;
+    inputs->mutable_values()->Assign(begin, begin + (end - first) * rows.dim);
+    return kExitOk;
+  };
+  in.report = [call](int64_t first, int64_t end, const grpc::Status& status) {
+    return ReportServerError(absl::StrCat(call, " rows ", first + 1, "..", end), status);
+  };
+  return in;
+}
+
+// The clips of clip_input.h, at most context.batch_size per request. The
+// server refusing a clip (INVALID_ARGUMENT) is bad input: exit 2, naming the
+// file (from "clips[i]" in the message, else every file of the request); for
+// noise clips (--random_rows) it is a server error like any other.
+Inputs ClipInputs(const ClipInput& clips, const CommandContext& context, const char* call) {
+  Inputs in;
+  in.count = clips.size();
+  if (clips.noise_clips == 0) {
+    in.id_name = "id";
+    in.id = [&clips](int64_t i) { return clips.id(i); };
+  }
+  const int64_t batch = context.batch_size;
+  in.batch_end = [&clips, batch](int64_t first) { return ClipBatchEndAt(clips, first, batch); };
+  in.fill = [&clips](int64_t first, int64_t end, v1::InputBatch* inputs) {
+    return FillClipBatch(clips, first, end, inputs);
+  };
+  in.report = [&clips, call](int64_t first, int64_t end, const grpc::Status& status) {
+    const std::string range = absl::StrCat(call, " clips ", first + 1, "..", end);
+    if (status.error_code() != grpc::StatusCode::INVALID_ARGUMENT || clips.noise_clips > 0) {
+      return ReportServerError(range, status);  // not a file of the user's
+    }
+    std::string what;
+    const std::optional<int64_t> index = ClipIndexInMessage(status.error_message());
+    if (index.has_value() && *index < end - first) {
+      what = clips.id(first + *index);
+    } else {
+      std::vector<std::string> ids;
+      for (int64_t i = first; i < end; ++i) ids.push_back(clips.id(i));
+      what = absl::StrJoin(ids, ", ");
+    }
+    std::cerr << "invariant-client: " << what << ": " << call << ": "
+              << StatusCodeName(status.error_code()) << ": " << status.error_message() << std::endl;
+    return kExitUsage;
+  };
+  return in;
+}
+
+// The shared path of featurize and predict: the model's metadata, then its
+// rows or, for an audio model, its clips, sent request by request; one output
+// line per row or clip, the id column first.
+template <typename Request, typename Response>
+int Send(Client& client, const CommandContext& context, const RowCall<Request, Response>& call) {
+  v1::GetModelMetadataResponse m;
+  const grpc::Status metadata_status = client.GetModelMetadata(context.model, &m);
+  if (!metadata_status.ok()) return ReportServerError("metadata", metadata_status);
+  RowTable rows;
+  ClipInput clips;
+  Inputs in;
+  if (m.has_audio()) {
+    if (int rc = PrepareClips(context.rows, m, &clips); rc != kExitOk) return rc;
+    in = ClipInputs(clips, context, call.name);
+  } else {
+    if (int rc = PrepareRows(context, m, &rows); rc != kExitOk) return rc;
+    in = RowInputs(rows, context, call.name);
+  }
+  const bool with_id = static_cast<bool>(in.id);
   Output out;
-  for (int64_t first = 0; first < rows.num_rows; first += batch) {
-    const int64_t count = std::min(batch, rows.num_rows - first);
+  for (int64_t first = 0; first < in.count;) {
+    const int64_t end = in.batch_end(first);
     Request request;
-    FillRequest(context.model, rows, first, count, &request);
+    *request.mutable_model() = context.model;
+    if (int rc = in.fill(first, end, request.mutable_inputs()); rc != kExitOk) {
+      out.Finish();
+      return rc;
+    }
     Response response;
     const grpc::Status status = (client.*call.send)(request, &response);
     if (!status.ok()) {
       out.Finish();
-      return ReportServerError(absl::StrCat(call.name, " rows ", first + 1, "..", first + count),
-                               status);
+      return in.report(first, end, status);
     }
     if (first == 0 && !context.jsonl) {
-      out.Line(IdCsvHeader(rows) + absl::StrJoin(call.csv_columns(m, response), ","));
+      out.Line((with_id ? CsvField(in.id_name) + "," : "") +
+               absl::StrJoin(call.csv_columns(m, response), ","));
     }
     for (int64_t i = 0; i < response.num_rows(); ++i) {
       if (context.jsonl) {
-        out.Line(absl::StrCat("{\"row\":", first + i, IdJsonField(rows, first + i),
-                              ",\"model\":", JsonString(response.model_name()), ",\"version\":",
-                              response.model_version(), call.json_fields(response, i), "}"));
+        out.Line(absl::StrCat(
+            "{\"row\":", first + i, with_id ? ",\"id\":" + JsonString(in.id(first + i)) : "",
+            ",\"model\":", JsonString(response.model_name()),
+            ",\"version\":", response.model_version(), call.json_fields(response, i), "}"));
       } else {
-        out.Line(IdCsvField(rows, first + i) + call.csv_fields(response, i));
+        out.Line((with_id ? CsvField(in.id(first + i)) + "," : "") + call.csv_fields(response, i));
       }
     }
+    first = end;
   }
   return out.Finish();
 }
@@ -188,17 +262,17 @@ std::string PredictionJsonFields(const v1::PredictResponse& response, int64_t i)
 }  // namespace
 
 int RunFeaturize(Client& client, const CommandContext& context) {
-  return SendRows(
+  return Send(
       client, context,
       RowCall<v1::FeaturizeRequest, v1::FeaturizeResponse>{
           "featurize", &Client::Featurize, FeatureColumns, FeatureCsvFields, FeatureJsonFields});
 }
 
 int RunPredict(Client& client, const CommandContext& context) {
-  return SendRows(client, context,
-                  RowCall<v1::PredictRequest, v1::PredictResponse>{
-                      "predict", &Client::Predict, PredictionColumns, PredictionCsvFields,
-                      PredictionJsonFields});
+  return Send(client, context,
+              RowCall<v1::PredictRequest, v1::PredictResponse>{
+                  "predict", &Client::Predict, PredictionColumns, PredictionCsvFields,
+                  PredictionJsonFields});
 }
 
 }  // namespace invariant::cli

@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "client/cli/clips.h"
 #include "client/cli/commands/output.h"
 #include "client/cli/format.h"
 #include "core/base/random.h"
@@ -123,12 +124,17 @@ absl::Status CheckRowsFitModel(const RowTable& rows, const v1::GetModelMetadataR
 
 }  // namespace
 
-int PrepareRows(Client& client, const CommandContext& context, v1::GetModelMetadataResponse* m,
+int PrepareRows(const CommandContext& context, const v1::GetModelMetadataResponse& m,
                 RowTable* rows) {
-  const grpc::Status status = client.GetModelMetadata(context.model, m);
-  if (!status.ok()) return ReportServerError("metadata", status);
-  if (int rc = LoadRows(context.rows, *m, rows); rc != kExitOk) return rc;
-  if (absl::Status fit = CheckRowsFitModel(*rows, *m); !fit.ok()) {
+  if (context.rows.random_rows == 0 && NamesClips(context.rows.input)) {
+    std::cerr << "invariant-client: model '" << m.model_name() << "' version " << m.model_version()
+              << " takes rows of input_dim=" << m.input_dim()
+              << " values, not audio clips: --input='" << context.rows.input
+              << "' names WAV files or a folder (give a CSV, TSV or IDX file of rows)" << std::endl;
+    return kExitUsage;
+  }
+  if (int rc = LoadRows(context.rows, m, rows); rc != kExitOk) return rc;
+  if (absl::Status fit = CheckRowsFitModel(*rows, m); !fit.ok()) {
     std::cerr << "invariant-client: " << fit.message() << std::endl;
     return kExitUsage;
   }

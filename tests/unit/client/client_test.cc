@@ -101,6 +101,38 @@ TEST_F(ClientTest, UnimplementedMethodAndUnreachableTargetAreErrorsNotCrashes) {
               ::testing::AnyOf(grpc::StatusCode::UNAVAILABLE, grpc::StatusCode::DEADLINE_EXCEEDED));
 }
 
+TEST_F(ClientTest, FeaturizeClipsSendsEachClipAsIsInOrder) {
+  const std::vector<v1::AudioClip> clips = {WavClip("RIFF....WAVE"), FloatClip({0.5f, -1.f}, 16000),
+                                            Int16Clip({1, -2, 32767, -32768})};
+  std::vector<float> features;
+  ASSERT_TRUE(MakeClient({})->FeaturizeClips("words", clips, &features).ok());
+  const v1::InputBatch& inputs = service_.last_request.inputs();
+  EXPECT_EQ(service_.last_request.model().name(), "words");
+  EXPECT_EQ(inputs.num_rows(), 3);
+  EXPECT_EQ(inputs.raw_values(), "");
+  EXPECT_EQ(inputs.values_size(), 0);
+  ASSERT_EQ(inputs.clips_size(), 3);
+  EXPECT_EQ(inputs.clips(0).wav(), "RIFF....WAVE");
+  EXPECT_EQ(inputs.clips(0).sample_rate(), 0);
+  EXPECT_EQ(features, (std::vector<float>{0.f, 0.5f, 1.f}));
+  // float32_le: 0.5 = 0x3F000000, −1 = 0xBF800000, least significant byte first.
+  EXPECT_EQ(inputs.clips(1).float32_le(), std::string("\0\0\0\x3F\0\0\x80\xBF", 8));
+  EXPECT_EQ(inputs.clips(1).sample_rate(), 16000);
+  // int16_le: two's complement, least significant byte first; rate 0 = the model's.
+  EXPECT_EQ(inputs.clips(2).int16_le(), std::string("\x01\x00\xFE\xFF\xFF\x7F\x00\x80", 8));
+  EXPECT_EQ(inputs.clips(2).sample_rate(), 0);
+}
+
+TEST_F(ClientTest, ClipCallsPassTheServerStatusThrough) {
+  service_.reply =
+      grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "inputs.clips[0].wav: not a WAV file");
+  std::vector<float> features = {42.f};
+  const grpc::Status s = MakeClient({})->FeaturizeClips("words", {WavClip("x")}, &features);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message(), "inputs.clips[0].wav: not a WAV file");
+  EXPECT_EQ(features, std::vector<float>{42.f});
+}
+
 TEST(ClientOptionsTest, DefaultRetryConfigRetriesOnlyUnavailableFeatureServiceCalls) {
   const std::string config = DefaultRetryServiceConfig();
   EXPECT_THAT(config, ::testing::HasSubstr("\"service\": \"invariant.v1.FeatureService\""));
