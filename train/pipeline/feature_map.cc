@@ -32,12 +32,14 @@ absl::Status FitPreprocess(const v1::Preprocess& pre, DataPlan& plan, int64_t bl
   return absl::OkStatus();
 }
 
-// m distinct training rows (seeded), preprocessed like every input.
+// m distinct training rows (seeded), preprocessed like every input. `field`
+// names the count in errors (templates drawn from data, or landmarks).
 absl::StatusOr<FloatMatrix> DrawLandmarks(int64_t m, uint64_t seed, DataPlan& plan,
-                                          int64_t block_rows, const Encoder* preprocess) {
+                                          int64_t block_rows, const Encoder* preprocess,
+                                          const char* field) {
   if (m > plan.train_rows) {
     return absl::InvalidArgumentError(
-        absl::StrCat("encoder.nystrom.num_landmarks must be <= the training rows (",
+        absl::StrCat(field, " must be <= the training rows (",
                      plan.train_rows, "), got ", m));
   }
   std::vector<int64_t> order = ShuffledIndices(plan.train_rows, seed);
@@ -95,7 +97,9 @@ absl::StatusOr<FeatureMap> BuildFeatureMap(const v1::TrainConfig& config, DataPl
   data.input_dim = plan.schema.dim;
   data.train_rows = plan.train_rows;
   data.draw_rows = [&](int64_t m, uint64_t seed) {
-    return DrawLandmarks(m, seed, plan, config.block_rows(), preprocess.get());
+    return DrawLandmarks(m, seed, plan, config.block_rows(), preprocess.get(),
+                         spec.has_cdf() ? "encoder.cdf.num_templates (TEMPLATE_DATA)"
+                                        : "encoder.nystrom.num_landmarks");
   };
   ASSIGN_OR_RETURN(const EncoderKind* kind, FindEncoderKind(spec, "encoder"));
   RETURN_IF_ERROR(kind->draw(spec, data, fm.tensors));
