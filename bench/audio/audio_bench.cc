@@ -1,0 +1,392 @@
+// invariant-bench-audio: the cost of a model of sound, as ratios against
+// the bare work of the same shapes measured in the same run.
+//
+// Clips: 1 s, seeded and speech-like (a gliding voiced tone with formant-
+// weighted harmonics between faint noise, so trimming has work to do), at
+// 8 kHz (the model's rate) and 16 kHz (resampled by the front end).
+// The model has the shipped spoken-digit shape (bench/audio/spoken_digits_rf
+// .textproto): front end 8 kHz, 1 s, trim, peak, 256 / 128 frames, 64 bins
+// from 100 Hz at 12 per octave, per-bin mean removal, compression gain 10 →
+// rows of 64 × 61 = 3904 values; preprocess centre + l2; random Fourier,
+// s = 1500 frequencies, r = 20 audio-group elements (pitch ±400 cents, tempo
+// log-normal 0.35, shift ±8 frames) on the input (PLACEMENT_INPUT); a
+// 10-class head. Bank, mean and head are seeded random (speed does not
+// depend on their values), assembled by Model::Assemble as a bundle is.
+//
+// Benchmarks (each reports clips_per_second; audio_table.py prints ratios):
+//   BM_KissFft            61 KissFFT 256-point real FFTs of windowed frames
+//   BM_FftFilterBank      window + FFT + |·| + the triangular filter bank
+//                         (the front_end.h weights, rebuilt here) for the 61
+//                         frames: the reference of the front end
+//   BM_FrontEnd/RATE      AudioFrontEnd::Apply on one clip
+//   BM_Sgemm/N            cblas_sgemm (N·r) × d times d × s, OpenBLAS with the
+//                         pool's threads: the GEMM the encoder must do
+//   BM_Encoder/N          Model::Featurize of N rows (preprocess, the orbit of
+//                         every row, the projections, cos / sin)
+//   BM_FeatureMap/RATE/N  N clips → features: the front end per clip on the
+//                         calling thread (as the server's handler does), then
+//                         Featurize of the N rows
+//   BM_Predict/RATE/N     the same, then the head (what a Predict serves)
+#include <cblas.h>
+#include <kiss_fftr.h>
+
+#include <cmath>
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "core/audio/front_end.h"
+#include "core/base/random.h"
+#include "core/base/thread_pool.h"
+#include "core/encoders/templates.h"
+#include "core/model/encoder_kinds.h"
+#include "core/model/model.h"
+
+namespace invariant {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+constexpr int kModelRate = 8000;
+constexpr int kMaxBatch = 64;
+constexpr int kNumFeatures = 1500;  // s
+constexpr int kGroupElements = 20;  // r
+constexpr int kClasses = 10;
+
+v1::AudioFrontEnd ShippedFrontEnd() {
+  v1::AudioFrontEnd a;
+  a.set_sample_rate(kModelRate);
+  a.set_clip_seconds(1.0);
+  a.set_clip_policy(v1::AudioFrontEnd::CLIP_POLICY_CENTRE);
+  a.set_trim_silence(true);
+  a.set_normalisation(v1::AudioFrontEnd::NORMALISATION_PEAK);
+  a.set_frame_length(256);
+  a.set_hop_length(128);
+  a.set_min_frequency(100);
+  a.set_bins_per_octave(12);
+  a.set_frequency_bins(64);
+  a.set_subtract_frequency_mean(true);
+  a.set_compression_gain(10);
+  a.set_max_clip_seconds(10);
+  return *audio::AudioFrontEnd::Complete(a);
+}
+
+// One second at `rate` Hz: 0.2 s of faint noise, 0.6 s voiced (f0 gliding
+// between 100 and 220 Hz, harmonics weighted by two formants), 0.2 s noise.
+std::vector<float> SpeechLikeClip(int rate, uint64_t seed) {
+  Rng rng(seed);
+  const double f0_start = 100 + 80 * rng.Uniform();
+  const double f0_end = f0_start * (0.8 + 0.4 * rng.Uniform());
+  const double f1 = 300 + 500 * rng.Uniform(), f2 = 900 + 1500 * rng.Uniform();
+  std::vector<float> x(static_cast<size_t>(rate));
+  double phase = 0;
+  for (int i = 0; i < rate; ++i) {
+    const double t = static_cast<double>(i) / rate;
+    double v = 0.003 * rng.Normal();
+    if (t >= 0.2 && t < 0.8) {
+      const double u = (t - 0.2) / 0.6;
+      const double f0 = f0_start + (f0_end - f0_start) * u;
+      phase += 2 * kPi * f0 / rate;
+      double voiced = 0;
+      for (int h = 1; h * f0 < 0.45 * rate && h <= 30; ++h) {
+        const double f = h * f0;
+        const double gain = std::exp(-std::pow((f - f1) / 250, 2)) +
+                            0.5 * std::exp(-std::pow((f - f2) / 400, 2)) + 0.03;
+        voiced += gain * std::sin(h * phase);
+      }
+      v += 0.3 * std::sqrt(std::sin(kPi * u)) * voiced;
+    }
+    x[static_cast<size_t>(i)] = static_cast<float>(v);
+  }
+  return x;
+}
+
+// The triangular filter bank of front_end.h (sparse: per output bin, its
+// FFT bins and weights, normalised to unit sum).
+struct FilterBank {
+  std::vector<int> starts{0}, fft_bins;
+  std::vector<float> weights;
+};
+
+FilterBank MakeFilterBank(const v1::AudioFrontEnd& s) {
+  FilterBank bank;
+  const double df = static_cast<double>(s.sample_rate()) / s.fft_length();
+  const double step = std::exp2(1.0 / s.bins_per_octave());
+  for (int k = 0; k < s.frequency_bins(); ++k) {
+    const double c = s.min_frequency() * std::exp2(k / s.bins_per_octave());
+    const double below = std::max(c - c / step, df), above = std::max(c * step - c, df);
+    const int first = std::max(0, static_cast<int>(std::ceil((c - below) / df)));
+    const int last = std::min(s.fft_length() / 2, static_cast<int>(std::floor((c + above) / df)));
+    std::vector<double> w;
+    double sum = 0;
+    for (int j = first; j <= last; ++j) {
+      const double f = j * df;
+      const double weight = f <= c ? 1.0 - (c - f) / below : 1.0 - (f - c) / above;
+      if (weight <= 0.0) continue;
+      bank.fft_bins.push_back(j);
+      w.push_back(weight);
+      sum += weight;
+    }
+    for (double weight : w) bank.weights.push_back(static_cast<float>(weight / sum));
+    bank.starts.push_back(static_cast<int>(bank.weights.size()));
+  }
+  return bank;
+}
+
+struct Setup {
+  v1::AudioFrontEnd spec;
+  std::shared_ptr<const Model> model;
+  std::map<int, std::vector<std::vector<float>>> clips;  // rate → kMaxBatch clips
+  FloatMatrix rows;                                      // kMaxBatch front-end rows (8 kHz)
+  FloatMatrix orbit_inputs;                              // (kMaxBatch·r) × d, for BM_Sgemm
+  FilterBank filter_bank;
+};
+
+// The model of the shipped shape, assembled as a bundle is loaded.
+std::shared_ptr<const Model> MakeModel(const v1::AudioFrontEnd& front_end,
+                                       const FloatMatrix& rows) {
+  const int64_t bins = front_end.frequency_bins(), frames = front_end.frames();
+  const int64_t d = bins * frames;
+  v1::Manifest manifest;
+  manifest.set_format_version(1);
+  manifest.set_model_name("spoken_digits_rf");
+  manifest.set_version(1);
+  manifest.set_input_dim(d);
+  manifest.set_feature_dim(2 * kNumFeatures);
+  *manifest.mutable_audio() = front_end;
+  manifest.mutable_preprocess()->set_center(true);
+  manifest.mutable_preprocess()->set_l2_normalize(true);
+  v1::EncoderSpec& e = *manifest.mutable_encoder();
+  e.set_seed(11);
+  for (int64_t v : {bins, frames, int64_t{1}}) e.add_input_shape(v);
+  e.mutable_random_fourier()->set_num_features(kNumFeatures);
+  e.mutable_random_fourier()->set_num_group_elements(kGroupElements);
+  e.mutable_random_fourier()->set_sigma(1.0);
+  v1::GroupSpec& g = *e.mutable_group();
+  g.set_placement(v1::GroupSpec::PLACEMENT_INPUT);
+  v1::AudioTransformGroup& a = *g.mutable_audio();
+  a.set_frequency_bins(static_cast<int32_t>(bins));
+  a.set_frames(static_cast<int32_t>(frames));
+  a.set_bins_per_octave(front_end.bins_per_octave());
+  a.mutable_pitch_cents()->mutable_uniform()->set_low(-400);
+  a.mutable_pitch_cents()->mutable_uniform()->set_high(400);
+  a.mutable_tempo()->mutable_log_normal()->set_log_stddev(0.35);
+  a.mutable_time_shift()->mutable_uniform()->set_low(-8);
+  a.mutable_time_shift()->mutable_uniform()->set_high(8);
+
+  const EncoderKind* kind = *FindEncoderKind(e, "encoder");
+  ModelTensors tensors;
+  EncoderTrainingData data;
+  data.input_dim = d;
+  if (absl::Status s = kind->validate_config(e); !s.ok()) std::abort();
+  if (absl::Status s = kind->draw(e, data, tensors); !s.ok()) std::abort();
+  FloatMatrix mean = FloatMatrix::Zeros(1, d);
+  for (int64_t i = 0; i < rows.rows(); ++i) {
+    for (int64_t j = 0; j < d; ++j) mean.mutable_data()[j] += rows.row(i)[j] / rows.rows();
+  }
+  tensors.f32["preprocess/mean"] = std::move(mean);
+  v1::LinearHead& head = *manifest.mutable_head();
+  head.set_task(v1::TASK_CLASSIFICATION);
+  for (int c = 0; c < kClasses; ++c) head.add_class_names(std::to_string(c));
+  Rng rng(3);
+  tensors.f32[kHeadWeightsTensor] = *SampleGaussianTemplates(2 * kNumFeatures, kClasses, 1.0, rng);
+  tensors.f32[kHeadBiasTensor] = FloatMatrix::Zeros(1, kClasses);
+  absl::StatusOr<std::shared_ptr<const Model>> model =
+      Model::Assemble(std::move(manifest), std::move(tensors));
+  if (!model.ok()) std::abort();
+  return *model;
+}
+
+const Setup& GetSetup() {
+  static const Setup* setup = [] {
+    auto* s = new Setup();
+    s->spec = ShippedFrontEnd();
+    for (int rate : {8000, 16000}) {
+      for (int i = 0; i < kMaxBatch; ++i) s->clips[rate].push_back(SpeechLikeClip(rate, 100 + i));
+    }
+    std::unique_ptr<const audio::AudioFrontEnd> front = *audio::AudioFrontEnd::Create(s->spec);
+    const int64_t d = front->output_dim();
+    s->rows = FloatMatrix::Zeros(kMaxBatch, d);
+    for (int i = 0; i < kMaxBatch; ++i) {
+      if (!front->Apply(s->clips[kModelRate][i], kModelRate, s->rows.mutable_row(i), "clip").ok()) {
+        std::abort();
+      }
+    }
+    s->model = MakeModel(s->spec, s->rows);
+    Rng rng(5);
+    s->orbit_inputs = *SampleGaussianTemplates(int64_t{kMaxBatch} * kGroupElements, d, 1.0, rng);
+    s->filter_bank = MakeFilterBank(s->spec);
+    return s;
+  }();
+  return *setup;
+}
+
+void ReportClips(benchmark::State& state, int64_t clips) {
+  state.counters["clips_per_second"] =
+      benchmark::Counter(static_cast<double>(clips), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["threads"] = static_cast<double>(DefaultThreadCount());
+}
+
+struct FftFree {
+  void operator()(kiss_fftr_cfg cfg) const { kiss_fftr_free(cfg); }
+};
+
+void BM_KissFft(benchmark::State& state) {
+  const Setup& s = GetSetup();
+  const int length = s.spec.frame_length(), hop = s.spec.hop_length();
+  const int64_t frames = s.spec.frames();
+  std::unique_ptr<kiss_fftr_state, FftFree> fft(
+      kiss_fftr_alloc(s.spec.fft_length(), 0, nullptr, nullptr));
+  std::vector<float> windowed(static_cast<size_t>(frames * s.spec.fft_length()), 0.0f);
+  const std::vector<float>& clip = s.clips.at(kModelRate)[0];
+  for (int64_t t = 0; t < frames; ++t) {
+    for (int i = 0; i < length; ++i) {
+      windowed[t * s.spec.fft_length() + i] =
+          clip[t * hop + i] * static_cast<float>(0.5 - 0.5 * std::cos(2 * kPi * i / length));
+    }
+  }
+  std::vector<kiss_fft_cpx> spectrum(static_cast<size_t>(frames * (s.spec.fft_length() / 2 + 1)));
+  for (auto _ : state) {
+    for (int64_t t = 0; t < frames; ++t) {
+      kiss_fftr(fft.get(), windowed.data() + t * s.spec.fft_length(),
+                spectrum.data() + t * (s.spec.fft_length() / 2 + 1));
+    }
+    benchmark::DoNotOptimize(spectrum.data());
+    benchmark::ClobberMemory();
+  }
+  ReportClips(state, 1);
+}
+
+void BM_FftFilterBank(benchmark::State& state) {
+  const Setup& s = GetSetup();
+  const int length = s.spec.frame_length(), hop = s.spec.hop_length();
+  const int fft_length = s.spec.fft_length(), spectrum_bins = fft_length / 2 + 1;
+  const int64_t frames = s.spec.frames(), bins = s.spec.frequency_bins();
+  std::unique_ptr<kiss_fftr_state, FftFree> fft(kiss_fftr_alloc(fft_length, 0, nullptr, nullptr));
+  std::vector<float> window(static_cast<size_t>(length));
+  for (int i = 0; i < length; ++i) window[i] = 0.5f - 0.5f * std::cos(2 * kPi * i / length);
+  std::vector<float> frame(static_cast<size_t>(fft_length), 0.0f), magnitude(spectrum_bins);
+  std::vector<kiss_fft_cpx> spectrum(static_cast<size_t>(spectrum_bins));
+  std::vector<float> row(static_cast<size_t>(bins * frames));
+  const std::vector<float>& clip = s.clips.at(kModelRate)[0];
+  const FilterBank& fb = s.filter_bank;
+  for (auto _ : state) {
+    for (int64_t t = 0; t < frames; ++t) {
+      for (int i = 0; i < length; ++i) frame[i] = clip[t * hop + i] * window[i];
+      kiss_fftr(fft.get(), frame.data(), spectrum.data());
+      for (int j = 0; j < spectrum_bins; ++j) {
+        magnitude[j] = std::sqrt(spectrum[j].r * spectrum[j].r + spectrum[j].i * spectrum[j].i);
+      }
+      for (int64_t k = 0; k < bins; ++k) {
+        float v = 0.0f;
+        for (int i = fb.starts[k]; i < fb.starts[k + 1]; ++i) {
+          v += fb.weights[i] * magnitude[fb.fft_bins[i]];
+        }
+        row[k * frames + t] = v;
+      }
+    }
+    benchmark::DoNotOptimize(row.data());
+    benchmark::ClobberMemory();
+  }
+  ReportClips(state, 1);
+}
+
+void BM_FrontEnd(benchmark::State& state) {
+  const Setup& s = GetSetup();
+  const int rate = static_cast<int>(state.range(0));
+  const audio::AudioFrontEnd& front = *s.model->audio_front_end();
+  std::vector<float> row(static_cast<size_t>(front.output_dim()));
+  const std::vector<std::vector<float>>& clips = s.clips.at(rate);
+  size_t i = 0;
+  for (auto _ : state) {
+    if (!front.Apply(clips[i++ % clips.size()], rate, row.data(), "clip").ok()) std::abort();
+    benchmark::DoNotOptimize(row.data());
+    benchmark::ClobberMemory();
+  }
+  ReportClips(state, 1);
+}
+
+void BM_Sgemm(benchmark::State& state) {
+  const Setup& s = GetSetup();
+  const int64_t batch = state.range(0);
+  const int64_t m = batch * kGroupElements, d = s.rows.cols();
+  const FloatMatrix& templates = s.model->tensors().f32.at("encoder/bank");  // s × d
+  openblas_set_num_threads(DefaultThreadCount());
+  std::vector<float> p(static_cast<size_t>(m * kNumFeatures));
+  for (auto _ : state) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(m), kNumFeatures,
+                static_cast<blasint>(d), 1.0f, s.orbit_inputs.data(), static_cast<blasint>(d),
+                templates.data(), static_cast<blasint>(d), 0.0f, p.data(), kNumFeatures);
+    benchmark::DoNotOptimize(p.data());
+    benchmark::ClobberMemory();
+  }
+  ReportClips(state, batch);
+  state.counters["threads"] = static_cast<double>(openblas_get_num_threads());
+  state.SetLabel(openblas_get_corename());
+}
+
+void BM_Encoder(benchmark::State& state) {
+  const Setup& s = GetSetup();
+  const int64_t batch = state.range(0);
+  std::vector<float> features(static_cast<size_t>(batch * s.model->feature_dim()));
+  for (auto _ : state) {
+    s.model->Featurize(batch, s.rows.data(), features.data());
+    benchmark::DoNotOptimize(features.data());
+    benchmark::ClobberMemory();
+  }
+  ReportClips(state, batch);
+}
+
+// N clips at `rate` → rows (front end, serially) → features, and with
+// `predict` → scores.
+void RunClips(benchmark::State& state, bool predict) {
+  const Setup& s = GetSetup();
+  const int rate = static_cast<int>(state.range(0));
+  const int64_t batch = state.range(1);
+  const audio::AudioFrontEnd& front = *s.model->audio_front_end();
+  const int64_t d = front.output_dim();
+  std::vector<float> rows(static_cast<size_t>(batch * d));
+  std::vector<float> out(
+      static_cast<size_t>(batch * (predict ? s.model->output_dim() : s.model->feature_dim())));
+  const std::vector<std::vector<float>>& clips = s.clips.at(rate);
+  for (auto _ : state) {
+    for (int64_t i = 0; i < batch; ++i) {
+      if (!front.Apply(clips[static_cast<size_t>(i)], rate, rows.data() + i * d, "clip").ok()) {
+        std::abort();
+      }
+    }
+    if (predict) {
+      s.model->Predict(batch, rows.data(), out.data());
+    } else {
+      s.model->Featurize(batch, rows.data(), out.data());
+    }
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  ReportClips(state, batch);
+}
+
+void BM_FeatureMap(benchmark::State& state) { RunClips(state, false); }
+void BM_Predict(benchmark::State& state) { RunClips(state, true); }
+
+void Batches(benchmark::internal::Benchmark* b) {
+  b->Arg(1)->Arg(kMaxBatch)->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+void RatesAndBatches(benchmark::internal::Benchmark* b) {
+  for (int rate : {8000, 16000}) b->Args({rate, 1})->Args({rate, kMaxBatch});
+  b->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
+BENCHMARK(BM_KissFft)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_FftFilterBank)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_FrontEnd)->Arg(8000)->Arg(16000)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Sgemm)->Apply(Batches);
+BENCHMARK(BM_Encoder)->Apply(Batches);
+BENCHMARK(BM_FeatureMap)->Apply(RatesAndBatches);
+BENCHMARK(BM_Predict)->Args({8000, 1})->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace invariant
+
+BENCHMARK_MAIN();
