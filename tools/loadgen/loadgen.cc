@@ -63,9 +63,15 @@ class Schedule {
   std::atomic<int64_t> next_{0};
 };
 
+// The candidate inputs: rows, or clips for a model of sound.
+int64_t NumInputs(const LoadOptions& options) {
+  return options.clips.empty() ? static_cast<int64_t>(options.rows.size()) / options.input_dim
+                               : static_cast<int64_t>(options.clips.size());
+}
+
 template <typename Request>
 std::vector<Request> MakeRequests(const LoadOptions& options) {
-  const int64_t num_rows = static_cast<int64_t>(options.rows.size()) / options.input_dim;
+  const int64_t num_rows = NumInputs(options);
   const int64_t distinct = std::min<int64_t>(16, std::max<int64_t>(1, num_rows));
   std::vector<Request> requests(static_cast<size_t>(distinct));
   for (int64_t j = 0; j < distinct; ++j) {
@@ -73,6 +79,14 @@ std::vector<Request> MakeRequests(const LoadOptions& options) {
     r.mutable_model()->set_name(options.model);
     r.mutable_model()->set_version(options.version);
     r.mutable_model()->set_version_label(options.version_label);
+    if (!options.clips.empty()) {
+      for (int64_t k = 0; k < options.batch; ++k) {
+        const LoadClip& clip =
+            options.clips[static_cast<size_t>((j * options.batch + k) % num_rows)];
+        *r.mutable_inputs()->add_clips() = ToAudioClip(clip, options.clip_encoding);
+      }
+      continue;
+    }
     r.mutable_inputs()->set_num_rows(options.batch);
     auto* values = r.mutable_inputs()->mutable_values();
     values->Reserve(static_cast<int>(options.batch * options.input_dim));
@@ -140,9 +154,21 @@ void Worker(const LoadOptions& options, const std::vector<Request>& requests, Sc
 
 // The distinct REST request bodies, as MakeRequests builds the gRPC ones.
 std::vector<EncodedInferRequest> MakeRestRequests(const LoadOptions& options) {
-  const int64_t num_rows = static_cast<int64_t>(options.rows.size()) / options.input_dim;
+  const int64_t num_rows = NumInputs(options);
   const int64_t distinct = std::min<int64_t>(16, std::max<int64_t>(1, num_rows));
   std::vector<EncodedInferRequest> requests;
+  if (!options.clips.empty()) {
+    std::vector<const LoadClip*> clips(static_cast<size_t>(options.batch));
+    for (int64_t j = 0; j < distinct; ++j) {
+      for (int64_t k = 0; k < options.batch; ++k) {
+        clips[static_cast<size_t>(k)] =
+            &options.clips[static_cast<size_t>((j * options.batch + k) % num_rows)];
+      }
+      requests.push_back(EncodeClipInferRequest(clips, RestOutputName(options.method),
+                                                options.clip_encoding, options.rest_encoding));
+    }
+    return requests;
+  }
   std::vector<float> values(static_cast<size_t>(options.batch * options.input_dim));
   for (int64_t j = 0; j < distinct; ++j) {
     for (int64_t k = 0; k < options.batch; ++k) {
@@ -289,6 +315,22 @@ absl::Status ValidateLoadOptions(const LoadOptions& o) {
     return absl::InvalidArgumentError(absl::StrCat("--rate: expected 0 (closed loop) .. ", kMaxRate,
                                                    " requests/s, got ", o.rate));
   }
+  if (!o.clips.empty()) {
+    if (!o.rows.empty()) {
+      return absl::InvalidArgumentError(
+          "--clip / --input: expected rows or clips, got both (a model takes one or the other)");
+    }
+    for (size_t i = 0; i < o.clips.size(); ++i) {
+      if (o.clips[i].samples.empty() || o.clips[i].sample_rate < 1) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--clip: clip ", i, " has no samples or no sample rate"));
+      }
+    }
+    if (o.protocol == Protocol::kRest) {
+      return ValidateRestClips(o.clips, o.clip_encoding, o.rest_encoding);
+    }
+    return absl::OkStatus();
+  }
   if (o.input_dim < 1 || o.rows.empty() || o.rows.size() % static_cast<size_t>(o.input_dim) != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "rows: expected a multiple of input_dim=", o.input_dim, " floats, got ", o.rows.size()));
@@ -367,7 +409,8 @@ absl::StatusOr<LoadReport> RunRestLoad(const RestTarget& target, const LoadOptio
   return Summarize(stats, start);
 }
 
-absl::StatusOr<int64_t> RestInputDim(const RestTarget& target, const LoadOptions& options) {
+absl::StatusOr<std::string> RestModelMetadata(const RestTarget& target,
+                                              const LoadOptions& options) {
   RestInit();
   RestConnection connection(target.target, target.bearer_token, target.timeout);
   RestCallResult result;
@@ -376,7 +419,13 @@ absl::StatusOr<int64_t> RestInputDim(const RestTarget& target, const LoadOptions
     return absl::UnavailableError(
         absl::StrCat("HTTP_", result.http_status, ": ", ErrorMessageFromBody(result.body)));
   }
-  return InputDimFromModelMetadata(result.body);
+  return std::move(result.body);
+}
+
+absl::StatusOr<int64_t> RestInputDim(const RestTarget& target, const LoadOptions& options) {
+  absl::StatusOr<std::string> body = RestModelMetadata(target, options);
+  if (!body.ok()) return body.status();
+  return InputDimFromModelMetadata(*body);
 }
 
 std::string ReportJson(const LoadReport& r, const LoadOptions& o, const std::string& target) {
@@ -391,6 +440,10 @@ std::string ReportJson(const LoadReport& r, const LoadOptions& o, const std::str
       "{\"target\":", JsonString(target), ",\"protocol\":", JsonString(ProtocolName(o.protocol)),
       ",\"encoding\":", JsonString(EncodingName(o)), ",\"model\":", JsonString(o.model),
       ",\"method\":", JsonString(MethodName(o.method)), ",\"mode\":", JsonString(ModeName(o.mode)),
+      ",\"input\":", JsonString(o.clips.empty() ? "rows" : "clips"),
+      o.clips.empty()
+          ? ""
+          : absl::StrCat(",\"clip_encoding\":", JsonString(ClipEncodingName(o.clip_encoding))),
       ",\"concurrency\":", o.concurrency, ",\"batch\":", o.batch, ",\"rate\":", JsonNumber(o.rate),
       ",\"seconds\":", JsonNumber(r.seconds), ",\"qps\":", JsonNumber(r.qps),
       ",\"rows_per_second\":", JsonNumber(r.rows_per_second),
@@ -406,9 +459,10 @@ std::string ReportJson(const LoadReport& r, const LoadOptions& o, const std::str
 std::string ReportTable(const LoadReport& r, const LoadOptions& o, const std::string& target) {
   std::string out = absl::StrFormat(
       "invariant-loadgen  target=%s protocol=%s encoding=%s model=%s method=%s mode=%s "
-      "concurrency=%d batch=%d %s\n",
+      "concurrency=%d batch=%d%s %s\n",
       target, ProtocolName(o.protocol), EncodingName(o), o.model, MethodName(o.method),
       ModeName(o.mode), o.concurrency, o.batch,
+      o.clips.empty() ? "" : absl::StrCat(" clips=", ClipEncodingName(o.clip_encoding)),
       o.rate > 0 ? absl::StrFormat("rate=%g/s (open loop)", o.rate) : "closed loop");
   auto row = [&out](const std::string& name, const std::string& value) {
     absl::StrAppendFormat(&out, "  %-18s %14s\n", name, value);

@@ -10,6 +10,10 @@
 // server closes it), asking for exactly one output: "scores" for predict,
 // "features" for featurize, in JSON or Triton's binary tensor encoding
 // (oip_codec.h). Streams are gRPC-only.
+// Models of sound: with `clips` set (and `rows` empty) every request sends
+// `batch` clips instead of rows (clip_codec.h: InputBatch.clips over gRPC,
+// an FP32 / INT16 [n, L] or BYTES [n] input over REST), packed in
+// `clip_encoding`; one clip counts as one row below.
 //   closed loop (rate == 0): a worker sends its next request when the previous
 //     one has answered; latency = answer time − send time.
 //   open loop (rate > 0): request i is due at start + i / rate, whichever
@@ -52,6 +56,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "client/client.h"
+#include "tools/loadgen/clip_codec.h"
 #include "tools/loadgen/oip_codec.h"
 
 namespace invariant::loadgen {
@@ -83,11 +88,18 @@ struct LoadOptions {
   // `batch` consecutive rows starting at row (i · batch) mod num_rows.
   std::vector<float> rows;
   int64_t input_dim = 0;
+  // Or, for a model of sound, candidate clips (then rows is empty); request i
+  // sends `batch` consecutive clips starting at clip (i · batch) mod
+  // clips.size().
+  std::vector<LoadClip> clips;
+  ClipEncoding clip_encoding = ClipEncoding::kWav;
 };
 
 // OK, or InvalidArgument naming the first option out of range or the first
 // combination the protocol cannot do: --mode=stream or both a version and a
-// version label with REST (a REST path names one), binary encoding with gRPC.
+// version label with REST (a REST path names one), binary encoding with gRPC,
+// both rows and clips (or neither), an empty clip, WAV clips over REST JSON or
+// clips of different rates in one REST request (ValidateRestClips).
 absl::Status ValidateLoadOptions(const LoadOptions& options);
 
 struct LatencySummary {
@@ -128,6 +140,10 @@ absl::StatusOr<LoadReport> RunRestLoad(const RestTarget& target, const LoadOptio
 std::string RestModelPath(const LoadOptions& options);
 // The OIP output a method asks for: "scores" (predict) or "features".
 const char* RestOutputName(Method method);
+// The body of GET RestModelPath(options) (the model's metadata JSON);
+// UNAVAILABLE "HTTP_<status>: message" or "CURLE_…: message" when the call
+// fails.
+absl::StatusOr<std::string> RestModelMetadata(const RestTarget& target, const LoadOptions& options);
 // The input dimension of the options' model from GET RestModelPath(options);
 // UNAVAILABLE "HTTP_<status>: message" or "CURLE_…: message" when the call
 // fails, INVALID_ARGUMENT when the metadata does not decode.
@@ -140,7 +156,9 @@ double Quantile(std::vector<double>& samples, double q);
 // The report as one JSON object (keys: target, protocol, encoding, model,
 // method, mode, concurrency, batch, rate, seconds, qps, rows_per_second,
 // requests{ok,failed,total}, rows_ok, streams, connections, errors{CODE: n},
-// error_messages{CODE: first message}, latency_us{p50,p90,p99,max,mean}).
+// error_messages{CODE: first message}, latency_us{p50,p90,p99,max,mean},
+// input "rows" | "clips", and with clips clip_encoding "wav" | "float32" |
+// "int16").
 std::string ReportJson(const LoadReport& report, const LoadOptions& options,
                        const std::string& target);
 // The report as a human-readable table.

@@ -19,10 +19,19 @@
 // Rows: --input=FILE (as invariant-client reads them) or --rows seeded
 // standard-normal rows of the model's input_dim (from the model's metadata:
 // GetModelMetadata over gRPC, GET /v2/models/{name} over REST).
+// Models of sound (docs/open-inference.md#audio-models) take clips instead:
+// --clip=FILE.wav (or a folder, or a comma-separated list) sends those WAV
+// files; without --clip or --input, a model whose metadata says it is a
+// model of sound gets --rows seeded speech-like clips (at most 16 · --batch)
+// of --clip_seconds at --clip_rate (default: the model's rate). Clips go as
+// --clip_encoding=wav (the WAV bytes), float32 or int16 samples: in
+// InputBatch.clips over gRPC, as an OIP BYTES / FP32 / INT16 input over
+// REST (WAV needs --rest_encoding=binary).
 // Prints a table on stdout and, with --json_out, writes the JSON report
 // (loadgen.h). Exit codes: 0 the run finished with at least one ok request
 // (or no errors); 1 the JSON file could not be written; 2 usage; 3 the
 // metadata call failed or every request failed.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -62,8 +71,17 @@ ABSL_FLAG(std::string, mode, "unary", "unary | stream (one bidirectional stream 
 ABSL_FLAG(std::string, method, "predict", "predict | featurize.");
 ABSL_FLAG(std::string, json_out, "", "Write the JSON report to this file.");
 ABSL_FLAG(std::string, input, "", "Rows file (CSV/TSV/IDX); default: --rows random rows.");
-ABSL_FLAG(int64_t, rows, 256, "Random candidate rows when --input is not given.");
-ABSL_FLAG(uint64_t, seed, 1, "Seed of the random rows.");
+ABSL_FLAG(int64_t, rows, 256,
+          "Random candidate rows (or seeded clips, at most 16 · --batch) when --input and "
+          "--clip are not given.");
+ABSL_FLAG(uint64_t, seed, 1, "Seed of the random rows (or clips).");
+ABSL_FLAG(std::string, clip, "",
+          "Models of sound: WAV files to send (a file, a folder, or a comma-separated list); "
+          "default: --rows seeded clips when the model is a model of sound.");
+ABSL_FLAG(double, clip_seconds, 1.0, "Length of the seeded clips (seconds, max 60).");
+ABSL_FLAG(int, clip_rate, 0, "Sample rate of the seeded clips (Hz); 0 = the model's.");
+ABSL_FLAG(std::string, clip_encoding, "wav",
+          "wav (the WAV bytes) | float32 | int16 (samples): how clips are sent.");
 
 namespace invariant::loadgen {
 namespace {
@@ -76,6 +94,8 @@ constexpr char kUsage[] = R"(usage: invariant-loadgen --model=NAME [flags]
   --concurrency=N (1)  --duration=SECONDS  --requests=N  (10 s when neither; capped)
   --batch=ROWS (1)  --rate=RPS (0 = closed loop)  --mode=unary|stream
   --method=predict|featurize  --json_out=FILE  --input=FILE | --rows=N --seed=S
+  models of sound: --clip=WAV[,WAV|DIR] | --clip_seconds=S (1) --clip_rate=HZ (model's)
+  --clip_encoding=wav|float32|int16 (wav; over rest, wav needs --rest_encoding=binary)
   --timeout=SECONDS (10)  --token_file  --tls --tls_ca --tls_cert --tls_key --tls_server_name
   (TLS: grpc only)
 exit codes: 0 ok, 1 cannot write --json_out, 2 usage, 3 metadata failed or every request failed
@@ -93,6 +113,14 @@ void RandomRows(int64_t n, uint64_t seed, LoadOptions& load) {
   Rng rng(seed);  // the same rows on every platform
   load.rows.resize(static_cast<size_t>(n * load.input_dim));
   for (float& v : load.rows) v = static_cast<float>(rng.Normal());
+}
+
+// Seeded clips for a model of sound whose rate is `model_rate`.
+void RandomClips(int64_t n, int model_rate, LoadOptions& load) {
+  const int rate = absl::GetFlag(FLAGS_clip_rate) > 0 ? absl::GetFlag(FLAGS_clip_rate) : model_rate;
+  const int64_t count = std::min(n, 16 * load.batch);
+  load.clips =
+      SyntheticClips(count, absl::GetFlag(FLAGS_clip_seconds), rate, absl::GetFlag(FLAGS_seed));
 }
 
 int Finish(const absl::StatusOr<LoadReport>& report, const LoadOptions& load,
@@ -118,14 +146,28 @@ int RunRest(LoadOptions& load, const cli::ConnectionFlags& connection, const std
     if (!token.ok()) return Usage(std::string(token.status().message()));
     rest.bearer_token = *std::move(token);
   }
-  if (load.rows.empty()) {
-    auto dim = RestInputDim(rest, load);
-    if (!dim.ok()) {
-      std::cerr << "invariant-loadgen: metadata: " << dim.status().message() << std::endl;
+  if (load.rows.empty() && load.clips.empty()) {
+    absl::StatusOr<std::string> metadata = RestModelMetadata(rest, load);
+    absl::StatusOr<int> rate = 0;
+    absl::StatusOr<int64_t> dim = 0;
+    if (metadata.ok()) rate = SampleRateFromModelMetadata(*metadata);
+    if (metadata.ok() && rate.ok() && *rate == 0) dim = InputDimFromModelMetadata(*metadata);
+    const absl::Status failed = !metadata.ok() ? metadata.status()
+                                : !rate.ok()   ? rate.status()
+                                               : dim.status();
+    if (!failed.ok()) {
+      std::cerr << "invariant-loadgen: metadata: " << failed.message() << std::endl;
       return cli::kExitServerError;
     }
-    load.input_dim = *dim;
-    RandomRows(random_rows, absl::GetFlag(FLAGS_seed), load);
+    if (*rate > 0) {
+      RandomClips(random_rows, *rate, load);
+    } else {
+      load.input_dim = *dim;
+      RandomRows(random_rows, absl::GetFlag(FLAGS_seed), load);
+    }
+    if (absl::Status valid = ValidateLoadOptions(load); !valid.ok()) {
+      return Usage(std::string(valid.message()));
+    }
   }
   return Finish(RunRestLoad(rest, load), load, target);
 }
@@ -185,6 +227,25 @@ int Run(int argc, char** argv) {
   } else {
     return Usage("--rest_encoding: expected json or binary, got '" + rest_encoding + "'");
   }
+  const std::string clip_encoding = absl::GetFlag(FLAGS_clip_encoding);
+  if (clip_encoding == "wav") {
+    load.clip_encoding = ClipEncoding::kWav;
+  } else if (clip_encoding == "float32") {
+    load.clip_encoding = ClipEncoding::kFloat32;
+  } else if (clip_encoding == "int16") {
+    load.clip_encoding = ClipEncoding::kInt16;
+  } else {
+    return Usage("--clip_encoding: expected wav, float32 or int16, got '" + clip_encoding + "'");
+  }
+  const double clip_seconds = absl::GetFlag(FLAGS_clip_seconds);
+  if (!(clip_seconds > 0) || clip_seconds > 60) {
+    return Usage(absl::StrCat("--clip_seconds: expected (0, 60] seconds, got ", clip_seconds));
+  }
+  const int clip_rate = absl::GetFlag(FLAGS_clip_rate);
+  if (clip_rate != 0 && (clip_rate < 1000 || clip_rate > 384000)) {
+    return Usage(
+        absl::StrCat("--clip_rate: expected 0 (the model's) or 1000..384000 Hz, got ", clip_rate));
+  }
   const int64_t random_rows = absl::GetFlag(FLAGS_rows);
   if (random_rows < 1 || random_rows > 1000000) {
     return Usage(absl::StrCat("--rows: expected 1..1000000, got ", random_rows));
@@ -214,12 +275,25 @@ int Run(int argc, char** argv) {
     load.rows = std::move(rows->values);
     load.input_dim = rows->dim;
   }
+  const std::string clip = absl::GetFlag(FLAGS_clip);
+  if (!clip.empty()) {
+    if (!input.empty()) return Usage("--clip / --input: expected rows or clips, got both");
+    auto clips = ReadLoadClips(clip);
+    if (!clips.ok()) {
+      std::cerr << "invariant-loadgen: " << clips.status().message() << std::endl;
+      return cli::kExitUsage;
+    }
+    load.clips = *std::move(clips);
+    if (absl::Status valid = ValidateLoadOptions(load); !valid.ok()) {
+      return Usage(std::string(valid.message()));
+    }
+  }
   if (load.protocol == Protocol::kRest) return RunRest(load, connection, target, random_rows);
 
   auto options = cli::MakeClientOptions(connection);
   if (!options.ok()) return Usage(std::string(options.status().message()));
   auto client = Client::Create(target, *options);
-  if (input.empty()) {
+  if (input.empty() && clip.empty()) {
     v1::GetModelMetadataResponse metadata;
     const grpc::Status status = client->GetModelMetadata(load.model, load.version, &metadata);
     if (!status.ok()) {
@@ -227,8 +301,12 @@ int Run(int argc, char** argv) {
                 << ": " << status.error_message() << std::endl;
       return cli::kExitServerError;
     }
-    load.input_dim = metadata.input_dim();
-    RandomRows(random_rows, absl::GetFlag(FLAGS_seed), load);
+    if (metadata.has_audio()) {
+      RandomClips(random_rows, metadata.audio().sample_rate(), load);
+    } else {
+      load.input_dim = metadata.input_dim();
+      RandomRows(random_rows, absl::GetFlag(FLAGS_seed), load);
+    }
   }
 
   std::unique_ptr<Client> stream_client;

@@ -29,7 +29,6 @@ float FloatFromLittleEndian(const char* p) {
   return value;
 }
 
-
 // The events of an infer response's JSON, read into an InferResponse as they
 // come (no tree): a stack of the open containers, each named by the slot of
 // the response it fills; members and values of no interest are skipped.
