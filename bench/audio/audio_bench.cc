@@ -21,6 +21,7 @@
 //   BM_FrontEnd/RATE      AudioFrontEnd::Apply on one clip
 //   BM_Sgemm/N            cblas_sgemm (N·r) × d times d × s, OpenBLAS with the
 //                         pool's threads: the GEMM the encoder must do
+//   BM_SgemmOneThread/N   the same on one OpenBLAS thread
 //   BM_Encoder/N          Model::Featurize of N rows (preprocess, the orbit of
 //                         every row, the projections, cos / sin)
 //   BM_FeatureMap/RATE/N  N clips → features: the front end per clip on the
@@ -307,12 +308,12 @@ void BM_FrontEnd(benchmark::State& state) {
   ReportClips(state, 1);
 }
 
-void BM_Sgemm(benchmark::State& state) {
+void RunSgemm(benchmark::State& state, int threads) {
   const Setup& s = GetSetup();
   const int64_t batch = state.range(0);
   const int64_t m = batch * kGroupElements, d = s.rows.cols();
   const FloatMatrix& templates = s.model->tensors().f32.at("encoder/bank");  // s × d
-  openblas_set_num_threads(DefaultThreadCount());
+  openblas_set_num_threads(threads);
   std::vector<float> p(static_cast<size_t>(m * kNumFeatures));
   for (auto _ : state) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(m), kNumFeatures,
@@ -325,6 +326,9 @@ void BM_Sgemm(benchmark::State& state) {
   state.counters["threads"] = static_cast<double>(openblas_get_num_threads());
   state.SetLabel(openblas_get_corename());
 }
+
+void BM_Sgemm(benchmark::State& state) { RunSgemm(state, DefaultThreadCount()); }
+void BM_SgemmOneThread(benchmark::State& state) { RunSgemm(state, 1); }
 
 void BM_Encoder(benchmark::State& state) {
   const Setup& s = GetSetup();
@@ -382,6 +386,7 @@ BENCHMARK(BM_KissFft)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_FftFilterBank)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_FrontEnd)->Arg(8000)->Arg(16000)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_Sgemm)->Apply(Batches);
+BENCHMARK(BM_SgemmOneThread)->Apply(Batches);
 BENCHMARK(BM_Encoder)->Apply(Batches);
 BENCHMARK(BM_FeatureMap)->Apply(RatesAndBatches);
 BENCHMARK(BM_Predict)->Args({8000, 1})->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -58,18 +58,20 @@ def main():
 
     print("\n#### Feature map (front end + preprocess + random Fourier, s = 1500, "
           "r = 20 on the input, d = 3904)\n")
-    print("| batch | sgemm (n·r)×d·d×s ms | encoder ms | feature map 8 kHz ms | "
+    print("| batch | sgemm (n·r)×d·d×s ms | sgemm 1 thread ms | encoder ms | feature map 8 kHz ms | "
           "feature map 16 kHz ms | encoder / sgemm | feature map / sgemm | "
           "front end share (8 kHz) | ms per clip (8 kHz) |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for n in (1, 64):
         g, e = get(("Sgemm", (n,))), get(("Encoder", (n,)))
+        g1 = get(("SgemmOneThread", (n,)))
         f8, f16 = get(("FeatureMap", (8000, n))), get(("FeatureMap", (16000, n)))
         if None in (g, e, f8, f16):
             continue
         fe = get(("FrontEnd", (8000,)))
         share = n * ms(fe) / ms(f8) if fe else float("nan")
-        print(f"| {n} | {ms(g):.3f} | {ms(e):.3f} | {ms(f8):.3f} | {ms(f16):.3f} | "
+        one = f"{ms(g1):.3f}" if g1 else "–"
+        print(f"| {n} | {ms(g):.3f} | {one} | {ms(e):.3f} | {ms(f8):.3f} | {ms(f16):.3f} | "
               f"{ms(e) / ms(g):.2f}× | {ms(f8) / ms(g):.2f}× | {share:.0%} | {ms(f8) / n:.3f} |")
     p = get(("Predict", (8000, 1)))
     if p:
