@@ -9,7 +9,8 @@ Uses the fastest repetition of each benchmark (on a shared machine the
 others are slowed by other processes; † marks a fastest run whose calling
 thread still got < 75 % of a core; only the front-end rows, which run on
 that one thread, are marked). Every ratio is of two times measured in
-the same run: the front end against KissFFT + the filter bank of the same
+the same run (the front end's also in CPU time of its one thread, which a
+preempted run inflates less): the front end against KissFFT + the filter bank of the same
 61 frames, the feature map against the sgemm of the encoder's shape.
 """
 import json
@@ -35,6 +36,12 @@ def ms(b):
     return b["real_time"] * scale
 
 
+def cpu_us(b):
+    """CPU time of the calling thread per iteration, µs (the fastest repetition's)."""
+    scale = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[b["time_unit"]]
+    return b["cpu_time"] * scale
+
+
 def mark(b):
     """† (single-threaded benchmarks) when the thread got < 75 % of a core."""
     return " †" if b["real_time"] > b["cpu_time"] / 0.75 else ""
@@ -44,8 +51,8 @@ def main():
     runs = load(sys.argv[1])
     get = runs.get
     print("#### Front end, one 1 s clip (61 frames of 256 samples → 64 × 61)\n")
-    print("| benchmark | µs per clip | / FFT + filter bank |")
-    print("|---|---|---|")
+    print("| benchmark | µs per clip | / FFT + filter bank | CPU µs | CPU / FFT + filter bank |")
+    print("|---|---|---|---|---|")
     ref = get(("FftFilterBank", ()))
     for key, label in [(("KissFft", ()), "KissFFT real FFTs alone (61 × 256)"),
                        (("FftFilterBank", ()), "window + FFT + magnitude + filter bank"),
@@ -54,7 +61,8 @@ def main():
         b = get(key)
         if b is None or ref is None:
             continue
-        print(f"| {label} | {ms(b) * 1e3:.1f}{mark(b)} | {ms(b) / ms(ref):.2f}× |")
+        print(f"| {label} | {ms(b) * 1e3:.1f}{mark(b)} | {ms(b) / ms(ref):.2f}× | "
+              f"{cpu_us(b):.1f} | {cpu_us(b) / cpu_us(ref):.2f}× |")
 
     print("\n#### Feature map (front end + preprocess + random Fourier, s = 1500, "
           "r = 20 on the input, d = 3904)\n")
