@@ -19,7 +19,7 @@ SECONDS_PER_TARGET=${1:-300}
 shift || true
 BUILD=${BUILD:-build-asan}
 OUT=${OUT:-$BUILD/fuzz}
-ALL_TARGETS=(request_fuzz rest_request_fuzz csv_fuzz idx_fuzz train_config_fuzz model_load_fuzz bundle_fuzz wav_fuzz)
+ALL_TARGETS=(request_fuzz rest_request_fuzz csv_fuzz idx_fuzz cifar_fuzz train_config_fuzz model_load_fuzz bundle_fuzz wav_fuzz)
 TARGETS=("${@:-${ALL_TARGETS[@]}}")
 if ((${#TARGETS[@]} == 0)); then TARGETS=("${ALL_TARGETS[@]}"); fi
 

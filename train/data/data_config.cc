@@ -7,6 +7,7 @@
 #include "core/base/random.h"
 #include "core/base/status_macros.h"
 #include "train/data/audio.h"
+#include "train/data/cifar.h"
 #include "train/data/coulomb.h"
 #include "train/data/csv.h"
 #include "train/data/fashion_mnist.h"
@@ -88,6 +89,35 @@ absl::StatusOr<DataParts> OpenIdxParts(const v1::IdxSource& idx) {
   return parts;
 }
 
+// CIFAR-10 files (cifar.h): train_files and test_files, or a folder.
+absl::StatusOr<DataParts> OpenCifarParts(const v1::CifarSource& cifar) {
+  CifarFiles files;
+  if (!cifar.dir().empty()) {
+    if (!cifar.train_files().empty() || !cifar.test_files().empty()) {
+      return absl::InvalidArgumentError(
+          "data.cifar.dir and data.cifar.train_files / test_files are alternatives: set one");
+    }
+    auto found = FindCifarFiles(cifar.dir());
+    if (!found.ok()) {
+      return absl::Status(found.status().code(),
+                          absl::StrCat("data.cifar.dir: ", found.status().message()));
+    }
+    files = *std::move(found);
+  } else {
+    if (cifar.train_files().empty()) {
+      return absl::InvalidArgumentError("data.cifar.train_files (or data.cifar.dir) must be set");
+    }
+    files.train.assign(cifar.train_files().begin(), cifar.train_files().end());
+    files.test.assign(cifar.test_files().begin(), cifar.test_files().end());
+  }
+  DataParts parts;
+  ASSIGN_OR_RETURN(parts.train, OpenCifarSource(files.train, "cifar-10/train"));
+  if (!files.test.empty()) {
+    ASSIGN_OR_RETURN(parts.test, OpenCifarSource(files.test, "cifar-10/test"));
+  }
+  return parts;
+}
+
 absl::StatusOr<DataParts> OpenCsvParts(const v1::CsvSource& csv) {
   if (csv.path().empty()) return absl::InvalidArgumentError("data.csv.path must be set");
   CsvOptions options;
@@ -147,12 +177,14 @@ absl::StatusOr<DataParts> OpenSourceParts(const v1::DataConfig& config) {
     }
     case v1::DataConfig::kAudio:
       return OpenAudioParts(config.audio());
+    case v1::DataConfig::kCifar:
+      return OpenCifarParts(config.cifar());
     case v1::DataConfig::SOURCE_NOT_SET:
       break;
   }
   return absl::InvalidArgumentError(
-      "data.source must be one of idx, csv, fashion_mnist, xperm, torus, coulomb, audio; got "
-      "none");
+      "data.source must be one of idx, csv, fashion_mnist, xperm, torus, coulomb, audio, "
+      "cifar; got none");
 }
 
 }  // namespace

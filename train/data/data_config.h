@@ -2,8 +2,9 @@
 //
 // Maps each DataConfig source onto the readers and generators of this module
 // and returns streaming sources for its parts: every source has a train part;
-// IDX files with test_images, Fashion-MNIST, and an audio manifest with clips
-// marked test also have a test part. Audio (audio.h) is decoded and
+// IDX files with test_images, Fashion-MNIST, CIFAR-10 with test files (or a
+// folder holding test_batch.bin), and an audio manifest with clips marked
+// test also have a test part. Audio (audio.h) is decoded and
 // featurized when opened and held in memory; its schemas carry the completed
 // front end (RowSchema::audio) and the clips' groups (RowSchema::groups), and
 // data.image and data.rotated are refused with it. With

@@ -184,7 +184,8 @@ absl::Status ValidateLearner(v1::TrainConfig& c) {
 absl::Status ValidateTrainConfig(v1::TrainConfig& c) {
   if (c.data().source_case() == v1::DataConfig::SOURCE_NOT_SET) {
     return absl::InvalidArgumentError(
-        "data must set one of idx, csv, fashion_mnist, xperm, torus, coulomb, audio; got none");
+        "data must set one of idx, csv, fashion_mnist, xperm, torus, coulomb, audio, cifar; got "
+        "none");
   }
   if (c.data().has_audio()) {
     const auto& a = c.data().audio();

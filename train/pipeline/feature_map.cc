@@ -39,8 +39,7 @@ absl::StatusOr<FloatMatrix> DrawLandmarks(int64_t m, uint64_t seed, DataPlan& pl
                                           const char* field) {
   if (m > plan.train_rows) {
     return absl::InvalidArgumentError(
-        absl::StrCat(field, " must be <= the training rows (",
-                     plan.train_rows, "), got ", m));
+        absl::StrCat(field, " must be <= the training rows (", plan.train_rows, "), got ", m));
   }
   std::vector<int64_t> order = ShuffledIndices(plan.train_rows, seed);
   std::vector<int64_t> pick(order.begin(), order.begin() + m);

@@ -291,7 +291,7 @@ TEST(AudioTrainTest, TheAudioSourceFieldsAreChecked) {
 
 // train/configs/spoken_digits.textproto, with FSDD_DIR replaced by a folder
 // of FSDD-named clips: valid, its group fits its front end (64 bins × 61
-// frames), and the speaker theo is the test set.
+// frames), and the speaker jackson is the test set.
 TEST(AudioTrainTest, TheShippedSpokenDigitsConfigPlans) {
   TempDir dir;
   const std::string clips = dir.path() + "/recordings";
@@ -308,7 +308,7 @@ TEST(AudioTrainTest, TheShippedSpokenDigitsConfigPlans) {
   EXPECT_THAT(plan->schema.class_names,
               ElementsAre("0", "1", "2", "3", "4", "5", "6", "7", "8", "9"));
   EXPECT_EQ(plan->test.rows(), 10);
-  EXPECT_THAT(plan->test.groups, Each("theo"));
+  EXPECT_THAT(plan->test.groups, Each("jackson"));
 }
 
 }  // namespace
