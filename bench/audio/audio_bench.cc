@@ -4,14 +4,15 @@
 // Clips: 1 s, seeded and speech-like (a gliding voiced tone with formant-
 // weighted harmonics between faint noise, so trimming has work to do), at
 // 8 kHz (the model's rate) and 16 kHz (resampled by the front end).
-// The model has the shipped spoken-digit shape (bench/audio/spoken_digits_rf
-// .textproto): front end 8 kHz, 1 s, trim, peak, 256 / 128 frames, 64 bins
-// from 100 Hz at 12 per octave, per-bin mean removal, compression gain 10 →
-// rows of 64 × 61 = 3904 values; preprocess centre + l2; random Fourier,
-// s = 1500 frequencies, r = 20 audio-group elements (pitch ±400 cents, tempo
-// log-normal 0.35, shift ±8 frames) on the input (PLACEMENT_INPUT); a
-// 10-class head. Bank, mean and head are seeded random (speed does not
-// depend on their values), assembled by Model::Assemble as a bundle is.
+// The model has the shipped spoken-digit shape
+// (train/configs/spoken_digits.textproto): front end 8 kHz, 1 s, trim,
+// peak, 256 / 128 frames, 64 bins from 100 Hz at 12 per octave, per-bin mean
+// removal, compression gain 10 → rows of 64 × 61 = 3904 values; preprocess
+// centre + l2; random Fourier, s = 1500 frequencies, r = 20 audio-group
+// elements (pitch ±400 cents, tempo log-normal 0.35, shift ±8 frames) on the
+// input (PLACEMENT_INPUT); a 10-class head. Bank, mean and head are seeded
+// random (speed does not depend on their values), assembled by
+// Model::Assemble as a bundle is.
 //
 // Benchmarks (each reports clips_per_second; audio_table.py prints ratios):
 //   BM_KissFft            61 KissFFT 256-point real FFTs of windowed frames
