@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""The manifests of bench/repro/spoken_digits.sh, and the pitch-shifted clips.
+
+Usage: manifests.py DATA_DIR OUT_DIR [SEED]
+
+DATA_DIR holds the FSDD recordings, digit_speaker_take.wav. Writes, under
+OUT_DIR/manifests/ (CSV: path,label,group[,split]; paths absolute):
+  standard.csv             every clip; takes 0-4 of every speaker are the test
+                           part (split=test), the others train; group = speaker
+  all.csv                  every clip, group = speaker (leave-one-group-out)
+  mismatch_<S>_plain.csv   the other speakers' clips train, speaker S's clips,
+                           as recorded, test
+  mismatch_<S>_shifted.csv the same training clips; S's clips shifted up by
+                           their own seeded random 300-600 cents test
+and OUT_DIR/shifted/<name>.wav (made by `sox -G IN OUT pitch CENTS`, kept
+between runs when present) with OUT_DIR/manifests/shifts.csv (file, cents).
+Prints the speakers, one a line. Errors (no clips, a file name that is not
+digit_speaker_take.wav, sox failing) exit with status 1 and a message.
+"""
+import csv
+import os
+import random
+import re
+import subprocess
+import sys
+
+NAME = re.compile(r"^(\d)_([A-Za-z]+)_(\d+)\.wav$")
+
+
+def fail(message):
+    print(f"manifests.py: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def write(path, rows, with_split):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["path", "label", "group"] + (["split"] if with_split else []))
+        for row in rows:
+            w.writerow(row if with_split else row[:3])
+
+
+def main():
+    if len(sys.argv) not in (3, 4):
+        fail("usage: manifests.py DATA_DIR OUT_DIR [SEED]")
+    data, out = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    seed = int(sys.argv[3]) if len(sys.argv) == 4 else 1
+    clips = []  # (file, digit, speaker, take)
+    for name in sorted(os.listdir(data)):
+        if not name.endswith(".wav"):
+            continue
+        m = NAME.match(name)
+        if not m:
+            fail(f"{name}: not digit_speaker_take.wav")
+        clips.append((name, m.group(1), m.group(2), int(m.group(3))))
+    if not clips:
+        fail(f"no .wav files in {data}")
+    speakers = sorted({c[2] for c in clips})
+    os.makedirs(f"{out}/manifests", exist_ok=True)
+    os.makedirs(f"{out}/shifted", exist_ok=True)
+
+    rows = [(f"{data}/{f}", d, s, "test" if t < 5 else "train") for f, d, s, t in clips]
+    write(f"{out}/manifests/standard.csv", rows, True)
+    write(f"{out}/manifests/all.csv", rows, False)
+
+    # One seeded shift per clip, drawn in file-name order, whatever is held out.
+    rng = random.Random(seed)
+    cents = {f: round(rng.uniform(300, 600), 1) for f, _, _, _ in clips}
+    with open(f"{out}/manifests/shifts.csv", "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["file", "cents"])
+        for name in sorted(cents):
+            w.writerow([name, cents[name]])
+    for f, _, _, _ in clips:
+        target = f"{out}/shifted/{f}"
+        if os.path.exists(target):
+            continue
+        # -G: guard against clipping (the front end peak-normalises anyway).
+        done = subprocess.run(["sox", "-G", f"{data}/{f}", target + ".tmp.wav", "pitch",
+                               str(cents[f])], capture_output=True, text=True)
+        if done.returncode != 0:
+            fail(f"sox on {f}: {done.stderr.strip()}")
+        os.replace(target + ".tmp.wav", target)
+
+    for held in speakers:
+        train = [(f"{data}/{f}", d, s, "train") for f, d, s, _ in clips if s != held]
+        plain = [(f"{data}/{f}", d, s, "test") for f, d, s, _ in clips if s == held]
+        shifted = [(f"{out}/shifted/{f}", d, s, "test") for f, d, s, _ in clips if s == held]
+        write(f"{out}/manifests/mismatch_{held}_plain.csv", train + plain, True)
+        write(f"{out}/manifests/mismatch_{held}_shifted.csv", train + shifted, True)
+    print("\n".join(speakers))
+
+
+if __name__ == "__main__":
+    main()
