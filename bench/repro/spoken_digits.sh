@@ -4,7 +4,7 @@
 # of 1 s clips; the audio group G = pitch shifts uniform in ±400 cents, tempo
 # changes (log-normal, σ = 0.35) and time shifts of ±8 frames, applied to the
 # input (docs/math.md §9). Compares plain random Fourier features (r = 1),
-# LGIKA-RF over G (r = 20), plain CDF pooling (r = 1) and CDF pooling over G
+# LGIKA-RF over G (r = 40), plain CDF pooling (r = 1) and CDF pooling over G
 # (r = 20, templates drawn from the training clips), all RIDGE classifiers
 # with λ chosen on validation, under three protocols:
 #   standard   takes 0-4 of every speaker are the test set (200 clips), the
@@ -85,12 +85,12 @@ SPLIT_MISMATCH='split { train: 1350 validation: 150 seed: 1 }'
 encoder() { # method templates bins
   case "$1" in
     plain_rf) echo "random_fourier { num_features: 1500 num_group_elements: 1 sigma: 1.0 } $IDENTITY" ;;
-    lgika_rf) echo "random_fourier { num_features: 1500 num_group_elements: 20 sigma: 1.0 } $G" ;;
+    lgika_rf) echo "random_fourier { num_features: 1500 num_group_elements: 40 sigma: 1.0 } $G" ;;
     plain_cdf) echo "cdf { num_templates: $2 num_group_elements: 1 num_bins: $3 range: 1.0 template_kind: TEMPLATE_DATA } $IDENTITY" ;;
     cdf) echo "cdf { num_templates: $2 num_group_elements: 20 num_bins: $3 range: 1.0 template_kind: TEMPLATE_DATA } $G" ;;
   esac
 }
-r_of() { case "$1" in plain_*) echo 1 ;; *) echo 20 ;; esac; }
+r_of() { case "$1" in plain_*) echo 1 ;; lgika_rf) echo 40 ;; *) echo 20 ;; esac; }
 
 CSV="$RESULTS/spoken_digits.csv"
 python3 "$HERE/collect.py" --header >"$CSV"
