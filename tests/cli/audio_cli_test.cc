@@ -101,12 +101,12 @@ TEST_F(AudioCliTest, MetadataShowsTheAudioFrontEnd) {
   ToolResult r = Cli({"metadata", "words", target_});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::vector<std::string> lines = Lines(r.out);
-  EXPECT_THAT(lines, ::testing::Contains("input_dim,720"));
+  EXPECT_THAT(lines, ::testing::Contains("input_dim,224"));
   EXPECT_THAT(lines, ::testing::Contains("audio.sample_rate,8000"));
-  EXPECT_THAT(lines, ::testing::Contains("audio.clip_seconds,0.5"));
+  EXPECT_THAT(lines, ::testing::Contains("audio.clip_seconds,0.25"));
   EXPECT_THAT(lines, ::testing::Contains("audio.clip_policy,centre"));
-  EXPECT_THAT(lines, ::testing::Contains("audio.frequency_bins,24"));
-  EXPECT_THAT(lines, ::testing::Contains("audio.frames,30"));
+  EXPECT_THAT(lines, ::testing::Contains("audio.frequency_bins,16"));
+  EXPECT_THAT(lines, ::testing::Contains("audio.frames,14"));
   EXPECT_THAT(lines, ::testing::Contains(::testing::StartsWith("audio.max_clip_seconds,")));
 
   r = Cli({"metadata", "words", target_, "--format=jsonl"});
@@ -115,7 +115,7 @@ TEST_F(AudioCliTest, MetadataShowsTheAudioFrontEnd) {
   ASSERT_TRUE(ParseJson(r.out, &json)) << r.out;
   const auto& audio = json.fields().at("audio").struct_value().fields();
   EXPECT_EQ(audio.at("sample_rate").number_value(), kAudioSampleRate);
-  EXPECT_EQ(audio.at("frames").number_value(), 30);
+  EXPECT_EQ(audio.at("frames").number_value(), 14);
   EXPECT_EQ(audio.at("normalisation").string_value(), "peak");
   EXPECT_FALSE(audio.at("trim_silence").bool_value());
   EXPECT_GT(audio.at("max_clip_seconds").number_value(), 0);

@@ -1,88 +1,38 @@
-// audio_test_model.h: a small seeded model of sound for the client tests
+// audio_test_model.h: the model of sound of the client tests
 // (tests/cli/audio_cli_test.cc, tests/python via python_test_helper.cc), and
 // 16-bit WAV files written by hand (the tests need no audio library).
 //
-// The model: the audio front end kAudioSampleRate Hz, 0.5 s clips → 24
-// log-frequency bins × 30 frames = 720 values; a random-Fourier encoder over
-// those 720 values with the identity group (one bank row per template) and a
-// 3-class head (tools/test_models/test_models.h builds the encoder and head).
-// The front end is written completed, as AudioFrontEnd::Complete would
-// (every default filled in, `frames` derived), so building it needs no
-// core/audio; the server checks it when it loads the bundle.
+// The model is tools/test_models/test_audio_model.h's (8 kHz, 0.25 s clips,
+// 16 bins × 14 frames, random Fourier features over them) with 16 features,
+// the classes "yes", "no", "maybe" and a 10 s clip limit.
 #ifndef INVARIANT_TESTS_CLI_AUDIO_TEST_MODEL_H_
 #define INVARIANT_TESTS_CLI_AUDIO_TEST_MODEL_H_
 
 #include <cmath>
 #include <cstdint>
-#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/strings/str_cat.h"
 #include "core/base/random.h"
-#include "core/model/model.h"
-#include "tools/test_models/test_models.h"
+#include "tools/test_models/test_audio_model.h"
 
 namespace invariant::testing_models {
 
-inline constexpr int kAudioSampleRate = 8000;
-inline constexpr int kAudioBins = 24;
-inline constexpr int kAudioFrames = 30;  // 1 + (4000 − 256) / 128
-
-inline v1::AudioFrontEnd AudioTestFrontEnd() {
-  v1::AudioFrontEnd a;
-  a.set_sample_rate(kAudioSampleRate);
-  a.set_clip_seconds(0.5);
-  a.set_clip_policy(v1::AudioFrontEnd::CLIP_POLICY_CENTRE);
-  a.set_trim_silence(false);
-  a.set_trim_db(40);
-  a.set_normalisation(v1::AudioFrontEnd::NORMALISATION_PEAK);
-  a.set_frame_length(256);
-  a.set_hop_length(128);
-  a.set_fft_length(256);
-  a.set_min_frequency(100);
-  a.set_bins_per_octave(6);
-  a.set_frequency_bins(kAudioBins);  // highest centre 100 · 2^(23/6) ≈ 1426 Hz < 4000
-  a.set_compression_gain(1);
-  a.set_subtract_frequency_mean(false);
-  a.set_max_clip_seconds(10);
-  a.set_frames(kAudioFrames);
-  return a;
-}
+inline constexpr int kAudioSampleRate = 8000;  // the test model's rate
 
 // Writes the audio model `name` (3 classes "yes", "no", "maybe") version 1
 // under `models_root`; returns the bundle path.
 inline absl::StatusOr<std::string> WriteAudioTestModel(const std::string& models_root,
                                                        const std::string& name, uint64_t seed) {
-  TestModelSpec spec;
+  TestAudioModelSpec spec;
   spec.name = name;
-  spec.input_dim = int64_t{kAudioBins} * kAudioFrames;
   spec.num_features = 16;
-  spec.num_group_elements = 1;  // the identity group: one bank row per template
   spec.num_classes = 3;
   spec.seed = seed;
-  absl::StatusOr<std::shared_ptr<const Model>> base = MakeTestModel(spec);
-  if (!base.ok()) return base.status();
-  v1::Manifest manifest = (*base)->manifest();
-  v1::EncoderSpec* encoder = manifest.mutable_encoder();
-  encoder->clear_input_shape();
-  for (int64_t d : {int64_t{kAudioBins}, int64_t{kAudioFrames}, int64_t{1}}) {
-    encoder->add_input_shape(d);
-  }
-  encoder->mutable_group()->clear_cyclic_shift();
-  encoder->mutable_group()->mutable_identity()->set_dim(static_cast<int32_t>(spec.input_dim));
-  manifest.mutable_head()->clear_class_names();
-  for (const char* c : {"yes", "no", "maybe"}) manifest.mutable_head()->add_class_names(c);
-  *manifest.mutable_audio() = AudioTestFrontEnd();
-  absl::StatusOr<std::shared_ptr<const Model>> model =
-      Model::Assemble(std::move(manifest), (*base)->tensors());
-  if (!model.ok()) return model.status();
-  const std::filesystem::path dir = std::filesystem::path(models_root) / name / "1";
-  std::filesystem::create_directories(dir);
-  const std::string path = (dir / kBundleFileName).string();
-  if (absl::Status s = (*model)->Save(path); !s.ok()) return s;
-  return path;
+  spec.class_names = {"yes", "no", "maybe"};
+  spec.max_clip_seconds = 10;
+  return WriteTestAudioModel(models_root, spec);
 }
 
 // A seeded test sound: a chirp from `f0` Hz plus a little noise, 16-bit.

@@ -9,7 +9,7 @@
 //         rf_image       classifier whose encoder declares input_shape [4, 4]
 //   invariant_python_test_helper write-audio-model ROOT
 //       writes the model of sound "words" (tests/cli/audio_test_model.h:
-//       8000 Hz, 0.5 s clips → 24 bins × 30 frames, classes yes/no/maybe)
+//       8000 Hz, 0.25 s clips → 16 bins × 14 frames, classes yes/no/maybe)
 //   invariant_python_test_helper featurize|predict TARGET MODEL INPUT_DIM IN OUT
 //       reads IN (little-endian float32 rows of INPUT_DIM), calls the server
 //       through the C++ client (invariant::Client) and writes the features or

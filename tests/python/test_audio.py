@@ -165,13 +165,13 @@ def test_bad_clips_are_refused_before_the_call(client, clips, error, match):
 def test_rows_and_clips_are_exclusive_and_sample_rate_is_checked(client):
     pcm = tone(0.1)
     with pytest.raises(ValueError, match="not both"):
-        client.featurize("words", np.zeros((1, 720), np.float32), clips=pcm)
+        client.featurize("words", np.zeros((1, 224), np.float32), clips=pcm)
     with pytest.raises(ValueError, match="not neither"):
         client.featurize("words")
     with pytest.raises(ValueError, match="sample_rate: expected a positive integer"):
         client.featurize("words", clips=pcm, sample_rate=0)
     with pytest.raises(ValueError, match="sample_rate: applies to clips="):
-        client.featurize("words", np.zeros((1, 720), np.float32), sample_rate=8000)
+        client.featurize("words", np.zeros((1, 224), np.float32), sample_rate=8000)
 
 
 def test_a_wav_path_that_is_not_wav_names_the_path(client, tmp_path):

@@ -13,7 +13,7 @@ namespace invariant::testing_models {
 
 namespace fs = std::filesystem;
 
-v1::AudioFrontEnd TestAudioFrontEnd() {
+v1::AudioFrontEnd TestAudioFrontEnd(double max_clip_seconds) {
   v1::AudioFrontEnd spec;
   spec.set_sample_rate(8000);
   spec.set_clip_seconds(0.25);
@@ -24,13 +24,13 @@ v1::AudioFrontEnd TestAudioFrontEnd() {
   spec.set_min_frequency(100);
   spec.set_bins_per_octave(4);
   spec.set_frequency_bins(16);
-  spec.set_max_clip_seconds(2);
+  spec.set_max_clip_seconds(max_clip_seconds);
   absl::StatusOr<v1::AudioFrontEnd> completed = audio::AudioFrontEnd::Complete(spec);
   return completed.ok() ? *completed : spec;  // an incomplete spec fails Assemble, naming it
 }
 
 absl::StatusOr<std::shared_ptr<const Model>> MakeTestAudioModel(const TestAudioModelSpec& spec) {
-  const v1::AudioFrontEnd front_end = TestAudioFrontEnd();
+  const v1::AudioFrontEnd front_end = TestAudioFrontEnd(spec.max_clip_seconds);
   const int64_t bins = front_end.frequency_bins();
   const int64_t frames = front_end.frames();
   const int64_t d = bins * frames;
@@ -70,7 +70,11 @@ absl::StatusOr<std::shared_ptr<const Model>> MakeTestAudioModel(const TestAudioM
     v1::LinearHead* head = manifest.mutable_head();
     head->set_lambda(1e-3);
     head->set_task(v1::TASK_CLASSIFICATION);
-    for (int64_t c = 0; c < t; ++c) head->add_class_names(absl::StrCat("word_", c));
+    for (int64_t c = 0; c < t; ++c) {
+      head->add_class_names(c < static_cast<int64_t>(spec.class_names.size())
+                                ? spec.class_names[static_cast<size_t>(c)]
+                                : absl::StrCat("word_", c));
+    }
     FloatMatrix weights = FloatMatrix::Zeros(f, t);
     for (int64_t i = 0; i < f * t; ++i) {
       weights.mutable_data()[i] = static_cast<float>(rng.Normal());
