@@ -134,13 +134,8 @@ grpc::Status Client::Featurize(const std::string& model, int64_t num_rows,
   return status;
 }
 
-grpc::Status Client::Predict(const std::string& model, int64_t num_rows,
-                             const std::vector<float>& x, std::vector<float>* scores,
-                             std::vector<std::string>* predicted_classes) {
-  v1::PredictRequest request;
-  request.mutable_model()->set_name(model);
-  request.mutable_inputs()->set_num_rows(num_rows);
-  request.mutable_inputs()->set_raw_values(RawBytes(x));
+grpc::Status Client::PredictInto(const v1::PredictRequest& request, std::vector<float>* scores,
+                                 std::vector<std::string>* predicted_classes) {
   v1::PredictResponse response;
   grpc::Status status = Predict(request, &response);
   if (!status.ok()) return status;
@@ -150,6 +145,16 @@ grpc::Status Client::Predict(const std::string& model, int64_t num_rows,
                               response.predicted_classes().end());
   }
   return status;
+}
+
+grpc::Status Client::Predict(const std::string& model, int64_t num_rows,
+                             const std::vector<float>& x, std::vector<float>* scores,
+                             std::vector<std::string>* predicted_classes) {
+  v1::PredictRequest request;
+  request.mutable_model()->set_name(model);
+  request.mutable_inputs()->set_num_rows(num_rows);
+  request.mutable_inputs()->set_raw_values(RawBytes(x));
+  return PredictInto(request, scores, predicted_classes);
 }
 
 grpc::Status Client::FeaturizeClips(const std::string& model,
@@ -168,15 +173,7 @@ grpc::Status Client::PredictClips(const std::string& model, const std::vector<v1
                                   std::vector<std::string>* predicted_classes) {
   v1::PredictRequest request;
   FillClips(model, clips, &request);
-  v1::PredictResponse response;
-  grpc::Status status = Predict(request, &response);
-  if (!status.ok()) return status;
-  scores->assign(response.scores().begin(), response.scores().end());
-  if (predicted_classes != nullptr) {
-    predicted_classes->assign(response.predicted_classes().begin(),
-                              response.predicted_classes().end());
-  }
-  return status;
+  return PredictInto(request, scores, predicted_classes);
 }
 
 namespace {

@@ -173,6 +173,9 @@ class Client {
  private:
   // A context with the deadline and the token applied.
   std::unique_ptr<grpc::ClientContext> NewContext() const;
+  // Predict(request), then the scores and (when not null) the predicted classes.
+  grpc::Status PredictInto(const v1::PredictRequest& request, std::vector<float>* scores,
+                           std::vector<std::string>* predicted_classes);
 
   std::shared_ptr<grpc::Channel> channel_;
   ClientOptions options_;

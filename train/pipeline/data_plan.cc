@@ -186,6 +186,20 @@ absl::Status AssignGroupFolds(DataPlan& plan, bool separate_test) {
   return absl::OkStatus();
 }
 
+// split.per_class_train rows of every class for training and
+// ceil(validation / C) of every class for validation, from `labels`.
+absl::StatusOr<SplitIndices> SplitPerClassTrain(const DataPlan& plan, const v1::SplitConfig& sc,
+                                                const std::vector<int32_t>& labels) {
+  if (!plan.schema.has_labels) {
+    return absl::InvalidArgumentError(
+        "split.per_class_train needs a classification data set (one with labels)");
+  }
+  const int32_t classes = static_cast<int32_t>(plan.schema.class_names.size());
+  const int64_t per_class_val =
+      std::max<int64_t>(1, (sc.validation() + classes - 1) / std::max(1, classes));
+  return SplitPerClass(labels, classes, sc.per_class_train(), per_class_val, sc.seed());
+}
+
 // split.test_groups: the test rows are those groups' rows (split.test of
 // them); the others are cut into train and validation rows.
 absl::StatusOr<SplitIndices> SplitByTestGroups(const DataPlan& plan, const v1::SplitConfig& sc,
@@ -214,17 +228,9 @@ absl::StatusOr<SplitIndices> SplitByTestGroups(const DataPlan& plan, const v1::S
   }
   SplitIndices split;
   if (sc.per_class_train() > 0) {
-    if (!plan.schema.has_labels) {
-      return absl::InvalidArgumentError(
-          "split.per_class_train needs a classification data set (one with labels)");
-    }
-    const int32_t classes = static_cast<int32_t>(plan.schema.class_names.size());
-    const int64_t per_class_val =
-        std::max<int64_t>(1, (sc.validation() + classes - 1) / std::max(1, classes));
     std::vector<int32_t> pool_labels;
     for (int64_t i : pool) pool_labels.push_back(labels[static_cast<size_t>(i)]);
-    ASSIGN_OR_RETURN(
-        split, SplitPerClass(pool_labels, classes, sc.per_class_train(), per_class_val, sc.seed()));
+    ASSIGN_OR_RETURN(split, SplitPerClassTrain(plan, sc, pool_labels));
   } else {
     const int64_t validation = sc.validation() > 0
                                    ? sc.validation()
@@ -313,15 +319,7 @@ absl::StatusOr<DataPlan> PlanData(const v1::TrainConfig& config) {
   if (!sc.test_groups().empty()) {
     ASSIGN_OR_RETURN(split, SplitByTestGroups(plan, sc, separate_test, labels));
   } else if (sc.per_class_train() > 0) {
-    if (!plan.schema.has_labels) {
-      return absl::InvalidArgumentError(
-          "split.per_class_train needs a classification data set (one with labels)");
-    }
-    const int32_t classes = static_cast<int32_t>(plan.schema.class_names.size());
-    const int64_t per_class_val =
-        std::max<int64_t>(1, (sc.validation() + classes - 1) / std::max(1, classes));
-    ASSIGN_OR_RETURN(
-        split, SplitPerClass(labels, classes, sc.per_class_train(), per_class_val, sc.seed()));
+    ASSIGN_OR_RETURN(split, SplitPerClassTrain(plan, sc, labels));
     if (separate_test) {
       split.test.clear();
     } else {
