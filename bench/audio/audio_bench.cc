@@ -8,7 +8,7 @@
 // (train/configs/spoken_digits.textproto): front end 8 kHz, 1 s, trim,
 // peak, 256 / 128 frames, 64 bins from 100 Hz at 12 per octave, per-bin mean
 // removal, compression gain 10 → rows of 64 × 61 = 3904 values; preprocess
-// centre + l2; random Fourier, s = 1500 frequencies, r = 20 audio-group
+// centre + l2; random Fourier, s = 1500 frequencies, r = 40 audio-group
 // elements (pitch ±400 cents, tempo log-normal 0.35, shift ±8 frames) on the
 // input (PLACEMENT_INPUT); a 10-class head. Bank, mean and head are seeded
 // random (speed does not depend on their values), assembled by
@@ -53,7 +53,7 @@ constexpr double kPi = 3.14159265358979323846;
 constexpr int kModelRate = 8000;
 constexpr int kMaxBatch = 64;
 constexpr int kNumFeatures = 1500;  // s
-constexpr int kGroupElements = 20;  // r
+constexpr int kGroupElements = 40;  // r (the shipped config)
 constexpr int kClasses = 10;
 
 v1::AudioFrontEnd ShippedFrontEnd() {
