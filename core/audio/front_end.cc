@@ -132,8 +132,10 @@ absl::StatusOr<v1::AudioFrontEnd> AudioFrontEnd::Complete(v1::AudioFrontEnd spec
   if (!(spec.min_frequency() > 0) || !std::isfinite(spec.min_frequency())) {
     return Invalid("min_frequency", absl::StrCat(spec.min_frequency(), " must be positive (Hz)"));
   }
-  if (!(spec.bins_per_octave() > 0) || !std::isfinite(spec.bins_per_octave())) {
-    return Invalid("bins_per_octave", absl::StrCat(spec.bins_per_octave(), " must be positive"));
+  // At least one bin per octave: coarser bins reach past every spectrum and
+  // their triangles' edges overflow the FFT bin index.
+  if (!(spec.bins_per_octave() >= 1) || !std::isfinite(spec.bins_per_octave())) {
+    return Invalid("bins_per_octave", absl::StrCat(spec.bins_per_octave(), " must be at least 1"));
   }
   if (spec.frequency_bins() < 1) {
     return Invalid("frequency_bins", absl::StrCat(spec.frequency_bins(), " must be at least 1"));
@@ -225,6 +227,27 @@ int64_t AudioFrontEnd::MaxSamples(int sample_rate) const {
   return std::max<int64_t>(1, std::llround(seconds * sample_rate));
 }
 
+namespace {
+
+// Resampled clips keep this much audio beyond the clip policy's window on
+// each side (the resampler's filter needs it at the window's edges).
+constexpr double kResampleMarginSeconds = 0.01;
+
+// x without its leading and trailing samples quieter than trim_db below its
+// peak; a silent x is kept whole.
+absl::Span<const float> TrimSilence(absl::Span<const float> x, double trim_db) {
+  float peak = 0.0f;
+  for (const float v : x) peak = std::max(peak, std::fabs(v));
+  if (peak <= 0.0f) return x;
+  const float threshold = static_cast<float>(peak * std::pow(10.0, -trim_db / 20.0));
+  size_t first = 0, last = x.size() - 1;
+  while (std::fabs(x[first]) < threshold) ++first;  // stops at the peak at the latest
+  while (std::fabs(x[last]) < threshold) --last;
+  return x.subspan(first, last - first + 1);
+}
+
+}  // namespace
+
 absl::Status AudioFrontEnd::Apply(absl::Span<const float> samples, int sample_rate, float* row,
                                   const std::string& what) const {
   if (samples.empty()) return absl::InvalidArgumentError(absl::StrCat(what, ": zero samples"));
@@ -254,19 +277,29 @@ absl::Status AudioFrontEnd::Apply(absl::Span<const float> samples, int sample_ra
   std::vector<float> resampled;
   absl::Span<const float> x = samples;
   if (sample_rate != s.sample_rate()) {
-    ASSIGN_OR_RETURN(resampled, Resample(samples, sample_rate, s.sample_rate(), what));
+    // Only what the clip policy can keep is resampled: the clip trimmed at
+    // its own rate (the rule below), then its clip_seconds window (centred or
+    // from the start) with kResampleMarginSeconds more on each side for the
+    // resampler's filter. The cost is bounded by clip_seconds, whatever the
+    // clip's length.
+    absl::Span<const float> kept = samples;
+    if (s.trim_silence()) kept = TrimSilence(kept, s.trim_db());
+    const int64_t margin = static_cast<int64_t>(std::ceil(kResampleMarginSeconds * sample_rate));
+    const int64_t window =
+        static_cast<int64_t>(std::ceil(s.clip_seconds() * sample_rate)) + 2 * margin;
+    const int64_t n = static_cast<int64_t>(kept.size());
+    if (n > window) {
+      const bool centre = s.clip_policy() == v1::AudioFrontEnd::CLIP_POLICY_CENTRE;
+      kept = kept.subspan(static_cast<size_t>(centre ? (n - window) / 2 : 0),
+                          static_cast<size_t>(window));
+    }
+    ASSIGN_OR_RETURN(resampled, Resample(kept, sample_rate, s.sample_rate(), what));
     x = resampled;
   }
 
   float peak = 0.0f;
   for (const float v : x) peak = std::max(peak, std::fabs(v));
-  if (s.trim_silence() && peak > 0.0f) {
-    const float threshold = static_cast<float>(peak * std::pow(10.0, -s.trim_db() / 20.0));
-    size_t first = 0, last = x.size() - 1;
-    while (std::fabs(x[first]) < threshold) ++first;  // stops at the peak at the latest
-    while (std::fabs(x[last]) < threshold) --last;
-    x = x.subspan(first, last - first + 1);
-  }
+  if (s.trim_silence()) x = TrimSilence(x, s.trim_db());
   double scale = 1.0;  // a silent clip stays zero
   if (s.normalisation() == v1::AudioFrontEnd::NORMALISATION_PEAK && peak > 0.0f) {
     scale = 1.0 / peak;

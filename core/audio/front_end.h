@@ -2,7 +2,8 @@
 //
 // The steps and every parameter are those of v1::AudioFrontEnd
 // (proto/invariant/v1/bundle.proto; docs/math.md §9): resample to the
-// model's rate (libsoxr), trim silence, normalise, crop or pad to a fixed
+// model's rate (libsoxr; only the window the clip policy keeps, so the cost
+// is bounded by clip_seconds, not by the clip's length), trim silence, normalise, crop or pad to a fixed
 // length, Hann-windowed magnitude STFT (KissFFT's real FFT), log-spaced
 // triangular frequency bins, log1p compression, optional per-bin mean
 // removal. The row is frequency_bins × frames floats, bin-major, the layout
@@ -67,7 +68,7 @@ class AudioFrontEnd {
   // field: sample_rate outside [kMinSampleRate, kMaxSampleRate], clip_seconds
   // ≤ 0 or shorter than one frame (or above kMaxClipSeconds / kMaxClipSamples),
   // frame_length < 2, hop_length < 1, fft_length < frame_length or odd (or
-  // either above kMaxFftLength), min_frequency ≤ 0, bins_per_octave ≤ 0,
+  // either above kMaxFftLength), min_frequency ≤ 0, bins_per_octave < 1,
   // frequency_bins < 1, the highest bin centre at or above sample_rate / 2,
   // trim_db < 0, compression_gain < 0 or above kMaxCompressionGain, an
   // unknown enum value, max_clip_seconds < 0 or above kMaxClipSeconds (0

@@ -50,6 +50,11 @@ constexpr float kExactFloatInteger = 16777216.0f;
 // Inputs or requested outputs one body may name (a model has one input and
 // a few outputs; the shared validation says which are right).
 constexpr size_t kMaxTensors = 64;
+// The most elements a binary BYTES input may hold (the server's default
+// --max_request_rows): each becomes its own string, so a body of empty
+// elements must not turn 16 MiB into millions of allocations before the
+// handler's row limit sees the tensor.
+constexpr uint64_t kMaxBytesElements = 65536;
 
 absl::Status Invalid(absl::string_view field, absl::string_view expected,
                      absl::string_view received) {
@@ -534,6 +539,11 @@ class InferReader : public JsonEvents {
         return Invalid(input_field_ + ".shape", "non-negative dimensions for a binary input",
                        EchoShape(tensor_->shape()));
       }
+    }
+    if (elements > kMaxBytesElements) {
+      return Invalid(input_field_ + ".shape",
+                     absl::StrCat("at most ", kMaxBytesElements, " BYTES elements"),
+                     EchoShape(tensor_->shape()));
     }
     // Each element takes at least its 4-byte length.
     if (elements > data.size() / 4) {

@@ -61,7 +61,11 @@ absl::StatusOr<std::vector<AudioClip>> ClipsInDir(const v1::AudioSource& source,
   for (const std::string& path : paths) {
     AudioClip clip;
     clip.path = path;
-    if (!pattern.Match(fs::path(path).filename().string(), &clip.label, &clip.group)) {
+    // The files are listed by their extension in any case (x.WAV too), so
+    // the pattern sees it as ".wav".
+    std::string name = fs::path(path).filename().string();
+    name.replace(name.size() - 4, 4, ".wav");
+    if (!pattern.Match(name, &clip.label, &clip.group)) {
       return absl::InvalidArgumentError(absl::StrCat(path, ": the file name does not match ", field,
                                                      ".file_pattern \"", pattern_text, "\""));
     }

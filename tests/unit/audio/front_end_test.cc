@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/base/random.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -98,6 +99,13 @@ TEST(AudioFrontEndTest, CompleteErrorsNameTheField) {
       {[](v1::AudioFrontEnd& s) { s.set_fft_length(512); }, "audio.fft_length"},
       {[](v1::AudioFrontEnd& s) { s.set_fft_length(1025); }, "audio.fft_length"},
       {[](v1::AudioFrontEnd& s) { s.set_min_frequency(0); }, "audio.min_frequency"},
+      // Coarser than an octave: a single bin's triangle would reach past
+      // every spectrum (and overflow the FFT bin index).
+      {[](v1::AudioFrontEnd& s) {
+         s.set_bins_per_octave(0.01);
+         s.set_frequency_bins(1);
+       },
+       "audio.bins_per_octave"},
       {[](v1::AudioFrontEnd& s) { s.set_bins_per_octave(-1); }, "audio.bins_per_octave"},
       {[](v1::AudioFrontEnd& s) { s.set_frequency_bins(0); }, "audio.frequency_bins"},
       {[](v1::AudioFrontEnd& s) { s.set_frequency_bins(200); }, "above the Nyquist frequency"},
@@ -358,6 +366,30 @@ TEST(AudioFrontEndTest, ResamplesClipsAtOtherRates) {
   for (size_t k = 0; k < native.size(); ++k) {
     EXPECT_NEAR(resampled[k], native[k], 0.02 * native[ArgMax(native)] + 1e-6) << k;
   }
+}
+
+// A long clip at another rate: only the window the clip policy keeps (plus
+// the resampler's margin) is resampled, so 30 s cost what 0.5 s do, and the
+// row is that of the window alone, bit for bit.
+TEST(AudioFrontEndTest, ALongClipAtAnotherRateIsCroppedBeforeResampling) {
+  v1::AudioFrontEnd spec = TestSpec();
+  spec.set_max_clip_seconds(60);
+  const auto front = Make(spec);
+  const int rate = 44100;
+  Rng rng(5);
+  std::vector<float> clip(static_cast<size_t>(30 * rate));
+  for (float& v : clip) v = static_cast<float>(0.2 * rng.Normal());  // no silence to trim
+  // The centred window the front end keeps: 0.5 s and 10 ms on each side.
+  const size_t window =
+      static_cast<size_t>(std::ceil(0.5 * rate)) + 2 * static_cast<size_t>(std::ceil(0.01 * rate));
+  const std::vector<float> centre(clip.begin() + (clip.size() - window) / 2,
+                                  clip.begin() + (clip.size() - window) / 2 + window);
+  EXPECT_EQ(Row(*front, clip, rate), Row(*front, centre, rate));
+  // From the start under CLIP_POLICY_START.
+  spec.set_clip_policy(v1::AudioFrontEnd::CLIP_POLICY_START);
+  const auto start = Make(spec);
+  const std::vector<float> head(clip.begin(), clip.begin() + window);
+  EXPECT_EQ(Row(*start, clip, rate), Row(*start, head, rate));
 }
 
 TEST(AudioFrontEndTest, PeakAndRmsNormalisationRemoveTheLevel) {

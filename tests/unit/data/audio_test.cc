@@ -93,11 +93,16 @@ TEST(FilePatternTest, BadPatternsAreRefusedNamingTheField) {
 
 TEST(AudioSourceTest, FolderClipsAreLabelledByTheirNamesInPathOrder) {
   const std::string dir = FreshDir("clips");
-  const std::vector<std::string> paths = WriteSpokenDigits(dir, 3, {"ann", "bob"}, 2);
+  std::vector<std::string> paths = WriteSpokenDigits(dir, 3, {"ann", "bob"}, 2);
   // Labels "10" and "9": sorted as numbers, not as text.
   WriteClip(dir + "/zed/10_zed_0.wav", SyntheticWord(1, 3, 0, 16000), 16000);
   WriteClip(dir + "/zed/9_zed_0.wav", SyntheticWord(2, 3, 0, 16000), 16000);
   std::ofstream(dir + "/README.txt") << "not a clip";  // not *.wav: skipped
+  // An upper-case extension is listed and matched as ".wav".
+  std::filesystem::rename(dir + "/bob/2_bob_1.wav", dir + "/bob/2_bob_1.WAV");
+  for (std::string& p : paths) {
+    if (p == dir + "/bob/2_bob_1.wav") p = dir + "/bob/2_bob_1.WAV";
+  }
   auto data = LoadAudio(Source(absl::StrCat("dir: '", dir, "'")), "data.audio");
   ASSERT_TRUE(data.ok()) << data.status();
   const Dataset& train = data->train;

@@ -173,6 +173,15 @@ TEST(RestBinaryTest, EveryBinaryCheckNamesItsField) {
   EXPECT_EQ(ErrorOf(Json(Input("s", "BYTES", "[1]", "7")), std::string("\x01\0\0\0hij", 7)),
             "inputs[0].parameters.binary_data_size: expected 5 bytes (1 BYTES elements of shape "
             "[1]), received 7");
+  // Empty elements are 4 bytes each: 65,537 of them are refused by their
+  // count before any is made into a string.
+  const std::string empty_elements(4 * 65537, '\0');
+  EXPECT_EQ(ErrorOf(Json(Input("s", "BYTES", "[65537]", std::to_string(empty_elements.size()))),
+                    empty_elements),
+            "inputs[0].shape: expected at most 65536 BYTES elements, received [65537]");
+  ASSERT_TRUE(Read(Json(Input("s", "BYTES", "[65536]", std::to_string(4 * 65536))),
+                   std::string(4 * 65536, '\0'))
+                  .ok());
 }
 
 inference::ModelInferResponse Response() {
