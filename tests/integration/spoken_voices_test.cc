@@ -1,4 +1,4 @@
-// Speech made at test time by espeak-ng (never ../shared): the ten digits
+// Speech made at test time by espeak-ng (no recorded data): the ten digits
 // spoken in six English accents. The models are trained on low-pitched, slow
 // voices (espeak-ng -p 25/35, -s 110/130 words per minute) and tested on
 // high-pitched, fast ones (-p 55/65, -s 200/220): the same words, about half
