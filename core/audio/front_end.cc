@@ -233,11 +233,15 @@ namespace {
 // each side (the resampler's filter needs it at the window's edges).
 constexpr double kResampleMarginSeconds = 0.01;
 
-// x without its leading and trailing samples quieter than trim_db below its
-// peak; a silent x is kept whole.
-absl::Span<const float> TrimSilence(absl::Span<const float> x, double trim_db) {
+float Peak(absl::Span<const float> x) {
   float peak = 0.0f;
   for (const float v : x) peak = std::max(peak, std::fabs(v));
+  return peak;
+}
+
+// x without its leading and trailing samples quieter than trim_db below its
+// peak (`peak` = Peak(x)); a silent x is kept whole.
+absl::Span<const float> TrimSilence(absl::Span<const float> x, float peak, double trim_db) {
   if (peak <= 0.0f) return x;
   const float threshold = static_cast<float>(peak * std::pow(10.0, -trim_db / 20.0));
   size_t first = 0, last = x.size() - 1;
@@ -283,7 +287,7 @@ absl::Status AudioFrontEnd::Apply(absl::Span<const float> samples, int sample_ra
     // resampler's filter. The cost is bounded by clip_seconds, whatever the
     // clip's length.
     absl::Span<const float> kept = samples;
-    if (s.trim_silence()) kept = TrimSilence(kept, s.trim_db());
+    if (s.trim_silence()) kept = TrimSilence(kept, Peak(kept), s.trim_db());
     const int64_t margin = static_cast<int64_t>(std::ceil(kResampleMarginSeconds * sample_rate));
     const int64_t window =
         static_cast<int64_t>(std::ceil(s.clip_seconds() * sample_rate)) + 2 * margin;
@@ -297,9 +301,8 @@ absl::Status AudioFrontEnd::Apply(absl::Span<const float> samples, int sample_ra
     x = resampled;
   }
 
-  float peak = 0.0f;
-  for (const float v : x) peak = std::max(peak, std::fabs(v));
-  if (s.trim_silence()) x = TrimSilence(x, s.trim_db());
+  const float peak = Peak(x);
+  if (s.trim_silence()) x = TrimSilence(x, peak, s.trim_db());
   double scale = 1.0;  // a silent clip stays zero
   if (s.normalisation() == v1::AudioFrontEnd::NORMALISATION_PEAK && peak > 0.0f) {
     scale = 1.0 / peak;

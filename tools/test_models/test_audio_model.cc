@@ -1,17 +1,15 @@
 #include "tools/test_models/test_audio_model.h"
 
 #include <cmath>
-#include <filesystem>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/audio/front_end.h"
 #include "core/base/random.h"
+#include "tools/test_models/test_models.h"
 
 namespace invariant::testing_models {
-
-namespace fs = std::filesystem;
 
 v1::AudioFrontEnd TestAudioFrontEnd(double max_clip_seconds) {
   v1::AudioFrontEnd spec;
@@ -75,14 +73,7 @@ absl::StatusOr<std::shared_ptr<const Model>> MakeTestAudioModel(const TestAudioM
                                 ? spec.class_names[static_cast<size_t>(c)]
                                 : absl::StrCat("word_", c));
     }
-    FloatMatrix weights = FloatMatrix::Zeros(f, t);
-    for (int64_t i = 0; i < f * t; ++i) {
-      weights.mutable_data()[i] = static_cast<float>(rng.Normal());
-    }
-    FloatMatrix bias = FloatMatrix::Zeros(1, t);
-    for (int64_t c = 0; c < t; ++c) bias.mutable_data()[c] = static_cast<float>(0.1 * rng.Normal());
-    tensors.f32[kHeadWeightsTensor] = std::move(weights);
-    tensors.f32[kHeadBiasTensor] = std::move(bias);
+    AddSeededHead(f, t, rng, &tensors);
   }
   return Model::Assemble(std::move(manifest), std::move(tensors));
 }
@@ -91,15 +82,7 @@ absl::StatusOr<std::string> WriteTestAudioModel(const std::string& models_root,
                                                 const TestAudioModelSpec& spec) {
   absl::StatusOr<std::shared_ptr<const Model>> model = MakeTestAudioModel(spec);
   if (!model.ok()) return model.status();
-  const fs::path dir = fs::path(models_root) / spec.name / std::to_string(spec.version);
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) {
-    return absl::InternalError(absl::StrCat("cannot create '", dir.string(), "': ", ec.message()));
-  }
-  const std::string path = (dir / kBundleFileName).string();
-  if (absl::Status s = (*model)->Save(path); !s.ok()) return s;
-  return path;
+  return SaveToRepository(models_root, **model);
 }
 
 }  // namespace invariant::testing_models

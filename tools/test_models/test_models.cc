@@ -65,30 +65,38 @@ absl::StatusOr<std::shared_ptr<const Model>> MakeTestModel(const TestModelSpec& 
       head->set_task(v1::TASK_CLASSIFICATION);
       for (int64_t c = 0; c < t; ++c) head->add_class_names(absl::StrCat("class_", c));
     }
-    FloatMatrix weights = FloatMatrix::Zeros(f, t);
-    for (int64_t i = 0; i < f * t; ++i)
-      weights.mutable_data()[i] = static_cast<float>(rng.Normal());
-    FloatMatrix bias = FloatMatrix::Zeros(1, t);
-    for (int64_t c = 0; c < t; ++c) bias.mutable_data()[c] = static_cast<float>(0.1 * rng.Normal());
-    tensors.f32[kHeadWeightsTensor] = std::move(weights);
-    tensors.f32[kHeadBiasTensor] = std::move(bias);
+    AddSeededHead(f, t, rng, &tensors);
   }
   return Model::Assemble(std::move(manifest), std::move(tensors));
 }
 
-absl::StatusOr<std::string> WriteTestModel(const std::string& models_root,
-                                           const TestModelSpec& spec) {
-  absl::StatusOr<std::shared_ptr<const Model>> model = MakeTestModel(spec);
-  if (!model.ok()) return model.status();
-  const fs::path dir = fs::path(models_root) / spec.name / std::to_string(spec.version);
+void AddSeededHead(int64_t f, int64_t t, Rng& rng, ModelTensors* tensors) {
+  FloatMatrix weights = FloatMatrix::Zeros(f, t);
+  for (int64_t i = 0; i < f * t; ++i) weights.mutable_data()[i] = static_cast<float>(rng.Normal());
+  FloatMatrix bias = FloatMatrix::Zeros(1, t);
+  for (int64_t c = 0; c < t; ++c) bias.mutable_data()[c] = static_cast<float>(0.1 * rng.Normal());
+  tensors->f32[kHeadWeightsTensor] = std::move(weights);
+  tensors->f32[kHeadBiasTensor] = std::move(bias);
+}
+
+absl::StatusOr<std::string> SaveToRepository(const std::string& models_root, const Model& model) {
+  const fs::path dir = fs::path(models_root) / model.manifest().model_name() /
+                       std::to_string(model.manifest().version());
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) {
     return absl::InternalError(absl::StrCat("cannot create '", dir.string(), "': ", ec.message()));
   }
   const std::string path = (dir / kBundleFileName).string();
-  if (absl::Status s = (*model)->Save(path); !s.ok()) return s;
+  if (absl::Status s = model.Save(path); !s.ok()) return s;
   return path;
+}
+
+absl::StatusOr<std::string> WriteTestModel(const std::string& models_root,
+                                           const TestModelSpec& spec) {
+  absl::StatusOr<std::shared_ptr<const Model>> model = MakeTestModel(spec);
+  if (!model.ok()) return model.status();
+  return SaveToRepository(models_root, **model);
 }
 
 absl::StatusOr<std::string> WriteCorruptModel(const std::string& models_root,

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/base/random.h"
 #include "core/model/model.h"
 
 namespace invariant::testing_models {
@@ -38,6 +39,14 @@ absl::StatusOr<std::shared_ptr<const Model>> MakeTestModel(const TestModelSpec& 
 // bundle path.
 absl::StatusOr<std::string> WriteTestModel(const std::string& models_root,
                                            const TestModelSpec& spec);
+
+// Seeded head tensors, drawn from `rng` in this order: "head/weights" f × t
+// standard normal, then "head/bias" 1 × t normal with standard deviation 0.1.
+void AddSeededHead(int64_t f, int64_t t, Rng& rng, ModelTensors* tensors);
+
+// Saves `model` to ROOT/<manifest name>/<manifest version>/model.bundle and
+// returns the bundle path.
+absl::StatusOr<std::string> SaveToRepository(const std::string& models_root, const Model& model);
 
 // Writes a file that is not a valid bundle to ROOT/<name>/<version>/model.bundle.
 absl::StatusOr<std::string> WriteCorruptModel(const std::string& models_root,
