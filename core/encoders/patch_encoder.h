@@ -1,0 +1,137 @@
+// patch_encoder.h: invariant features of image patches, pooled over regions.
+//
+// docs/math.md §10 (the patch features Raj §4.3 and Mroueh §5 leave for
+// future work; the encoding of Coates & Ng 2011). The input row is an
+// H × W × C image, row-major, channels last. For every k × k × C patch p at
+// stride s (positions P_y × P_x, P_y = (H − k)/s + 1, top-left first,
+// row-major), optionally normalised (contrast: p ← (p − mean p) /
+// sqrt(var p + ε_c), mean and variance over all k²C values), every template
+// j = 1..m and every group element g_1..g_r acting on patches:
+//
+//   u_{j,k}(p) = ⟨g_k⁻¹·w_j, p⟩ + b_j            (one PackedDot per patch)
+//   φ_{j,c}(p) = (1/r) Σ_k h_c(u_{j,k}(p))        (the orbit average)
+//   out[(ρ·f + c)·m + j] = mean over the positions of region ρ of φ_{j,c}
+//
+// where the regions are a G × G grid over the positions (pool_grid G;
+// position (a, b) is in region (⌊a·G/P_y⌋, ⌊b·G/P_x⌋), ρ row-major), and the
+// responses h_c, f per template, are
+//   kFourier   (f = 2):      cos u / √m, sin u / √m;
+//   kCdf       (f = 2n + 1): 1[u ≤ range·i/n], i = −n..n;
+//   kThreshold (f = 2):      max(0, u − α), max(0, −u − α).
+// d_out = G²·f·m. Because the orbit average runs over g_k, φ(g·p) = φ(p) for
+// every g of an enumerated group whose action permutes pixels (DihedralGroup),
+// up to float summation order; pooling over positions makes the output
+// invariant to shifts that keep every region's positions in it.
+//
+// Layout and storage: the bank is a Projector in Placement::kTemplates
+// ((m·r) × k²C, row j·r + k = g_k⁻¹·w_j, float32 or bf16); `bias` holds the m
+// values b_j (whitening folded in by the trainer, bundle.proto PatchParams).
+//
+// Computation: im2col (ExtractPatches) then PackedDot against the packed
+// bank, tiled over (image, template block), the responses pooled in
+// registers/cache as the tile is produced; no n × positions × m buffer.
+//
+// Batch independence: an image's output depends only on that image, bit for
+// bit: every product goes through PackedDot, and positions are accumulated
+// into a region in one fixed order (row-major), whatever the batch, tiling,
+// thread or kernel path.
+//
+// Thread-safety: immutable after Create; Encode and EncodePatches are const
+// and thread-safe, and run on the default thread pool (thread_pool.h).
+#ifndef INVARIANT_CORE_ENCODERS_PATCH_ENCODER_H_
+#define INVARIANT_CORE_ENCODERS_PATCH_ENCODER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/encoders/encoder.h"
+#include "core/encoders/projector.h"
+
+namespace invariant {
+
+// Where the patches of an image are and how they are pooled.
+struct PatchGeometry {
+  int64_t height = 0;  // H
+  int64_t width = 0;   // W
+  int64_t channels = 0;  // C
+  int64_t patch_size = 0;  // k
+  int64_t stride = 1;      // s
+  int64_t pool_grid = 1;   // G
+
+  int64_t patch_dim() const { return patch_size * patch_size * channels; }
+  int64_t positions_y() const { return (height - patch_size) / stride + 1; }
+  int64_t positions_x() const { return (width - patch_size) / stride + 1; }
+  int64_t num_positions() const { return positions_y() * positions_x(); }
+  int64_t num_regions() const { return pool_grid * pool_grid; }
+  int64_t image_dim() const { return height * width * channels; }
+  // The region (row-major over the G × G grid) of position (a, b).
+  int64_t RegionOf(int64_t a, int64_t b) const {
+    return (a * pool_grid / positions_y()) * pool_grid + (b * pool_grid / positions_x());
+  }
+};
+
+// Errors (INVALID_ARGUMENT naming the field as in PatchParams): a size < 1,
+// k larger than H or W, stride < 1, G larger than P_y or P_x.
+absl::Status ValidatePatchGeometry(const PatchGeometry& g);
+
+// Writes the P_y·P_x patches of one image (image_dim() floats) as rows of
+// `patches` (num_positions() × patch_dim(), row-major; a patch is its k rows
+// of k·C values, i.e. a k × k × C image, channels last).
+void ExtractPatches(const PatchGeometry& g, const float* image, float* patches);
+
+// p ← (p − mean p) / sqrt(var p + epsilon) over the d values of p (mean and
+// population variance accumulated in double).
+void NormalizePatch(int64_t d, double epsilon, float* p);
+
+enum class PatchResponse { kFourier = 1, kCdf = 2, kThreshold = 3 };
+
+struct PatchOptions {
+  PatchGeometry geometry;
+  PatchResponse response = PatchResponse::kThreshold;
+  int num_bins = 0;        // kCdf: n
+  double range = 1.0;      // kCdf
+  double threshold = 0.25;  // kThreshold: α
+  bool normalize_patches = false;
+  double contrast_epsilon = 1e-3;
+};
+
+class PatchEncoder final : public Encoder {
+ public:
+  // Errors: an invalid geometry; a projector not in Placement::kTemplates or
+  // whose dim() != patch_dim(); bias.size() != m; kCdf with num_bins < 1 or
+  // range ≤ 0; kThreshold with α < 0 or not finite.
+  static absl::StatusOr<std::unique_ptr<PatchEncoder>> Create(const PatchOptions& options,
+                                                              Projector projector,
+                                                              std::vector<float> bias);
+
+  void Encode(int64_t n, const float* x, float* out) const override;
+  std::string kind() const override { return "patch"; }
+  size_t parameter_bytes() const override;
+
+  // The per-patch map φ (no pooling over positions): n patches of
+  // patch_dim() values (normalised first when options().normalize_patches)
+  // to n rows of f·m values, laid out c·m + j. Encode of an image whose
+  // only position is the whole image (k = H = W, G = 1) equals it.
+  void EncodePatches(int64_t n, const float* patches, float* out) const;
+
+  int64_t responses_per_template() const;  // f
+  int64_t patch_features() const;          // f·m
+  const PatchOptions& options() const { return options_; }
+  const Projector& projector() const { return projector_; }
+  const std::vector<float>& bias() const { return bias_; }
+
+ private:
+  PatchEncoder(const PatchOptions& options, Projector projector, std::vector<float> bias);
+
+  PatchOptions options_;
+  Projector projector_;
+  std::vector<float> bias_;
+};
+
+}  // namespace invariant
+
+#endif  // INVARIANT_CORE_ENCODERS_PATCH_ENCODER_H_
