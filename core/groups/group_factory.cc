@@ -10,6 +10,7 @@
 #include "core/groups/audio_distribution.h"
 #include "core/groups/audio_transform.h"
 #include "core/groups/cyclic_shift.h"
+#include "core/groups/dihedral.h"
 #include "core/groups/identity_group.h"
 #include "core/groups/image_distribution.h"
 #include "core/groups/image_transform.h"
@@ -207,6 +208,24 @@ absl::StatusOr<std::unique_ptr<GroupDistribution>> MakeAudio(const v1::AudioTran
       std::make_unique<AudioTransform>(p.frequency_bins(), p.frames(), p.bins_per_octave()), law);
 }
 
+absl::StatusOr<std::unique_ptr<GroupDistribution>> MakeDihedral(const v1::DihedralGroup& p) {
+  RETURN_IF_ERROR(IntRange("group.dihedral.height", p.height(), 1, kMaxImageSide));
+  RETURN_IF_ERROR(IntRange("group.dihedral.width", p.width(), 1, kMaxImageSide));
+  RETURN_IF_ERROR(IntRange("group.dihedral.channels", p.channels(), 1, kMaxChannels));
+  RETURN_IF_ERROR(DimLimit("group.dihedral height*width*channels",
+                           int64_t{p.height()} * p.width() * p.channels()));
+  if (!p.turns() && !p.flips()) {
+    return absl::InvalidArgumentError("group.dihedral must set turns, flips or both; got neither");
+  }
+  if (p.turns() && p.height() != p.width()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("group.dihedral.turns needs height == width, got height=", p.height(),
+                     ", width=", p.width()));
+  }
+  return std::make_unique<UniformDihedral>(
+      std::make_unique<DihedralAction>(p.height(), p.width(), p.channels()), p.turns(), p.flips());
+}
+
 // Builds the distribution without the enumerate check; `why_not_enumerable`
 // receives the reason a non-enumerable distribution cannot be listed.
 absl::StatusOr<std::unique_ptr<GroupDistribution>> MakeUnchecked(const v1::GroupSpec& spec,
@@ -271,6 +290,8 @@ absl::StatusOr<std::unique_ptr<GroupDistribution>> MakeUnchecked(const v1::Group
     case v1::GroupSpec::kAudio:
       why_not_enumerable = "audio transforms form a continuous group";
       return MakeAudio(spec.audio());
+    case v1::GroupSpec::kDihedral:
+      return MakeDihedral(spec.dihedral());
     case v1::GroupSpec::kIdentity: {
       const int64_t dim = spec.identity().dim();
       RETURN_IF_ERROR(IntRange("group.identity.dim", dim, 1, kMaxGroupDim));
@@ -281,7 +302,7 @@ absl::StatusOr<std::unique_ptr<GroupDistribution>> MakeUnchecked(const v1::Group
   }
   return absl::InvalidArgumentError(
       "group must set one of permutation, block_permutation, matrix_permutation, cyclic_shift, "
-      "sign_flip, image, identity, audio; got none");
+      "sign_flip, image, dihedral, identity, audio; got none");
 }
 
 }  // namespace

@@ -18,6 +18,9 @@
 //                        an unset factor is the identity (θ = 0, t = 0, a = 1)
 //   audio                AudioTransformDistribution(AudioTransform(bins, frames, bpo), law);
 //                        an unset factor is the identity (c = 0, a = 1, s = 0)
+//   dihedral             UniformDihedral(DihedralAction(h, w, c), turns, flips)
+//                        (core/groups/dihedral.h); turns need h == w, and at
+//                        least one of turns, flips is set
 //   identity             IdentityDistribution(IdentityAction(dim)): the plain,
 //                        non-invariant encoders (core/groups/identity_group.h)
 // The element conventions are documented in each action's header.
