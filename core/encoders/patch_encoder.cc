@@ -1,0 +1,474 @@
+#include "core/encoders/patch_encoder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
+#include "core/base/thread_pool.h"
+#include "core/encoders/fast_math.h"
+#include "core/encoders/packed_dot.h"
+#include "core/encoders/pooling.h"
+
+namespace invariant {
+namespace {
+
+// Positions projected together: their patches (≤ 48 × k²C floats) and their
+// projections onto one template block stay in L1/L2.
+constexpr int64_t kPositionChunk = 48;
+// Bank columns per task (whole templates), before splitting for threads.
+constexpr int64_t kBlockColumns = 256;
+// Bytes of a task's region accumulators the column block is sized to.
+constexpr int64_t kAccumulatorBytes = 96 * 1024;
+
+absl::Status SizeAtLeast(const char* field, int64_t v, int64_t lo) {
+  if (v < lo) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("patch.", field, " must be >= ", lo, ", got ", v));
+  }
+  return absl::OkStatus();
+}
+
+// Patches of positions [p0, p0 + count) of one image, as rows of dst.
+void ExtractPatchRange(const PatchGeometry& g, const float* image, int64_t p0, int64_t count,
+                       float* dst) {
+  const int64_t k = g.patch_size;
+  const int64_t c = g.channels;
+  const int64_t px = g.positions_x();
+  const int64_t row_floats = k * c;
+  const int64_t image_row = g.width * c;
+  for (int64_t p = p0; p < p0 + count; ++p) {
+    const int64_t a = p / px, b = p % px;
+    const float* src = image + (a * g.stride) * image_row + (b * g.stride) * c;
+    for (int64_t dy = 0; dy < k; ++dy) {
+      std::memcpy(dst + dy * row_floats, src + dy * image_row,
+                  static_cast<size_t>(row_floats) * sizeof(float));
+    }
+    dst += k * row_floats;
+  }
+}
+
+// The first index b in [0, 2n + 1] with u ≤ thresholds[b] (2n + 1 when
+// none, or u is NaN): 1[u ≤ t_i] is 1 exactly for i ≥ b.
+inline int32_t CdfBin(float u, const float* thresholds, int32_t num_thresholds, float bins_per_unit,
+                      int32_t n) {
+  if (!(u == u)) return num_thresholds;
+  // A guess from arithmetic, corrected by the float comparisons themselves.
+  const float guess_f = std::min(std::max(u * bins_per_unit, -1.f - n), 1.f + n);
+  int32_t b = static_cast<int32_t>(std::ceil(guess_f)) + n;
+  b = std::min(std::max(b, 0), num_thresholds);
+  while (b > 0 && u <= thresholds[b - 1]) --b;
+  while (b < num_thresholds && !(u <= thresholds[b])) ++b;
+  return b;
+}
+
+// What a task needs to turn projections into pooled responses.
+struct ResponseKernel {
+  PatchResponse kind;
+  int64_t f;                          // responses per template
+  int64_t r;                          // group elements per template
+  float alpha;                        // kThreshold
+  double output_scale;                // 1/√m for kFourier, else 1
+  const float* thresholds = nullptr;  // kCdf: 2n + 1
+  int32_t num_thresholds = 0;
+  int32_t num_bins = 0;
+  float bins_per_unit = 0.f;  // n / range
+
+  // Accumulator values per column of a region: f doubles (kFourier,
+  // kThreshold) or 2n + 2 bin counts (kCdf, stored as int32).
+  int64_t AccumulatorBytesPerColumn() const {
+    return kind == PatchResponse::kCdf ? (num_thresholds + 1) * 4 : f * 8;
+  }
+};
+
+// The scratch of one task (one thread), reused across calls.
+struct TaskScratch {
+  std::vector<float> patches;         // chunk × d
+  std::vector<float> tile;            // chunk × cols (projections, then u)
+  std::vector<float> sines, cosines;  // chunk × cols (kFourier)
+  std::vector<float> bias;            // cols: b_j repeated r times
+  std::vector<double> acc;            // regions × f × cols
+  std::vector<int32_t> hist;          // regions × cols × (2n + 2)
+};
+
+TaskScratch& LocalScratch() {
+  thread_local TaskScratch scratch;
+  return scratch;
+}
+
+// Adds the responses of `rows` rows of projections (row stride cols) to the
+// accumulators of their regions; region_of(i) gives row i's region.
+template <typename RegionOf>
+void AccumulateRows(const ResponseKernel& rk, int64_t rows, int64_t cols, TaskScratch& s,
+                    RegionOf region_of) {
+  float* tile = s.tile.data();
+  const float* bias = s.bias.data();
+  for (int64_t i = 0; i < rows; ++i) {
+    float* u = tile + i * cols;
+    for (int64_t c = 0; c < cols; ++c) u[c] += bias[c];
+  }
+  switch (rk.kind) {
+    case PatchResponse::kThreshold: {
+      const float alpha = rk.alpha;
+      for (int64_t i = 0; i < rows; ++i) {
+        const float* u = tile + i * cols;
+        double* a0 = s.acc.data() + region_of(i) * 2 * cols;
+        double* a1 = a0 + cols;
+        for (int64_t c = 0; c < cols; ++c) {
+          a0[c] += static_cast<double>(std::max(0.f, u[c] - alpha));
+          a1[c] += static_cast<double>(std::max(0.f, -u[c] - alpha));
+        }
+      }
+      break;
+    }
+    case PatchResponse::kFourier: {
+      FastSinCos(rows * cols, tile, s.sines.data(), s.cosines.data());
+      for (int64_t i = 0; i < rows; ++i) {
+        const float* cs = s.cosines.data() + i * cols;
+        const float* sn = s.sines.data() + i * cols;
+        double* a0 = s.acc.data() + region_of(i) * 2 * cols;
+        double* a1 = a0 + cols;
+        for (int64_t c = 0; c < cols; ++c) {
+          a0[c] += static_cast<double>(cs[c]);
+          a1[c] += static_cast<double>(sn[c]);
+        }
+      }
+      break;
+    }
+    case PatchResponse::kCdf: {
+      const int64_t bins = rk.num_thresholds + 1;
+      for (int64_t i = 0; i < rows; ++i) {
+        const float* u = tile + i * cols;
+        int32_t* h = s.hist.data() + region_of(i) * cols * bins;
+        for (int64_t c = 0; c < cols; ++c) {
+          ++h[c * bins +
+              CdfBin(u[c], rk.thresholds, rk.num_thresholds, rk.bins_per_unit, rk.num_bins)];
+        }
+      }
+      break;
+    }
+  }
+}
+
+// Writes region ρ's features of templates [j0, j0 + nt) into dst (one output
+// row; feature (ρ·f + c)·m + j) from its accumulators, averaged over the r
+// elements and `count` positions; k is summed in ascending order.
+void FinishRegion(const ResponseKernel& rk, const TaskScratch& s, int64_t region,
+                  int64_t region_slot, int64_t count, int64_t m, int64_t j0, int64_t nt,
+                  float* dst) {
+  const int64_t r = rk.r;
+  const int64_t cols = nt * r;
+  const double denom = static_cast<double>(r) * static_cast<double>(count);
+  if (rk.kind == PatchResponse::kCdf) {
+    const int64_t bins = rk.num_thresholds + 1;
+    const int32_t* h = s.hist.data() + region_slot * cols * bins;
+    for (int64_t jj = 0; jj < nt; ++jj) {
+      int64_t cumulative = 0;
+      for (int64_t i = 0; i < rk.num_thresholds; ++i) {
+        for (int64_t k = 0; k < r; ++k) cumulative += h[(jj * r + k) * bins + i];
+        dst[(region * rk.f + i) * m + j0 + jj] =
+            static_cast<float>(static_cast<double>(cumulative) / denom);
+      }
+    }
+    return;
+  }
+  const double scale = rk.output_scale / denom;
+  for (int64_t c = 0; c < rk.f; ++c) {
+    const double* a = s.acc.data() + (region_slot * rk.f + c) * cols;
+    float* o = dst + (region * rk.f + c) * m + j0;
+    for (int64_t jj = 0; jj < nt; ++jj) {
+      double sum = 0.0;
+      for (int64_t k = 0; k < r; ++k) sum += a[jj * r + k];
+      o[jj] = static_cast<float>(sum * scale);
+    }
+  }
+}
+
+void ResetAccumulators(const ResponseKernel& rk, int64_t regions, int64_t cols, TaskScratch& s) {
+  if (rk.kind == PatchResponse::kCdf) {
+    s.hist.assign(static_cast<size_t>(regions * cols * (rk.num_thresholds + 1)), 0);
+  } else {
+    s.acc.assign(static_cast<size_t>(regions * rk.f * cols), 0.0);
+  }
+}
+
+// Templates per task: ~kBlockColumns columns (fewer when the accumulators of
+// `regions` regions would outgrow kAccumulatorBytes), halved while there are
+// fewer than 4 tasks per thread; a multiple of whole 32-column panel pairs
+// when r allows, so PackedDot never computes columns it drops.
+int64_t TemplatesPerBlock(const ResponseKernel& rk, int64_t m, int64_t items, int64_t regions) {
+  const int64_t r = rk.r;
+  int64_t columns = std::min<int64_t>(
+      kBlockColumns,
+      kAccumulatorBytes / std::max<int64_t>(1, regions * rk.AccumulatorBytesPerColumn()));
+  int64_t per_block = std::min(m, std::max<int64_t>(1, columns / r));
+  const int64_t want_tasks = 4 * static_cast<int64_t>(DefaultThreadCount());
+  while (per_block > 1 && items * ((m + per_block - 1) / per_block) < want_tasks) {
+    per_block = (per_block + 1) / 2;
+  }
+  // Round to whole panel pairs (32 columns) when that keeps the block.
+  int64_t unit = 1;
+  while (unit * r % 32 != 0 && unit < 32) ++unit;
+  if (unit * r % 32 == 0 && per_block >= unit) per_block = per_block / unit * unit;
+  return per_block;
+}
+
+}  // namespace
+
+absl::Status ValidatePatchGeometry(const PatchGeometry& g) {
+  RETURN_IF_ERROR(SizeAtLeast("height", g.height, 1));
+  RETURN_IF_ERROR(SizeAtLeast("width", g.width, 1));
+  RETURN_IF_ERROR(SizeAtLeast("channels", g.channels, 1));
+  RETURN_IF_ERROR(SizeAtLeast("patch_size", g.patch_size, 1));
+  if (g.patch_size > g.height || g.patch_size > g.width) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("patch.patch_size must be at most the image's height ", g.height,
+                     " and width ", g.width, ", got ", g.patch_size));
+  }
+  RETURN_IF_ERROR(SizeAtLeast("stride", g.stride, 1));
+  RETURN_IF_ERROR(SizeAtLeast("pool_grid", g.pool_grid, 1));
+  if (g.pool_grid > g.positions_y() || g.pool_grid > g.positions_x()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("patch.pool_grid must be at most the patch positions per side (",
+                     g.positions_y(), " × ", g.positions_x(), "), got ", g.pool_grid));
+  }
+  return absl::OkStatus();
+}
+
+void ExtractPatches(const PatchGeometry& g, const float* image, float* patches) {
+  ExtractPatchRange(g, image, 0, g.num_positions(), patches);
+}
+
+void NormalizePatch(int64_t d, double epsilon, float* p) {
+  if (d <= 0) return;
+  double sum = 0.0;
+  for (int64_t i = 0; i < d; ++i) sum += p[i];
+  const double mean = sum / static_cast<double>(d);
+  double sq = 0.0;
+  for (int64_t i = 0; i < d; ++i) {
+    const double c = p[i] - mean;
+    sq += c * c;
+  }
+  const double inv = 1.0 / std::sqrt(sq / static_cast<double>(d) + epsilon);
+  for (int64_t i = 0; i < d; ++i) p[i] = static_cast<float>((p[i] - mean) * inv);
+}
+
+absl::StatusOr<std::unique_ptr<PatchEncoder>> PatchEncoder::Create(const PatchOptions& options,
+                                                                   Projector projector,
+                                                                   std::vector<float> bias) {
+  RETURN_IF_ERROR(ValidatePatchGeometry(options.geometry));
+  if (projector.placement() != Placement::kTemplates) {
+    return absl::InvalidArgumentError(
+        "patch: the group's placement must be TEMPLATES (the bank holds g_k⁻¹·w_j)");
+  }
+  if (projector.num_templates() <= 0 || projector.num_group_elements() <= 0) {
+    return absl::InvalidArgumentError("patch: empty bank");
+  }
+  if (projector.dim() != options.geometry.patch_dim()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("patch: the bank has dimension ", projector.dim(), ", patches of ",
+                     options.geometry.patch_size, " × ", options.geometry.patch_size, " × ",
+                     options.geometry.channels, " have ", options.geometry.patch_dim()));
+  }
+  if (static_cast<int64_t>(bias.size()) != projector.num_templates()) {
+    return absl::InvalidArgumentError(absl::StrCat("patch: bias has ", bias.size(),
+                                                   " values, the bank ", projector.num_templates(),
+                                                   " templates"));
+  }
+  switch (options.response) {
+    case PatchResponse::kFourier:
+      break;
+    case PatchResponse::kCdf:
+      if (options.num_bins < 1) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("patch.num_bins must be >= 1, got ", options.num_bins));
+      }
+      if (!(options.range > 0.0) || !std::isfinite(options.range)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("patch.range must be finite and > 0, got ", options.range));
+      }
+      break;
+    case PatchResponse::kThreshold:
+      if (!(options.threshold >= 0.0) || !std::isfinite(options.threshold)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("patch.threshold must be finite and >= 0, got ", options.threshold));
+      }
+      break;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("patch.response: unknown response ", static_cast<int>(options.response)));
+  }
+  if (options.normalize_patches &&
+      (!(options.contrast_epsilon > 0.0) || !std::isfinite(options.contrast_epsilon))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("patch.contrast_epsilon must be finite and > 0 when normalize_patches, got ",
+                     options.contrast_epsilon));
+  }
+  return std::unique_ptr<PatchEncoder>(
+      new PatchEncoder(options, std::move(projector), std::move(bias)));
+}
+
+PatchEncoder::PatchEncoder(const PatchOptions& options, Projector projector,
+                           std::vector<float> bias)
+    : Encoder(
+          options.geometry.image_dim(),
+          options.geometry.num_regions() *
+              (options.response == PatchResponse::kCdf ? 2 * int64_t{options.num_bins} + 1 : 2) *
+              projector.num_templates()),
+      options_(options),
+      projector_(std::move(projector)),
+      bias_(std::move(bias)) {}
+
+int64_t PatchEncoder::responses_per_template() const {
+  return options_.response == PatchResponse::kCdf ? 2 * int64_t{options_.num_bins} + 1 : 2;
+}
+
+int64_t PatchEncoder::patch_features() const {
+  return responses_per_template() * projector_.num_templates();
+}
+
+size_t PatchEncoder::parameter_bytes() const {
+  return projector_.bank_bytes() + bias_.size() * sizeof(float);
+}
+
+namespace {
+
+// The kernel's constants for one call; `thresholds` must outlive it.
+ResponseKernel MakeKernel(const PatchOptions& o, const Projector& projector,
+                          const std::vector<float>& thresholds) {
+  ResponseKernel rk;
+  rk.kind = o.response;
+  rk.r = projector.num_group_elements();
+  rk.f = o.response == PatchResponse::kCdf ? 2 * int64_t{o.num_bins} + 1 : 2;
+  rk.alpha = static_cast<float>(o.threshold);
+  rk.output_scale = o.response == PatchResponse::kFourier
+                        ? 1.0 / std::sqrt(static_cast<double>(projector.num_templates()))
+                        : 1.0;
+  if (o.response == PatchResponse::kCdf) {
+    rk.thresholds = thresholds.data();
+    rk.num_thresholds = static_cast<int32_t>(thresholds.size());
+    rk.num_bins = o.num_bins;
+    rk.bins_per_unit = static_cast<float>(o.num_bins / o.range);
+  }
+  return rk;
+}
+
+// Sizes a task's scratch for `rows` rows of `cols` columns and fills the
+// per-column bias b_j (templates [j0, j0 + cols/r)).
+void PrepareScratch(const ResponseKernel& rk, int64_t rows, int64_t d, int64_t cols, int64_t j0,
+                    const std::vector<float>& bias, TaskScratch& s) {
+  s.patches.resize(static_cast<size_t>(rows * d));
+  s.tile.resize(static_cast<size_t>(rows * cols));
+  if (rk.kind == PatchResponse::kFourier) {
+    s.sines.resize(static_cast<size_t>(rows * cols));
+    s.cosines.resize(static_cast<size_t>(rows * cols));
+  }
+  s.bias.resize(static_cast<size_t>(cols));
+  for (int64_t c = 0; c < cols; ++c) {
+    s.bias[static_cast<size_t>(c)] = bias[static_cast<size_t>(j0 + c / rk.r)];
+  }
+}
+
+}  // namespace
+
+void PatchEncoder::Encode(int64_t n, const float* x, float* out) const {
+  if (n <= 0) return;
+  const PatchGeometry& g = options_.geometry;
+  const int64_t m = projector_.num_templates();
+  const int64_t r = projector_.num_group_elements();
+  const int64_t d = g.patch_dim();
+  const int64_t positions = g.num_positions();
+  const int64_t regions = g.num_regions();
+  const int64_t width = d_out();
+  const std::vector<float> thresholds = options_.response == PatchResponse::kCdf
+                                            ? CdfThresholds(options_.num_bins, options_.range)
+                                            : std::vector<float>();
+  const ResponseKernel rk = MakeKernel(options_, projector_, thresholds);
+  // The region of every position, and how many positions each region has.
+  std::vector<int32_t> region_of(static_cast<size_t>(positions));
+  std::vector<int64_t> count(static_cast<size_t>(regions), 0);
+  for (int64_t a = 0; a < g.positions_y(); ++a) {
+    for (int64_t b = 0; b < g.positions_x(); ++b) {
+      const int64_t rho = g.RegionOf(a, b);
+      region_of[static_cast<size_t>(a * g.positions_x() + b)] = static_cast<int32_t>(rho);
+      ++count[static_cast<size_t>(rho)];
+    }
+  }
+  const int64_t per_block = TemplatesPerBlock(rk, m, n, regions);
+  const int64_t blocks = (m + per_block - 1) / per_block;
+  const PackedBank& bank = projector_.packed();
+  const int64_t chunk = std::min(kPositionChunk, positions);
+  ParallelFor(n * blocks, [&](int64_t task) {
+    const int64_t i = task / blocks;
+    const int64_t j0 = (task % blocks) * per_block;
+    const int64_t nt = std::min(per_block, m - j0);
+    const int64_t cols = nt * r;
+    const float* image = x + i * g.image_dim();
+    TaskScratch& s = LocalScratch();
+    PrepareScratch(rk, chunk, d, cols, j0, bias_, s);
+    ResetAccumulators(rk, regions, cols, s);
+    for (int64_t p0 = 0; p0 < positions; p0 += chunk) {
+      const int64_t pc = std::min(chunk, positions - p0);
+      ExtractPatchRange(g, image, p0, pc, s.patches.data());
+      if (options_.normalize_patches) {
+        for (int64_t q = 0; q < pc; ++q) {
+          NormalizePatch(d, options_.contrast_epsilon, s.patches.data() + q * d);
+        }
+      }
+      PackedDot(bank, pc, s.patches.data(), d, j0 * r, j0 * r + cols, s.tile.data(), cols);
+      const int32_t* chunk_regions = region_of.data() + p0;
+      AccumulateRows(rk, pc, cols, s,
+                     [chunk_regions](int64_t q) { return static_cast<int64_t>(chunk_regions[q]); });
+    }
+    for (int64_t rho = 0; rho < regions; ++rho) {
+      FinishRegion(rk, s, rho, rho, count[static_cast<size_t>(rho)], m, j0, nt, out + i * width);
+    }
+  });
+}
+
+void PatchEncoder::EncodePatches(int64_t n, const float* patches, float* out) const {
+  if (n <= 0) return;
+  const int64_t m = projector_.num_templates();
+  const int64_t r = projector_.num_group_elements();
+  const int64_t d = options_.geometry.patch_dim();
+  const int64_t width = patch_features();
+  const std::vector<float> thresholds = options_.response == PatchResponse::kCdf
+                                            ? CdfThresholds(options_.num_bins, options_.range)
+                                            : std::vector<float>();
+  const ResponseKernel rk = MakeKernel(options_, projector_, thresholds);
+  // Row blocks of ≤ kPositionChunk patches, each patch its own region.
+  const int64_t chunk = std::min(kPositionChunk, n);
+  const int64_t row_blocks = (n + chunk - 1) / chunk;
+  const int64_t per_block = TemplatesPerBlock(rk, m, row_blocks, chunk);
+  const int64_t blocks = (m + per_block - 1) / per_block;
+  const PackedBank& bank = projector_.packed();
+  ParallelFor(row_blocks * blocks, [&](int64_t task) {
+    const int64_t row0 = (task / blocks) * chunk;
+    const int64_t rows = std::min(chunk, n - row0);
+    const int64_t j0 = (task % blocks) * per_block;
+    const int64_t nt = std::min(per_block, m - j0);
+    const int64_t cols = nt * r;
+    TaskScratch& s = LocalScratch();
+    PrepareScratch(rk, chunk, d, cols, j0, bias_, s);
+    ResetAccumulators(rk, rows, cols, s);
+    std::memcpy(s.patches.data(), patches + row0 * d,
+                static_cast<size_t>(rows * d) * sizeof(float));
+    if (options_.normalize_patches) {
+      for (int64_t q = 0; q < rows; ++q) {
+        NormalizePatch(d, options_.contrast_epsilon, s.patches.data() + q * d);
+      }
+    }
+    PackedDot(bank, rows, s.patches.data(), d, j0 * r, j0 * r + cols, s.tile.data(), cols);
+    AccumulateRows(rk, rows, cols, s, [](int64_t q) { return q; });
+    for (int64_t q = 0; q < rows; ++q) {
+      // Each patch is region 0 of its own output row.
+      FinishRegion(rk, s, 0, q, 1, m, j0, nt, out + (row0 + q) * width);
+    }
+  });
+}
+
+}  // namespace invariant
