@@ -12,6 +12,7 @@
 #include "core/base/thread_pool.h"
 #include "core/encoders/fast_math.h"
 #include "core/encoders/packed_dot.h"
+#include "core/encoders/patch_kernels.h"
 #include "core/encoders/pooling.h"
 
 namespace invariant {
@@ -78,10 +79,10 @@ struct ResponseKernel {
   int32_t num_bins = 0;
   float bins_per_unit = 0.f;  // n / range
 
-  // Accumulator values per column of a region: f doubles (kFourier,
+  // Accumulator bytes per column of a region: f doubles and f floats (kFourier,
   // kThreshold) or 2n + 2 bin counts (kCdf, stored as int32).
   int64_t AccumulatorBytesPerColumn() const {
-    return kind == PatchResponse::kCdf ? (num_thresholds + 1) * 4 : f * 8;
+    return kind == PatchResponse::kCdf ? (num_thresholds + 1) * 4 : f * 12;
   }
 };
 
@@ -91,8 +92,11 @@ struct TaskScratch {
   std::vector<float> tile;            // chunk × cols (projections, then u)
   std::vector<float> sines, cosines;  // chunk × cols (kFourier)
   std::vector<float> bias;            // cols: b_j repeated r times
-  std::vector<double> acc;            // regions × f × cols
+  std::vector<double> acc;            // regions × f × cols, over all positions
+  std::vector<float> chunk_acc;       // regions × f × cols, over one chunk (zero between chunks)
   std::vector<int32_t> hist;          // regions × cols × (2n + 2)
+  std::vector<char> touched;          // regions: has chunk_acc values
+  std::vector<int64_t> touched_list;
 };
 
 TaskScratch& LocalScratch() {
@@ -101,56 +105,50 @@ TaskScratch& LocalScratch() {
 }
 
 // Adds the responses of `rows` rows of projections (row stride cols) to the
-// accumulators of their regions; region_of(i) gives row i's region.
+// accumulators of their regions; region_of(i) gives row i's region. Sums
+// over the chunk's rows are formed in float (rows in order), then added to
+// the double sums of their regions.
 template <typename RegionOf>
-void AccumulateRows(const ResponseKernel& rk, int64_t rows, int64_t cols, TaskScratch& s,
-                    RegionOf region_of) {
+void AccumulateRows(const ResponseKernel& rk, const patch_internal::RowKernels& kernels,
+                    int64_t rows, int64_t cols, TaskScratch& s, RegionOf region_of) {
   float* tile = s.tile.data();
   const float* bias = s.bias.data();
-  for (int64_t i = 0; i < rows; ++i) {
-    float* u = tile + i * cols;
-    for (int64_t c = 0; c < cols; ++c) u[c] += bias[c];
+  if (rk.kind == PatchResponse::kCdf) {
+    const int64_t bins = rk.num_thresholds + 1;
+    for (int64_t i = 0; i < rows; ++i) {
+      float* u = tile + i * cols;
+      kernels.add_bias(cols, u, bias);
+      int32_t* h = s.hist.data() + region_of(i) * cols * bins;
+      for (int64_t c = 0; c < cols; ++c) {
+        ++h[c * bins +
+            CdfBin(u[c], rk.thresholds, rk.num_thresholds, rk.bins_per_unit, rk.num_bins)];
+      }
+    }
+    return;
   }
-  switch (rk.kind) {
-    case PatchResponse::kThreshold: {
-      const float alpha = rk.alpha;
-      for (int64_t i = 0; i < rows; ++i) {
-        const float* u = tile + i * cols;
-        double* a0 = s.acc.data() + region_of(i) * 2 * cols;
-        double* a1 = a0 + cols;
-        for (int64_t c = 0; c < cols; ++c) {
-          a0[c] += static_cast<double>(std::max(0.f, u[c] - alpha));
-          a1[c] += static_cast<double>(std::max(0.f, -u[c] - alpha));
-        }
-      }
-      break;
+  if (rk.kind == PatchResponse::kFourier) {
+    for (int64_t i = 0; i < rows; ++i) kernels.add_bias(cols, tile + i * cols, bias);
+    FastSinCos(rows * cols, tile, s.sines.data(), s.cosines.data());
+  }
+  s.touched_list.clear();
+  for (int64_t i = 0; i < rows; ++i) {
+    const int64_t rho = region_of(i);
+    if (!s.touched[static_cast<size_t>(rho)]) {
+      s.touched[static_cast<size_t>(rho)] = 1;
+      s.touched_list.push_back(rho);
     }
-    case PatchResponse::kFourier: {
-      FastSinCos(rows * cols, tile, s.sines.data(), s.cosines.data());
-      for (int64_t i = 0; i < rows; ++i) {
-        const float* cs = s.cosines.data() + i * cols;
-        const float* sn = s.sines.data() + i * cols;
-        double* a0 = s.acc.data() + region_of(i) * 2 * cols;
-        double* a1 = a0 + cols;
-        for (int64_t c = 0; c < cols; ++c) {
-          a0[c] += static_cast<double>(cs[c]);
-          a1[c] += static_cast<double>(sn[c]);
-        }
-      }
-      break;
+    float* a0 = s.chunk_acc.data() + rho * 2 * cols;
+    float* a1 = a0 + cols;
+    if (rk.kind == PatchResponse::kThreshold) {
+      kernels.threshold(cols, tile + i * cols, bias, rk.alpha, a0, a1);
+    } else {
+      kernels.add(cols, s.cosines.data() + i * cols, a0);
+      kernels.add(cols, s.sines.data() + i * cols, a1);
     }
-    case PatchResponse::kCdf: {
-      const int64_t bins = rk.num_thresholds + 1;
-      for (int64_t i = 0; i < rows; ++i) {
-        const float* u = tile + i * cols;
-        int32_t* h = s.hist.data() + region_of(i) * cols * bins;
-        for (int64_t c = 0; c < cols; ++c) {
-          ++h[c * bins +
-              CdfBin(u[c], rk.thresholds, rk.num_thresholds, rk.bins_per_unit, rk.num_bins)];
-        }
-      }
-      break;
-    }
+  }
+  for (int64_t rho : s.touched_list) {
+    kernels.fold(2 * cols, s.chunk_acc.data() + rho * 2 * cols, s.acc.data() + rho * 2 * cols);
+    s.touched[static_cast<size_t>(rho)] = 0;
   }
 }
 
@@ -193,6 +191,8 @@ void ResetAccumulators(const ResponseKernel& rk, int64_t regions, int64_t cols, 
     s.hist.assign(static_cast<size_t>(regions * cols * (rk.num_thresholds + 1)), 0);
   } else {
     s.acc.assign(static_cast<size_t>(regions * rk.f * cols), 0.0);
+    s.chunk_acc.assign(static_cast<size_t>(regions * rk.f * cols), 0.f);
+    s.touched.assign(static_cast<size_t>(regions), 0);
   }
 }
 
@@ -401,6 +401,7 @@ void PatchEncoder::Encode(int64_t n, const float* x, float* out) const {
   const int64_t per_block = TemplatesPerBlock(rk, m, n, regions);
   const int64_t blocks = (m + per_block - 1) / per_block;
   const PackedBank& bank = projector_.packed();
+  const patch_internal::RowKernels& kernels = patch_internal::ActiveRowKernels();
   const int64_t chunk = std::min(kPositionChunk, positions);
   ParallelFor(n * blocks, [&](int64_t task) {
     const int64_t i = task / blocks;
@@ -421,7 +422,7 @@ void PatchEncoder::Encode(int64_t n, const float* x, float* out) const {
       }
       PackedDot(bank, pc, s.patches.data(), d, j0 * r, j0 * r + cols, s.tile.data(), cols);
       const int32_t* chunk_regions = region_of.data() + p0;
-      AccumulateRows(rk, pc, cols, s,
+      AccumulateRows(rk, kernels, pc, cols, s,
                      [chunk_regions](int64_t q) { return static_cast<int64_t>(chunk_regions[q]); });
     }
     for (int64_t rho = 0; rho < regions; ++rho) {
@@ -446,6 +447,7 @@ void PatchEncoder::EncodePatches(int64_t n, const float* patches, float* out) co
   const int64_t per_block = TemplatesPerBlock(rk, m, row_blocks, chunk);
   const int64_t blocks = (m + per_block - 1) / per_block;
   const PackedBank& bank = projector_.packed();
+  const patch_internal::RowKernels& kernels = patch_internal::ActiveRowKernels();
   ParallelFor(row_blocks * blocks, [&](int64_t task) {
     const int64_t row0 = (task / blocks) * chunk;
     const int64_t rows = std::min(chunk, n - row0);
@@ -463,7 +465,7 @@ void PatchEncoder::EncodePatches(int64_t n, const float* patches, float* out) co
       }
     }
     PackedDot(bank, rows, s.patches.data(), d, j0 * r, j0 * r + cols, s.tile.data(), cols);
-    AccumulateRows(rk, rows, cols, s, [](int64_t q) { return q; });
+    AccumulateRows(rk, kernels, rows, cols, s, [](int64_t q) { return q; });
     for (int64_t q = 0; q < rows; ++q) {
       // Each patch is region 0 of its own output row.
       FinishRegion(rk, s, 0, q, 1, m, j0, nt, out + (row0 + q) * width);

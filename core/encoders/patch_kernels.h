@@ -1,0 +1,35 @@
+// patch_kernels.h: the element-wise loops of the patch encoder's responses
+// (patch_encoder.cc), one set per kernel path.
+//
+// Each loop is plain C++ (patch_kernels_loops.inc) compiled twice: portably
+// (patch_kernels.cc, any CPU) and with -mavx2 -mfma (patch_kernels_avx2.cc,
+// used on the avx2 and avx512 paths). Both are built with
+// -ffp-contract=off and do only IEEE additions, subtractions and
+// comparisons per element, so every path gives the same bits.
+//
+// Thread-safety: stateless functions; ActiveRowKernels() follows the active
+// kernel path (kernel_path.h) at the time of the call.
+#ifndef INVARIANT_CORE_ENCODERS_PATCH_KERNELS_H_
+#define INVARIANT_CORE_ENCODERS_PATCH_KERNELS_H_
+
+#include <cstdint>
+
+namespace invariant::patch_internal {
+
+struct RowKernels {
+  // u = t[c] + b[c]; a0[c] += max(0, u − α); a1[c] += max(0, −u − α).
+  void (*threshold)(int64_t n, const float* t, const float* b, float alpha, float* a0, float* a1);
+  // t[c] += b[c].
+  void (*add_bias)(int64_t n, float* t, const float* b);
+  // a[c] += v[c].
+  void (*add)(int64_t n, const float* v, float* a);
+  // d[c] += a[c]; a[c] = 0.
+  void (*fold)(int64_t n, float* a, double* d);
+};
+
+// The loops of the active kernel path.
+const RowKernels& ActiveRowKernels();
+
+}  // namespace invariant::patch_internal
+
+#endif  // INVARIANT_CORE_ENCODERS_PATCH_KERNELS_H_
