@@ -217,6 +217,27 @@ int64_t TemplatesPerBlock(const ResponseKernel& rk, int64_t m, int64_t items, in
   return per_block;
 }
 
+// The tasks of a call: every item (an image, or a block of patches) is split
+// into `groups` tasks of consecutive template blocks, as few as give 4 tasks
+// per thread, so an item's patches are extracted and normalised once per
+// task, not once per template block.
+struct TaskGrid {
+  int64_t per_block = 1;  // templates per block
+  int64_t blocks = 1;     // template blocks
+  int64_t groups = 1;     // tasks per item
+
+  TaskGrid(const ResponseKernel& rk, int64_t m, int64_t items, int64_t regions) {
+    per_block = TemplatesPerBlock(rk, m, items, regions);
+    blocks = (m + per_block - 1) / per_block;
+    const int64_t want_tasks = 4 * static_cast<int64_t>(DefaultThreadCount());
+    groups = std::min(blocks, std::max<int64_t>(1, (want_tasks + items - 1) / items));
+  }
+  int64_t num_tasks(int64_t items) const { return items * groups; }
+  // The template blocks [first, last) of task `task`'s group.
+  int64_t first_block(int64_t task) const { return (task % groups) * blocks / groups; }
+  int64_t last_block(int64_t task) const { return (task % groups + 1) * blocks / groups; }
+};
+
 }  // namespace
 
 absl::Status ValidatePatchGeometry(const PatchGeometry& g) {
@@ -359,9 +380,8 @@ ResponseKernel MakeKernel(const PatchOptions& o, const Projector& projector,
 
 // Sizes a task's scratch for `rows` rows of `cols` columns and fills the
 // per-column bias b_j (templates [j0, j0 + cols/r)).
-void PrepareScratch(const ResponseKernel& rk, int64_t rows, int64_t d, int64_t cols, int64_t j0,
-                    const std::vector<float>& bias, TaskScratch& s) {
-  s.patches.resize(static_cast<size_t>(rows * d));
+void PrepareBlock(const ResponseKernel& rk, int64_t rows, int64_t cols, int64_t j0,
+                  const std::vector<float>& bias, TaskScratch& s) {
   s.tile.resize(static_cast<size_t>(rows * cols));
   if (rk.kind == PatchResponse::kFourier) {
     s.sines.resize(static_cast<size_t>(rows * cols));
@@ -398,35 +418,40 @@ void PatchEncoder::Encode(int64_t n, const float* x, float* out) const {
       ++count[static_cast<size_t>(rho)];
     }
   }
-  const int64_t per_block = TemplatesPerBlock(rk, m, n, regions);
-  const int64_t blocks = (m + per_block - 1) / per_block;
+  const TaskGrid grid(rk, m, n, regions);
   const PackedBank& bank = projector_.packed();
   const patch_internal::RowKernels& kernels = patch_internal::ActiveRowKernels();
   const int64_t chunk = std::min(kPositionChunk, positions);
-  ParallelFor(n * blocks, [&](int64_t task) {
-    const int64_t i = task / blocks;
-    const int64_t j0 = (task % blocks) * per_block;
-    const int64_t nt = std::min(per_block, m - j0);
-    const int64_t cols = nt * r;
+  ParallelFor(grid.num_tasks(n), [&](int64_t task) {
+    const int64_t i = task / grid.groups;
     const float* image = x + i * g.image_dim();
     TaskScratch& s = LocalScratch();
-    PrepareScratch(rk, chunk, d, cols, j0, bias_, s);
-    ResetAccumulators(rk, regions, cols, s);
-    for (int64_t p0 = 0; p0 < positions; p0 += chunk) {
-      const int64_t pc = std::min(chunk, positions - p0);
-      ExtractPatchRange(g, image, p0, pc, s.patches.data());
-      if (options_.normalize_patches) {
-        for (int64_t q = 0; q < pc; ++q) {
-          NormalizePatch(d, options_.contrast_epsilon, s.patches.data() + q * d);
-        }
+    // The image's patches, once for all the task's template blocks.
+    s.patches.resize(static_cast<size_t>(positions * d));
+    ExtractPatches(g, image, s.patches.data());
+    if (options_.normalize_patches) {
+      for (int64_t q = 0; q < positions; ++q) {
+        NormalizePatch(d, options_.contrast_epsilon, s.patches.data() + q * d);
       }
-      PackedDot(bank, pc, s.patches.data(), d, j0 * r, j0 * r + cols, s.tile.data(), cols);
-      const int32_t* chunk_regions = region_of.data() + p0;
-      AccumulateRows(rk, kernels, pc, cols, s,
-                     [chunk_regions](int64_t q) { return static_cast<int64_t>(chunk_regions[q]); });
     }
-    for (int64_t rho = 0; rho < regions; ++rho) {
-      FinishRegion(rk, s, rho, rho, count[static_cast<size_t>(rho)], m, j0, nt, out + i * width);
+    for (int64_t block = grid.first_block(task); block < grid.last_block(task); ++block) {
+      const int64_t j0 = block * grid.per_block;
+      const int64_t nt = std::min(grid.per_block, m - j0);
+      const int64_t cols = nt * r;
+      PrepareBlock(rk, chunk, cols, j0, bias_, s);
+      ResetAccumulators(rk, regions, cols, s);
+      for (int64_t p0 = 0; p0 < positions; p0 += chunk) {
+        const int64_t pc = std::min(chunk, positions - p0);
+        PackedDot(bank, pc, s.patches.data() + p0 * d, d, j0 * r, j0 * r + cols, s.tile.data(),
+                  cols);
+        const int32_t* chunk_regions = region_of.data() + p0;
+        AccumulateRows(rk, kernels, pc, cols, s, [chunk_regions](int64_t q) {
+          return static_cast<int64_t>(chunk_regions[q]);
+        });
+      }
+      for (int64_t rho = 0; rho < regions; ++rho) {
+        FinishRegion(rk, s, rho, rho, count[static_cast<size_t>(rho)], m, j0, nt, out + i * width);
+      }
     }
   });
 }
@@ -444,19 +469,14 @@ void PatchEncoder::EncodePatches(int64_t n, const float* patches, float* out) co
   // Row blocks of ≤ kPositionChunk patches, each patch its own region.
   const int64_t chunk = std::min(kPositionChunk, n);
   const int64_t row_blocks = (n + chunk - 1) / chunk;
-  const int64_t per_block = TemplatesPerBlock(rk, m, row_blocks, chunk);
-  const int64_t blocks = (m + per_block - 1) / per_block;
+  const TaskGrid grid(rk, m, row_blocks, chunk);
   const PackedBank& bank = projector_.packed();
   const patch_internal::RowKernels& kernels = patch_internal::ActiveRowKernels();
-  ParallelFor(row_blocks * blocks, [&](int64_t task) {
-    const int64_t row0 = (task / blocks) * chunk;
+  ParallelFor(grid.num_tasks(row_blocks), [&](int64_t task) {
+    const int64_t row0 = (task / grid.groups) * chunk;
     const int64_t rows = std::min(chunk, n - row0);
-    const int64_t j0 = (task % blocks) * per_block;
-    const int64_t nt = std::min(per_block, m - j0);
-    const int64_t cols = nt * r;
     TaskScratch& s = LocalScratch();
-    PrepareScratch(rk, chunk, d, cols, j0, bias_, s);
-    ResetAccumulators(rk, rows, cols, s);
+    s.patches.resize(static_cast<size_t>(rows * d));
     std::memcpy(s.patches.data(), patches + row0 * d,
                 static_cast<size_t>(rows * d) * sizeof(float));
     if (options_.normalize_patches) {
@@ -464,11 +484,18 @@ void PatchEncoder::EncodePatches(int64_t n, const float* patches, float* out) co
         NormalizePatch(d, options_.contrast_epsilon, s.patches.data() + q * d);
       }
     }
-    PackedDot(bank, rows, s.patches.data(), d, j0 * r, j0 * r + cols, s.tile.data(), cols);
-    AccumulateRows(rk, kernels, rows, cols, s, [](int64_t q) { return q; });
-    for (int64_t q = 0; q < rows; ++q) {
-      // Each patch is region 0 of its own output row.
-      FinishRegion(rk, s, 0, q, 1, m, j0, nt, out + (row0 + q) * width);
+    for (int64_t block = grid.first_block(task); block < grid.last_block(task); ++block) {
+      const int64_t j0 = block * grid.per_block;
+      const int64_t nt = std::min(grid.per_block, m - j0);
+      const int64_t cols = nt * r;
+      PrepareBlock(rk, rows, cols, j0, bias_, s);
+      ResetAccumulators(rk, rows, cols, s);
+      PackedDot(bank, rows, s.patches.data(), d, j0 * r, j0 * r + cols, s.tile.data(), cols);
+      AccumulateRows(rk, kernels, rows, cols, s, [](int64_t q) { return q; });
+      for (int64_t q = 0; q < rows; ++q) {
+        // Each patch is region 0 of its own output row.
+        FinishRegion(rk, s, 0, q, 1, m, j0, nt, out + (row0 + q) * width);
+      }
     }
   });
 }
