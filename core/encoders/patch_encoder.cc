@@ -422,17 +422,36 @@ void PatchEncoder::Encode(int64_t n, const float* x, float* out) const {
   const PackedBank& bank = projector_.packed();
   const patch_internal::RowKernels& kernels = patch_internal::ActiveRowKernels();
   const int64_t chunk = std::min(kPositionChunk, positions);
+  // The patches of image i, extracted and normalised; into `shared` by a
+  // first pass when an image is split over several tasks (small batches),
+  // else by its one task into its scratch.
+  auto extract = [&](int64_t i, int64_t p0, int64_t count, float* dst) {
+    ExtractPatchRange(g, x + i * g.image_dim(), p0, count, dst);
+    if (options_.normalize_patches) {
+      for (int64_t q = 0; q < count; ++q) {
+        NormalizePatch(d, options_.contrast_epsilon, dst + q * d);
+      }
+    }
+  };
+  std::vector<float> shared;
+  if (grid.groups > 1) {
+    shared.resize(static_cast<size_t>(n * positions * d));
+    const int64_t chunks = (positions + chunk - 1) / chunk;
+    ParallelFor(n * chunks, [&](int64_t t) {
+      const int64_t i = t / chunks, p0 = (t % chunks) * chunk;
+      extract(i, p0, std::min(chunk, positions - p0), shared.data() + (i * positions + p0) * d);
+    });
+  }
   ParallelFor(grid.num_tasks(n), [&](int64_t task) {
     const int64_t i = task / grid.groups;
-    const float* image = x + i * g.image_dim();
     TaskScratch& s = LocalScratch();
-    // The image's patches, once for all the task's template blocks.
-    s.patches.resize(static_cast<size_t>(positions * d));
-    ExtractPatches(g, image, s.patches.data());
-    if (options_.normalize_patches) {
-      for (int64_t q = 0; q < positions; ++q) {
-        NormalizePatch(d, options_.contrast_epsilon, s.patches.data() + q * d);
-      }
+    const float* image_patches = nullptr;
+    if (grid.groups > 1) {
+      image_patches = shared.data() + i * positions * d;
+    } else {
+      s.patches.resize(static_cast<size_t>(positions * d));
+      extract(i, 0, positions, s.patches.data());
+      image_patches = s.patches.data();
     }
     for (int64_t block = grid.first_block(task); block < grid.last_block(task); ++block) {
       const int64_t j0 = block * grid.per_block;
@@ -442,8 +461,7 @@ void PatchEncoder::Encode(int64_t n, const float* x, float* out) const {
       ResetAccumulators(rk, regions, cols, s);
       for (int64_t p0 = 0; p0 < positions; p0 += chunk) {
         const int64_t pc = std::min(chunk, positions - p0);
-        PackedDot(bank, pc, s.patches.data() + p0 * d, d, j0 * r, j0 * r + cols, s.tile.data(),
-                  cols);
+        PackedDot(bank, pc, image_patches + p0 * d, d, j0 * r, j0 * r + cols, s.tile.data(), cols);
         const int32_t* chunk_regions = region_of.data() + p0;
         AccumulateRows(rk, kernels, pc, cols, s, [chunk_regions](int64_t q) {
           return static_cast<int64_t>(chunk_regions[q]);
