@@ -88,7 +88,7 @@ struct ResponseKernel {
 
 // The scratch of one task (one thread), reused across calls.
 struct TaskScratch {
-  std::vector<float> patches;         // chunk × d
+  std::vector<float> patches;         // an image's positions (or a block of patches) × d
   std::vector<float> tile;            // chunk × cols (projections, then u)
   std::vector<float> sines, cosines;  // chunk × cols (kFourier)
   std::vector<float> bias;            // cols: b_j repeated r times
