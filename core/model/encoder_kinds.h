@@ -1,5 +1,5 @@
 // encoder_kinds.h: THE table of encoder kinds (cdf, random_fourier, nystrom,
-// spectral), one descriptor each.
+// spectral, patch), one descriptor each.
 //
 // A descriptor says everything the code needs about one kind of encoder:
 // its name, how a training config's fields are validated and defaulted, how
@@ -32,12 +32,13 @@ struct EncoderTrainingData {
   int64_t input_dim = 0;
   int64_t train_rows = 0;
   // m distinct training rows picked with `seed`, preprocessed like every
-  // input (Nyström landmarks, data templates).
+  // input (Nyström landmarks, data templates, the images patch statistics
+  // are sampled from).
   std::function<absl::StatusOr<FloatMatrix>(int64_t m, uint64_t seed)> draw_rows;
 };
 
 struct EncoderKind {
-  const char* name;  // "cdf", "random_fourier", "nystrom", "spectral"
+  const char* name;  // "cdf", "random_fourier", "nystrom", "spectral", "patch"
   v1::EncoderSpec::ParamsCase params_case;
   bool needs_group;  // encoder.group must be set
   // Checks a training config's encoder fields and fills their defaults;
@@ -59,7 +60,7 @@ struct EncoderKind {
 absl::Span<const EncoderKind> EncoderKinds();
 
 // The kind `spec` sets. INVALID_ARGUMENT "<field> must set one of cdf,
-// random_fourier, nystrom, spectral; got none" when it sets none.
+// random_fourier, nystrom, spectral, patch; got none" when it sets none.
 absl::StatusOr<const EncoderKind*> FindEncoderKind(const v1::EncoderSpec& spec,
                                                    const std::string& field);
 

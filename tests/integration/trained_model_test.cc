@@ -2,7 +2,8 @@
 // wrote: served features and scores equal the loaded bundle's, bit for bit,
 // and the served Xperm features do not move when the blocks are permuted; a
 // model of sound trained on WAV files answers those files, sent as clips,
-// with the scores of its front end and head in process.
+// with the scores of its front end and head in process; a patch model of
+// small colour images is served as it computes in process.
 #include <sys/wait.h>
 
 #include <cmath>
@@ -21,6 +22,7 @@
 #include "gtest/gtest.h"
 #include "tests/integration/integration_env.h"
 #include "tests/unit/data/synthetic_clips.h"
+#include "tests/unit/train/synthetic_images.h"
 
 namespace invariant::testing_server {
 namespace {
@@ -178,6 +180,80 @@ TEST_F(TrainedModelTest, ATrainedModelOfSoundAnswersItsWavFilesAsTheBundleDoes) 
   ASSERT_TRUE(client_->GetModelMetadata("words", 0, &meta).ok());
   EXPECT_EQ(meta.audio().frames(), 30);
   EXPECT_EQ(meta.audio().max_clip_seconds(), 2);
+}
+
+// Patch features (docs/math.md §10) of 8 × 8 × 3 images: trained by
+// invariant-train from a CSV file, served by invariant-server, the same bits
+// as the bundle loaded in process, for images of the training kind and for
+// arbitrary rows; the metadata describes the patch encoder and its
+// certificate on patches.
+TEST_F(TrainedModelTest, APatchModelIsServedAsItComputesInProcess) {
+  const std::string csv = (dir_ / "bars.csv").string();
+  invariant::testing::WriteBarImagesCsv(csv, 240, 5);
+  const std::string config = absl::StrReplaceAll(
+      R"pb(
+        description: "bars, patch features"
+        data { csv { path: "CSV" label_column: "label" } }
+        split { train: 160 validation: 30 test: 50 seed: 1 }
+        encoder {
+          patch {
+            patch_size: 3
+            num_templates: 12
+            normalize_patches: true
+            whiten: true
+            kmeans_iterations: 2
+            statistics_patches: 2000
+          }
+          group {
+            dihedral { height: 3 width: 3 channels: 3 flips: true }
+            enumerate: true
+          }
+          input_shape: [ 8, 8, 3 ]
+          seed: 4
+        }
+        learner {
+          kind: RIDGE
+          task: TASK_CLASSIFICATION
+          lambda_grid: [ 1e-3, 1e-1, 10 ]
+        }
+        certificate { num_points: 20 }
+      )pb",
+      {{"CSV", csv}});
+  const std::string config_path = (dir_ / "bars.textproto").string();
+  std::ofstream(config_path) << config;
+  const std::string cmd = std::string(INVARIANT_TRAIN_BINARY) + " --config=" + config_path +
+                          " --models=" + models() + " --name=bars >/dev/null 2>&1";
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << cmd;
+  StartServer({"--port=0", "--metrics_port=0"});
+  std::shared_ptr<const Model> model = Load("bars");
+  ASSERT_NE(model, nullptr);
+  ASSERT_EQ(model->input_dim(), invariant::testing::kBarImageDim);
+  const int64_t n = 9, d = model->input_dim();
+  std::vector<float> x = invariant::testing::BarImages(n, 77).x;
+  const std::vector<float> noise = RandomRows(4, d, 3);  // any rows, not only images
+  x.insert(x.end(), noise.begin(), noise.end());
+  const int64_t rows = n + 4;
+  std::vector<float> served, local(static_cast<size_t>(rows * model->feature_dim()));
+  ASSERT_TRUE(client_->Featurize("bars", rows, x, &served).ok());
+  model->Featurize(rows, x.data(), local.data());
+  ASSERT_EQ(served.size(), local.size());
+  EXPECT_EQ(std::memcmp(served.data(), local.data(), local.size() * sizeof(float)), 0);
+  std::vector<float> scores, expected(static_cast<size_t>(rows * model->output_dim()));
+  ASSERT_TRUE(client_->Predict("bars", rows, x, &scores).ok());
+  model->Predict(rows, x.data(), expected.data());
+  ASSERT_EQ(scores.size(), expected.size());
+  EXPECT_EQ(std::memcmp(scores.data(), expected.data(), scores.size() * sizeof(float)), 0);
+  v1::GetModelMetadataResponse meta;
+  ASSERT_TRUE(client_->GetModelMetadata("bars", 0, &meta).ok());
+  EXPECT_EQ(meta.encoder_kind(), "patch");
+  EXPECT_EQ(meta.encoder().patch().num_templates(), 12);
+  EXPECT_EQ(meta.encoder().patch().num_group_elements(), 2);
+  EXPECT_TRUE(meta.encoder().group().has_dihedral());
+  EXPECT_EQ(meta.feature_dim(), 4 * 2 * 12);
+  EXPECT_TRUE(meta.certificate().exhaustive());
+  EXPECT_LT(meta.certificate().max_discrepancy(), 1e-5);
+  EXPECT_THAT(meta.certificate().method(), ::testing::StartsWith("per-patch map on 20 patches"));
 }
 
 // The compatibility fixture (tests/fixtures/compat_models, bundles written by

@@ -9,9 +9,12 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/random.h"
 #include "core/base/status_macros.h"
+#include "core/encoders/patch_statistics.h"
+#include "core/encoders/preprocess_encoder.h"
 #include "core/encoders/projector.h"
 #include "core/groups/group_factory.h"
 #include "core/groups/permutation_distributions.h"
+#include "core/model/patch_kind.h"
 #include "core/spectral/invariant_subspace.h"
 #include "core/spectral/spectral_encoder.h"
 #include "core/spectral/spectral_proto.h"
@@ -128,6 +131,69 @@ absl::StatusOr<double> SpectralGeneratorResidual(const Model& model) {
   return worst;
 }
 
+// Whether a patch model's certificate measures the per-patch map: its own
+// group (certificate.group unset, encoder.group acts on patches) or a
+// certificate.group of the patches' length; a group of the input's length
+// checks the model's scores on whole images instead.
+absl::StatusOr<bool> CertifiesPatches(const v1::EncoderSpec& spec, int64_t input_dim,
+                                      const v1::CertificateConfig& config) {
+  if (!config.has_group()) return true;
+  ASSIGN_OR_RETURN(PatchGeometry g, PatchGeometryOf(spec, input_dim));
+  ASSIGN_OR_RETURN(std::unique_ptr<GroupDistribution> q, MakeGroupDistribution(config.group()));
+  const int64_t dim = q->action().dim();
+  if (dim == input_dim) return false;
+  if (dim == g.patch_dim()) return true;
+  return absl::InvalidArgumentError(absl::StrCat("certificate.group acts on vectors of length ",
+                                                 dim, ", but the model's inputs have ", input_dim,
+                                                 " values and its patches ", g.patch_dim()));
+}
+
+// The held-out images as the encoder sees them (after the preprocessing).
+absl::StatusOr<FloatMatrix> PreprocessedRows(const Model& model, const FloatMatrix& x) {
+  const v1::Preprocess& pre = model.manifest().preprocess();
+  if (!pre.center() && !pre.scale() && !pre.l2_normalize()) return x;
+  auto tensor = [&](const char* name) {
+    auto it = model.tensors().f32.find(name);
+    return it == model.tensors().f32.end() ? FloatMatrix() : it->second;
+  };
+  PreprocessOptions o{pre.center(), pre.scale(), pre.l2_normalize()};
+  ASSIGN_OR_RETURN(std::unique_ptr<PreprocessEncoder> stage,
+                   PreprocessEncoder::Create(o, model.input_dim(), tensor("preprocess/mean"),
+                                             tensor("preprocess/scale")));
+  FloatMatrix out = FloatMatrix::Zeros(x.rows(), x.cols());
+  stage->Encode(x.rows(), x.data(), out.mutable_data());
+  return out;
+}
+
+// A patch model against a group acting on patches: the per-patch map φ
+// (PatchEncoder::EncodePatches) on num_points patches drawn from the first
+// num_points held-out images.
+absl::StatusOr<v1::InvarianceCertificate> CertifyPatchMap(const Model& model,
+                                                          const FloatMatrix& test_x,
+                                                          const v1::CertificateConfig& config,
+                                                          uint64_t seed) {
+  const v1::EncoderSpec& spec = model.manifest().encoder();
+  const int64_t n = std::min<int64_t>(test_x.rows(), config.num_points());
+  if (n <= 0) return absl::InvalidArgumentError("certificate: no test points to check");
+  ASSIGN_OR_RETURN(std::shared_ptr<const PatchEncoder> encoder,
+                   LoadPatchEncoder(spec, model.input_dim(), model.tensors()));
+  const FloatMatrix first = FloatMatrix::View(test_x.data(), n, test_x.cols(), nullptr);
+  ASSIGN_OR_RETURN(FloatMatrix images, PreprocessedRows(model, first));
+  Rng rng = Rng::ForStream(seed, 3);
+  // Raw patches: EncodePatches normalises them as Encode does.
+  ASSIGN_OR_RETURN(FloatMatrix patches,
+                   SamplePatches(encoder->options().geometry, images, config.num_points(),
+                                 /*normalize=*/false, 1.0, rng));
+  BatchFunction f = [&](int64_t rows, const float* x, float* out) {
+    encoder->EncodePatches(rows, x, out);
+  };
+  ASSIGN_OR_RETURN(v1::InvarianceCertificate c,
+                   CertifyPredictor(f, encoder->patch_features(), spec, patches, config, seed));
+  c.set_method(absl::StrCat("per-patch map on ", patches.rows(), " patches of ", n,
+                            " held-out images: ", c.method()));
+  return c;
+}
+
 }  // namespace
 
 absl::StatusOr<v1::InvarianceCertificate> CertifyPredictor(
@@ -218,6 +284,11 @@ absl::StatusOr<v1::InvarianceCertificate> CertifyModel(const Model& model,
                                                        const FloatMatrix& test_x,
                                                        const v1::CertificateConfig& config,
                                                        uint64_t seed) {
+  const v1::EncoderSpec& spec = model.manifest().encoder();
+  if (spec.has_patch()) {
+    ASSIGN_OR_RETURN(bool on_patches, CertifiesPatches(spec, model.input_dim(), config));
+    if (on_patches) return CertifyPatchMap(model, test_x, config, seed);
+  }
   const bool head = model.has_head();
   BatchFunction f = [&](int64_t n, const float* x, float* out) {
     if (head) {

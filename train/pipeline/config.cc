@@ -40,7 +40,7 @@ absl::Status ValidateEncoder(v1::TrainConfig& c) {
   if (kind->needs_group && e.group().kind_case() == v1::GroupSpec::KIND_NOT_SET) {
     return absl::InvalidArgumentError(
         "encoder.group must set one of permutation, block_permutation, matrix_permutation, "
-        "cyclic_shift, sign_flip, image, identity, audio; got none");
+        "cyclic_shift, sign_flip, image, identity, audio, dihedral; got none");
   }
   return absl::OkStatus();
 }

@@ -263,7 +263,15 @@ absl::StatusOr<DataPlan> PlanData(const v1::TrainConfig& config) {
   RETURN_IF_ERROR(CheckTask(config, plan.schema));
   // The image group acts on channels-last images of its own size: the rows
   // must be such images (size, an IDX file's shape, a CSV header's order).
-  if (config.encoder().group().has_image()) {
+  // A patch encoder's group acts on its patches; its rows are the images of
+  // encoder.input_shape instead.
+  if (config.encoder().has_patch()) {
+    const auto& shape = config.encoder().input_shape();
+    if (shape.size() == 3) {
+      RETURN_IF_ERROR(CheckImageLayout(plan.schema, ImageShape{shape[0], shape[1], shape[2]},
+                                       "encoder.input_shape"));
+    }
+  } else if (config.encoder().group().has_image()) {
     const v1::ImageTransformGroup& g = config.encoder().group().image();
     RETURN_IF_ERROR(CheckImageLayout(plan.schema, ImageShape{g.height(), g.width(), g.channels()},
                                      "encoder.group.image"));

@@ -97,8 +97,9 @@ absl::StatusOr<FeatureMap> BuildFeatureMap(const v1::TrainConfig& config, DataPl
   data.train_rows = plan.train_rows;
   data.draw_rows = [&](int64_t m, uint64_t seed) {
     return DrawLandmarks(m, seed, plan, config.block_rows(), preprocess.get(),
-                         spec.has_cdf() ? "encoder.cdf.num_templates (TEMPLATE_DATA)"
-                                        : "encoder.nystrom.num_landmarks");
+                         spec.has_cdf()     ? "encoder.cdf.num_templates (TEMPLATE_DATA)"
+                         : spec.has_patch() ? "encoder.patch (statistics images)"
+                                            : "encoder.nystrom.num_landmarks");
   };
   ASSIGN_OR_RETURN(const EncoderKind* kind, FindEncoderKind(spec, "encoder"));
   RETURN_IF_ERROR(kind->draw(spec, data, fm.tensors));

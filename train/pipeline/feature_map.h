@@ -16,6 +16,9 @@
 //                "encoder/projection" is K_ZZ⁺'s factor
 //   spectral     the invariant subspaces from the generators (budget 0 means
 //                DefaultSpecAvgBudget(train_rows, 1))
+//   patch        patch statistics from up to 10,000 preprocessed training
+//                images, templates, whitening folded into "encoder/bank"
+//                and "encoder/bias" (core/model/patch_kind.h)
 //   second_layer "second_layer/frequencies" ~ N(0, σ⁻² I), Rng(second_layer.seed)
 // Every draw is seeded from the config, so every shard of a sharded run and
 // the reduce step rebuild the same feature map bit for bit.

@@ -34,8 +34,9 @@ TEST(EncoderKindsTest, EveryOneofFieldHasExactlyOneDescriptor) {
 TEST(EncoderKindsTest, NoKindIsAnErrorNamingTheFieldAndTheChoices) {
   const absl::Status s = FindEncoderKind(v1::EncoderSpec(), "manifest.encoder").status();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(s.message(),
-            "manifest.encoder must set one of cdf, random_fourier, nystrom, spectral; got none");
+  EXPECT_EQ(
+      s.message(),
+      "manifest.encoder must set one of cdf, random_fourier, nystrom, spectral, patch; got none");
   EXPECT_EQ(EncoderKindName(v1::EncoderSpec()), "none");
 }
 

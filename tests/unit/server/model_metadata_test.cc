@@ -30,6 +30,7 @@ std::vector<std::pair<const Descriptor*, const Descriptor*>> Mirrors() {
           {v1::RandomFourierInfo::descriptor(), v1::RandomFourierParams::descriptor()},
           {v1::NystromInfo::descriptor(), v1::NystromParams::descriptor()},
           {v1::SpectralInfo::descriptor(), v1::SpectralParams::descriptor()},
+          {v1::PatchInfo::descriptor(), v1::PatchParams::descriptor()},
           {v1::HeadInfo::descriptor(), v1::LinearHead::descriptor()},
           {v1::CertificateInfo::descriptor(), v1::InvarianceCertificate::descriptor()}};
 }
@@ -45,8 +46,16 @@ TEST(ModelMetadataTest, EveryApiFieldMirrorsAManifestFieldWithTheSameNumberAndTy
       EXPECT_EQ(a->name(), m->name()) << a->full_name();
       EXPECT_EQ(a->type(), m->type()) << a->full_name();
       EXPECT_EQ(a->is_repeated(), m->is_repeated()) << a->full_name();
-      if (a->type() == FieldDescriptor::TYPE_ENUM) {
-        EXPECT_EQ(a->enum_type(), m->enum_type()) << a->full_name();  // shared model_types enums
+      if (a->type() == FieldDescriptor::TYPE_ENUM && a->enum_type() != m->enum_type()) {
+        // A shared model_types enum, or a nested copy (PatchInfo.Response)
+        // with the same names and numbers.
+        const google::protobuf::EnumDescriptor* ae = a->enum_type();
+        const google::protobuf::EnumDescriptor* me = m->enum_type();
+        ASSERT_EQ(ae->value_count(), me->value_count()) << a->full_name();
+        for (int v = 0; v < ae->value_count(); ++v) {
+          EXPECT_EQ(ae->value(v)->name(), me->value(v)->name()) << a->full_name();
+          EXPECT_EQ(ae->value(v)->number(), me->value(v)->number()) << a->full_name();
+        }
       }
       if (a->type() == FieldDescriptor::TYPE_MESSAGE && a->message_type() != m->message_type()) {
         EXPECT_EQ(pairs.count({a->message_type(), m->message_type()}), 1u)
@@ -132,6 +141,39 @@ TEST(ModelMetadataTest, ConversionKeepsTheWireBytesOfEveryMirroredField) {
   EXPECT_EQ(spectral_out.encoder().SerializeAsString(), spectral.encoder().SerializeAsString());
   EXPECT_FALSE(spectral_out.has_head());
   EXPECT_FALSE(spectral_out.has_certificate());
+
+  v1::Manifest patch;
+  v1::EncoderSpec* pe = patch.mutable_encoder();
+  v1::PatchParams* pp = pe->mutable_patch();
+  pp->set_patch_size(6);
+  pp->set_stride(1);
+  pp->set_num_templates(1600);
+  pp->set_num_group_elements(2);
+  pp->set_response(v1::PatchParams::RESPONSE_CDF);
+  pp->set_sigma(0.5);
+  pp->set_num_bins(8);
+  pp->set_range(1.5);
+  pp->set_threshold(0.25);
+  pp->set_pool_grid(2);
+  pp->set_template_kind(v1::TEMPLATE_DATA);
+  pp->set_kmeans_iterations(10);
+  pp->set_normalize_patches(true);
+  pp->set_contrast_epsilon(1e-3);
+  pp->set_whiten(true);
+  pp->set_whitening_epsilon(0.1);
+  pp->set_statistics_patches(100000);
+  pe->mutable_group()->mutable_dihedral()->set_height(6);
+  pe->mutable_group()->mutable_dihedral()->set_width(6);
+  pe->mutable_group()->mutable_dihedral()->set_channels(3);
+  pe->mutable_group()->mutable_dihedral()->set_flips(true);
+  pe->mutable_group()->set_enumerate(true);
+  for (int64_t side : {32, 32, 3}) pe->add_input_shape(side);
+  v1::GetModelMetadataResponse patch_out;
+  ManifestToApi(patch, &patch_out);
+  EXPECT_EQ(patch_out.encoder().SerializeAsString(), patch.encoder().SerializeAsString());
+  EXPECT_EQ(patch_out.encoder().patch().response(), v1::PatchInfo::RESPONSE_CDF);
+  EXPECT_EQ(patch_out.encoder().patch().num_templates(), 1600);
+  EXPECT_TRUE(patch_out.encoder().group().dihedral().flips());
 }
 
 TEST(ModelMetadataTest, AManifestOnlyFieldNeverReachesTheApi) {

@@ -1,0 +1,296 @@
+#include "core/model/patch_kind.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/base/random.h"
+#include "core/base/status_macros.h"
+#include "core/encoders/patch_statistics.h"
+#include "core/encoders/projector.h"
+#include "core/encoders/templates.h"
+#include "core/groups/group_factory.h"
+#include "core/model/bank_tensors.h"
+
+namespace invariant {
+namespace {
+
+// The group acts on patches: k·k·C values, with the bank holding g_k⁻¹·w_j.
+absl::Status CheckPatchGroup(const v1::EncoderSpec& spec, int64_t patch_dim) {
+  const v1::GroupSpec& group = spec.group();
+  if (group.kind_case() == v1::GroupSpec::KIND_NOT_SET) return absl::OkStatus();
+  if (group.placement() == v1::GroupSpec::PLACEMENT_INPUT) {
+    return absl::InvalidArgumentError(
+        "encoder.group.placement must be PLACEMENT_TEMPLATES (or AUTO) for a patch encoder, got "
+        "PLACEMENT_INPUT: the group acts on every patch through the bank g_k⁻¹·w_j");
+  }
+  absl::StatusOr<std::unique_ptr<GroupDistribution>> q = MakeGroupDistribution(group);
+  if (!q.ok()) return absl::InvalidArgumentError(absl::StrCat("encoder.", q.status().message()));
+  absl::StatusOr<Placement> placement = ResolvePlacement(group, **q);
+  if (!placement.ok() || *placement != Placement::kTemplates) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("encoder.group must be applied to the templates for a patch encoder, but ",
+                     (*q)->name(), " depends on the input"));
+  }
+  if ((*q)->action().dim() != patch_dim) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "encoder.group must act on patches of k·k·C = ", patch_dim,
+        " values (a dihedral or image group of patch_size × patch_size × channels), but it acts "
+        "on vectors of length ",
+        (*q)->action().dim()));
+  }
+  return absl::OkStatus();
+}
+
+// Rows scaled to unit length (zero rows stay zero).
+void NormalizeRows(FloatMatrix& a) {
+  for (int64_t i = 0; i < a.rows(); ++i) {
+    float* row = a.mutable_row(i);
+    double sq = 0;
+    for (int64_t c = 0; c < a.cols(); ++c) sq += static_cast<double>(row[c]) * row[c];
+    if (sq <= 0) continue;
+    const double inv = 1.0 / std::sqrt(sq);
+    for (int64_t c = 0; c < a.cols(); ++c) row[c] = static_cast<float>(row[c] * inv);
+  }
+}
+
+// The templates t_j of step 3, given the sampled patches (DATA only) and
+// their whitening (when whiten).
+absl::StatusOr<FloatMatrix> DrawTemplates(const v1::EncoderSpec& spec, int64_t patch_dim,
+                                          const FloatMatrix& patches,
+                                          const PatchWhitening* whitening) {
+  const v1::PatchParams& p = spec.patch();
+  if (p.template_kind() != v1::TEMPLATE_DATA) {
+    TemplateOptions o;
+    o.kind = static_cast<TemplateKind>(p.template_kind());
+    o.num_templates = p.num_templates();
+    o.sigma = p.sigma() > 0 ? p.sigma() : 1.0;
+    Rng rng = Rng::ForStream(spec.seed(), 1);
+    return SampleTemplates(o, patch_dim, nullptr, rng);
+  }
+  // W(p − μ) for every patch p (W symmetric: the rows of (P − μ)·W).
+  FloatMatrix points = FloatMatrix::Zeros(patches.rows(), patch_dim);
+  if (whitening != nullptr) {
+    const Eigen::RowVectorXf mu = whitening->mean.map().row(0);
+    points.mutable_map().noalias() = (patches.map().rowwise() - mu) * whitening->matrix.map();
+  } else {
+    points.mutable_map() = patches.map();
+  }
+  NormalizeRows(points);
+  Rng rng = Rng::ForStream(spec.seed(), 4);
+  return SphericalKMeans(points, p.num_templates(), p.kmeans_iterations(), rng);
+}
+
+}  // namespace
+
+absl::StatusOr<PatchGeometry> PatchGeometryOf(const v1::EncoderSpec& spec, int64_t input_dim) {
+  const auto& shape = spec.input_shape();
+  if (shape.size() != 3 || shape[0] < 1 || shape[1] < 1 || shape[2] < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("encoder.input_shape must be [H, W, C] (an image, channels last, every size "
+                     ">= 1) for a patch encoder, got [",
+                     absl::StrJoin(shape, ", "), "]"));
+  }
+  PatchGeometry g;
+  g.height = shape[0];
+  g.width = shape[1];
+  g.channels = shape[2];
+  g.patch_size = spec.patch().patch_size();
+  g.stride = spec.patch().stride();
+  g.pool_grid = spec.patch().pool_grid();
+  if (input_dim > 0 && g.image_dim() != input_dim) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("encoder.input_shape [", absl::StrJoin(shape, ", "), "] holds ", g.image_dim(),
+                     " values, but input_dim is ", input_dim));
+  }
+  RETURN_IF_ERROR(CheckFieldRange("encoder.patch.patch_size", static_cast<double>(g.patch_size), 1,
+                                  static_cast<double>(std::min(g.height, g.width))));
+  RETURN_IF_ERROR(CheckFieldRange("encoder.patch.stride", static_cast<double>(g.stride), 1,
+                                  static_cast<double>(std::max(g.height, g.width))));
+  RETURN_IF_ERROR(CheckFieldRange("encoder.patch.pool_grid", static_cast<double>(g.pool_grid), 1,
+                                  static_cast<double>(std::min(g.positions_y(), g.positions_x()))));
+  RETURN_IF_ERROR(ValidatePatchGeometry(g));
+  return g;
+}
+
+absl::StatusOr<PatchOptions> PatchOptionsOf(const v1::EncoderSpec& spec, int64_t input_dim) {
+  const v1::PatchParams& p = spec.patch();
+  PatchOptions o;
+  ASSIGN_OR_RETURN(o.geometry, PatchGeometryOf(spec, input_dim));
+  switch (p.response()) {
+    case v1::PatchParams::RESPONSE_FOURIER:
+      o.response = PatchResponse::kFourier;
+      break;
+    case v1::PatchParams::RESPONSE_CDF:
+      o.response = PatchResponse::kCdf;
+      break;
+    case v1::PatchParams::RESPONSE_THRESHOLD:
+      o.response = PatchResponse::kThreshold;
+      break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "encoder.patch.response must be RESPONSE_FOURIER, RESPONSE_CDF or RESPONSE_THRESHOLD, "
+          "got ",
+          static_cast<int>(p.response())));
+  }
+  o.num_bins = p.num_bins();
+  o.range = p.range();
+  o.threshold = p.threshold();
+  o.normalize_patches = p.normalize_patches();
+  o.contrast_epsilon = p.contrast_epsilon();
+  return o;
+}
+
+absl::Status ValidatePatchConfig(v1::EncoderSpec& e) {
+  v1::PatchParams& p = *e.mutable_patch();
+  if (p.stride() == 0) p.set_stride(1);
+  if (p.pool_grid() == 0) p.set_pool_grid(2);
+  ASSIGN_OR_RETURN(PatchGeometry g, PatchGeometryOf(e, 0));
+  RETURN_IF_ERROR(CheckFieldRange("encoder.patch.num_templates", p.num_templates(), 1, 1e6));
+  RETURN_IF_ERROR(CheckBankDtype(e));
+  RETURN_IF_ERROR(
+      CheckGroupElements(e, "encoder.patch.num_group_elements", p.num_group_elements()));
+  if (p.response() == v1::PatchParams::RESPONSE_UNSPECIFIED) {
+    p.set_response(v1::PatchParams::RESPONSE_THRESHOLD);
+  }
+  switch (p.response()) {
+    case v1::PatchParams::RESPONSE_FOURIER:
+      RETURN_IF_ERROR(CheckFieldPositive("encoder.patch.sigma (RESPONSE_FOURIER)", p.sigma()));
+      break;
+    case v1::PatchParams::RESPONSE_CDF:
+      RETURN_IF_ERROR(CheckFieldRange("encoder.patch.num_bins", p.num_bins(), 1, 1000));
+      if (p.range() == 0) p.set_range(1.0);
+      RETURN_IF_ERROR(CheckFieldPositive("encoder.patch.range", p.range()));
+      break;
+    case v1::PatchParams::RESPONSE_THRESHOLD:
+      if (p.threshold() == 0) p.set_threshold(0.25);
+      if (!(p.threshold() > 0) || !std::isfinite(p.threshold())) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "encoder.patch.threshold must be finite and > 0 (0: the default 0.25), got ",
+            p.threshold()));
+      }
+      break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "encoder.patch.response must be RESPONSE_FOURIER, RESPONSE_CDF or RESPONSE_THRESHOLD, "
+          "got ",
+          static_cast<int>(p.response())));
+  }
+  if (p.template_kind() == v1::TEMPLATE_KIND_UNSPECIFIED) {
+    p.set_template_kind(p.response() == v1::PatchParams::RESPONSE_FOURIER ? v1::TEMPLATE_GAUSSIAN
+                                                                          : v1::TEMPLATE_DATA);
+  }
+  switch (p.template_kind()) {
+    case v1::TEMPLATE_GAUSSIAN:
+      RETURN_IF_ERROR(CheckFieldPositive("encoder.patch.sigma (TEMPLATE_GAUSSIAN)", p.sigma()));
+      break;
+    case v1::TEMPLATE_SPHERE:
+    case v1::TEMPLATE_STANDARD_NORMAL:
+    case v1::TEMPLATE_DATA:
+      break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "encoder.patch.template_kind must be one of GAUSSIAN, SPHERE, STANDARD_NORMAL, DATA, "
+          "got ",
+          v1::TemplateKind_Name(p.template_kind())));
+  }
+  if (p.template_kind() != v1::TEMPLATE_DATA && p.kmeans_iterations() != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("encoder.patch.kmeans_iterations applies to TEMPLATE_DATA only, got ",
+                     p.kmeans_iterations(), " with ", v1::TemplateKind_Name(p.template_kind())));
+  }
+  RETURN_IF_ERROR(
+      CheckFieldRange("encoder.patch.kmeans_iterations", p.kmeans_iterations(), 0, 1000));
+  if (p.contrast_epsilon() == 0) p.set_contrast_epsilon(1e-3);
+  RETURN_IF_ERROR(CheckFieldPositive("encoder.patch.contrast_epsilon", p.contrast_epsilon()));
+  if (p.whitening_epsilon() == 0) p.set_whitening_epsilon(0.1);
+  RETURN_IF_ERROR(CheckFieldPositive("encoder.patch.whitening_epsilon", p.whitening_epsilon()));
+  if (p.statistics_patches() == 0) p.set_statistics_patches(100000);
+  const double least = p.template_kind() == v1::TEMPLATE_DATA ? std::max(2, p.num_templates()) : 2;
+  RETURN_IF_ERROR(
+      CheckFieldRange("encoder.patch.statistics_patches", p.statistics_patches(), least, 1e7));
+  return CheckPatchGroup(e, g.patch_dim());
+}
+
+absl::Status DrawPatchEncoder(v1::EncoderSpec& spec, const EncoderTrainingData& data,
+                              ModelTensors& t) {
+  v1::PatchParams& p = *spec.mutable_patch();
+  ASSIGN_OR_RETURN(PatchGeometry g, PatchGeometryOf(spec, data.input_dim));
+  const int64_t d = g.patch_dim();
+  const int64_t m = p.num_templates();
+  FloatMatrix patches;
+  PatchWhitening whitening;
+  if (p.whiten() || p.template_kind() == v1::TEMPLATE_DATA) {
+    const int64_t num_images = std::min(data.train_rows, kStatisticsImages);
+    ASSIGN_OR_RETURN(FloatMatrix images, data.draw_rows(num_images, spec.seed()));
+    Rng rng = Rng::ForStream(spec.seed(), 3);
+    ASSIGN_OR_RETURN(patches, SamplePatches(g, images, p.statistics_patches(),
+                                            p.normalize_patches(), p.contrast_epsilon(), rng));
+    if (p.whiten()) {
+      ASSIGN_OR_RETURN(whitening, ComputeZcaWhitening(patches, p.whitening_epsilon()));
+    }
+  }
+  ASSIGN_OR_RETURN(FloatMatrix templates,
+                   DrawTemplates(spec, d, patches, p.whiten() ? &whitening : nullptr));
+  patches = FloatMatrix();
+  if (templates.rows() != m || templates.cols() != d) {
+    return absl::InternalError(absl::StrCat("patch templates are ", templates.rows(), " × ",
+                                            templates.cols(), ", expected ", m, " × ", d));
+  }
+  FloatMatrix bias = FloatMatrix::Zeros(1, m);
+  FloatMatrix w = templates;
+  if (p.whiten()) {
+    // w_j = W·t_j (W symmetric) and b_j = −⟨w_j, μ⟩, accumulated in double.
+    w = FloatMatrix::Zeros(m, d);
+    const FloatMatrix& white = whitening.matrix;
+    std::vector<double> acc(static_cast<size_t>(d));
+    for (int64_t j = 0; j < m; ++j) {
+      std::fill(acc.begin(), acc.end(), 0.0);
+      for (int64_t a = 0; a < d; ++a) {
+        const double tja = templates.row(j)[a];
+        const float* wa = white.row(a);
+        for (int64_t c = 0; c < d; ++c) acc[static_cast<size_t>(c)] += tja * wa[c];
+      }
+      double dot = 0;
+      for (int64_t c = 0; c < d; ++c) {
+        w.mutable_row(j)[c] = static_cast<float>(acc[static_cast<size_t>(c)]);
+        dot += static_cast<double>(w.row(j)[c]) * whitening.mean.row(0)[c];
+      }
+      bias.mutable_data()[j] = static_cast<float>(-dot);
+    }
+  }
+  ASSIGN_OR_RETURN(int64_t r, DrawBank(spec, w, p.num_group_elements(), t, "the patches"));
+  p.set_num_group_elements(static_cast<int32_t>(r));
+  t.f32[kPatchBiasTensor] = std::move(bias);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<const PatchEncoder>> LoadPatchEncoder(const v1::EncoderSpec& spec,
+                                                                     int64_t input_dim,
+                                                                     const ModelTensors& t) {
+  const v1::PatchParams& p = spec.patch();
+  ASSIGN_OR_RETURN(PatchOptions o, PatchOptionsOf(spec, input_dim));
+  ASSIGN_OR_RETURN(Projector projector,
+                   LoadProjector(spec, o.geometry.patch_dim(), p.num_templates(),
+                                 p.num_group_elements(), t, "the patch dimension k·k·C"));
+  ASSIGN_OR_RETURN(FloatMatrix bias, RequireTensor(t.f32, kPatchBiasTensor, 1, p.num_templates(),
+                                                   "1 × num_templates"));
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<PatchEncoder> encoder,
+      PatchEncoder::Create(o, std::move(projector),
+                           std::vector<float>(bias.data(), bias.data() + bias.size())));
+  return std::shared_ptr<const PatchEncoder>(std::move(encoder));
+}
+
+absl::StatusOr<std::shared_ptr<const Encoder>> LoadPatchKind(const v1::EncoderSpec& spec,
+                                                             int64_t input_dim,
+                                                             const ModelTensors& t) {
+  ASSIGN_OR_RETURN(std::shared_ptr<const PatchEncoder> encoder,
+                   LoadPatchEncoder(spec, input_dim, t));
+  return std::shared_ptr<const Encoder>(std::move(encoder));
+}
+
+}  // namespace invariant

@@ -1,0 +1,237 @@
+// The "patch" encoder kind (core/model/patch_kind.h): config checks name the
+// field, a drawn model saves and loads back to the same features bit for
+// bit, the draw is a function of the seed (what sharded runs rely on), and
+// the whitening is folded into the bank and the bias.
+#include "core/model/patch_kind.h"
+
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/base/random.h"
+#include "core/model/encoder_kinds.h"
+#include "core/model/model.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/unit/train/synthetic_images.h"
+
+namespace invariant {
+namespace {
+
+using testing::BarImages;
+using ::testing::HasSubstr;
+using testing::kBarImageDim;
+
+// k = 3 patches of 8 × 8 × 3 images, pooled over the left–right mirror.
+v1::EncoderSpec PatchSpec() {
+  v1::EncoderSpec spec;
+  v1::PatchParams* p = spec.mutable_patch();
+  p->set_patch_size(3);
+  p->set_num_templates(6);
+  p->set_normalize_patches(true);
+  p->set_whiten(true);
+  p->set_kmeans_iterations(2);
+  p->set_statistics_patches(1500);
+  v1::DihedralGroup* g = spec.mutable_group()->mutable_dihedral();
+  g->set_height(3);
+  g->set_width(3);
+  g->set_channels(3);
+  g->set_flips(true);
+  spec.mutable_group()->set_enumerate(true);
+  for (int64_t side : {8, 8, 3}) spec.add_input_shape(side);
+  spec.set_seed(11);
+  return spec;
+}
+
+absl::Status Validate(v1::EncoderSpec& spec) {
+  absl::StatusOr<const EncoderKind*> kind = FindEncoderKind(spec, "encoder");
+  if (!kind.ok()) return kind.status();
+  return (*kind)->validate_config(spec);
+}
+
+std::string ErrorOf(v1::EncoderSpec spec) { return std::string(Validate(spec).message()); }
+
+// Training data over BarImages(n): draw_rows picks rows by a seeded shuffle.
+EncoderTrainingData BarData(const std::vector<float>& x, int64_t n, int* calls) {
+  EncoderTrainingData data;
+  data.input_dim = kBarImageDim;
+  data.train_rows = n;
+  data.draw_rows = [&x, n, calls](int64_t m, uint64_t seed) -> absl::StatusOr<FloatMatrix> {
+    ++*calls;
+    FloatMatrix rows = FloatMatrix::Zeros(m, kBarImageDim);
+    Rng rng(seed);
+    for (int64_t i = 0; i < m; ++i) {
+      const int64_t pick = static_cast<int64_t>(rng.UniformInt(static_cast<uint64_t>(n)));
+      std::memcpy(rows.mutable_row(i), x.data() + pick * kBarImageDim,
+                  sizeof(float) * kBarImageDim);
+    }
+    return rows;
+  };
+  return data;
+}
+
+absl::StatusOr<std::shared_ptr<const Model>> DrawModel(v1::EncoderSpec spec,
+                                                       const std::vector<float>& x, int64_t n,
+                                                       int* calls) {
+  absl::Status valid = Validate(spec);
+  if (!valid.ok()) return valid;
+  ModelTensors tensors;
+  absl::Status drawn = DrawPatchEncoder(spec, BarData(x, n, calls), tensors);
+  if (!drawn.ok()) return drawn;
+  v1::Manifest manifest;
+  manifest.set_format_version(1);
+  manifest.set_model_name("patch");
+  manifest.set_version(1);
+  manifest.set_input_dim(kBarImageDim);
+  *manifest.mutable_encoder() = spec;
+  return Model::Assemble(manifest, tensors);
+}
+
+TEST(PatchKindTest, ValidationFillsTheDefaults) {
+  v1::EncoderSpec spec = PatchSpec();
+  ASSERT_TRUE(Validate(spec).ok()) << Validate(spec);
+  const v1::PatchParams& p = spec.patch();
+  EXPECT_EQ(p.stride(), 1);
+  EXPECT_EQ(p.pool_grid(), 2);
+  EXPECT_EQ(p.response(), v1::PatchParams::RESPONSE_THRESHOLD);
+  EXPECT_EQ(p.threshold(), 0.25);
+  EXPECT_EQ(p.template_kind(), v1::TEMPLATE_DATA);
+  EXPECT_EQ(p.contrast_epsilon(), 1e-3);
+  EXPECT_EQ(p.whitening_epsilon(), 0.1);
+  EXPECT_EQ(p.statistics_patches(), 1500);
+  v1::EncoderSpec fourier = PatchSpec();
+  fourier.mutable_patch()->set_response(v1::PatchParams::RESPONSE_FOURIER);
+  fourier.mutable_patch()->set_kmeans_iterations(0);
+  fourier.mutable_patch()->set_sigma(2.0);
+  ASSERT_TRUE(Validate(fourier).ok()) << Validate(fourier);
+  EXPECT_EQ(fourier.patch().template_kind(), v1::TEMPLATE_GAUSSIAN);
+  EXPECT_EQ(EncoderKindName(fourier), "patch");
+}
+
+TEST(PatchKindTest, ValidationErrorsNameTheField) {
+  v1::EncoderSpec spec = PatchSpec();
+  spec.mutable_patch()->set_patch_size(0);
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("encoder.patch.patch_size must be in [1, 8], got 0"));
+  spec = PatchSpec();
+  spec.mutable_patch()->set_patch_size(9);
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("encoder.patch.patch_size"));
+  spec = PatchSpec();
+  spec.clear_input_shape();
+  spec.add_input_shape(kBarImageDim);
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("encoder.input_shape must be [H, W, C]"));
+  spec = PatchSpec();
+  spec.mutable_patch()->set_pool_grid(7);  // 6 × 6 positions
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("encoder.patch.pool_grid must be in [1, 6], got 7"));
+  spec = PatchSpec();
+  spec.mutable_patch()->set_num_templates(0);
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("encoder.patch.num_templates"));
+  spec = PatchSpec();
+  spec.mutable_patch()->set_response(v1::PatchParams::RESPONSE_FOURIER);
+  spec.mutable_patch()->set_kmeans_iterations(0);
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("encoder.patch.sigma (RESPONSE_FOURIER) must be > 0"));
+  spec = PatchSpec();
+  spec.mutable_patch()->set_response(v1::PatchParams::RESPONSE_CDF);
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("encoder.patch.num_bins"));
+  spec = PatchSpec();
+  spec.mutable_patch()->set_threshold(-1);
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("encoder.patch.threshold"));
+  spec = PatchSpec();
+  spec.mutable_patch()->set_template_kind(v1::TEMPLATE_GAUSSIAN_REJECTION);
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("encoder.patch.template_kind"));
+  spec = PatchSpec();
+  spec.mutable_patch()->set_template_kind(v1::TEMPLATE_SPHERE);
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("encoder.patch.kmeans_iterations applies to TEMPLATE_DATA"));
+  spec = PatchSpec();
+  spec.mutable_patch()->set_statistics_patches(3);  // fewer than the 6 templates
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("encoder.patch.statistics_patches"));
+  spec = PatchSpec();
+  spec.mutable_patch()->set_whitening_epsilon(-0.1);
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("encoder.patch.whitening_epsilon"));
+  // The group acts on patches, not on the input rows.
+  spec = PatchSpec();
+  spec.mutable_group()->mutable_dihedral()->set_height(8);
+  spec.mutable_group()->mutable_dihedral()->set_width(8);
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("encoder.group must act on patches of k·k·C = 27 values"));
+  spec = PatchSpec();
+  spec.mutable_group()->set_placement(v1::GroupSpec::PLACEMENT_INPUT);
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("PLACEMENT_INPUT"));
+  EXPECT_EQ(Validate(spec).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(PatchKindTest, DrawSaveLoadGivesTheSameFeaturesBitForBit) {
+  const int64_t n = 200;
+  const testing::BarImageSet images = BarImages(n, 1);
+  int calls = 0;
+  auto model = DrawModel(PatchSpec(), images.x, n, &calls);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(calls, 1);  // the statistics images, read once
+  const v1::Manifest& m = (*model)->manifest();
+  EXPECT_EQ(m.encoder().patch().num_group_elements(), 2);  // e and the mirror
+  EXPECT_EQ((*model)->feature_dim(), 4 * 2 * 6);           // G² · f · m
+  EXPECT_EQ((*model)->tensors().f32.at("encoder/bank").rows(), 6 * 2);
+  EXPECT_EQ((*model)->tensors().f32.at("encoder/bank").cols(), 27);
+  const FloatMatrix& bias = (*model)->tensors().f32.at("encoder/bias");
+  ASSERT_EQ(bias.cols(), 6);
+  double bias_norm = 0;
+  for (int64_t j = 0; j < 6; ++j) bias_norm += std::abs(bias.data()[j]);
+  EXPECT_GT(bias_norm, 0);  // −⟨w_j, μ⟩ with the whitening folded in
+
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            absl::StrCat("patch_kind_test_", getpid(), ".bundle"))
+                               .string();
+  ASSERT_TRUE((*model)->Save(path).ok());
+  auto loaded = Model::Load(path);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  const int64_t rows = 13;
+  std::vector<float> a(static_cast<size_t>(rows * (*model)->feature_dim()));
+  std::vector<float> b(a.size());
+  (*model)->Featurize(rows, images.x.data(), a.data());
+  (*loaded)->Featurize(rows, images.x.data(), b.data());
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0);
+  double energy = 0;
+  for (float v : a) energy += v;
+  EXPECT_GT(energy, 0);
+
+  // The same spec and data draw the same bank and bias: every shard of a
+  // sharded run rebuilds this feature map.
+  auto again = DrawModel(PatchSpec(), images.x, n, &calls);
+  ASSERT_TRUE(again.ok()) << again.status();
+  for (const char* name : {"encoder/bank", "encoder/bias"}) {
+    const FloatMatrix& u = (*model)->tensors().f32.at(name);
+    const FloatMatrix& v = (*again)->tensors().f32.at(name);
+    ASSERT_EQ(u.size(), v.size()) << name;
+    EXPECT_EQ(std::memcmp(u.data(), v.data(), u.bytes()), 0) << name;
+  }
+}
+
+TEST(PatchKindTest, RandomTemplatesWithoutWhiteningReadNoTrainingImages) {
+  v1::EncoderSpec spec = PatchSpec();
+  spec.mutable_patch()->set_whiten(false);
+  spec.mutable_patch()->set_kmeans_iterations(0);
+  spec.mutable_patch()->set_response(v1::PatchParams::RESPONSE_FOURIER);
+  spec.mutable_patch()->set_sigma(3.0);
+  const testing::BarImageSet images = BarImages(20, 2);
+  int calls = 0;
+  auto model = DrawModel(spec, images.x, 20, &calls);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(calls, 0);
+  const FloatMatrix& bias = (*model)->tensors().f32.at("encoder/bias");
+  for (int64_t j = 0; j < bias.cols(); ++j) EXPECT_EQ(bias.data()[j], 0.f);
+  // A bundle without its bias is refused naming the tensor.
+  ModelTensors t = (*model)->tensors();
+  t.f32.erase("encoder/bias");
+  absl::Status missing = Model::Assemble((*model)->manifest(), t).status();
+  EXPECT_THAT(std::string(missing.message()), HasSubstr("missing tensor 'encoder/bias'"));
+  v1::Manifest wrong = (*model)->manifest();
+  wrong.set_input_dim(kBarImageDim - 3);
+  EXPECT_THAT(std::string(Model::Assemble(wrong, (*model)->tensors()).status().message()),
+              HasSubstr("input_dim is 189"));
+}
+
+}  // namespace
+}  // namespace invariant
