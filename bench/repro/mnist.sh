@@ -108,7 +108,7 @@ train() { # experiment config name csv-prefix
   row=$(jq -r --arg e "$exp" --arg p "$prefix" --arg w "$wall" --arg rss "$rss" --arg d "$date0" \
     '. as $rep | ([.validation_curve[] | select(.lambda == $rep.lambda) | .value] | first) as $val |
      [$e, $p, .feature_dim, .test.accuracy, $val, .lambda, .seconds.featurize, .seconds.solve,
-      $w, $rss, .test.rows // "", $d] | map(tostring) | join(",")' "$rep")
+      $w, $rss, .rows.test, $d] | map(tostring) | join(",")' "$rep")
   if [[ -z "${FRESH[$exp]:-}" ]]; then # first row of this experiment in this run
     FRESH[$exp]=1
     awk -F, -v e="$exp" 'NR == 1 || $1 != e' "$CSV" >"$WORK/csv" && mv "$WORK/csv" "$CSV"
