@@ -1,4 +1,4 @@
-// invariant-bench-patch: the patch encoder (core/encoders/patch_encoder.h)
+// patch_bench.cc (in invariant-bench-encoders): the patch encoder (core/encoders/patch_encoder.h)
 // against the product it is built on, on CIFAR-10's shape.
 //
 // 32 × 32 × 3 images, 6 × 6 × 3 patches at stride 1 (729 positions of 108
@@ -172,4 +172,3 @@ BENCHMARK(BM_PatchFourier)->Apply(Shapes);
 }  // namespace
 }  // namespace invariant
 
-BENCHMARK_MAIN();

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""A Markdown table of ratios from an invariant-bench-patch JSON file.
+"""A Markdown table of the patch encoder's ratios from an invariant-bench-encoders JSON file.
 
-  build/bin/invariant-bench-patch --benchmark_repetitions=5 --benchmark_min_time=0.3 \
+  build/bin/invariant-bench-encoders --benchmark_filter=BM_Patch --benchmark_repetitions=5 --benchmark_min_time=0.3 \
       --benchmark_out=patch.json --benchmark_out_format=json
   python3 bench/encoders/patch_table.py patch.json
 
