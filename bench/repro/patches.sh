@@ -193,8 +193,14 @@ rotated_pair() { # EXPERIMENT DATA-TEXT
     "$(patch_encoder 6 1 400 4 turns THRESHOLD 0 0.25 1 true)" "6,1,400,4,turns,THRESHOLD,,0.25,1,true,"
   rotated_run "$exp" "patch turns thr pool2" "$data" patch \
     "$(patch_encoder 6 1 400 4 turns THRESHOLD 0 0.25 2 true)" "6,1,400,4,turns,THRESHOLD,,0.25,2,true,"
-  rotated_run "$exp" "patch rot360 r16 thr pool1" "$data" patch \
-    "$(patch_encoder 6 1 400 16 rot360 THRESHOLD 0 0.25 1 true)" "6,1,400,16,rot360,THRESHOLD,,0.25,1,true,"
+  rotated_run "$exp" "patch rot360 r8 thr pool1" "$data" patch \
+    "$(patch_encoder 6 1 400 8 rot360 THRESHOLD 0 0.25 1 true)" "6,1,400,8,rot360,THRESHOLD,,0.25,1,true,"
+  rotated_run "$exp" "patch turns thr pool1 m1600" "$data" patch \
+    "$(patch_encoder 6 1 1600 4 turns THRESHOLD 0 0.25 1 true)" "6,1,1600,4,turns,THRESHOLD,,0.25,1,true,"
+  # CDF pooling keeps each template's distribution of responses over the
+  # positions and turns, not only its mean (5 numbers per template).
+  rotated_run "$exp" "patch turns CDF n2 s1 pool1" "$data" patch \
+    "$(patch_encoder 6 1 400 4 turns CDF 2 1 1 true)" "6,1,400,4,turns,CDF,2,1,1,true,"
   rotated_run "$exp" "LGIKA-RF s1000 r32" "$data" "LGIKA-RF" "$(lgika 1000 32)" ",,1000,32,image rot360,,,,,,"
   rotated_run "$exp" "raw RF s1000" "$data" "raw RF" \
     "$(lgika 1000 1 | sed 's/group { image.*/group { identity { dim: 784 } }/')" ",,1000,1,,,,,,,"

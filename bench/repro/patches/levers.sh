@@ -25,3 +25,5 @@ L "threshold m400 pool3 no patch group" tunepool tunetest 1000 6 1 400 1 none TH
 L "CDF base + 2nd layer 4000 sigma5" tunepool tunetest 1000 6 1 100 8 rot20 CDF 2 1 3 true \
   "second_layer { num_features: 4000 sigma: 5 seed: 13 }"
 L "CDF k8 m200 pool3" tunepool tunetest 1000 8 1 200 8 rot20 CDF 2 1 3 true
+L "CDF k8 + 2nd layer 4000 sigma5" tunepool tunetest 1000 8 1 100 8 rot20 CDF 2 1 3 true \
+  "second_layer { num_features: 4000 sigma: 5 seed: 13 }"
