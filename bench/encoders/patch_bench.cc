@@ -7,6 +7,7 @@
 // {r, batch}:
 //   BM_PatchThreshold  PatchEncoder::Encode, THRESHOLD response (Coates & Ng)
 //   BM_PatchFourier    the same with the FOURIER response (sin/cos per value)
+//   BM_PatchCdf        the same with the CDF response, n = 2 (5 steps per value)
 //   BM_PatchPackedDot  PackedDot alone on the im2col matrix (batch·729 × 108)
 //                      times the bank, row blocks of 96 × 512 columns on the
 //                      pool, each tile dropped (the floor the encoder adds its
@@ -46,7 +47,7 @@ struct Setup {
   FloatMatrix patches;  // (kMaxBatch·729) × 108, their im2col
   FloatMatrix bank;     // (m·r) × 108
   PackedBank packed;
-  std::unique_ptr<PatchEncoder> threshold, fourier;
+  std::unique_ptr<PatchEncoder> threshold, fourier, cdf;
 };
 
 const Setup& GetSetup(int64_t r) {
@@ -79,6 +80,10 @@ const Setup& GetSetup(int64_t r) {
   slot->threshold = std::move(*PatchEncoder::Create(o, Projector::OverBank(bank), bias));
   o.response = PatchResponse::kFourier;
   slot->fourier = std::move(*PatchEncoder::Create(o, Projector::OverBank(bank), bias));
+  o.response = PatchResponse::kCdf;  // n = 2, mnist_patch_cdf's
+  o.num_bins = 2;
+  o.range = 1.0;
+  slot->cdf = std::move(*PatchEncoder::Create(o, Projector::OverBank(bank), bias));
   return *slot;
 }
 
@@ -88,10 +93,12 @@ void Report(benchmark::State& state, int64_t batch) {
   state.counters["threads"] = static_cast<double>(DefaultThreadCount());
 }
 
-void RunEncoder(benchmark::State& state, bool fourier) {
+void RunEncoder(benchmark::State& state, PatchResponse response) {
   const int64_t r = state.range(0), batch = state.range(1);
   const Setup& s = GetSetup(r);
-  const PatchEncoder& e = fourier ? *s.fourier : *s.threshold;
+  const PatchEncoder& e = response == PatchResponse::kFourier ? *s.fourier
+                          : response == PatchResponse::kCdf   ? *s.cdf
+                                                              : *s.threshold;
   std::vector<float> out(static_cast<size_t>(batch * e.d_out()));
   for (auto _ : state) {
     e.Encode(batch, s.images.data(), out.data());
@@ -102,8 +109,9 @@ void RunEncoder(benchmark::State& state, bool fourier) {
   state.SetLabel(KernelPathName(ActiveKernelPath()));
 }
 
-void BM_PatchThreshold(benchmark::State& state) { RunEncoder(state, false); }
-void BM_PatchFourier(benchmark::State& state) { RunEncoder(state, true); }
+void BM_PatchThreshold(benchmark::State& state) { RunEncoder(state, PatchResponse::kThreshold); }
+void BM_PatchFourier(benchmark::State& state) { RunEncoder(state, PatchResponse::kFourier); }
+void BM_PatchCdf(benchmark::State& state) { RunEncoder(state, PatchResponse::kCdf); }
 
 void BM_PatchPackedDot(benchmark::State& state) {
   const int64_t r = state.range(0), batch = state.range(1);
@@ -168,7 +176,7 @@ BENCHMARK(BM_PatchPackedDot)->Apply(Shapes);
 BENCHMARK(BM_PatchSgemm)->Apply(Shapes);
 BENCHMARK(BM_PatchThreshold)->Apply(Shapes);
 BENCHMARK(BM_PatchFourier)->Apply(Shapes);
+BENCHMARK(BM_PatchCdf)->Apply(Shapes);
 
 }  // namespace
 }  // namespace invariant
-

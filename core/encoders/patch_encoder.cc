@@ -53,20 +53,6 @@ void ExtractPatchRange(const PatchGeometry& g, const float* image, int64_t p0, i
   }
 }
 
-// The first index b in [0, 2n + 1] with u ≤ thresholds[b] (2n + 1 when
-// none, or u is NaN): 1[u ≤ t_i] is 1 exactly for i ≥ b.
-inline int32_t CdfBin(float u, const float* thresholds, int32_t num_thresholds, float bins_per_unit,
-                      int32_t n) {
-  if (!(u == u)) return num_thresholds;
-  // A guess from arithmetic, corrected by the float comparisons themselves.
-  const float guess_f = std::min(std::max(u * bins_per_unit, -1.f - n), 1.f + n);
-  int32_t b = static_cast<int32_t>(std::ceil(guess_f)) + n;
-  b = std::min(std::max(b, 0), num_thresholds);
-  while (b > 0 && u <= thresholds[b - 1]) --b;
-  while (b < num_thresholds && !(u <= thresholds[b])) ++b;
-  return b;
-}
-
 // What a task needs to turn projections into pooled responses.
 struct ResponseKernel {
   PatchResponse kind;
@@ -74,16 +60,10 @@ struct ResponseKernel {
   int64_t r;                          // group elements per template
   float alpha;                        // kThreshold
   double output_scale;                // 1/√m for kFourier, else 1
-  const float* thresholds = nullptr;  // kCdf: 2n + 1
-  int32_t num_thresholds = 0;
-  int32_t num_bins = 0;
-  float bins_per_unit = 0.f;  // n / range
+  const float* thresholds = nullptr;  // kCdf: the f = 2n + 1 thresholds
 
-  // Accumulator bytes per column of a region: f doubles and f floats (kFourier,
-  // kThreshold) or 2n + 2 bin counts (kCdf, stored as int32).
-  int64_t AccumulatorBytesPerColumn() const {
-    return kind == PatchResponse::kCdf ? (num_thresholds + 1) * 4 : f * 12;
-  }
+  // Accumulator bytes per column of a region: f doubles and f floats.
+  int64_t AccumulatorBytesPerColumn() const { return f * 12; }
 };
 
 // The scratch of one task (one thread), reused across calls.
@@ -94,7 +74,6 @@ struct TaskScratch {
   std::vector<float> bias;            // cols: b_j repeated r times
   std::vector<double> acc;            // regions × f × cols, over all positions
   std::vector<float> chunk_acc;       // regions × f × cols, over one chunk (zero between chunks)
-  std::vector<int32_t> hist;          // regions × cols × (2n + 2)
   std::vector<char> touched;          // regions: has chunk_acc values
   std::vector<int64_t> touched_list;
 };
@@ -113,21 +92,10 @@ void AccumulateRows(const ResponseKernel& rk, const patch_internal::RowKernels& 
                     int64_t rows, int64_t cols, TaskScratch& s, RegionOf region_of) {
   float* tile = s.tile.data();
   const float* bias = s.bias.data();
-  if (rk.kind == PatchResponse::kCdf) {
-    const int64_t bins = rk.num_thresholds + 1;
-    for (int64_t i = 0; i < rows; ++i) {
-      float* u = tile + i * cols;
-      kernels.add_bias(cols, u, bias);
-      int32_t* h = s.hist.data() + region_of(i) * cols * bins;
-      for (int64_t c = 0; c < cols; ++c) {
-        ++h[c * bins +
-            CdfBin(u[c], rk.thresholds, rk.num_thresholds, rk.bins_per_unit, rk.num_bins)];
-      }
-    }
-    return;
+  if (rk.kind != PatchResponse::kThreshold) {
+    for (int64_t i = 0; i < rows; ++i) kernels.add_bias(cols, tile + i * cols, bias);
   }
   if (rk.kind == PatchResponse::kFourier) {
-    for (int64_t i = 0; i < rows; ++i) kernels.add_bias(cols, tile + i * cols, bias);
     FastSinCos(rows * cols, tile, s.sines.data(), s.cosines.data());
   }
   s.touched_list.clear();
@@ -137,17 +105,23 @@ void AccumulateRows(const ResponseKernel& rk, const patch_internal::RowKernels& 
       s.touched[static_cast<size_t>(rho)] = 1;
       s.touched_list.push_back(rho);
     }
-    float* a0 = s.chunk_acc.data() + rho * 2 * cols;
+    float* a0 = s.chunk_acc.data() + rho * rk.f * cols;
     float* a1 = a0 + cols;
     if (rk.kind == PatchResponse::kThreshold) {
       kernels.threshold(cols, tile + i * cols, bias, rk.alpha, a0, a1);
+    } else if (rk.kind == PatchResponse::kCdf) {
+      // 1[u ≤ t_c] for each threshold: counts, exact in float.
+      for (int64_t c = 0; c < rk.f; ++c) {
+        kernels.step(cols, tile + i * cols, rk.thresholds[c], a0 + c * cols);
+      }
     } else {
       kernels.add(cols, s.cosines.data() + i * cols, a0);
       kernels.add(cols, s.sines.data() + i * cols, a1);
     }
   }
   for (int64_t rho : s.touched_list) {
-    kernels.fold(2 * cols, s.chunk_acc.data() + rho * 2 * cols, s.acc.data() + rho * 2 * cols);
+    kernels.fold(rk.f * cols, s.chunk_acc.data() + rho * rk.f * cols,
+                 s.acc.data() + rho * rk.f * cols);
     s.touched[static_cast<size_t>(rho)] = 0;
   }
 }
@@ -162,14 +136,15 @@ void FinishRegion(const ResponseKernel& rk, const TaskScratch& s, int64_t region
   const int64_t cols = nt * r;
   const double denom = static_cast<double>(r) * static_cast<double>(count);
   if (rk.kind == PatchResponse::kCdf) {
-    const int64_t bins = rk.num_thresholds + 1;
-    const int32_t* h = s.hist.data() + region_slot * cols * bins;
-    for (int64_t jj = 0; jj < nt; ++jj) {
-      int64_t cumulative = 0;
-      for (int64_t i = 0; i < rk.num_thresholds; ++i) {
-        for (int64_t k = 0; k < r; ++k) cumulative += h[(jj * r + k) * bins + i];
-        dst[(region * rk.f + i) * m + j0 + jj] =
-            static_cast<float>(static_cast<double>(cumulative) / denom);
+    // The counts are integers, exact in double: the fraction of the r·count
+    // projections at or below each threshold.
+    for (int64_t c = 0; c < rk.f; ++c) {
+      const double* a = s.acc.data() + (region_slot * rk.f + c) * cols;
+      float* o = dst + (region * rk.f + c) * m + j0;
+      for (int64_t jj = 0; jj < nt; ++jj) {
+        double count_below = 0.0;
+        for (int64_t k = 0; k < r; ++k) count_below += a[jj * r + k];
+        o[jj] = static_cast<float>(count_below / denom);
       }
     }
     return;
@@ -187,13 +162,9 @@ void FinishRegion(const ResponseKernel& rk, const TaskScratch& s, int64_t region
 }
 
 void ResetAccumulators(const ResponseKernel& rk, int64_t regions, int64_t cols, TaskScratch& s) {
-  if (rk.kind == PatchResponse::kCdf) {
-    s.hist.assign(static_cast<size_t>(regions * cols * (rk.num_thresholds + 1)), 0);
-  } else {
-    s.acc.assign(static_cast<size_t>(regions * rk.f * cols), 0.0);
-    s.chunk_acc.assign(static_cast<size_t>(regions * rk.f * cols), 0.f);
-    s.touched.assign(static_cast<size_t>(regions), 0);
-  }
+  s.acc.assign(static_cast<size_t>(regions * rk.f * cols), 0.0);
+  s.chunk_acc.assign(static_cast<size_t>(regions * rk.f * cols), 0.f);
+  s.touched.assign(static_cast<size_t>(regions), 0);
 }
 
 // Templates per task: ~kBlockColumns columns (fewer when the accumulators of
@@ -369,12 +340,7 @@ ResponseKernel MakeKernel(const PatchOptions& o, const Projector& projector,
   rk.output_scale = o.response == PatchResponse::kFourier
                         ? 1.0 / std::sqrt(static_cast<double>(projector.num_templates()))
                         : 1.0;
-  if (o.response == PatchResponse::kCdf) {
-    rk.thresholds = thresholds.data();
-    rk.num_thresholds = static_cast<int32_t>(thresholds.size());
-    rk.num_bins = o.num_bins;
-    rk.bins_per_unit = static_cast<float>(o.num_bins / o.range);
-  }
+  if (o.response == PatchResponse::kCdf) rk.thresholds = thresholds.data();
   return rk;
 }
 

@@ -17,7 +17,7 @@ const RowKernels& ActiveRowKernels() {
 #if INVARIANT_X86_SIMD
   if (ActiveKernelPath() != KernelPath::kScalar) return Avx2RowKernels();
 #endif
-  static const RowKernels kPortable = {ThresholdLoop, AddBiasLoop, AddLoop, FoldLoop};
+  static const RowKernels kPortable = {ThresholdLoop, AddBiasLoop, StepLoop, AddLoop, FoldLoop};
   return kPortable;
 }
 

@@ -5,7 +5,8 @@
 // (patch_kernels.cc, any CPU) and with -mavx2 -mfma (patch_kernels_avx2.cc,
 // used on the avx2 and avx512 paths). Both are built with
 // -ffp-contract=off and do only IEEE additions, subtractions and
-// comparisons per element, so every path gives the same bits.
+// comparisons per element, so every path gives the same bits (the CDF's
+// counts are small integers, exact in float).
 //
 // Thread-safety: stateless functions; ActiveRowKernels() follows the active
 // kernel path (kernel_path.h) at the time of the call.
@@ -21,6 +22,8 @@ struct RowKernels {
   void (*threshold)(int64_t n, const float* t, const float* b, float alpha, float* a0, float* a1);
   // t[c] += b[c].
   void (*add_bias)(int64_t n, float* t, const float* b);
+  // a[c] += 1 when t[c] ≤ threshold, else 0 (NaN counts 0); exact counts.
+  void (*step)(int64_t n, const float* t, float threshold, float* a);
   // a[c] += v[c].
   void (*add)(int64_t n, const float* v, float* a);
   // d[c] += a[c]; a[c] = 0.

@@ -12,7 +12,7 @@ namespace {
 }  // namespace
 
 const RowKernels& Avx2RowKernels() {
-  static const RowKernels kAvx2 = {ThresholdLoop, AddBiasLoop, AddLoop, FoldLoop};
+  static const RowKernels kAvx2 = {ThresholdLoop, AddBiasLoop, StepLoop, AddLoop, FoldLoop};
   return kAvx2;
 }
 
