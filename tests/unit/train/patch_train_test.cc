@@ -22,7 +22,9 @@
 namespace invariant::train {
 namespace {
 
+using testing::ExpectSameHead;
 using ::testing::HasSubstr;
+using testing::LoadVersion;
 using testing::RunOptions;
 using ::testing::StartsWith;
 using testing::TempDir;
@@ -64,12 +66,6 @@ std::string PatchConfig(const TempDir& dir) {
   const std::string csv = dir.path() + "/bars.csv";
   testing::WriteBarImagesCsv(csv, 500, 7);
   return absl::StrReplaceAll(kPatchConfig, {{"CSV", csv}});
-}
-
-std::shared_ptr<const Model> LoadVersion(const std::string& version_dir) {
-  auto m = Model::Load(version_dir + "/" + kBundleFileName);
-  EXPECT_TRUE(m.ok()) << m.status();
-  return m.ok() ? *m : nullptr;
 }
 
 TEST(PatchTrainTest, LearnsTheBarsAndIsCertifiedOnPatchesAndOnImageShifts) {
@@ -157,17 +153,7 @@ TEST(PatchTrainTest, ShardsThenReduceGiveTheModelOfOneRun) {
     ASSERT_EQ(a.size(), b.size()) << name;
     EXPECT_EQ(std::memcmp(a.data(), b.data(), a.bytes()), 0) << name;
   }
-  const FloatMatrix& ws = ms->tensors().f32.at("head/weights");
-  const FloatMatrix& wr = mr->tensors().f32.at("head/weights");
-  ASSERT_EQ(ws.size(), wr.size());
-  double max_w = 0, max_diff = 0;
-  for (int64_t i = 0; i < ws.size(); ++i) {
-    max_w = std::max(max_w, std::fabs(static_cast<double>(ws.data()[i])));
-    max_diff = std::max(max_diff, std::fabs(static_cast<double>(ws.data()[i]) - wr.data()[i]));
-  }
-  EXPECT_LT(max_diff, 1e-6 * max_w) << "max |w_single - w_reduced| = " << max_diff;
-  EXPECT_EQ(ms->manifest().metrics().at("test_accuracy"),
-            mr->manifest().metrics().at("test_accuracy"));
+  ExpectSameHead(*ms, *mr);
 }
 
 TEST(PatchTrainTest, TheImageShapeMustMatchTheDataRows) {

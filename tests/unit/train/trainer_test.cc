@@ -25,18 +25,14 @@ namespace invariant::train {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::ExpectSameHead;
 using ::testing::HasSubstr;
 using testing::kTorusConfig;
 using testing::kXpermConfig;
+using testing::LoadVersion;
 using testing::ReadText;
 using testing::RunOptions;
 using testing::TempDir;
-
-std::shared_ptr<const Model> LoadVersion(const std::string& version_dir) {
-  auto m = Model::Load(version_dir + "/" + kBundleFileName);
-  EXPECT_TRUE(m.ok()) << m.status();
-  return m.ok() ? *m : nullptr;
-}
 
 TEST(TrainerTest, XpermRunWritesAnExactlyInvariantModelAndReports) {
   TempDir dir;
@@ -254,17 +250,7 @@ TEST(TrainerTest, ShardsThenReduceGiveTheModelOfOneRun) {
   ASSERT_TRUE(reduced.ok()) << reduced.status();
   auto ms = LoadVersion(*single), mr = LoadVersion(*reduced);
   EXPECT_EQ(ms->manifest().head().lambda(), mr->manifest().head().lambda());
-  const FloatMatrix& ws = ms->tensors().f32.at("head/weights");
-  const FloatMatrix& wr = mr->tensors().f32.at("head/weights");
-  ASSERT_EQ(ws.size(), wr.size());
-  double max_w = 0, max_diff = 0;
-  for (int64_t i = 0; i < ws.size(); ++i) {
-    max_w = std::max(max_w, std::fabs(static_cast<double>(ws.data()[i])));
-    max_diff = std::max(max_diff, std::fabs(static_cast<double>(ws.data()[i]) - wr.data()[i]));
-  }
-  EXPECT_LT(max_diff, 1e-6 * max_w) << "max |w_single - w_reduced| = " << max_diff;
-  EXPECT_EQ(ms->manifest().metrics().at("test_accuracy"),
-            mr->manifest().metrics().at("test_accuracy"));
+  ExpectSameHead(*ms, *mr);
 }
 
 TEST(TrainerTest, ReduceRefusesMissingAndForeignShards) {
@@ -524,7 +510,11 @@ TEST(TrainerTest, ImageGroupMustMatchTheDataRows) {
       random_fourier { num_features: 10 num_group_elements: 2 sigma: 1 }
       group { image { height: HEIGHT width: 8 channels: 1 } }
     }
-    learner { kind: RIDGE task: TASK_CLASSIFICATION lambda_grid: [ 1e-3 ] }
+    learner {
+      kind: RIDGE
+      task: TASK_CLASSIFICATION
+      lambda_grid: [ 1e-3 ]
+    }
   )pb";
   auto matching = ParseTrainConfig(absl::StrReplaceAll(config_text, {{"HEIGHT", "5"}}), "test");
   ASSERT_TRUE(matching.ok()) << matching.status();
