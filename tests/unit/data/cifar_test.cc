@@ -6,11 +6,13 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "core/base/file.h"
 #include "core/base/random.h"
 #include "core/base/unit_byte.h"
 #include "core/io/byte_stream.h"
@@ -447,6 +449,32 @@ TEST(CifarTest, PerChannelNeedsCenteringOrScalingAndChannels) {
   five.mutable_encoder()->mutable_group()->mutable_identity()->set_dim(3072);
   for (int64_t s : {32, 96, 5}) five.mutable_encoder()->add_input_shape(s);
   expect_refused(five, "divides the input_dim 3072, got 5");
+}
+
+// The shipped CIFAR-10 configs (bench/repro/cifar.sh's) parse once the data
+// folder placeholder is replaced, standardise per channel and pool LGIKA
+// over the paper's local affine law on RGB images.
+TEST(CifarTest, ShippedConfigsParse) {
+  for (const char* name : {"cifar_rf", "cifar_lgika"}) {
+    std::optional<std::string> text =
+        ReadWholeFile(absl::StrCat(INVARIANT_SOURCE_DIR, "/train/configs/", name, ".textproto"));
+    ASSERT_TRUE(text.has_value()) << name;
+    ASSERT_THAT(*text, HasSubstr("CIFAR10_DIR"));
+    absl::StatusOr<v1::TrainConfig> config =
+        ParseTrainConfig(absl::StrReplaceAll(*text, {{"CIFAR10_DIR", "/data"}}), name);
+    ASSERT_TRUE(config.ok()) << name << ": " << config.status();
+    EXPECT_EQ(config->data().cifar().dir(), "/data");
+    EXPECT_TRUE(config->preprocess().per_channel());
+    EXPECT_EQ(config->encoder().random_fourier().num_features(), 10000);
+    const v1::ImageTransformGroup& law = std::string(name) == "cifar_rf"
+                                             ? config->certificate().group().image()
+                                             : config->encoder().group().image();
+    EXPECT_EQ(law.channels(), 3) << name;
+    EXPECT_EQ(law.rotation().von_mises().kappa(), 9) << name;
+    EXPECT_EQ(law.translation_x().normal().stddev(), 0.3) << name;
+    EXPECT_EQ(law.translation_y().normal().stddev(), 0.3) << name;
+    EXPECT_EQ(law.scale().log_normal().log_stddev(), 0.3) << name;
+  }
 }
 
 }  // namespace
