@@ -21,6 +21,8 @@
 #   SIGMA=1.0 SIGMA2=0.8         bandwidths of the first and second layer
 #   THREADS=0                    featurizing threads (0: all cores)
 #   LOGS=runs                    where each run's config, log and time -v output go
+#   TWO_LAYER_GIB=19             a two-layer run waits until this much memory is
+#                                available (MemAvailable), polling every 30 s
 #   SWEEP=1: the bandwidth sweep instead (validation accuracy at small s):
 #     SWEEP_SIGMAS="0.5 0.7 1.0 1.4" at S (use S=1000 R=10), then SWEEP_SIGMAS2
 #     for the second layer of RF at S2 (use S2=3000).
@@ -33,7 +35,9 @@
 # the dual (N × N kernel; about 3 GB); two-layer runs have 60,000 features, so
 # the D × D Gram (29 GB) is out of reach and they are solved by the dual band
 # path too (RIDGE_SOLVER_DUAL_BAND: 15,000 × 60,000 floats, then doubles,
-# plus the 15,000² kernel: ~10-13 GB peak). Sharding (invariant-train
+# plus the 15,000² kernel and the 2.4 GB of second-layer frequencies: 17 GB
+# peak measured; on a machine shared with other jobs the kernel's OOM killer
+# stopped one such run, hence TWO_LAYER_GIB). Sharding (invariant-train
 # --shard=i/n, then `reduce --shards=n`) spreads the featurization of the
 # one-layer runs over processes or machines; it forms the 20,000² Gram
 # (3.2 GB) instead of the dual, and is not usable for the two-layer runs.
@@ -56,6 +60,7 @@ SIGMA="${SIGMA:-1.0}"
 SIGMA2="${SIGMA2:-0.8}"
 THREADS="${THREADS:-0}"
 LOGS="${LOGS:-$ROOT/runs}"
+TWO_LAYER_GIB="${TWO_LAYER_GIB:-19}"
 CSV="$OUT/cifar.csv"
 mkdir -p "$OUT" "$LOGS"
 flock /tmp/build.lock cmake --build "$BUILD" -j2 --target invariant-train
@@ -87,6 +92,14 @@ run() { # method shipped-config s r sigma s2 sigma2
   name="$(echo "$1-s$3-r$4-sig$5-s2_$6-sig2_$7" | tr -c 'A-Za-z0-9_.\n-' '_')"
   cfg="$LOGS/$name.textproto"
   make_config "$cfg" "$2" "$1, s=$3, r=$4, σ=$5, s2=$6, σ2=$7" "$3" "$4" "$5" "$6" "$7"
+  if (($6 > 0)); then # ~17 GB peak: wait for the memory rather than be OOM-killed
+    local avail
+    while avail=$(awk '/MemAvailable/ { printf "%d", $2 / 1048576 }' /proc/meminfo) &&
+      ((avail < TWO_LAYER_GIB)); do
+      echo "waiting for memory: ${avail} GiB available, ${TWO_LAYER_GIB} wanted" >&2
+      sleep 30
+    done
+  fi
   load0=$(cut -d' ' -f1 /proc/loadavg)
   date0=$(date -u +%Y-%m-%dT%H:%MZ)
   echo "[$date0] $1 s=$3 r=$4 σ=$5 s2=$6 σ2=$7 (load $load0), log $LOGS/$name.log" >&2
