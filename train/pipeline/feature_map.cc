@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "core/base/random.h"
 #include "core/base/status_macros.h"
 #include "core/encoders/preprocess_encoder.h"
@@ -17,16 +18,44 @@
 namespace invariant::train {
 namespace {
 
-// Per-coordinate mean and standard deviation of the training rows.
-absl::Status FitPreprocess(const v1::Preprocess& pre, DataPlan& plan, int64_t block_rows,
-                           ModelTensors& t) {
+// Per-coordinate mean and standard deviation of the training rows. With
+// per_channel, the statistics of each channel (the last axis of
+// `input_shape`, channels last) pooled over every pixel, repeated at every
+// coordinate of that channel: a block of n rows of d values is n·d/C rows of
+// the C channels.
+absl::Status FitPreprocess(const v1::Preprocess& pre, absl::Span<const int64_t> input_shape,
+                           DataPlan& plan, int64_t block_rows, ModelTensors& t) {
+  const int64_t d = plan.schema.dim;
+  int64_t channels = 1;
+  if (pre.per_channel()) {
+    if (!pre.center() && !pre.scale()) {
+      return absl::InvalidArgumentError(
+          "preprocess.per_channel needs preprocess.center or preprocess.scale");
+    }
+    channels = input_shape.empty() ? 0 : input_shape.back();
+    if (channels < 1 || d % channels != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "preprocess.per_channel needs an encoder.input_shape whose last axis (the channels) "
+          "divides the input_dim ",
+          d, ", got ", channels));
+    }
+  }
   if (!pre.center() && !pre.scale()) return absl::OkStatus();
-  ColumnStatistics stats(plan.schema.dim);
+  ColumnStatistics stats(pre.per_channel() ? channels : d);
   RETURN_IF_ERROR(ForEachTrainBlock(plan, block_rows, 0, 1, [&](const TrainBlock& b) {
-    stats.Add(b.n, b.x);
+    stats.Add(pre.per_channel() ? b.n * (d / channels) : b.n, b.x);
     return absl::OkStatus();
   }));
   FloatMatrix mean = stats.Mean(), scale = stats.Scale();
+  if (pre.per_channel()) {  // repeat the channel statistics at every pixel
+    FloatMatrix pixel_mean = FloatMatrix::Zeros(1, d), pixel_scale = FloatMatrix::Zeros(1, d);
+    for (int64_t j = 0; j < d; ++j) {
+      pixel_mean.mutable_data()[j] = mean.data()[j % channels];
+      pixel_scale.mutable_data()[j] = scale.data()[j % channels];
+    }
+    mean = std::move(pixel_mean);
+    scale = std::move(pixel_scale);
+  }
   if (pre.center()) t.f32["preprocess/mean"] = std::move(mean);
   if (pre.scale()) t.f32["preprocess/scale"] = std::move(scale);
   return absl::OkStatus();
@@ -79,7 +108,9 @@ absl::StatusOr<FeatureMap> BuildFeatureMap(const v1::TrainConfig& config, DataPl
     for (int64_t s : plan.schema.input_shape) spec.add_input_shape(s);
     if (spec.input_shape().empty()) spec.add_input_shape(plan.schema.dim);
   }
-  RETURN_IF_ERROR(FitPreprocess(config.preprocess(), plan, config.block_rows(), fm.tensors));
+  const std::vector<int64_t> input_shape(spec.input_shape().begin(), spec.input_shape().end());
+  RETURN_IF_ERROR(
+      FitPreprocess(config.preprocess(), input_shape, plan, config.block_rows(), fm.tensors));
   std::unique_ptr<PreprocessEncoder> preprocess;
   const v1::Preprocess& pre = config.preprocess();
   if (pre.center() || pre.scale() || pre.l2_normalize()) {

@@ -8,6 +8,8 @@
 // fields and tensors that core/model/featurizer_factory.h rebuilds the
 // featurizer from:
 //   preprocess   "preprocess/mean", "preprocess/scale" from training statistics
+//                (with preprocess.per_channel: each channel's, pooled over its
+//                pixels, repeated at every coordinate of the channel)
 //   cdf / random_fourier / nystrom
 //                templates (Rng::ForStream(encoder.seed, 1)), group elements
 //                (Rng::ForStream(encoder.seed, 2)) moved onto them as

@@ -6,11 +6,13 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "core/base/file.h"
 #include "core/base/random.h"
 #include "core/base/unit_byte.h"
 #include "core/io/byte_stream.h"
@@ -24,6 +26,7 @@
 #include "train/data/rotated.h"
 #include "train/pipeline/config.h"
 #include "train/pipeline/data_plan.h"
+#include "train/pipeline/feature_map.h"
 #include "train/pipeline/trainer.h"
 
 namespace invariant::train {
@@ -369,6 +372,108 @@ TEST(CifarTest, TheImageGroupMustFitTheRows) {
       ASSERT_FALSE(plan.ok());
       EXPECT_THAT(std::string(plan.status().message()), HasSubstr("encoder.group.image"));
     }
+  }
+}
+
+// preprocess.per_channel: the mean and scale of every coordinate are its
+// channel's, pooled over all pixels of the training rows (computed here in
+// two passes over the rows the plan trains on).
+TEST(CifarTest, PerChannelStatisticsArePooledOverEachChannel) {
+  TempDir dir;
+  const std::string data =
+      absl::StrCat("train_files: '", WriteFile(dir, "b.bin", ColourRecords(3, 5)), "'");
+  std::string text =
+      CifarConfig(data, "train: 20 validation: 5", "height: 32 width: 32 channels: 3");
+  text = absl::StrReplaceAll(text, {{"preprocess { center: true }",
+                                     "preprocess { center: true scale: true per_channel: true }"}});
+  absl::StatusOr<v1::TrainConfig> config = ParseTrainConfig(text, "test");
+  ASSERT_TRUE(config.ok()) << config.status();
+  absl::StatusOr<DataPlan> plan = PlanData(*config);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  std::vector<float> rows;
+  ASSERT_TRUE(ForEachTrainBlock(*plan, 7, 0, 1, [&](const TrainBlock& b) {
+                rows.insert(rows.end(), b.x, b.x + b.n * kCifarImageBytes);
+                return absl::OkStatus();
+              }).ok());
+  ASSERT_EQ(rows.size(), 20u * kCifarImageBytes);
+  double mean[3] = {0, 0, 0}, var[3] = {0, 0, 0};
+  const double per_channel = static_cast<double>(rows.size() / 3);
+  for (size_t j = 0; j < rows.size(); ++j) mean[j % 3] += rows[j] / per_channel;
+  for (size_t j = 0; j < rows.size(); ++j) {
+    var[j % 3] += (rows[j] - mean[j % 3]) * (rows[j] - mean[j % 3]) / per_channel;
+  }
+  // The channels differ (class colours), so pooling over all coordinates or
+  // mixing channels up would show.
+  EXPECT_GT(std::abs(mean[0] - mean[1]) + std::abs(mean[1] - mean[2]), 0.01);
+  absl::StatusOr<FeatureMap> fm = BuildFeatureMap(*config, *plan);
+  ASSERT_TRUE(fm.ok()) << fm.status();
+  const FloatMatrix& m = fm->tensors.f32.at("preprocess/mean");
+  const FloatMatrix& s = fm->tensors.f32.at("preprocess/scale");
+  ASSERT_EQ(m.cols(), kCifarImageBytes);
+  ASSERT_EQ(s.cols(), kCifarImageBytes);
+  for (int64_t j = 0; j < kCifarImageBytes; ++j) {
+    ASSERT_EQ(m.data()[j], m.data()[j % 3]) << j;  // equal within a channel
+    ASSERT_EQ(s.data()[j], s.data()[j % 3]) << j;
+  }
+  for (int ch = 0; ch < 3; ++ch) {
+    EXPECT_NEAR(m.data()[ch], mean[ch], 1e-6) << ch;
+    EXPECT_NEAR(s.data()[ch], std::sqrt(var[ch]), 1e-6) << ch;
+  }
+  EXPECT_TRUE(fm->manifest.preprocess().per_channel());
+}
+
+TEST(CifarTest, PerChannelNeedsCenteringOrScalingAndChannels) {
+  TempDir dir;
+  const std::string data =
+      absl::StrCat("train_files: '", WriteFile(dir, "b.bin", ColourRecords(1, 1)), "'");
+  absl::StatusOr<v1::TrainConfig> base = ParseTrainConfig(
+      CifarConfig(data, "train: 6 validation: 2", "height: 32 width: 32 channels: 3"), "test");
+  ASSERT_TRUE(base.ok()) << base.status();
+  absl::StatusOr<DataPlan> plan = PlanData(*base);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  auto expect_refused = [&](const v1::TrainConfig& config, const std::string& message) {
+    absl::StatusOr<FeatureMap> fm = BuildFeatureMap(config, *plan);
+    ASSERT_FALSE(fm.ok()) << message;
+    EXPECT_EQ(fm.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(fm.status().message()),
+                AllOf(HasSubstr("preprocess.per_channel"), HasSubstr(message)));
+  };
+  v1::TrainConfig no_statistics = *base;
+  no_statistics.mutable_preprocess()->Clear();
+  no_statistics.mutable_preprocess()->set_l2_normalize(true);
+  no_statistics.mutable_preprocess()->set_per_channel(true);
+  expect_refused(no_statistics, "needs preprocess.center or preprocess.scale");
+  // 3072 values seen as 32 × 96 × 5: 5 channels do not divide 3072.
+  v1::TrainConfig five = *base;
+  five.mutable_preprocess()->set_per_channel(true);
+  five.mutable_encoder()->mutable_group()->mutable_identity()->set_dim(3072);
+  for (int64_t s : {32, 96, 5}) five.mutable_encoder()->add_input_shape(s);
+  expect_refused(five, "divides the input_dim 3072, got 5");
+}
+
+// The shipped CIFAR-10 configs (bench/repro/cifar.sh's) parse once the data
+// folder placeholder is replaced, standardise per channel and pool LGIKA
+// over the paper's local affine law on RGB images.
+TEST(CifarTest, ShippedConfigsParse) {
+  for (const char* name : {"cifar_rf", "cifar_lgika"}) {
+    std::optional<std::string> text =
+        ReadWholeFile(absl::StrCat(INVARIANT_SOURCE_DIR, "/train/configs/", name, ".textproto"));
+    ASSERT_TRUE(text.has_value()) << name;
+    ASSERT_THAT(*text, HasSubstr("CIFAR10_DIR"));
+    absl::StatusOr<v1::TrainConfig> config =
+        ParseTrainConfig(absl::StrReplaceAll(*text, {{"CIFAR10_DIR", "/data"}}), name);
+    ASSERT_TRUE(config.ok()) << name << ": " << config.status();
+    EXPECT_EQ(config->data().cifar().dir(), "/data");
+    EXPECT_TRUE(config->preprocess().per_channel());
+    EXPECT_EQ(config->encoder().random_fourier().num_features(), 10000);
+    const v1::ImageTransformGroup& law = std::string(name) == "cifar_rf"
+                                             ? config->certificate().group().image()
+                                             : config->encoder().group().image();
+    EXPECT_EQ(law.channels(), 3) << name;
+    EXPECT_EQ(law.rotation().von_mises().kappa(), 9) << name;
+    EXPECT_EQ(law.translation_x().normal().stddev(), 0.3) << name;
+    EXPECT_EQ(law.translation_y().normal().stddev(), 0.3) << name;
+    EXPECT_EQ(law.scale().log_normal().log_stddev(), 0.3) << name;
   }
 }
 
