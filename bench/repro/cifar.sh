@@ -16,7 +16,10 @@
 # resumed by running the runs that have no row yet.
 #
 # Usage: bench/repro/cifar.sh CIFAR10_DIR      (folder of data_batch_N.bin[.gz])
-#   RUNS="rf lgika rf2 lgika2"   which runs, in this order (default all four)
+#   RUNS="rf lgika rf2 lgika2"   which runs, in this order (default all four);
+#     also "patch" and "patch_plain": train/configs/cifar_patch.textproto
+#     (PATCH_M=3200 templates) with its mirror group / with no group, on the
+#     same split (docs/results/cifar.md, "Patch features")
 #   S=10000 R=50 S2=30000        first-layer frequencies, group draws, second layer
 #   SIGMA=1.0 SIGMA2=0.8         bandwidths of the first and second layer
 #   THREADS=0                    featurizing threads (0: all cores)
@@ -56,6 +59,7 @@ RUNS="${RUNS-rf lgika rf2 lgika2}"
 S="${S:-10000}"
 R="${R:-50}"
 S2="${S2:-30000}"
+PATCH_M="${PATCH_M:-3200}"
 SIGMA="${SIGMA:-1.0}"
 SIGMA2="${SIGMA2:-0.8}"
 THREADS="${THREADS:-0}"
@@ -73,6 +77,21 @@ HEADER="method,templates,r,second_layer_s2,sigma,sigma2,feature_dim,train_rows,t
 # description and any second layer / solver given.
 make_config() { # file shipped description s r sigma s2 sigma2
   local second=""
+  if [[ "$2" == cifar_patch.textproto ]]; then
+    # The patch encoder (s = its templates m; r = 2: each template and its
+    # mirror, r = 1: no group) on the same split as the other runs, solved
+    # by the dual (2·4·m features, more than the training rows).
+    sed -e "s|CIFAR10_DIR|$DATA|" -e "s|^description: .*|description: \"$3\"|" \
+      -e "s/^split {.*/split { per_class_train: 1500 validation: 1000 seed: 1 }/" \
+      -e "s/num_templates: [0-9]*/num_templates: $4/" \
+      -e "s/^  extend_lambda_grid: true/  extend_lambda_grid: true\n  ridge_solver: RIDGE_SOLVER_DUAL_BAND/" \
+      "$CONFIGS/$2" >"$1"
+    if (($5 == 1)); then
+      sed -i -e "s/^  group { dihedral .*/  group { identity { dim: 108 } }/" \
+        -e "s/^    num_templates: \(.*\)/    num_templates: \1\n    num_group_elements: 1/" "$1"
+    fi
+    return
+  fi
   if (($7 > 0)); then
     second="second_layer { num_features: $7 sigma: $8 seed: 13 }"
   fi
@@ -152,7 +171,9 @@ for what in $RUNS; do
     lgika) run "LGIKA-RF" cifar_lgika.textproto "$S" "$R" "$SIGMA" 0 0 ;;
     rf2) run "RF" cifar_rf.textproto "$S" 1 "$SIGMA" "$S2" "$SIGMA2" ;;
     lgika2) run "LGIKA-RF" cifar_lgika.textproto "$S" "$R" "$SIGMA" "$S2" "$SIGMA2" ;;
-    *) echo "RUNS: unknown run '$what' (rf, lgika, rf2, lgika2)" >&2; exit 2 ;;
+    patch) run "patch" cifar_patch.textproto "$PATCH_M" 2 0 0 0 ;;
+    patch_plain) run "patch" cifar_patch.textproto "$PATCH_M" 1 0 0 0 ;;
+    *) echo "RUNS: unknown run '$what' (rf, lgika, rf2, lgika2, patch, patch_plain)" >&2; exit 2 ;;
   esac
 done
 echo "wrote $CSV and the table of $OUT/cifar.md"
