@@ -53,6 +53,8 @@ if [[ $# -ne 1 || ! -d "$1" ]]; then
 fi
 DATA="$(cd "$1" && pwd)"
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+# shellcheck source=bench/repro/lib/time_v.sh
+source "$ROOT/bench/repro/lib/time_v.sh"
 BUILD="${BUILD:-$ROOT/build}"
 OUT="${OUT:-$ROOT/docs/results}"
 CONFIGS="$ROOT/train/configs"
@@ -127,9 +129,8 @@ run() { # method shipped-config s r sigma s2 sigma2
     tail -n 20 "$LOGS/$name.log" "$LOGS/$name.time" >&2
     return 1
   }
-  rss=$(awk -F': ' '/Maximum resident set size/ { printf "%.0f", $2 / 1024 }' "$LOGS/$name.time")
-  wall=$(awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, t, ":"); s = 0
-    for (i = 1; i <= n; ++i) s = 60 * s + t[i]; printf "%.1f", s }' "$LOGS/$name.time")
+  rss=$(time_v_rss_mib "$LOGS/$name.time")
+  wall=$(time_v_wall_s "$LOGS/$name.time")
   rep="$LOGS/models/$name/1/report.json"
   cp "$rep" "$LOGS/$name.report.json"
   row=$(jq -r --arg m "$1" --arg t "$3" --arg r "$4" --arg s2 "$6" --arg sg "$5" \

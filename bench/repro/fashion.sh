@@ -29,6 +29,8 @@
 # a row is keyed by method, s, r, law, s2 and σ2)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+# shellcheck source=bench/repro/lib/time_v.sh
+source "$ROOT/bench/repro/lib/time_v.sh"
 BUILD="${BUILD:-$ROOT/build}"
 OUT="${OUT:-$ROOT/docs/results}"
 CONFIGS="$ROOT/train/configs"
@@ -105,9 +107,8 @@ if [[ -n "${PAPER:-}" ]]; then
       >/dev/null 2>"$WORK/$name.log" || { cat "$WORK/$name.log" "$WORK/$name.time"; return 1; }
     local load1 rss wall
     load1=$(cut -d' ' -f1 /proc/loadavg)
-    rss=$(awk -F': ' '/Maximum resident set size/ { printf "%.0f", $2 / 1024 }' "$WORK/$name.time")
-    wall=$(awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, t, ":"); s = 0
-      for (i = 1; i <= n; ++i) s = 60 * s + t[i]; printf "%.1f", s }' "$WORK/$name.time")
+    rss=$(time_v_rss_mib "$WORK/$name.time")
+    wall=$(time_v_wall_s "$WORK/$name.time")
     rep="$WORK/models/$name/1/report.json"
     discrepancies "$name" "$cfg"
     row=$(jq -r --arg m "$1" --arg t "$2" --arg r "$3" --arg law "$4" --arg s2 "$5" \

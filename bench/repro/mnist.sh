@@ -32,6 +32,8 @@ set -euo pipefail
 MNIST_DIR="${1:?usage: bench/repro/mnist.sh MNIST_DIR}"
 MNIST_DIR="$(cd "$MNIST_DIR" && pwd)"
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+# shellcheck source=bench/repro/lib/time_v.sh
+source "$ROOT/bench/repro/lib/time_v.sh"
 BUILD="${BUILD:-$ROOT/build}"
 OUT="${OUT:-$ROOT/docs/results}"
 FIG2="${FIG2:-1}"
@@ -101,9 +103,8 @@ train() { # experiment config name csv-prefix
   /usr/bin/time -v -o "$WORK/$name.time" "$BUILD/bin/invariant-train" --config="$cfg" \
     --models="$WORK/models" --name="$name" --threads="$THREADS" >/dev/null 2>"$WORK/$name.log" ||
     { cat "$WORK/$name.log" "$WORK/$name.time" >&2; return 1; }
-  rss=$(awk -F': ' '/Maximum resident set size/ { printf "%.0f", $2 / 1024 }' "$WORK/$name.time")
-  wall=$(awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, t, ":"); s = 0
-    for (i = 1; i <= n; ++i) s = 60 * s + t[i]; printf "%.1f", s }' "$WORK/$name.time")
+  rss=$(time_v_rss_mib "$WORK/$name.time")
+  wall=$(time_v_wall_s "$WORK/$name.time")
   rep="$WORK/models/$name/1/report.json"
   row=$(jq -r --arg e "$exp" --arg p "$prefix" --arg w "$wall" --arg rss "$rss" --arg d "$date0" \
     '. as $rep | ([.validation_curve[] | select(.lambda == $rep.lambda) | .value] | first) as $val |
