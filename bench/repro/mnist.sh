@@ -79,7 +79,7 @@ declare -A FRESH=()
 run() {
   local exp=$1 method=$2 pc=$3 pool=$4 test=$5 pre=$6 enc=$7 second=$8 learn=$9
   shift 9
-  local m=$1 r=$2 n=$3 s=$4 kind=$5 s2=$6 note=$7
+  local m=$1 r=$2 n=$3 s=$4 kind=$5 s2=$6 note=${7//,/;} # a comma would split the CSV field
   local name="run$RANDOM$RANDOM" cfg
   cfg="$WORK/$name.textproto"
   cat >"$cfg" <<EOT

@@ -96,6 +96,32 @@ absl::StatusOr<int64_t> DrawBank(const v1::EncoderSpec& spec, const FloatMatrix&
   return bank.num_group_elements();
 }
 
+namespace {
+
+// A bundle's stored elements of a small finite group (a dihedral group's
+// turns and mirrors) must be elements of it: an action decodes its
+// parameters without checks, so a crafted row (a quarter turn of a
+// non-square image, NaN) would index outside the image. Larger enumerable
+// groups are not listed here (their enumeration costs more than a load).
+absl::Status CheckStoredElements(const GroupDistribution& q,
+                                 const std::vector<GroupElement>& elements) {
+  constexpr size_t kMaxListed = 4096;
+  if (!q.enumerable()) return absl::OkStatus();
+  const std::vector<GroupElement> all = q.Enumerate();
+  if (all.size() > kMaxListed) return absl::OkStatus();
+  for (size_t k = 0; k < elements.size(); ++k) {
+    bool found = false;
+    for (const GroupElement& g : all) found = found || g.params == elements[k].params;
+    if (!found) {
+      return absl::InvalidArgumentError(absl::StrCat("tensor '", kGroupElementsTensor, "' row ", k,
+                                                     " is not an element of ", q.name()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 // The projector over "encoder/bank" for m templates and r group elements,
 // honouring the group's placement.
 absl::StatusOr<Projector> LoadProjector(const v1::EncoderSpec& spec, int64_t d, int64_t m,
@@ -122,6 +148,7 @@ absl::StatusOr<Projector> LoadProjector(const v1::EncoderSpec& spec, int64_t d, 
     for (int64_t k = 0; k < r; ++k) {
       elements[static_cast<size_t>(k)].params.assign(table.row(k), table.row(k) + table.cols());
     }
+    RETURN_IF_ERROR(CheckStoredElements(*shared, elements));
     return Projector::OverInputOrbit(std::move(templates), std::move(shared), elements,
                                      ToBankDtype(spec));
   }

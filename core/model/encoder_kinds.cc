@@ -69,6 +69,9 @@ absl::Status DrawCdf(v1::EncoderSpec& spec, const EncoderTrainingData& data, Mod
 absl::StatusOr<std::shared_ptr<const Encoder>> LoadCdf(const v1::EncoderSpec& spec, int64_t d,
                                                        const ModelTensors& t) {
   const v1::CdfParams& p = spec.cdf();
+  if (p.pooling() == v1::POOLING_CDF) {  // a loaded manifest: 2n + 1 features per template
+    RETURN_IF_ERROR(CheckFieldRange("encoder.cdf.num_bins", p.num_bins(), 1, 1000));
+  }
   ASSIGN_OR_RETURN(Projector projector,
                    LoadProjector(spec, d, p.num_templates(), p.num_group_elements(), t));
   CdfOptions o;

@@ -94,6 +94,14 @@ absl::StatusOr<PatchGeometry> PatchGeometryOf(const v1::EncoderSpec& spec, int64
                      ">= 1) for a patch encoder, got [",
                      absl::StrJoin(shape, ", "), "]"));
   }
+  // Bounded before any product (a crafted manifest must not overflow
+  // H·W·C): the image group's limits (group_factory.cc).
+  RETURN_IF_ERROR(
+      CheckFieldRange("encoder.input_shape[0] (H)", static_cast<double>(shape[0]), 1, 16384));
+  RETURN_IF_ERROR(
+      CheckFieldRange("encoder.input_shape[1] (W)", static_cast<double>(shape[1]), 1, 16384));
+  RETURN_IF_ERROR(
+      CheckFieldRange("encoder.input_shape[2] (C)", static_cast<double>(shape[2]), 1, 64));
   PatchGeometry g;
   g.height = shape[0];
   g.width = shape[1];
@@ -126,6 +134,8 @@ absl::StatusOr<PatchOptions> PatchOptionsOf(const v1::EncoderSpec& spec, int64_t
       break;
     case v1::PatchParams::RESPONSE_CDF:
       o.response = PatchResponse::kCdf;
+      // Checked here too, for a loaded manifest: 2n + 1 responses per template.
+      RETURN_IF_ERROR(CheckFieldRange("encoder.patch.num_bins", p.num_bins(), 1, 1000));
       break;
     case v1::PatchParams::RESPONSE_THRESHOLD:
       o.response = PatchResponse::kThreshold;

@@ -19,10 +19,10 @@ namespace invariant::train {
 namespace {
 
 // Per-coordinate mean and standard deviation of the training rows. With
-// per_channel, the statistics of each channel (the last axis of
-// `input_shape`, channels last) pooled over every pixel, repeated at every
-// coordinate of that channel: a block of n rows of d values is n·d/C rows of
-// the C channels.
+// per_channel, the statistics of each channel (the last axis of an
+// `input_shape` [H, W, C], channels last; [H, W] is one channel) pooled over
+// every pixel, repeated at every coordinate of that channel: a block of n
+// rows of d values is n·d/C rows of the C channels.
 absl::Status FitPreprocess(const v1::Preprocess& pre, absl::Span<const int64_t> input_shape,
                            DataPlan& plan, int64_t block_rows, ModelTensors& t) {
   const int64_t d = plan.schema.dim;
@@ -32,7 +32,15 @@ absl::Status FitPreprocess(const v1::Preprocess& pre, absl::Span<const int64_t> 
       return absl::InvalidArgumentError(
           "preprocess.per_channel needs preprocess.center or preprocess.scale");
     }
-    channels = input_shape.empty() ? 0 : input_shape.back();
+    // An image: [H, W, C] (channels last) or [H, W] (one channel, as the
+    // schema of grey images has it); any other shape has no channels.
+    if (input_shape.size() != 2 && input_shape.size() != 3) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "preprocess.per_channel needs an image shape [H, W, C] or [H, W] (encoder.input_shape "
+          "or the data's), got one of ",
+          input_shape.size(), " axes"));
+    }
+    channels = input_shape.size() == 3 ? input_shape.back() : 1;
     if (channels < 1 || d % channels != 0) {
       return absl::InvalidArgumentError(absl::StrCat(
           "preprocess.per_channel needs an encoder.input_shape whose last axis (the channels) "

@@ -449,6 +449,13 @@ TEST(CifarTest, PerChannelNeedsCenteringOrScalingAndChannels) {
   five.mutable_encoder()->mutable_group()->mutable_identity()->set_dim(3072);
   for (int64_t s : {32, 96, 5}) five.mutable_encoder()->add_input_shape(s);
   expect_refused(five, "divides the input_dim 3072, got 5");
+  // A flat shape has no channels (it was read as 3072 "channels" of one
+  // value each, per-coordinate statistics under another name).
+  v1::TrainConfig flat = *base;
+  flat.mutable_preprocess()->set_per_channel(true);
+  flat.mutable_encoder()->mutable_group()->mutable_identity()->set_dim(3072);
+  flat.mutable_encoder()->add_input_shape(3072);
+  expect_refused(flat, "needs an image shape [H, W, C] or [H, W]");
 }
 
 // The shipped CIFAR-10 configs (bench/repro/cifar.sh's) parse once the data

@@ -233,5 +233,71 @@ TEST(PatchKindTest, RandomTemplatesWithoutWhiteningReadNoTrainingImages) {
               HasSubstr("input_dim is 189"));
 }
 
+// A loaded manifest is checked as a training config is, before anything is
+// sized from it: a crafted input_shape whose product wraps around to
+// input_dim, a CDF with 2³¹ − 1 bins, a stored mirror group element that is
+// not one (a quarter turn of a flips-only group).
+TEST(PatchKindTest, ACraftedManifestIsRefusedNamingTheField) {
+  const int64_t n = 40;
+  const testing::BarImageSet images = BarImages(n, 3);
+  int calls = 0;
+  auto model = DrawModel(PatchSpec(), images.x, n, &calls);
+  ASSERT_TRUE(model.ok()) << model.status();
+  const ModelTensors& t = (*model)->tensors();
+
+  v1::Manifest wrapped = (*model)->manifest();
+  wrapped.mutable_encoder()->clear_input_shape();
+  for (int64_t side : {int64_t{16}, (int64_t{1} << 60) + 49, int64_t{1}}) {
+    wrapped.mutable_encoder()->add_input_shape(side);
+  }
+  EXPECT_THAT(std::string(Model::Assemble(wrapped, t).status().message()),
+              HasSubstr("encoder.input_shape[1] (W) must be in [1, 16384]"));
+
+  v1::Manifest bins = (*model)->manifest();
+  bins.mutable_encoder()->mutable_patch()->set_response(v1::PatchParams::RESPONSE_CDF);
+  bins.mutable_encoder()->mutable_patch()->set_num_bins(2147483647);
+  EXPECT_THAT(std::string(Model::Assemble(bins, t).status().message()),
+              HasSubstr("encoder.patch.num_bins must be in [1, 1000]"));
+}
+
+TEST(PatchKindTest, StoredElementsOfAFiniteGroupMustBeItsElements) {
+  // An input-placement CDF model over the mirror group of 4 × 6 images
+  // (not square: a quarter turn has no meaning), with its two elements
+  // stored; a quarter turn in their place is refused.
+  v1::EncoderSpec spec;
+  spec.mutable_cdf()->set_num_templates(3);
+  spec.mutable_cdf()->set_num_bins(2);
+  spec.mutable_cdf()->set_template_kind(v1::TEMPLATE_SPHERE);
+  v1::DihedralGroup* g = spec.mutable_group()->mutable_dihedral();
+  g->set_height(4);
+  g->set_width(6);
+  g->set_channels(1);
+  g->set_flips(true);
+  spec.mutable_group()->set_enumerate(true);
+  spec.mutable_group()->set_placement(v1::GroupSpec::PLACEMENT_INPUT);
+  spec.set_seed(5);
+  ASSERT_TRUE(Validate(spec).ok()) << Validate(spec);
+  EncoderTrainingData data;
+  data.input_dim = 24;
+  data.train_rows = 10;
+  ModelTensors t;
+  const absl::StatusOr<const EncoderKind*> kind = FindEncoderKind(spec, "encoder");
+  ASSERT_TRUE(kind.ok());
+  ASSERT_TRUE((*kind)->draw(spec, data, t).ok());
+  ASSERT_EQ(t.f64.count("encoder/group_elements"), 1u);
+  v1::Manifest manifest;
+  manifest.set_format_version(1);
+  manifest.set_model_name("mirror");
+  manifest.set_version(1);
+  manifest.set_input_dim(24);
+  *manifest.mutable_encoder() = spec;
+  ASSERT_TRUE(Model::Assemble(manifest, t).ok()) << Model::Assemble(manifest, t).status();
+  DoubleMatrix& elements = t.f64.at("encoder/group_elements");
+  ASSERT_EQ(elements.rows(), 2);
+  elements.mutable_row(1)[0] = 1;  // a quarter turn
+  EXPECT_THAT(std::string(Model::Assemble(manifest, t).status().message()),
+              HasSubstr("tensor 'encoder/group_elements' row 1 is not an element of"));
+}
+
 }  // namespace
 }  // namespace invariant
