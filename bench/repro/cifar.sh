@@ -53,8 +53,8 @@ if [[ $# -ne 1 || ! -d "$1" ]]; then
 fi
 DATA="$(cd "$1" && pwd)"
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
-# shellcheck source=bench/repro/lib/time_v.sh
-source "$ROOT/bench/repro/lib/time_v.sh"
+# shellcheck source=bench/repro/lib/timed_train.sh
+source "$ROOT/bench/repro/lib/timed_train.sh"
 BUILD="${BUILD:-$ROOT/build}"
 OUT="${OUT:-$ROOT/docs/results}"
 CONFIGS="$ROOT/train/configs"
@@ -119,20 +119,7 @@ run() { # method shipped-config s r sigma s2 sigma2
       sleep 30
     done
   fi
-  load0=$(cut -d' ' -f1 /proc/loadavg)
-  date0=$(date -u +%Y-%m-%dT%H:%MZ)
-  echo "[$date0] $1 s=$3 r=$4 σ=$5 s2=$6 σ2=$7 (load $load0), log $LOGS/$name.log" >&2
-  rm -rf "$LOGS/models/$name"
-  /usr/bin/time -v -o "$LOGS/$name.time" "$BUILD/bin/invariant-train" --config="$cfg" \
-    --models="$LOGS/models" --name="$name" --threads="$THREADS" \
-    >"$LOGS/$name.out" 2>"$LOGS/$name.log" || {
-    tail -n 20 "$LOGS/$name.log" "$LOGS/$name.time" >&2
-    return 1
-  }
-  rss=$(time_v_rss_mib "$LOGS/$name.time")
-  wall=$(time_v_wall_s "$LOGS/$name.time")
-  rep="$LOGS/models/$name/1/report.json"
-  cp "$rep" "$LOGS/$name.report.json"
+  timed_train "$name" "$cfg" "$LOGS/models" "$LOGS" "$1 s=$3 r=$4 σ=$5 s2=$6 σ2=$7" || return 1
   row=$(jq -r --arg m "$1" --arg t "$3" --arg r "$4" --arg s2 "$6" --arg sg "$5" \
     --arg sg2 "$( (($6 > 0)) && echo "$7" || echo "")" --arg wall "$wall" --arg rss "$rss" \
     --arg th "$THREADS" --arg l0 "$load0" --arg d "$date0" \

@@ -29,8 +29,8 @@
 # a row is keyed by method, s, r, law, s2 and σ2)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
-# shellcheck source=bench/repro/lib/time_v.sh
-source "$ROOT/bench/repro/lib/time_v.sh"
+# shellcheck source=bench/repro/lib/timed_train.sh
+source "$ROOT/bench/repro/lib/timed_train.sh"
 BUILD="${BUILD:-$ROOT/build}"
 OUT="${OUT:-$ROOT/docs/results}"
 CONFIGS="$ROOT/train/configs"

@@ -32,8 +32,8 @@ set -euo pipefail
 MNIST_DIR="${1:?usage: bench/repro/mnist.sh MNIST_DIR}"
 MNIST_DIR="$(cd "$MNIST_DIR" && pwd)"
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
-# shellcheck source=bench/repro/lib/time_v.sh
-source "$ROOT/bench/repro/lib/time_v.sh"
+# shellcheck source=bench/repro/lib/timed_train.sh
+source "$ROOT/bench/repro/lib/timed_train.sh"
 BUILD="${BUILD:-$ROOT/build}"
 OUT="${OUT:-$ROOT/docs/results}"
 FIG2="${FIG2:-1}"
@@ -97,15 +97,8 @@ EOT
 }
 
 train() { # experiment config name csv-prefix
-  local exp=$1 cfg=$2 name=$3 prefix=$4 date0 rss wall rep row
-  date0=$(date -u +%Y-%m-%dT%H:%MZ)
-  echo "[$date0] $exp: $prefix" >&2
-  /usr/bin/time -v -o "$WORK/$name.time" "$BUILD/bin/invariant-train" --config="$cfg" \
-    --models="$WORK/models" --name="$name" --threads="$THREADS" >/dev/null 2>"$WORK/$name.log" ||
-    { cat "$WORK/$name.log" "$WORK/$name.time" >&2; return 1; }
-  rss=$(time_v_rss_mib "$WORK/$name.time")
-  wall=$(time_v_wall_s "$WORK/$name.time")
-  rep="$WORK/models/$name/1/report.json"
+  local exp=$1 cfg=$2 name=$3 prefix=$4 load0 date0 rss wall rep row
+  timed_train "$name" "$cfg" "$WORK/models" "$WORK" "$exp: $prefix" || return 1
   row=$(jq -r --arg e "$exp" --arg p "$prefix" --arg w "$wall" --arg rss "$rss" --arg d "$date0" \
     '. as $rep | ([.validation_curve[] | select(.lambda == $rep.lambda) | .value] | first) as $val |
      [$e, $p, .feature_dim, .test.accuracy, $val, .lambda, .seconds.featurize, .seconds.solve,

@@ -42,8 +42,8 @@ if [[ $# -ne 1 || ! -d "$1" ]]; then
 fi
 MNIST_DIR="$(cd "$1" && pwd)"
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
-# shellcheck source=bench/repro/lib/time_v.sh
-source "$ROOT/bench/repro/lib/time_v.sh"
+# shellcheck source=bench/repro/lib/timed_train.sh
+source "$ROOT/bench/repro/lib/timed_train.sh"
 BUILD="${BUILD:-$ROOT/build}"
 OUT="${OUT:-$ROOT/docs/results}"
 RUNS="${RUNS-mroueh rotmnist rotfashion}"
@@ -73,20 +73,7 @@ train() {
   local exp=$1 label=$2 cfg=$3 mid=$4 name load0 date0 rss wall rep row
   name="$(echo "$exp-$label" | tr -c 'A-Za-z0-9_.\n-' '_')"
   cp "$cfg" "$LOGS/$name.textproto"
-  load0=$(cut -d' ' -f1 /proc/loadavg)
-  date0=$(date -u +%Y-%m-%dT%H:%MZ)
-  echo "[$date0] $exp / $label (load $load0)" >&2
-  rm -rf "$WORK/models/$name"
-  /usr/bin/time -v -o "$LOGS/$name.time" "$BUILD/bin/invariant-train" --config="$cfg" \
-    --models="$WORK/models" --name="$name" --threads="$THREADS" \
-    >"$LOGS/$name.out" 2>"$LOGS/$name.log" || {
-    tail -n 20 "$LOGS/$name.log" "$LOGS/$name.time" >&2
-    return 1
-  }
-  rss=$(time_v_rss_mib "$LOGS/$name.time")
-  wall=$(time_v_wall_s "$LOGS/$name.time")
-  rep="$WORK/models/$name/1/report.json"
-  cp "$rep" "$LOGS/$name.report.json"
+  timed_train "$name" "$cfg" "$WORK/models" "$LOGS" "$exp / $label" || return 1
   row=$(jq -r --arg e "$exp" --arg l "$label" --arg mid "$mid" --arg w "$wall" --arg rss "$rss" \
     --arg l0 "$load0" --arg d "$date0" \
     '. as $rep | ([.validation_curve[] | select(.lambda == $rep.lambda) | .value] | first) as $val |

@@ -18,6 +18,11 @@
 namespace invariant {
 namespace {
 
+// f: the responses of one template (2n + 1 CDF steps, else two).
+int64_t ResponsesPerTemplate(const PatchOptions& o) {
+  return o.response == PatchResponse::kCdf ? 2 * int64_t{o.num_bins} + 1 : 2;
+}
+
 // Positions projected together: their patches (≤ 48 × k²C floats) and their
 // projections onto one template block stay in L1/L2.
 constexpr int64_t kPositionChunk = 48;
@@ -135,28 +140,17 @@ void FinishRegion(const ResponseKernel& rk, const TaskScratch& s, int64_t region
   const int64_t r = rk.r;
   const int64_t cols = nt * r;
   const double denom = static_cast<double>(r) * static_cast<double>(count);
-  if (rk.kind == PatchResponse::kCdf) {
-    // The counts are integers, exact in double: the fraction of the r·count
-    // projections at or below each threshold.
-    for (int64_t c = 0; c < rk.f; ++c) {
-      const double* a = s.acc.data() + (region_slot * rk.f + c) * cols;
-      float* o = dst + (region * rk.f + c) * m + j0;
-      for (int64_t jj = 0; jj < nt; ++jj) {
-        double count_below = 0.0;
-        for (int64_t k = 0; k < r; ++k) count_below += a[jj * r + k];
-        o[jj] = static_cast<float>(count_below / denom);
-      }
-    }
-    return;
-  }
   const double scale = rk.output_scale / denom;
+  // kCdf sums integer counts (exact in double) and divides them: the
+  // fraction of the r·count projections at or below each threshold.
+  const bool fraction = rk.kind == PatchResponse::kCdf;
   for (int64_t c = 0; c < rk.f; ++c) {
     const double* a = s.acc.data() + (region_slot * rk.f + c) * cols;
     float* o = dst + (region * rk.f + c) * m + j0;
     for (int64_t jj = 0; jj < nt; ++jj) {
       double sum = 0.0;
       for (int64_t k = 0; k < r; ++k) sum += a[jj * r + k];
-      o[jj] = static_cast<float>(sum * scale);
+      o[jj] = static_cast<float>(fraction ? sum / denom : sum * scale);
     }
   }
 }
@@ -306,18 +300,28 @@ absl::StatusOr<std::unique_ptr<PatchEncoder>> PatchEncoder::Create(const PatchOp
 
 PatchEncoder::PatchEncoder(const PatchOptions& options, Projector projector,
                            std::vector<float> bias)
-    : Encoder(
-          options.geometry.image_dim(),
-          options.geometry.num_regions() *
-              (options.response == PatchResponse::kCdf ? 2 * int64_t{options.num_bins} + 1 : 2) *
-              projector.num_templates()),
+    : Encoder(options.geometry.image_dim(), options.geometry.num_regions() *
+                                                ResponsesPerTemplate(options) *
+                                                projector.num_templates()),
       options_(options),
       projector_(std::move(projector)),
-      bias_(std::move(bias)) {}
-
-int64_t PatchEncoder::responses_per_template() const {
-  return options_.response == PatchResponse::kCdf ? 2 * int64_t{options_.num_bins} + 1 : 2;
+      bias_(std::move(bias)),
+      region_of_(static_cast<size_t>(options.geometry.num_positions())),
+      region_count_(static_cast<size_t>(options.geometry.num_regions()), 0) {
+  if (options_.response == PatchResponse::kCdf) {
+    thresholds_ = CdfThresholds(options_.num_bins, options_.range);
+  }
+  const PatchGeometry& g = options_.geometry;
+  for (int64_t a = 0; a < g.positions_y(); ++a) {
+    for (int64_t b = 0; b < g.positions_x(); ++b) {
+      const int64_t rho = g.RegionOf(a, b);
+      region_of_[static_cast<size_t>(a * g.positions_x() + b)] = static_cast<int32_t>(rho);
+      ++region_count_[static_cast<size_t>(rho)];
+    }
+  }
 }
+
+int64_t PatchEncoder::responses_per_template() const { return ResponsesPerTemplate(options_); }
 
 int64_t PatchEncoder::patch_features() const {
   return responses_per_template() * projector_.num_templates();
@@ -335,7 +339,7 @@ ResponseKernel MakeKernel(const PatchOptions& o, const Projector& projector,
   ResponseKernel rk;
   rk.kind = o.response;
   rk.r = projector.num_group_elements();
-  rk.f = o.response == PatchResponse::kCdf ? 2 * int64_t{o.num_bins} + 1 : 2;
+  rk.f = ResponsesPerTemplate(o);
   rk.alpha = static_cast<float>(o.threshold);
   rk.output_scale = o.response == PatchResponse::kFourier
                         ? 1.0 / std::sqrt(static_cast<double>(projector.num_templates()))
@@ -370,20 +374,7 @@ void PatchEncoder::Encode(int64_t n, const float* x, float* out) const {
   const int64_t positions = g.num_positions();
   const int64_t regions = g.num_regions();
   const int64_t width = d_out();
-  const std::vector<float> thresholds = options_.response == PatchResponse::kCdf
-                                            ? CdfThresholds(options_.num_bins, options_.range)
-                                            : std::vector<float>();
-  const ResponseKernel rk = MakeKernel(options_, projector_, thresholds);
-  // The region of every position, and how many positions each region has.
-  std::vector<int32_t> region_of(static_cast<size_t>(positions));
-  std::vector<int64_t> count(static_cast<size_t>(regions), 0);
-  for (int64_t a = 0; a < g.positions_y(); ++a) {
-    for (int64_t b = 0; b < g.positions_x(); ++b) {
-      const int64_t rho = g.RegionOf(a, b);
-      region_of[static_cast<size_t>(a * g.positions_x() + b)] = static_cast<int32_t>(rho);
-      ++count[static_cast<size_t>(rho)];
-    }
-  }
+  const ResponseKernel rk = MakeKernel(options_, projector_, thresholds_);
   const TaskGrid grid(rk, m, n, regions);
   const PackedBank& bank = projector_.packed();
   const patch_internal::RowKernels& kernels = patch_internal::ActiveRowKernels();
@@ -428,13 +419,14 @@ void PatchEncoder::Encode(int64_t n, const float* x, float* out) const {
       for (int64_t p0 = 0; p0 < positions; p0 += chunk) {
         const int64_t pc = std::min(chunk, positions - p0);
         PackedDot(bank, pc, image_patches + p0 * d, d, j0 * r, j0 * r + cols, s.tile.data(), cols);
-        const int32_t* chunk_regions = region_of.data() + p0;
+        const int32_t* chunk_regions = region_of_.data() + p0;
         AccumulateRows(rk, kernels, pc, cols, s, [chunk_regions](int64_t q) {
           return static_cast<int64_t>(chunk_regions[q]);
         });
       }
       for (int64_t rho = 0; rho < regions; ++rho) {
-        FinishRegion(rk, s, rho, rho, count[static_cast<size_t>(rho)], m, j0, nt, out + i * width);
+        FinishRegion(rk, s, rho, rho, region_count_[static_cast<size_t>(rho)], m, j0, nt,
+                     out + i * width);
       }
     }
   });
@@ -446,10 +438,7 @@ void PatchEncoder::EncodePatches(int64_t n, const float* patches, float* out) co
   const int64_t r = projector_.num_group_elements();
   const int64_t d = options_.geometry.patch_dim();
   const int64_t width = patch_features();
-  const std::vector<float> thresholds = options_.response == PatchResponse::kCdf
-                                            ? CdfThresholds(options_.num_bins, options_.range)
-                                            : std::vector<float>();
-  const ResponseKernel rk = MakeKernel(options_, projector_, thresholds);
+  const ResponseKernel rk = MakeKernel(options_, projector_, thresholds_);
   // Row blocks of ≤ kPositionChunk patches, each patch its own region.
   const int64_t chunk = std::min(kPositionChunk, n);
   const int64_t row_blocks = (n + chunk - 1) / chunk;

@@ -55,9 +55,9 @@ namespace invariant {
 
 // Where the patches of an image are and how they are pooled.
 struct PatchGeometry {
-  int64_t height = 0;  // H
-  int64_t width = 0;   // W
-  int64_t channels = 0;  // C
+  int64_t height = 0;      // H
+  int64_t width = 0;       // W
+  int64_t channels = 0;    // C
   int64_t patch_size = 0;  // k
   int64_t stride = 1;      // s
   int64_t pool_grid = 1;   // G
@@ -92,8 +92,8 @@ enum class PatchResponse { kFourier = 1, kCdf = 2, kThreshold = 3 };
 struct PatchOptions {
   PatchGeometry geometry;
   PatchResponse response = PatchResponse::kThreshold;
-  int num_bins = 0;        // kCdf: n
-  double range = 1.0;      // kCdf
+  int num_bins = 0;         // kCdf: n
+  double range = 1.0;       // kCdf
   double threshold = 0.25;  // kThreshold: α
   bool normalize_patches = false;
   double contrast_epsilon = 1e-3;
@@ -130,6 +130,10 @@ class PatchEncoder final : public Encoder {
   PatchOptions options_;
   Projector projector_;
   std::vector<float> bias_;
+  // Fixed by the options, computed once here rather than per call:
+  std::vector<float> thresholds_;      // kCdf: the 2n + 1 thresholds range·i/n
+  std::vector<int32_t> region_of_;     // the region of every position, row-major
+  std::vector<int64_t> region_count_;  // positions per region
 };
 
 }  // namespace invariant
