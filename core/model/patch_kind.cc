@@ -9,6 +9,8 @@
 #include "absl/strings/str_join.h"
 #include "core/base/random.h"
 #include "core/base/status_macros.h"
+#include "core/encoders/orbit_average_encoder.h"
+#include "core/encoders/orbit_operator.h"
 #include "core/encoders/patch_statistics.h"
 #include "core/encoders/projector.h"
 #include "core/encoders/templates.h"
@@ -43,6 +45,36 @@ absl::Status CheckPatchGroup(const v1::EncoderSpec& spec, int64_t patch_dim) {
         (*q)->action().dim()));
   }
   return absl::OkStatus();
+}
+
+// The elements of encoder.patch.image_group: every turn and mirror of a
+// dihedral group of the whole image (a group, so the average over them is
+// invariant); INVALID_ARGUMENT naming the field otherwise.
+absl::StatusOr<std::vector<GroupElement>> ImageGroupElements(
+    const v1::EncoderSpec& spec, int64_t image_dim, std::unique_ptr<GroupDistribution>& q) {
+  const v1::GroupSpec& group = spec.patch().image_group();
+  if (!group.has_dihedral() || !group.enumerate()) {
+    return absl::InvalidArgumentError(
+        "encoder.patch.image_group must be a dihedral group of the image with enumerate: true "
+        "(every element is averaged over)");
+  }
+  if (group.placement() == v1::GroupSpec::PLACEMENT_TEMPLATES) {
+    return absl::InvalidArgumentError(
+        "encoder.patch.image_group acts on the input image: placement must be PLACEMENT_AUTO or "
+        "PLACEMENT_INPUT, got PLACEMENT_TEMPLATES");
+  }
+  absl::StatusOr<std::unique_ptr<GroupDistribution>> made = MakeGroupDistribution(group);
+  if (!made.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("encoder.patch.image_group: ", made.status().message()));
+  }
+  q = *std::move(made);
+  if (q->action().dim() != image_dim) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "encoder.patch.image_group must act on the whole image (H·W·C = ", image_dim,
+        " values), but ", q->name(), " acts on vectors of length ", q->action().dim()));
+  }
+  return q->Enumerate();
 }
 
 // Rows scaled to unit length (zero rows stay zero).
@@ -222,6 +254,10 @@ absl::Status ValidatePatchConfig(v1::EncoderSpec& e) {
   const double least = p.template_kind() == v1::TEMPLATE_DATA ? std::max(2, p.num_templates()) : 2;
   RETURN_IF_ERROR(
       CheckFieldRange("encoder.patch.statistics_patches", p.statistics_patches(), least, 1e7));
+  if (p.has_image_group()) {
+    std::unique_ptr<GroupDistribution> q;
+    RETURN_IF_ERROR(ImageGroupElements(e, g.image_dim(), q).status());
+  }
   return CheckPatchGroup(e, g.patch_dim());
 }
 
@@ -300,7 +336,14 @@ absl::StatusOr<std::shared_ptr<const Encoder>> LoadPatchKind(const v1::EncoderSp
                                                              const ModelTensors& t) {
   ASSIGN_OR_RETURN(std::shared_ptr<const PatchEncoder> encoder,
                    LoadPatchEncoder(spec, input_dim, t));
-  return std::shared_ptr<const Encoder>(std::move(encoder));
+  if (!spec.patch().has_image_group()) return std::shared_ptr<const Encoder>(std::move(encoder));
+  std::unique_ptr<GroupDistribution> q;
+  ASSIGN_OR_RETURN(std::vector<GroupElement> elements,
+                   ImageGroupElements(spec, encoder->options().geometry.image_dim(), q));
+  ASSIGN_OR_RETURN(OrbitOperator orbit, OrbitOperator::Build(q->action(), elements));
+  ASSIGN_OR_RETURN(std::unique_ptr<OrbitAverageEncoder> averaged,
+                   OrbitAverageEncoder::Create(std::move(encoder), std::move(orbit)));
+  return std::shared_ptr<const Encoder>(std::move(averaged));
 }
 
 }  // namespace invariant

@@ -11,7 +11,11 @@
 // contrast_epsilon 1e-3, whitening_epsilon 0.1, statistics_patches 100000;
 // FOURIER and GAUSSIAN templates need sigma > 0; CDF needs num_bins (range
 // 1 by default). encoder.group, when set, must act on k·k·C vectors with
-// placement TEMPLATES (or AUTO resolving to it). Errors are
+// placement TEMPLATES (or AUTO resolving to it). encoder.patch.image_group,
+// when set, must be a dihedral group of the H × W × C image, enumerated,
+// placement not TEMPLATES; the loaded encoder is then the patch encoder
+// averaged over its (at most 8) elements' images (OrbitAverageEncoder), the
+// elements rebuilt from the spec, never stored. Errors are
 // INVALID_ARGUMENT naming the field, e.g. "encoder.patch.patch_size must be
 // in [1, 32], got 40".
 //
@@ -68,7 +72,8 @@ absl::StatusOr<std::shared_ptr<const Encoder>> LoadPatchKind(const v1::EncoderSp
                                                              int64_t input_dim,
                                                              const ModelTensors& tensors);
 
-// The patch encoder over a bundle's tensors, typed (for the certificate).
+// The patch encoder over a bundle's tensors, typed (for the certificate;
+// without the average over encoder.patch.image_group).
 absl::StatusOr<std::shared_ptr<const PatchEncoder>> LoadPatchEncoder(const v1::EncoderSpec& spec,
                                                                      int64_t input_dim,
                                                                      const ModelTensors& tensors);

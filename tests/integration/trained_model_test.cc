@@ -185,8 +185,9 @@ TEST_F(TrainedModelTest, ATrainedModelOfSoundAnswersItsWavFilesAsTheBundleDoes) 
 // Patch features (docs/math.md §10) of 8 × 8 × 3 images: trained by
 // invariant-train from a CSV file, served by invariant-server, the same bits
 // as the bundle loaded in process, for images of the training kind and for
-// arbitrary rows; the metadata describes the patch encoder and its
-// certificate on patches.
+// arbitrary rows, with the features averaged over the image's mirror
+// (encoder.patch.image_group); the metadata describes the patch encoder and
+// its certificate on patches.
 TEST_F(TrainedModelTest, APatchModelIsServedAsItComputesInProcess) {
   const std::string csv = (dir_ / "bars.csv").string();
   invariant::testing::WriteBarImagesCsv(csv, 240, 5);
@@ -203,6 +204,10 @@ TEST_F(TrainedModelTest, APatchModelIsServedAsItComputesInProcess) {
             whiten: true
             kmeans_iterations: 2
             statistics_patches: 2000
+            image_group {
+              dihedral { height: 8 width: 8 channels: 3 flips: true }
+              enumerate: true
+            }
           }
           group {
             dihedral { height: 3 width: 3 channels: 3 flips: true }
@@ -250,6 +255,7 @@ TEST_F(TrainedModelTest, APatchModelIsServedAsItComputesInProcess) {
   EXPECT_EQ(meta.encoder().patch().num_templates(), 12);
   EXPECT_EQ(meta.encoder().patch().num_group_elements(), 2);
   EXPECT_TRUE(meta.encoder().group().has_dihedral());
+  EXPECT_EQ(meta.encoder().patch().image_group().dihedral().width(), 8);
   EXPECT_EQ(meta.feature_dim(), 4 * 2 * 12);
   EXPECT_TRUE(meta.certificate().exhaustive());
   EXPECT_LT(meta.certificate().max_discrepancy(), 1e-5);

@@ -162,6 +162,11 @@ TEST(ModelMetadataTest, ConversionKeepsTheWireBytesOfEveryMirroredField) {
   pp->set_whiten(true);
   pp->set_whitening_epsilon(0.1);
   pp->set_statistics_patches(100000);
+  pp->mutable_image_group()->mutable_dihedral()->set_height(32);
+  pp->mutable_image_group()->mutable_dihedral()->set_width(32);
+  pp->mutable_image_group()->mutable_dihedral()->set_channels(3);
+  pp->mutable_image_group()->mutable_dihedral()->set_flips(true);
+  pp->mutable_image_group()->set_enumerate(true);
   pe->mutable_group()->mutable_dihedral()->set_height(6);
   pe->mutable_group()->mutable_dihedral()->set_width(6);
   pe->mutable_group()->mutable_dihedral()->set_channels(3);

@@ -2,7 +2,8 @@
 // colour images (tests/unit/train/synthetic_images.h) learns the task, is
 // certified exactly invariant on patches against its enumerated mirror
 // group and nearly invariant against shifts of the whole image, sharded runs
-// give the model of one run, and the image shape is checked against the data.
+// give the model of one run, an average over the image's mirror is exactly
+// mirror-invariant, and the image shape is checked against the data.
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -129,6 +130,40 @@ TEST(PatchTrainTest, LearnsTheBarsAndIsCertifiedOnPatchesAndOnImageShifts) {
   EXPECT_THAT(refused.status().message(),
               HasSubstr("certificate.group acts on vectors of length 10, but the model's inputs "
                         "have 192 values and its patches 27"));
+}
+
+// encoder.patch.image_group: the features averaged over the image and its
+// mirror. The run learns the bars, and its certificate against the mirror
+// of the whole image (an exact pixel permutation, enumerated) is exactly 0:
+// the features of x and of its mirror are the same two vectors summed.
+TEST(PatchTrainTest, AnImageGroupRunIsExactlyInvariantToIt) {
+  TempDir dir;
+  const std::string config = absl::StrReplaceAll(
+      PatchConfig(dir),
+      {{"group {\n      dihedral { height: 3 width: 3 channels: 3 flips: true }\n      enumerate: "
+        "true\n    }",
+        "group { identity { dim: 27 } }"},
+       {"pool_grid: 1",
+        "pool_grid: 2 num_group_elements: 1 image_group { dihedral { height: 8 width: 8 "
+        "channels: 3 flips: true } enumerate: true }"},
+       {"certificate { num_points: 60 }",
+        "certificate { num_points: 60 group { dihedral { height: 8 width: 8 channels: 3 flips: "
+        "true } enumerate: true } }"}});
+  ASSERT_NE(config.find("image_group"), std::string::npos);
+  ASSERT_NE(config.find("identity { dim: 27 }"), std::string::npos);
+  absl::StatusOr<std::string> out = RunTraining(RunOptions(dir, config, "mirrored"));
+  ASSERT_TRUE(out.ok()) << out.status();
+  std::shared_ptr<const Model> model = LoadVersion(*out);
+  ASSERT_NE(model, nullptr);
+  const v1::Manifest& m = model->manifest();
+  EXPECT_TRUE(m.encoder().patch().image_group().has_dihedral());
+  EXPECT_EQ(m.feature_dim(), 4 * 2 * 16);
+  EXPECT_GT(m.metrics().at("test_accuracy"), 0.8);
+  const v1::InvarianceCertificate& c = m.certificate();
+  EXPECT_TRUE(c.exhaustive());
+  EXPECT_EQ(c.num_group_elements(), 2);
+  EXPECT_EQ(c.max_discrepancy(), 0.0);
+  EXPECT_GT(c.mean_pairwise_difference(), 1e-2);
 }
 
 TEST(PatchTrainTest, ShardsThenReduceGiveTheModelOfOneRun) {
