@@ -254,6 +254,14 @@ absl::Status ValidatePatchConfig(v1::EncoderSpec& e) {
   const double least = p.template_kind() == v1::TEMPLATE_DATA ? std::max(2, p.num_templates()) : 2;
   RETURN_IF_ERROR(
       CheckFieldRange("encoder.patch.statistics_patches", p.statistics_patches(), least, 1e7));
+  // The sampled patches are held in memory as floats (and once more whitened).
+  const double values = static_cast<double>(p.statistics_patches()) * g.patch_dim();
+  if (values > kMaxStatisticsValues) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("encoder.patch.statistics_patches × k·k·C must be at most ",
+                     kMaxStatisticsValues, " values (", kMaxStatisticsValues * 4 / (1 << 30),
+                     " GiB of floats), got ", p.statistics_patches(), " × ", g.patch_dim()));
+  }
   if (p.has_image_group()) {
     std::unique_ptr<GroupDistribution> q;
     RETURN_IF_ERROR(ImageGroupElements(e, g.image_dim(), q).status());

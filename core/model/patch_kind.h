@@ -8,7 +8,8 @@
 // Config (ValidatePatchConfig): encoder.input_shape must be [H, W, C];
 // defaults stride 1, pool_grid 2, response THRESHOLD with threshold 0.25
 // (0 means the default), template_kind DATA (GAUSSIAN for FOURIER),
-// contrast_epsilon 1e-3, whitening_epsilon 0.1, statistics_patches 100000;
+// contrast_epsilon 1e-3, whitening_epsilon 0.1, statistics_patches 100000
+// (at most kMaxStatisticsValues / (k·k·C));
 // FOURIER and GAUSSIAN templates need sigma > 0; CDF needs num_bins (range
 // 1 by default). encoder.group, when set, must act on k·k·C vectors with
 // placement TEMPLATES (or AUTO resolving to it). encoder.patch.image_group,
@@ -56,6 +57,9 @@ namespace invariant {
 inline constexpr char kPatchBiasTensor[] = "encoder/bias";
 // Training images read for the patch statistics (μ, W, data templates).
 inline constexpr int64_t kStatisticsImages = 10000;
+// The most values the sampled statistics patches may hold
+// (statistics_patches · k·k·C): 2 GiB of floats.
+inline constexpr int64_t kMaxStatisticsValues = int64_t{1} << 29;
 
 // The geometry of spec.patch over spec.input_shape; INVALID_ARGUMENT naming
 // the field when the shape is not [H, W, C], H·W·C != input_dim (input_dim

@@ -149,6 +149,12 @@ TEST(PatchKindTest, ValidationErrorsNameTheField) {
   spec = PatchSpec();
   spec.mutable_patch()->set_statistics_patches(3);  // fewer than the 6 templates
   EXPECT_THAT(ErrorOf(spec), HasSubstr("encoder.patch.statistics_patches"));
+  spec = PatchSpec();  // 10⁷ patches of 31 × 31 × 3: 29 · 10⁹ floats
+  spec.clear_input_shape();
+  for (int64_t side : {32, 32, 3}) spec.add_input_shape(side);
+  spec.mutable_patch()->set_patch_size(31);  // 2 × 2 positions
+  spec.mutable_patch()->set_statistics_patches(10000000);
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("encoder.patch.statistics_patches × k·k·C must be at most"));
   spec = PatchSpec();
   spec.mutable_patch()->set_whitening_epsilon(-0.1);
   EXPECT_THAT(ErrorOf(spec), HasSubstr("encoder.patch.whitening_epsilon"));
