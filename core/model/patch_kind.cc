@@ -10,7 +10,6 @@
 #include "core/base/random.h"
 #include "core/base/status_macros.h"
 #include "core/encoders/orbit_average_encoder.h"
-#include "core/encoders/orbit_operator.h"
 #include "core/encoders/patch_statistics.h"
 #include "core/encoders/projector.h"
 #include "core/encoders/templates.h"
@@ -51,7 +50,7 @@ absl::Status CheckPatchGroup(const v1::EncoderSpec& spec, int64_t patch_dim) {
 // dihedral group of the whole image (a group, so the average over them is
 // invariant); INVALID_ARGUMENT naming the field otherwise.
 absl::StatusOr<std::vector<GroupElement>> ImageGroupElements(
-    const v1::EncoderSpec& spec, int64_t image_dim, std::unique_ptr<GroupDistribution>& q) {
+    const v1::EncoderSpec& spec, const PatchGeometry& g, std::unique_ptr<GroupDistribution>& q) {
   const v1::GroupSpec& group = spec.patch().image_group();
   if (!group.has_dihedral() || !group.enumerate()) {
     return absl::InvalidArgumentError(
@@ -63,17 +62,23 @@ absl::StatusOr<std::vector<GroupElement>> ImageGroupElements(
         "encoder.patch.image_group acts on the input image: placement must be PLACEMENT_AUTO or "
         "PLACEMENT_INPUT, got PLACEMENT_TEMPLATES");
   }
+  // The same H, W and C, not only the same H·W·C: a 24 × 8 mirror of an
+  // 8 × 8 × 3 image would reverse each row's colours.
+  const v1::DihedralGroup& dihedral = group.dihedral();
+  if (dihedral.height() != g.height || dihedral.width() != g.width ||
+      dihedral.channels() != g.channels) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "encoder.patch.image_group must act on the whole image: dihedral height, width, channels "
+        "must be the input_shape [",
+        g.height, ", ", g.width, ", ", g.channels, "], got [", dihedral.height(), ", ",
+        dihedral.width(), ", ", dihedral.channels(), "]"));
+  }
   absl::StatusOr<std::unique_ptr<GroupDistribution>> made = MakeGroupDistribution(group);
   if (!made.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("encoder.patch.image_group: ", made.status().message()));
   }
   q = *std::move(made);
-  if (q->action().dim() != image_dim) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "encoder.patch.image_group must act on the whole image (H·W·C = ", image_dim,
-        " values), but ", q->name(), " acts on vectors of length ", q->action().dim()));
-  }
   return q->Enumerate();
 }
 
@@ -264,7 +269,7 @@ absl::Status ValidatePatchConfig(v1::EncoderSpec& e) {
   }
   if (p.has_image_group()) {
     std::unique_ptr<GroupDistribution> q;
-    RETURN_IF_ERROR(ImageGroupElements(e, g.image_dim(), q).status());
+    RETURN_IF_ERROR(ImageGroupElements(e, g, q).status());
   }
   return CheckPatchGroup(e, g.patch_dim());
 }
@@ -347,10 +352,13 @@ absl::StatusOr<std::shared_ptr<const Encoder>> LoadPatchKind(const v1::EncoderSp
   if (!spec.patch().has_image_group()) return std::shared_ptr<const Encoder>(std::move(encoder));
   std::unique_ptr<GroupDistribution> q;
   ASSIGN_OR_RETURN(std::vector<GroupElement> elements,
-                   ImageGroupElements(spec, encoder->options().geometry.image_dim(), q));
-  ASSIGN_OR_RETURN(OrbitOperator orbit, OrbitOperator::Build(q->action(), elements));
-  ASSIGN_OR_RETURN(std::unique_ptr<OrbitAverageEncoder> averaged,
-                   OrbitAverageEncoder::Create(std::move(encoder), std::move(orbit)));
+                   ImageGroupElements(spec, encoder->options().geometry, q));
+  // The action lives in the distribution: share ownership of both.
+  const std::shared_ptr<const GroupDistribution> group = std::move(q);
+  std::shared_ptr<const GroupAction> action(group, &group->action());
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<OrbitAverageEncoder> averaged,
+      OrbitAverageEncoder::Create(std::move(encoder), std::move(action), std::move(elements)));
   return std::shared_ptr<const Encoder>(std::move(averaged));
 }
 

@@ -231,6 +231,18 @@ absl::Status ValidateTrainConfig(v1::TrainConfig& c) {
     if (v < 0) return absl::InvalidArgumentError(absl::StrCat(name, " must be >= 0, got ", v));
   }
   RETURN_IF_ERROR(ValidateEncoder(c));
+  // The patch features are averaged over the image group after the
+  // preprocessing: per-pixel statistics (a mean image that is not itself
+  // mirror-symmetric) would break the invariance; per-channel ones commute
+  // with every permutation of the pixels.
+  const v1::Preprocess& pre = c.preprocess();
+  if (c.encoder().has_patch() && c.encoder().patch().has_image_group() &&
+      (pre.center() || pre.scale()) && !pre.per_channel()) {
+    return absl::InvalidArgumentError(
+        "encoder.patch.image_group needs preprocess.per_channel with preprocess.center or scale: "
+        "per-pixel statistics are not invariant to the image group, so the features would not "
+        "be either");
+  }
   RETURN_IF_ERROR(ValidateLearner(c));
   RETURN_IF_ERROR(ValidateSolverAndFolds(c));
   if (c.has_second_layer()) {

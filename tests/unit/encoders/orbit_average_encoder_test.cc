@@ -45,9 +45,8 @@ std::vector<float> RandomRows(int64_t n, uint64_t seed) {
 
 std::unique_ptr<OrbitAverageEncoder> Averaged(const DihedralAction& action,
                                               const std::vector<GroupElement>& elements) {
-  auto orbit = OrbitOperator::Build(action, elements);
-  EXPECT_TRUE(orbit.ok()) << orbit.status();
-  auto encoder = OrbitAverageEncoder::Create(std::make_shared<ProductEncoder>(kD), *orbit);
+  auto encoder = OrbitAverageEncoder::Create(std::make_shared<ProductEncoder>(kD),
+                                             std::make_shared<DihedralAction>(action), elements);
   EXPECT_TRUE(encoder.ok()) << encoder.status();
   return *std::move(encoder);
 }
@@ -123,16 +122,16 @@ TEST(OrbitAverageEncoderTest, RowsDoNotDependOnTheBatch) {
 }
 
 TEST(OrbitAverageEncoderTest, RefusesAGroupOfAnotherDimension) {
-  const DihedralAction small(kH, kW, 1);
-  auto orbit = OrbitOperator::Build(small, D4());
-  ASSERT_TRUE(orbit.ok());
-  auto encoder = OrbitAverageEncoder::Create(std::make_shared<ProductEncoder>(kD), *orbit);
-  EXPECT_EQ(encoder.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(OrbitAverageEncoder::Create(nullptr, *orbit).status().code(),
+  auto inner = std::make_shared<ProductEncoder>(kD);
+  auto small = std::make_shared<DihedralAction>(kH, kW, 1);
+  EXPECT_EQ(OrbitAverageEncoder::Create(inner, small, D4()).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(OrbitAverageEncoder::Create(std::make_shared<ProductEncoder>(kD), OrbitOperator())
-                .status()
-                .code(),
+  auto action = std::make_shared<DihedralAction>(kH, kW, kC);
+  EXPECT_EQ(OrbitAverageEncoder::Create(nullptr, action, D4()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(OrbitAverageEncoder::Create(inner, nullptr, D4()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(OrbitAverageEncoder::Create(inner, action, {}).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
 

@@ -299,6 +299,13 @@ TEST(PatchKindTest, AnImageGroupAverageIsExactlyInvariant) {
     EXPECT_EQ(a[k], (c[k] + e[k]) * 0.5f) << k;
   }
   EXPECT_GT(moved, 1e-3);  // the plain map is not mirror-invariant
+  // One image at a time gives the rows of the batch, bit for bit (the
+  // inner encoder sees 2 rows, then 2·9).
+  std::vector<float> one(static_cast<size_t>(d));
+  for (int64_t i = 0; i < rows; ++i) {
+    (*loaded)->Featurize(1, images.x.data() + i * kBarImageDim, one.data());
+    EXPECT_EQ(std::memcmp(one.data(), a.data() + i * d, one.size() * sizeof(float)), 0) << i;
+  }
 }
 
 TEST(PatchKindTest, AnImageGroupMustBeFiniteEnumeratedAndOfTheImage) {
@@ -311,8 +318,13 @@ TEST(PatchKindTest, AnImageGroupMustBeFiniteEnumeratedAndOfTheImage) {
   spec = PatchSpec();
   *spec.mutable_patch()->mutable_image_group() = ImageMirror();
   spec.mutable_patch()->mutable_image_group()->mutable_dihedral()->set_width(4);
-  EXPECT_THAT(ErrorOf(spec), HasSubstr("encoder.patch.image_group must act on the whole image "
-                                       "(H·W·C = 192 values)"));
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("encoder.patch.image_group must act on the whole image: "
+                                       "dihedral height, width, channels must be the input_shape "
+                                       "[8, 8, 3], got [8, 4, 3]"));
+  // The same H·W·C in another shape would mirror the colours of each row.
+  spec.mutable_patch()->mutable_image_group()->mutable_dihedral()->set_width(24);
+  spec.mutable_patch()->mutable_image_group()->mutable_dihedral()->set_channels(1);
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("got [8, 24, 1]"));
   spec = PatchSpec();
   *spec.mutable_patch()->mutable_image_group() = ImageMirror();
   spec.mutable_patch()->mutable_image_group()->set_placement(v1::GroupSpec::PLACEMENT_TEMPLATES);
@@ -323,8 +335,9 @@ TEST(PatchKindTest, AnImageGroupMustBeFiniteEnumeratedAndOfTheImage) {
   EXPECT_THAT(ErrorOf(spec), HasSubstr("encoder.patch.image_group must be a dihedral group"));
   spec = PatchSpec();
   *spec.mutable_patch()->mutable_image_group() = ImageMirror();
-  spec.mutable_patch()->mutable_image_group()->mutable_dihedral()->set_height(-1);
-  EXPECT_THAT(ErrorOf(spec), HasSubstr("encoder.patch.image_group: "));
+  spec.mutable_patch()->mutable_image_group()->mutable_dihedral()->set_flips(false);
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("encoder.patch.image_group: group.dihedral must set turns, "
+                                       "flips or both"));
   EXPECT_EQ(Validate(spec).code(), absl::StatusCode::kInvalidArgument);
 }
 

@@ -164,6 +164,19 @@ TEST(PatchTrainTest, AnImageGroupRunIsExactlyInvariantToIt) {
   EXPECT_EQ(c.num_group_elements(), 2);
   EXPECT_EQ(c.max_discrepancy(), 0.0);
   EXPECT_GT(c.mean_pairwise_difference(), 1e-2);
+  // Per-pixel centring before the average is not mirror-symmetric: refused;
+  // per-channel centring commutes with the mirror and is accepted.
+  const std::string centred = absl::StrReplaceAll(
+      config, {{"encoder {", "preprocess { center: true scale: true }\n  encoder {"}});
+  auto refused = ParseTrainConfig(centred, "test");
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(refused.status().message()),
+              HasSubstr("encoder.patch.image_group needs preprocess.per_channel"));
+  EXPECT_TRUE(ParseTrainConfig(absl::StrReplaceAll(centred, {{"scale: true",
+                                                              "scale: true "
+                                                              "per_channel: true"}}),
+                               "test")
+                  .ok());
 }
 
 TEST(PatchTrainTest, ShardsThenReduceGiveTheModelOfOneRun) {
