@@ -18,9 +18,11 @@
 # Usage: bench/repro/cifar.sh CIFAR10_DIR      (folder of data_batch_N.bin[.gz])
 #   RUNS="rf lgika rf2 lgika2"   which runs, in this order (default all four);
 #     also "patch": train/configs/cifar_patch.textproto (PATCH_M=3200
-#     templates, no group on patches), and "patch_mirror": the same with
-#     each template pooled with its mirror (docs/results/cifar.md, "Patch
-#     features")
+#     templates, no group on patches, the features averaged over the image
+#     and its left-right mirror: method "patch+image-mirror"), "patch_plain":
+#     the same without the image mirror (method "patch"), and "patch_mirror":
+#     without it, each template pooled with its mirror on patches (r = 2)
+#     (docs/results/cifar.md, "Patch features")
 #   S=10000 R=50 S2=30000        first-layer frequencies, group draws, second layer
 #   SIGMA=1.0 SIGMA2=0.8         bandwidths of the first and second layer
 #   THREADS=0                    featurizing threads (0: all cores)
@@ -78,14 +80,22 @@ HEADER="method,templates,r,second_layer_s2,sigma,sigma2,feature_dim,train_rows,t
 
 # A config from shipped config $2: the data folder, s, r and σ replaced, the
 # description and any second layer / solver given.
-make_config() { # file shipped description s r sigma s2 sigma2
+make_config() { # file shipped description s r sigma s2 sigma2 method
   local second=""
   if [[ "$2" == cifar_patch.textproto ]]; then
     # The shipped patch config (s = its templates m) on the same split as the
-    # other runs; r = 2: each template pooled with its left-right mirror
-    # (the dihedral group of flips on patches) instead of no group.
+    # other runs; method "patch": without the average over the image mirror;
+    # r = 2: each template pooled with its left-right mirror (the dihedral
+    # group of flips on patches) instead of no group.
     sed -e "s|CIFAR10_DIR|$DATA|" -e "s|^description: .*|description: \"$3\"|" \
       -e "s/num_templates: [0-9]*/num_templates: $4/" "$CONFIGS/$2" >"$1"
+    if [[ "$9" == patch ]]; then
+      sed -i '/^    image_group {$/,/^    }$/d' "$1"
+      if grep -q image_group "$1"; then
+        echo "cifar.sh: could not remove image_group from $2 (is it still a 4-line block?)" >&2
+        exit 1
+      fi
+    fi
     if (($5 == 2)); then
       sed -i -e "/^    num_group_elements: 1$/d" -e "s/^  group { identity .*/  group { dihedral \
 { height: 6 width: 6 channels: 3 flips: true } enumerate: true }/" "$1"
@@ -110,7 +120,7 @@ run() { # method shipped-config s r sigma s2 sigma2
   local name cfg rep row key load0 date0 rss wall
   name="$(echo "$1-s$3-r$4-sig$5-s2_$6-sig2_$7" | tr -c 'A-Za-z0-9_.\n-' '_')"
   cfg="$LOGS/$name.textproto"
-  make_config "$cfg" "$2" "$1, s=$3, r=$4, σ=$5, s2=$6, σ2=$7" "$3" "$4" "$5" "$6" "$7"
+  make_config "$cfg" "$2" "$1, s=$3, r=$4, σ=$5, s2=$6, σ2=$7" "$3" "$4" "$5" "$6" "$7" "$1"
   if (($6 > 0)); then # ~17 GB peak: wait for the memory rather than be OOM-killed
     local avail
     while avail=$(awk '/MemAvailable/ { printf "%d", $2 / 1048576 }' /proc/meminfo) &&
@@ -157,9 +167,13 @@ for what in $RUNS; do
     lgika) run "LGIKA-RF" cifar_lgika.textproto "$S" "$R" "$SIGMA" 0 0 ;;
     rf2) run "RF" cifar_rf.textproto "$S" 1 "$SIGMA" "$S2" "$SIGMA2" ;;
     lgika2) run "LGIKA-RF" cifar_lgika.textproto "$S" "$R" "$SIGMA" "$S2" "$SIGMA2" ;;
-    patch) run "patch" cifar_patch.textproto "$PATCH_M" 1 0 0 0 ;;
+    patch) run "patch+image-mirror" cifar_patch.textproto "$PATCH_M" 1 0 0 0 ;;
+    patch_plain) run "patch" cifar_patch.textproto "$PATCH_M" 1 0 0 0 ;;
     patch_mirror) run "patch" cifar_patch.textproto "$PATCH_M" 2 0 0 0 ;;
-    *) echo "RUNS: unknown run '$what' (rf, lgika, rf2, lgika2, patch, patch_mirror)" >&2; exit 2 ;;
+    *)
+      echo "RUNS: unknown run '$what' (rf, lgika, rf2, lgika2, patch, patch_plain, patch_mirror)" >&2
+      exit 2
+      ;;
   esac
 done
 echo "wrote $CSV and the table of $OUT/cifar.md"
