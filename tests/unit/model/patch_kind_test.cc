@@ -7,6 +7,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -14,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/base/random.h"
+#include "core/groups/dihedral.h"
 #include "core/model/encoder_kinds.h"
 #include "core/model/model.h"
 #include "gmock/gmock.h"
@@ -305,6 +308,37 @@ TEST(PatchKindTest, AnImageGroupAverageIsExactlyInvariant) {
   for (int64_t i = 0; i < rows; ++i) {
     (*loaded)->Featurize(1, images.x.data() + i * kBarImageDim, one.data());
     EXPECT_EQ(std::memcmp(one.data(), a.data() + i * d, one.size() * sizeof(float)), 0) << i;
+  }
+}
+
+// All eight turns and mirrors of the square image (turns: true): the
+// features of every turned or mirrored image equal the image's up to float
+// summation order (eight terms summed in another order).
+TEST(PatchKindTest, AllOfD4OnTheImageIsInvariantToFloatOrder) {
+  const int64_t n = 120;
+  const testing::BarImageSet images = BarImages(n, 4);
+  v1::EncoderSpec spec = PatchSpec();
+  *spec.mutable_patch()->mutable_image_group() = ImageMirror();
+  spec.mutable_patch()->mutable_image_group()->mutable_dihedral()->set_turns(true);
+  int calls = 0;
+  auto model = DrawModel(spec, images.x, n, &calls);
+  ASSERT_TRUE(model.ok()) << model.status();
+  const int64_t rows = 5, d = (*model)->feature_dim();
+  const DihedralAction action(8, 8, 3);
+  std::vector<float> a(static_cast<size_t>(rows * d)), b(a.size());
+  std::vector<float> moved(static_cast<size_t>(rows * kBarImageDim));
+  (*model)->Featurize(rows, images.x.data(), a.data());
+  double scale = 0;
+  for (float v : a) scale = std::max(scale, static_cast<double>(std::fabs(v)));
+  ASSERT_GT(scale, 0);
+  for (int turns = 0; turns < 4; ++turns) {
+    for (bool mirror : {false, true}) {
+      action.Apply(DihedralAction::Element(turns, mirror), rows, images.x.data(), moved.data());
+      (*model)->Featurize(rows, moved.data(), b.data());
+      for (size_t k = 0; k < a.size(); ++k) {
+        ASSERT_NEAR(a[k], b[k], 1e-5 * scale) << turns << " " << mirror << " " << k;
+      }
+    }
   }
 }
 
