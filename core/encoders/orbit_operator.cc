@@ -63,18 +63,29 @@ absl::StatusOr<OrbitOperator> OrbitOperator::Build(const GroupAction& action,
   const int64_t r = static_cast<int64_t>(elements.size());
   // Per element: the (source, weight) list of every output coordinate.
   std::vector<std::vector<std::vector<std::pair<int32_t, float>>>> lists(static_cast<size_t>(r));
-  std::vector<float> identity(static_cast<size_t>(d * d), 0.0f);
-  for (int64_t i = 0; i < d; ++i) identity[static_cast<size_t>(i * d + i)] = 1.0f;
+  // The unit vectors go through the action kUnitBlock at a time, so the
+  // scratch is 2·kUnitBlock·d floats per element in flight, not d² (a
+  // 224 × 224 × 3 image would have needed 90 GB at once).
+  constexpr int64_t kUnitBlock = 256;
+  const int64_t block = std::min(kUnitBlock, d);
   ParallelFor(r, [&](int64_t k) {
-    std::vector<float> moved(static_cast<size_t>(d * d));
-    // Row i of `moved` is g_k·e_i: column u holds the weight of source i.
-    action.Apply(elements[static_cast<size_t>(k)], d, identity.data(), moved.data());
+    std::vector<float> units(static_cast<size_t>(block * d), 0.0f);
+    std::vector<float> moved(static_cast<size_t>(block * d));
     auto& per_output = lists[static_cast<size_t>(k)];
     per_output.assign(static_cast<size_t>(d), {});
-    for (int64_t i = 0; i < d; ++i) {
-      for (int64_t u = 0; u < d; ++u) {
-        const float v = moved[static_cast<size_t>(i * d + u)];
-        if (v != 0.0f) per_output[static_cast<size_t>(u)].push_back({static_cast<int32_t>(i), v});
+    for (int64_t i0 = 0; i0 < d; i0 += block) {
+      const int64_t rows = std::min(block, d - i0);
+      for (int64_t b = 0; b < rows; ++b) units[static_cast<size_t>(b * d + i0 + b)] = 1.0f;
+      // Row b of `moved` is g_k·e_{i0+b}: column u holds the weight of source i0 + b.
+      action.Apply(elements[static_cast<size_t>(k)], rows, units.data(), moved.data());
+      for (int64_t b = 0; b < rows; ++b) {
+        units[static_cast<size_t>(b * d + i0 + b)] = 0.0f;
+        for (int64_t u = 0; u < d; ++u) {
+          const float v = moved[static_cast<size_t>(b * d + u)];
+          if (v != 0.0f) {
+            per_output[static_cast<size_t>(u)].push_back({static_cast<int32_t>(i0 + b), v});
+          }
+        }
       }
     }
   });

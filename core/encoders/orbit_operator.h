@@ -4,7 +4,8 @@
 // (Projector::OverInputOrbit), every request applies the same r elements
 // g_1..g_r to each input row. Every action in core/groups is linear in the
 // pixel/coordinate values, so each g_k is a sparse d × d matrix; it is
-// extracted ONCE (by applying g_k to the unit vectors) and stored in ELL
+// extracted ONCE (by applying g_k to the unit vectors, 256 at a time: r·d²
+// work, a scratch of 2·256·d floats per element in flight) and stored in ELL
 // form: for element k and output coordinate u, taps t < T_k of
 // (source index, weight), the sources ascending. Image rotations become
 // ≤ 4 bilinear taps per pixel, permutations and shifts a one-tap index map,
