@@ -82,6 +82,26 @@ absl::StatusOr<std::vector<GroupElement>> ImageGroupElements(
   return q->Enumerate();
 }
 
+// The response p names, for a config (after its default) and for a loaded
+// manifest alike; CDF's num_bins is checked here, so a manifest's too (2n + 1
+// responses per template).
+absl::StatusOr<PatchResponse> ResponseOf(const v1::PatchParams& p) {
+  switch (p.response()) {
+    case v1::PatchParams::RESPONSE_FOURIER:
+      return PatchResponse::kFourier;
+    case v1::PatchParams::RESPONSE_CDF:
+      RETURN_IF_ERROR(CheckFieldRange("encoder.patch.num_bins", p.num_bins(), 1, 1000));
+      return PatchResponse::kCdf;
+    case v1::PatchParams::RESPONSE_THRESHOLD:
+      return PatchResponse::kThreshold;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "encoder.patch.response must be RESPONSE_FOURIER, RESPONSE_CDF or RESPONSE_THRESHOLD, "
+          "got ",
+          static_cast<int>(p.response())));
+  }
+}
+
 // Rows scaled to unit length (zero rows stay zero).
 void NormalizeRows(FloatMatrix& a) {
   for (int64_t i = 0; i < a.rows(); ++i) {
@@ -165,24 +185,7 @@ absl::StatusOr<PatchOptions> PatchOptionsOf(const v1::EncoderSpec& spec, int64_t
   const v1::PatchParams& p = spec.patch();
   PatchOptions o;
   ASSIGN_OR_RETURN(o.geometry, PatchGeometryOf(spec, input_dim));
-  switch (p.response()) {
-    case v1::PatchParams::RESPONSE_FOURIER:
-      o.response = PatchResponse::kFourier;
-      break;
-    case v1::PatchParams::RESPONSE_CDF:
-      o.response = PatchResponse::kCdf;
-      // Checked here too, for a loaded manifest: 2n + 1 responses per template.
-      RETURN_IF_ERROR(CheckFieldRange("encoder.patch.num_bins", p.num_bins(), 1, 1000));
-      break;
-    case v1::PatchParams::RESPONSE_THRESHOLD:
-      o.response = PatchResponse::kThreshold;
-      break;
-    default:
-      return absl::InvalidArgumentError(absl::StrCat(
-          "encoder.patch.response must be RESPONSE_FOURIER, RESPONSE_CDF or RESPONSE_THRESHOLD, "
-          "got ",
-          static_cast<int>(p.response())));
-  }
+  ASSIGN_OR_RETURN(o.response, ResponseOf(p));
   o.num_bins = p.num_bins();
   o.range = p.range();
   o.threshold = p.threshold();
@@ -203,16 +206,16 @@ absl::Status ValidatePatchConfig(v1::EncoderSpec& e) {
   if (p.response() == v1::PatchParams::RESPONSE_UNSPECIFIED) {
     p.set_response(v1::PatchParams::RESPONSE_THRESHOLD);
   }
-  switch (p.response()) {
-    case v1::PatchParams::RESPONSE_FOURIER:
+  ASSIGN_OR_RETURN(PatchResponse response, ResponseOf(p));
+  switch (response) {
+    case PatchResponse::kFourier:
       RETURN_IF_ERROR(CheckFieldPositive("encoder.patch.sigma (RESPONSE_FOURIER)", p.sigma()));
       break;
-    case v1::PatchParams::RESPONSE_CDF:
-      RETURN_IF_ERROR(CheckFieldRange("encoder.patch.num_bins", p.num_bins(), 1, 1000));
+    case PatchResponse::kCdf:
       if (p.range() == 0) p.set_range(1.0);
       RETURN_IF_ERROR(CheckFieldPositive("encoder.patch.range", p.range()));
       break;
-    case v1::PatchParams::RESPONSE_THRESHOLD:
+    case PatchResponse::kThreshold:
       if (p.threshold() == 0) p.set_threshold(0.25);
       if (!(p.threshold() > 0) || !std::isfinite(p.threshold())) {
         return absl::InvalidArgumentError(absl::StrCat(
@@ -220,11 +223,6 @@ absl::Status ValidatePatchConfig(v1::EncoderSpec& e) {
             p.threshold()));
       }
       break;
-    default:
-      return absl::InvalidArgumentError(absl::StrCat(
-          "encoder.patch.response must be RESPONSE_FOURIER, RESPONSE_CDF or RESPONSE_THRESHOLD, "
-          "got ",
-          static_cast<int>(p.response())));
   }
   if (p.template_kind() == v1::TEMPLATE_KIND_UNSPECIFIED) {
     p.set_template_kind(p.response() == v1::PatchParams::RESPONSE_FOURIER ? v1::TEMPLATE_GAUSSIAN
