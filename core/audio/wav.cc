@@ -150,8 +150,17 @@ void PutLittle(std::string& out, uint32_t v, int n) {
 
 }  // namespace
 
-absl::StatusOr<Clip> DecodeWav(std::string_view bytes, int64_t max_samples,
-                               const std::string& what) {
+namespace {
+
+// A WAV file opened for reading, its header checked.
+struct OpenedWav {
+  std::unique_ptr<SNDFILE, SndfileCloser> file;
+  SF_INFO info;
+  WavHeader header;
+};
+
+absl::StatusOr<OpenedWav> OpenWav(std::string_view bytes, MemoryFile* memory,
+                                  const std::string& what) {
   const Form form = FormOf(bytes);
   if (form == Form::kNone) {
     if (bytes.size() < 12 && IsHeaderPrefix(bytes)) {
@@ -159,12 +168,13 @@ absl::StatusOr<Clip> DecodeWav(std::string_view bytes, int64_t max_samples,
     }
     return Invalid(what, "not a WAV file (no RIFF, RIFX or RF64 header with WAVE)");
   }
-  MemoryFile memory{bytes, 0};
+  *memory = MemoryFile{bytes, 0};
   SF_VIRTUAL_IO io{MemoryLength, MemorySeek, MemoryRead, MemoryWrite, MemoryTell};
-  SF_INFO info;
+  OpenedWav wav;
+  SF_INFO& info = wav.info;
   std::memset(&info, 0, sizeof info);
-  std::unique_ptr<SNDFILE, SndfileCloser> file(sf_open_virtual(&io, SFM_READ, &info, &memory));
-  if (file == nullptr) {
+  wav.file.reset(sf_open_virtual(&io, SFM_READ, &info, memory));
+  if (wav.file == nullptr) {
     return Invalid(what,
                    absl::StrCat("truncated or malformed WAV header (", sf_strerror(nullptr), ")"));
   }
@@ -194,6 +204,28 @@ absl::StatusOr<Clip> DecodeWav(std::string_view bytes, int64_t max_samples,
   }
   header_frames = std::max<int64_t>(header_frames, info.frames);
   if (header_frames == 0) return Invalid(what, "zero samples");
+  wav.header.sample_rate = info.samplerate;
+  wav.header.samples = header_frames;
+  return wav;
+}
+
+}  // namespace
+
+absl::StatusOr<WavHeader> ReadWavHeader(std::string_view bytes, const std::string& what) {
+  MemoryFile memory{bytes, 0};
+  absl::StatusOr<OpenedWav> wav = OpenWav(bytes, &memory, what);
+  if (!wav.ok()) return wav.status();
+  return wav->header;
+}
+
+absl::StatusOr<Clip> DecodeWav(std::string_view bytes, int64_t max_samples,
+                               const std::string& what) {
+  MemoryFile memory{bytes, 0};
+  absl::StatusOr<OpenedWav> wav = OpenWav(bytes, &memory, what);
+  if (!wav.ok()) return wav.status();
+  std::unique_ptr<SNDFILE, SndfileCloser> file = std::move(wav->file);
+  const SF_INFO& info = wav->info;
+  const int64_t header_frames = wav->header.samples;
   if (header_frames > max_samples) {
     return Invalid(what, absl::StrCat("too many samples: the header says ", header_frames,
                                       " per channel, at most ", max_samples, " are accepted"));

@@ -39,6 +39,16 @@ struct Clip {
   std::vector<float> samples;  // mono
 };
 
+// What a WAV file's header says, every check of DecodeWav but the length
+// and the samples themselves done: its rate and its samples per channel
+// (what the header claims, which DecodeWav then holds the file to). Reads
+// the header only, so a server can refuse or price a clip before decoding it.
+struct WavHeader {
+  int sample_rate = 0;
+  int64_t samples = 0;
+};
+absl::StatusOr<WavHeader> ReadWavHeader(std::string_view bytes, const std::string& what);
+
 // Decodes a whole WAV file held in memory.
 absl::StatusOr<Clip> DecodeWav(std::string_view bytes, int64_t max_samples,
                                const std::string& what);

@@ -246,6 +246,11 @@ void Batcher::DropJobLocked(Job& job, absl::Status reason,
   std::shared_ptr<Job> keep = job.shared_from_this();
   job.ended = true;
   job.status = std::move(reason);
+  const absl::StatusCode code = job.status.code();
+  if (options_.observers.on_abandoned &&
+      (code == absl::StatusCode::kCancelled || code == absl::StatusCode::kDeadlineExceeded)) {
+    options_.observers.on_abandoned(job.spec.label, job.status);
+  }
   if (job.pieces_queued > 0) {
     Queue& queue = *job.queue;
     int64_t rows = 0;

@@ -75,6 +75,10 @@ struct BatcherObservers {
   // Called with the batcher's lock held, so the values arrive in order: it
   // must be quick and must not call into the batcher.
   std::function<void(const std::string& label, int64_t queued_rows)> on_queue_rows;
+  // A job that left its queue unfinished because its call was cancelled or
+  // its deadline passed, with that status. Called with the lock held, like
+  // on_queue_rows.
+  std::function<void(const std::string& label, const absl::Status& status)> on_abandoned;
 };
 
 struct BatcherOptions {

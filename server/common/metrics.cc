@@ -73,8 +73,46 @@ ServerMetrics::ServerMetrics(const std::string& build_version)
       build_info_(prometheus::BuildGauge()
                       .Name("invariant_build_info")
                       .Help("Build of the running server.")
-                      .Register(*registry_)) {
+                      .Register(*registry_)),
+      abandoned_(prometheus::BuildCounter()
+                     .Name("invariant_abandoned_total")
+                     .Help("Requests whose work stopped because the call was cancelled or its "
+                           "deadline passed, by stage.")
+                     .Register(*registry_)),
+      admission_refused_(prometheus::BuildCounter()
+                             .Name("invariant_admission_refused_total")
+                             .Help("Requests refused by an admission budget before any work.")
+                             .Register(*registry_)) {
   build_info_.Add({{"version", build_version}}).Set(1);
+  for (const char* stage : kAbandonStages) {
+    for (const char* reason : {"cancelled", "deadline_exceeded"}) {
+      abandoned_.Add({{"stage", stage}, {"reason", reason}});
+    }
+  }
+  for (const char* budget : kAdmissionBudgets) {
+    for (const char* reason : {"budget", "share", "too_large"}) {
+      admission_refused_.Add({{"budget", budget}, {"reason", reason}});
+    }
+  }
+}
+
+void ServerMetrics::Abandoned(const char* stage, const absl::Status& status) {
+  const char* reason = nullptr;
+  if (status.code() == absl::StatusCode::kCancelled) reason = "cancelled";
+  if (status.code() == absl::StatusCode::kDeadlineExceeded) reason = "deadline_exceeded";
+  if (reason == nullptr) return;
+  for (const char* known : kAbandonStages) {
+    if (std::string(known) == stage)
+      abandoned_.Add({{"stage", stage}, {"reason", reason}}).Increment();
+  }
+}
+
+void ServerMetrics::AdmissionRefused(const char* budget, const char* reason) {
+  for (const char* known : kAdmissionBudgets) {
+    if (std::string(known) == budget) {
+      admission_refused_.Add({{"budget", budget}, {"reason", reason}}).Increment();
+    }
+  }
 }
 
 // The handler reads this object: stop serving before any member goes.

@@ -17,6 +17,14 @@
 //   invariant_model_load_failures_total{model} counter
 //   invariant_model_bytes{model,version}      gauge of tensor bytes held
 //   invariant_build_info{version}             gauge, 1
+//   invariant_abandoned_total{stage,reason}   counter of work stopped because its call was
+//     cancelled or its deadline passed: stage "decode" (clip decoding), "queue" (the batch
+//     queue), "http_queue" (a REST call that waited for a handler thread past its deadline);
+//     reason "cancelled" or "deadline_exceeded"
+//   invariant_admission_refused_total{budget,reason} counter of requests an admission budget
+//     refused before any work: budget "memory" (--max_inflight_bytes) or "audio"
+//     (--max_decode_audio_seconds); reason "budget" (server-wide), "share" (one
+//     connection's), "too_large" (the request alone)
 // Series whose labels are known in advance start at 0 (Prometheus practice,
 // so rate() and alerts see the first event): the grpc_server_* series of
 // every method of the served services and every code (RpcKnown, called by
@@ -87,6 +95,15 @@ class ServerMetrics {
   // Creates the per-model series of `model` at 0 (load failures, queued rows).
   void ModelSeen(const std::string& model);
 
+  // Work stopped at `stage` (one of kAbandonStages) with a CANCELLED or
+  // DEADLINE_EXCEEDED `status`; other stages and codes are not counted.
+  void Abandoned(const char* stage, const absl::Status& status);
+  // A refusal by `budget` (one of kAdmissionBudgets) for `reason` ("budget",
+  // "share", "too_large").
+  void AdmissionRefused(const char* budget, const char* reason);
+  static constexpr const char* kAbandonStages[] = {"decode", "queue", "http_queue"};
+  static constexpr const char* kAdmissionBudgets[] = {"memory", "audio"};
+
  private:
   std::shared_ptr<prometheus::Registry> registry_;
   std::unique_ptr<HttpServer> http_;
@@ -103,6 +120,8 @@ class ServerMetrics {
   prometheus::Family<prometheus::Counter>& load_failures_;
   prometheus::Family<prometheus::Gauge>& model_bytes_;
   prometheus::Family<prometheus::Gauge>& build_info_;
+  prometheus::Family<prometheus::Counter>& abandoned_;
+  prometheus::Family<prometheus::Counter>& admission_refused_;
   std::mutex model_mu_;  // model_info_ kinds by (model, version)
   std::map<std::pair<std::string, int64_t>, std::string> model_kinds_;
 };

@@ -20,6 +20,15 @@ absl::Time DeadlineOf(const grpc::CallbackServerContext* context) {
   return absl::FromChrono(context->deadline());
 }
 
+// The call's connection, for its share of the admission budgets; answers are
+// protobuf floats.
+CallContext CallOf(const grpc::CallbackServerContext* context) {
+  CallContext call;
+  call.peer = context->peer();
+  call.answer_bytes_per_value = 4;
+  return call;
+}
+
 // Requests of one stream in flight at once (read, being computed, or answered
 // but not yet written); reading pauses at this many, or once the requests in
 // flight hold this many bytes (so a stream buffers at most about
@@ -233,7 +242,8 @@ grpc::ServerUnaryReactor* FeatureServiceImpl::Featurize(grpc::CallbackServerCont
   auto* reactor = new CancellableUnaryReactor(DeadlineOf(context));
   handler_->Featurize(
       *request, response, reactor->deadline(),
-      [reactor](absl::Status status) { reactor->Finish(ToGrpcStatus(status)); }, reactor->token());
+      [reactor](absl::Status status) { reactor->Finish(ToGrpcStatus(status)); }, reactor->token(),
+      CallOf(context));
   return reactor;
 }
 
@@ -243,7 +253,8 @@ grpc::ServerUnaryReactor* FeatureServiceImpl::Predict(grpc::CallbackServerContex
   auto* reactor = new CancellableUnaryReactor(DeadlineOf(context));
   handler_->Predict(
       *request, response, reactor->deadline(),
-      [reactor](absl::Status status) { reactor->Finish(ToGrpcStatus(status)); }, reactor->token());
+      [reactor](absl::Status status) { reactor->Finish(ToGrpcStatus(status)); }, reactor->token(),
+      CallOf(context));
   return reactor;
 }
 
@@ -251,9 +262,10 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* FeatureServiceImpl:
     grpc::CallbackServerContext* context) {
   const FeatureHandler* handler = handler_;
   return new PipelinedStreamReactor<v1::FeaturizeRequest, v1::FeaturizeResponse>(
-      [handler](const v1::FeaturizeRequest& request, v1::FeaturizeResponse* response,
-                absl::Time deadline, DoneFn done, const std::shared_ptr<CancelToken>& cancel) {
-        handler->Featurize(request, response, deadline, std::move(done), cancel);
+      [handler, call = CallOf(context)](const v1::FeaturizeRequest& request,
+                                        v1::FeaturizeResponse* response, absl::Time deadline,
+                                        DoneFn done, const std::shared_ptr<CancelToken>& cancel) {
+        handler->Featurize(request, response, deadline, std::move(done), cancel, call);
       },
       DeadlineOf(context));
 }
@@ -262,9 +274,10 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* FeatureServiceImpl:
     grpc::CallbackServerContext* context) {
   const FeatureHandler* handler = handler_;
   return new PipelinedStreamReactor<v1::PredictRequest, v1::PredictResponse>(
-      [handler](const v1::PredictRequest& request, v1::PredictResponse* response,
-                absl::Time deadline, DoneFn done, const std::shared_ptr<CancelToken>& cancel) {
-        handler->Predict(request, response, deadline, std::move(done), cancel);
+      [handler, call = CallOf(context)](const v1::PredictRequest& request,
+                                        v1::PredictResponse* response, absl::Time deadline,
+                                        DoneFn done, const std::shared_ptr<CancelToken>& cancel) {
+        handler->Predict(request, response, deadline, std::move(done), cancel, call);
       },
       DeadlineOf(context));
 }

@@ -49,9 +49,15 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::ModelInfer(
     grpc::CallbackServerContext* context, const inference::ModelInferRequest* request,
     inference::ModelInferResponse* response) {
   auto* reactor = new CancellableUnaryReactor(absl::FromChrono(context->deadline()));
+  // The protocol's response holds a copy of the outputs before they are
+  // serialized: 8 bytes per value in all.
+  CallContext call;
+  call.peer = context->peer();
+  call.answer_bytes_per_value = 8;
   handler_->ModelInfer(
       *request, response, reactor->deadline(),
-      [reactor](absl::Status status) { reactor->Finish(ToGrpcStatus(status)); }, reactor->token());
+      [reactor](absl::Status status) { reactor->Finish(ToGrpcStatus(status)); }, reactor->token(),
+      call);
   return reactor;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -55,19 +56,31 @@ absl::Status CheckLength(int64_t count, int rate, double max_clip_seconds,
                                                  " at ", rate, " Hz), received ", count));
 }
 
-// The cheap checks of one clip, before any memory is allocated for the batch.
-absl::Status CheckClip(const v1::AudioClip& clip, int index, int model_rate,
-                       double max_clip_seconds) {
+// The cheap checks of one clip, before any memory is allocated for the
+// batch: a WAV's header is read (not its samples) and its length held to its
+// own rate. Returns the clip's length in seconds.
+absl::StatusOr<double> CheckClip(const v1::AudioClip& clip, int index, int model_rate,
+                                 double max_clip_seconds) {
   switch (clip.data_case()) {
     case v1::AudioClip::DATA_NOT_SET:
       return absl::InvalidArgumentError(absl::StrCat(
           ClipField(index), ": no samples: expected one of wav, float32_le or int16_le"));
-    case v1::AudioClip::kWav:
+    case v1::AudioClip::kWav: {
+      const std::string field = ClipField(index) + ".wav";
       if (clip.wav().empty()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            ClipField(index), ".wav: expected a whole WAV file, received 0 bytes (zero samples)"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(field, ": expected a whole WAV file, received 0 bytes (zero samples)"));
       }
-      return absl::OkStatus();
+      absl::StatusOr<audio::WavHeader> header = audio::ReadWavHeader(clip.wav(), field);
+      if (!header.ok()) return header.status();
+      if (absl::Status s = CheckRatio(header->sample_rate, model_rate, field); !s.ok()) return s;
+      if (absl::Status s =
+              CheckLength(header->samples, header->sample_rate, max_clip_seconds, field);
+          !s.ok()) {
+        return s;
+      }
+      return static_cast<double>(header->samples) / header->sample_rate;
+    }
     case v1::AudioClip::kFloat32Le:
     case v1::AudioClip::kInt16Le: {
       const bool f32 = clip.data_case() == v1::AudioClip::kFloat32Le;
@@ -89,11 +102,12 @@ absl::Status CheckClip(const v1::AudioClip& clip, int index, int model_rate,
           !s.ok()) {
         return s;
       }
-      return CheckLength(static_cast<int64_t>(bytes.size() / width), *rate, max_clip_seconds,
-                         field);
+      const int64_t samples = static_cast<int64_t>(bytes.size() / width);
+      if (absl::Status s = CheckLength(samples, *rate, max_clip_seconds, field); !s.ok()) return s;
+      return static_cast<double>(samples) / *rate;
     }
   }
-  return absl::OkStatus();
+  return 0.0;
 }
 
 // The samples of a clip CheckClip passed.
@@ -155,9 +169,9 @@ int64_t MaxClipSamples(double max_clip_seconds, int sample_rate) {
   return static_cast<int64_t>(std::floor(max_clip_seconds * sample_rate));
 }
 
-absl::StatusOr<DecodedRows> DecodeClipBatch(const v1::InputBatch& batch,
-                                            const audio::AudioFrontEnd& front_end, int64_t max_rows,
-                                            double max_clip_seconds) {
+absl::StatusOr<double> PlanClipBatch(const v1::InputBatch& batch,
+                                     const audio::AudioFrontEnd& front_end, int64_t max_rows,
+                                     double max_clip_seconds) {
   const int64_t n = batch.clips_size();
   if (n == 0) {
     return absl::InvalidArgumentError(
@@ -172,14 +186,32 @@ absl::StatusOr<DecodedRows> DecodeClipBatch(const v1::InputBatch& batch,
                                                    " clips per request, received ", n));
   }
   const int model_rate = front_end.spec().sample_rate();
+  // Every clip is cut or padded to the front end's clip_seconds: a clip
+  // costs its own length (decoding, resampling) and the front end's span.
+  const double span = front_end.spec().clip_seconds();
+  double seconds = 0;
   for (int i = 0; i < n; ++i) {
-    if (absl::Status s = CheckClip(batch.clips(i), i, model_rate, max_clip_seconds); !s.ok()) {
-      return s;
-    }
+    absl::StatusOr<double> length = CheckClip(batch.clips(i), i, model_rate, max_clip_seconds);
+    if (!length.ok()) return length.status();
+    seconds += *length + span;
   }
+  return seconds;
+}
+
+absl::StatusOr<DecodedRows> DecodeClipBatch(const v1::InputBatch& batch,
+                                            const audio::AudioFrontEnd& front_end, int64_t max_rows,
+                                            double max_clip_seconds,
+                                            const std::function<absl::Status()>& keep_going) {
+  absl::StatusOr<double> planned = PlanClipBatch(batch, front_end, max_rows, max_clip_seconds);
+  if (!planned.ok()) return planned.status();
+  const int64_t n = batch.clips_size();
+  const int model_rate = front_end.spec().sample_rate();
   const int64_t dim = front_end.output_dim();
   std::vector<float> rows(static_cast<size_t>(n * dim));
   for (int i = 0; i < n; ++i) {
+    if (keep_going) {
+      if (absl::Status s = keep_going(); !s.ok()) return s;
+    }
     absl::StatusOr<Samples> samples = DecodeClip(batch.clips(i), i, model_rate, max_clip_seconds);
     if (!samples.ok()) return samples.status();
     if (absl::Status s = front_end.Apply(samples->values, samples->sample_rate,

@@ -3,18 +3,18 @@
 // A model of sound (Model::audio_front_end() set) takes InputBatch.clips,
 // never rows; DecodeClipBatch checks every clip, decodes it (a whole WAV file
 // through audio::DecodeWav, or little-endian float32 / int16 samples) and
-// applies the model's front end, on the calling thread, so the batcher sees
-// ordinary rows. The front end depends on nothing but the clip, so a clip
+// applies the model's front end on the calling thread (the handler calls it
+// from its clip-decoding workers, never a transport thread), so the batcher
+// sees ordinary rows. The front end depends on nothing but the clip, so a clip
 // gives the same row alone or among others, in any request.
 //
 // Limits: at most `max_rows` clips; each clip at most
 // floor(max_clip_seconds · its rate) samples, where max_clip_seconds is
 // EffectiveMaxClipSeconds (the smaller of the model's limit and the
 // server's). The sample count of raw samples is checked from the byte count
-// before anything is allocated; a WAV is decoded with a ceiling of
-// floor(max_clip_seconds · kMaxSampleRate) samples (its header is checked
-// before any sample is read, and decoding never allocates more than 4 bytes
-// per byte of the file), then held to its own rate's limit.
+// before anything is allocated; a WAV's header is read first and its length
+// held to its own rate's limit before any sample is decoded (decoding never
+// allocates more than 4 bytes per byte of the file).
 //
 // Errors: INVALID_ARGUMENT naming the field: "inputs.clips: ..." for the
 // count, "inputs.clips[3]: no samples" (no data set), "inputs.clips[3].wav:
@@ -25,6 +25,7 @@
 #define INVARIANT_SERVER_HANDLERS_AUDIO_CLIPS_H_
 
 #include <cstdint>
+#include <functional>
 
 #include "absl/status/statusor.h"
 #include "core/audio/front_end.h"
@@ -43,11 +44,24 @@ double EffectiveMaxClipSeconds(const audio::AudioFrontEnd& front_end, double ser
 // The most samples a clip at `sample_rate` Hz may have under `max_clip_seconds`.
 int64_t MaxClipSamples(double max_clip_seconds, int sample_rate);
 
+// The checks of `batch`'s clips that need no decoding (count, fields, rates,
+// lengths: a WAV's header is read, not its samples, and its length held to
+// its own rate), and what decoding them costs: the seconds of audio of every
+// clip plus, per clip, the front end's clip_seconds (every clip is cut or
+// padded to it, so a one-sample clip costs a whole clip).
+absl::StatusOr<double> PlanClipBatch(const v1::InputBatch& batch,
+                                     const audio::AudioFrontEnd& front_end, int64_t max_rows,
+                                     double max_clip_seconds);
+
 // `batch`'s clips (values and raw_values empty, num_rows 0 or the clip count)
-// → clips_size() rows of front_end.output_dim() floats.
+// → clips_size() rows of front_end.output_dim() floats. `keep_going` (may be
+// empty) is asked before each clip; its first error (the call was cancelled
+// or its deadline passed) ends the decoding with that status, so abandoned
+// work stops at the next clip.
 absl::StatusOr<DecodedRows> DecodeClipBatch(const v1::InputBatch& batch,
                                             const audio::AudioFrontEnd& front_end, int64_t max_rows,
-                                            double max_clip_seconds);
+                                            double max_clip_seconds,
+                                            const std::function<absl::Status()>& keep_going = {});
 
 }  // namespace invariant::server
 

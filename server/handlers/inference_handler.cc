@@ -160,7 +160,8 @@ absl::Status InferenceHandler::ModelMetadata(const inference::ModelMetadataReque
 
 void InferenceHandler::ModelInfer(const inference::ModelInferRequest& request,
                                   inference::ModelInferResponse* response, absl::Time deadline,
-                                  DoneFn done, const std::shared_ptr<CancelToken>& cancel) const {
+                                  DoneFn done, const std::shared_ptr<CancelToken>& cancel,
+                                  const CallContext& call_context) const {
   absl::StatusOr<Registry::Handle> handle =
       ResolveProtocolModel(*registry_, request.model_name(), request.model_version(),
                            kInferNameField, kInferVersionField);
@@ -180,6 +181,17 @@ void InferenceHandler::ModelInfer(const inference::ModelInferRequest& request,
           CheckInferResponseSize(batch->num_rows(), shape, *outputs, max_response_bytes_);
       !s.ok()) {
     return done(s);
+  }
+  if (call_context.max_answer_bytes > 0) {
+    const int64_t per_value = call_context.answer_bytes_per_value;
+    const int64_t values = batch->num_rows() * AnswerValuesPerRow(shape, *outputs);
+    if (values * per_value > call_context.max_answer_bytes) {
+      return done(absl::InvalidArgumentError(
+          absl::StrCat("outputs: the answer would take up to ", values * per_value, " bytes (",
+                       batch->num_rows(), " rows, ", values, " values of up to ", per_value,
+                       " bytes each), over ", call_context.answer_limit_name, "=",
+                       call_context.max_answer_bytes, "; ", call_context.answer_hint)));
+    }
   }
 
   call->request = &request;
@@ -219,18 +231,18 @@ void InferenceHandler::ModelInfer(const inference::ModelInferRequest& request,
   if (featurize) {
     features_->Featurize(
         call->featurize_request, &call->featurize_response, deadline,
-        [call](absl::Status status) { call->Finished(status); }, cancel);
+        [call](absl::Status status) { call->Finished(status); }, cancel, call_context);
   }
   if (predict) {
     features_->Predict(
         call->predict_request, &call->predict_response, deadline,
-        [call](absl::Status status) { call->Finished(status); }, cancel);
+        [call](absl::Status status) { call->Finished(status); }, cancel, call_context);
   }
 }
 
 absl::StatusOr<inference::ModelInferResponse> InferenceHandler::ModelInfer(
     const inference::ModelInferRequest& request, absl::Time deadline,
-    const std::shared_ptr<CancelToken>& cancel) const {
+    const std::shared_ptr<CancelToken>& cancel, const CallContext& call) const {
   inference::ModelInferResponse response;
   absl::Status status;
   absl::Notification finished;
@@ -240,7 +252,7 @@ absl::StatusOr<inference::ModelInferResponse> InferenceHandler::ModelInfer(
         status = std::move(s);
         finished.Notify();
       },
-      cancel);
+      cancel, call);
   finished.WaitForNotification();
   if (!status.ok()) return status;
   return response;

@@ -67,14 +67,16 @@ class InferenceHandler {
   // returns, possibly on a batcher thread); `request` and `response` must
   // stay valid until then.
   // `cancel` (may be null): the call's CancelToken (see feature_handler.h).
+  // `call`: the connection and answer encoding, for admission (feature_handler.h).
   void ModelInfer(const inference::ModelInferRequest& request,
                   inference::ModelInferResponse* response, absl::Time deadline, DoneFn done,
-                  const std::shared_ptr<CancelToken>& cancel = nullptr) const;
+                  const std::shared_ptr<CancelToken>& cancel = nullptr,
+                  const CallContext& call = {}) const;
   // Blocking form of ModelInfer for callers on their own worker threads
   // (an HTTP server): waits for the outcome. `cancel` (may be null) as above.
   absl::StatusOr<inference::ModelInferResponse> ModelInfer(
       const inference::ModelInferRequest& request, absl::Time deadline,
-      const std::shared_ptr<CancelToken>& cancel = nullptr) const;
+      const std::shared_ptr<CancelToken>& cancel = nullptr, const CallContext& call = {}) const;
 
  private:
   const Registry* registry_;

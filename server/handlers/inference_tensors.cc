@@ -290,6 +290,23 @@ absl::StatusOr<std::vector<std::string>> SelectOutputs(const inference::ModelInf
   return selected;
 }
 
+int64_t AnswerValuesPerRow(const InferenceModelShape& model,
+                           const std::vector<std::string>& outputs) {
+  int64_t values = 0;
+  for (const std::string& name : outputs) {
+    if (name == kFeaturesOutputName) {
+      values += model.feature_dim;
+    } else if (name == kScoresOutputName) {
+      values += model.output_dim;
+    } else if (name == kPredictedClassOutputName) {
+      values += (model.longest_class_name + 4) / 4;
+    } else if (name == kPredictedIndexOutputName) {
+      values += 1;
+    }
+  }
+  return values;
+}
+
 absl::Status CheckInferResponseSize(int64_t rows, const InferenceModelShape& model,
                                     const std::vector<std::string>& outputs,
                                     int64_t max_response_bytes) {

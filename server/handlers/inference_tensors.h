@@ -90,6 +90,12 @@ absl::StatusOr<v1::InputBatch> DecodeInferInput(const inference::ModelInferReque
 absl::StatusOr<std::vector<std::string>> SelectOutputs(const inference::ModelInferRequest& request,
                                                        const InferenceModelShape& model);
 
+// The values one row of `outputs` holds in an answer: a number each of
+// features and scores, one for the predicted index, and a predicted class
+// name counted as (longest name + 4) / 4 values.
+int64_t AnswerValuesPerRow(const InferenceModelShape& model,
+                           const std::vector<std::string>& outputs);
+
 // OK when a response with `outputs` for `rows` rows fits `max_response_bytes`
 // (bounded from above, with the same framing allowance as invariant.v1);
 // INVALID_ARGUMENT naming inputs[0].shape otherwise. invariant.v1 checks each

@@ -270,6 +270,19 @@ void AppendStringArrayJson(const google::protobuf::RepeatedPtrField<std::string>
 
 }  // namespace
 
+bool WantsAllBinary(const inference::ModelInferRequest& request) {
+  const auto it = request.parameters().find(kBinaryDataOutput);
+  if (it == request.parameters().end() ||
+      it->second.parameter_choice_case() != InferParameter::kBoolParam ||
+      !it->second.bool_param()) {
+    return false;
+  }
+  for (const auto& output : request.outputs()) {
+    if (!WantsBinary(request, output.name())) return false;
+  }
+  return true;
+}
+
 RestBody InferResponseToHttp(const inference::ModelInferResponse& response,
                              const inference::ModelInferRequest& request) {
   const int n = response.outputs_size();

@@ -98,6 +98,10 @@ absl::StatusOr<inference::ModelInferRequest> InferRequestFromJson(absl::string_v
                                                                   const std::string& name,
                                                                   const std::string& version);
 
+// Whether every output of `request` is asked for in binary: the request's
+// "binary_data_output" is true and no output's "binary_data" is false.
+bool WantsAllBinary(const inference::ModelInferRequest& request);
+
 // An HTTP response body. `json_size` is set when binary output data follows
 // the JSON: it is then the JSON's length, the value of the response header
 // Inference-Header-Content-Length (and the body is best sent as

@@ -160,6 +160,10 @@ HttpResponse RestInferenceService::Counted(
   const absl::Status status = answer(&response);
   if (!status.ok() && response.body.empty()) {
     response = ErrorResponse(HttpStatusCode(status), std::string(status.message()));
+    // A full queue or budget frees as other calls end.
+    if (status.code() == absl::StatusCode::kResourceExhausted) {
+      response.headers.emplace_back("Retry-After", "1");
+    }
   }
   if (metrics_ != nullptr) {
     metrics_->RpcHandled(kRestServiceLabel, route.method, "http",
@@ -237,14 +241,25 @@ absl::Status RestInferenceService::Answer(const Route& route, HttpRequest& reque
           [cancel] { cancel->Cancel(absl::CancelledError("the client closed the connection")); });
     }
     const std::string header_length = request.Header(kInferenceHeaderContentLength);
+    // Given back once the answer is encoded (the handler hands its leases here).
+    CallContext call;
+    call.answer_leases = std::make_shared<LeaseBag>();
+    call.max_answer_bytes = max_answer_bytes_;
+    call.answer_limit_name = "http_max_response_bytes";
+    call.answer_hint =
+        "ask for the outputs in binary (\"parameters\": {\"binary_data_output\": true}), for "
+        "fewer outputs (\"outputs\"), or send fewer rows";
     absl::StatusOr<inference::ModelInferRequest> infer_request = InferRequestFromHttp(
         request.body, request.HasHeader(kInferenceHeaderContentLength) ? &header_length : nullptr,
         route.model, route.version);
     std::string().swap(request.body);  // the tensor holds what is needed now
     status = infer_request.status();
     if (status.ok()) {
+      // Answers count 4 bytes a value in the protocol's copy, plus 16 (the
+      // longest float and a comma) in JSON or 4 in binary.
+      call.answer_bytes_per_value = WantsAllBinary(*infer_request) ? 8 : 20;
       absl::StatusOr<inference::ModelInferResponse> infer_response =
-          handler_->ModelInfer(*infer_request, absl::Now() + timeout_, cancel);
+          handler_->ModelInfer(*infer_request, absl::Now() + timeout_, cancel, call);
       status = WithRestFieldNames(infer_response.status());
       if (status.ok()) {
         RestBody body = InferResponseToHttp(*infer_response, *infer_request);
@@ -256,6 +271,7 @@ absl::Status RestInferenceService::Answer(const Route& route, HttpRequest& reque
         }
       }
     }
+    call.answer_leases->Clear();
   }
   return status;
 }

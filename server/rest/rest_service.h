@@ -16,7 +16,14 @@
 // "inputs[0].contents.fp32_contents"), with the
 // status of HttpStatusCode (status_util.h): 400 bad request, 404 unknown
 // model / version / path, 405 (with Allow) for a wrong method, 413 for a body
-// over the server's limit, 429 full queue, 503 not ready, 504 deadline.
+// over the server's limit, 429 full queue or budget (with Retry-After), 503
+// not ready, 504 deadline.
+//
+// Admission: an infer call tells the handler its answer's encoding (JSON
+// numbers up to 16 bytes, binary 4, plus the protocol's copy of the outputs),
+// so the memory budget covers the answer, and holds its memory lease until
+// the answer is encoded; answers over `max_answer_bytes` are refused before
+// any work.
 //
 // Auth: with a data token (the server's --data_token_file), every route but
 // the two health routes needs the header "Authorization: Bearer <token>", as
@@ -39,6 +46,7 @@
 #ifndef INVARIANT_SERVER_REST_REST_SERVICE_H_
 #define INVARIANT_SERVER_REST_REST_SERVICE_H_
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -58,12 +66,18 @@ class RestInferenceService {
   // `handler` must outlive the service; `metrics` may be null (no metrics).
   // `timeout` is the deadline of every infer call; an empty `data_token`
   // leaves every route open.
+  // `max_answer_bytes` (> 0) bounds one infer answer's encoded size: a call
+  // whose answer could be larger (16 bytes per number in JSON, 4 in binary)
+  // is refused before any work with 400 saying how to ask for less (the
+  // server's --http_max_response_bytes).
   RestInferenceService(const InferenceHandler* handler, ServerMetrics* metrics,
-                       absl::Duration timeout, std::string data_token = "")
+                       absl::Duration timeout, std::string data_token = "",
+                       int64_t max_answer_bytes = 0)
       : handler_(handler),
         metrics_(metrics),
         timeout_(timeout),
-        data_token_(std::move(data_token)) {}
+        data_token_(std::move(data_token)),
+        max_answer_bytes_(max_answer_bytes) {}
 
   // Routes every path of `server` to Handle, with Admit as the route's admit
   // hook. Call before server->Start(), on a server whose options'
@@ -105,6 +119,7 @@ class RestInferenceService {
   ServerMetrics* metrics_;
   const absl::Duration timeout_;
   const std::string data_token_;
+  const int64_t max_answer_bytes_;
 };
 
 }  // namespace invariant::server

@@ -34,7 +34,7 @@ class FeatureHandlerTest : public ServingFixture {
     std::promise<absl::Status> result;
     (handler_->*method)(
         request, response, absl::InfiniteFuture(),
-        [&result](absl::Status s) { result.set_value(s); }, nullptr);
+        [&result](absl::Status s) { result.set_value(s); }, nullptr, CallContext{});
     return result.get_future().get();
   }
 
