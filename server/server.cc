@@ -122,17 +122,17 @@ absl::Status ValidateOptions(const ServerOptions& o) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(const ServerOptions& o) {
-  if (o.tls_cert_file.empty()) return grpc::InsecureServerCredentials();
-  grpc::SslServerCredentialsOptions ssl;
-  ASSIGN_OR_RETURN(std::string cert, ReadFile("tls_cert", o.tls_cert_file));
-  ASSIGN_OR_RETURN(std::string key, ReadFile("tls_key", o.tls_key_file));
-  ssl.pem_key_cert_pairs.push_back({key, cert});
+// The gRPC port's credentials (data_auth.h): Init adds the data token to
+// them (RequireDataToken) once the metrics exist.
+absl::StatusOr<std::shared_ptr<GrpcPortCredentials>> MakeCredentials(const ServerOptions& o) {
+  if (o.tls_cert_file.empty()) return MakeGrpcPortCredentials(std::nullopt);
+  GrpcPortTls tls;
+  ASSIGN_OR_RETURN(tls.cert_chain_pem, ReadFile("tls_cert", o.tls_cert_file));
+  ASSIGN_OR_RETURN(tls.private_key_pem, ReadFile("tls_key", o.tls_key_file));
   if (!o.tls_client_ca_file.empty()) {
-    ASSIGN_OR_RETURN(ssl.pem_root_certs, ReadFile("tls_client_ca", o.tls_client_ca_file));
-    ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+    ASSIGN_OR_RETURN(tls.client_ca_pem, ReadFile("tls_client_ca", o.tls_client_ca_file));
   }
-  return grpc::SslServerCredentials(ssl);
+  return MakeGrpcPortCredentials(tls);
 }
 
 }  // namespace
@@ -146,7 +146,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
 
 absl::Status Server::Init() {
   ASSIGN_OR_RETURN(VersionPolicy policy, ParseVersionPolicy(options_.version_policy));
-  ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials, MakeCredentials(options_));
+  ASSIGN_OR_RETURN(std::shared_ptr<GrpcPortCredentials> credentials, MakeCredentials(options_));
 
   metrics_ = std::make_unique<ServerMetrics>(INVARIANT_VERSION);
   if (options_.metrics_port >= 0) {
@@ -256,16 +256,24 @@ absl::Status Server::Init() {
     builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
                                static_cast<int>(options_.drain_seconds * 1000));
   }
-  if (options_.data_token.empty()) {
-    builder.RegisterService(feature_service_.get());
-    builder.RegisterService(inference_service_.get());
-  } else {
-    authorized_feature_service_ =
-        std::make_unique<AuthorizedFeatureService>(options_.data_token, feature_service_.get());
-    authorized_inference_service_ =
-        std::make_unique<AuthorizedInferenceService>(options_.data_token, inference_service_.get());
-    builder.RegisterService(authorized_feature_service_.get());
-    builder.RegisterService(authorized_inference_service_.get());
+  builder.RegisterService(feature_service_.get());
+  builder.RegisterService(inference_service_.get());
+  if (!options_.data_token.empty()) {
+    // Checked by gRPC core on the request headers, before a message is read
+    // (data_auth.h). Fail closed: every service not listed here needs it.
+    DataTokenPolicy policy;
+    policy.token = options_.data_token;
+    policy.open_services = {grpc::health::v1::Health::service_full_name(),
+                            "grpc.reflection.v1alpha.ServerReflection",
+                            grpc::reflection::v1::ServerReflection::service_full_name(),
+                            v1::ModelAdmin::service_full_name()};  // has its own admin token
+    for (const char* name : {v1::FeatureService::service_full_name(),
+                             inference::GRPCInferenceService::service_full_name()}) {
+      policy.labelled.push_back(
+          google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(name));
+    }
+    policy.metrics = metrics;
+    credentials->RequireDataToken(std::make_shared<DataTokenGate>(std::move(policy)));
   }
   builder.RegisterService(admin_service_.get());
   std::vector<const google::protobuf::ServiceDescriptor*> services;

@@ -127,9 +127,6 @@ class Server {
   std::unique_ptr<InferenceServiceImpl> inference_service_;
   std::unique_ptr<RestInferenceService> rest_service_;
   std::unique_ptr<HttpServer> http_;  // after rest_service_: destroyed (stopped) first
-  // Registered instead of the two above when options_.data_token is set.
-  std::unique_ptr<AuthorizedFeatureService> authorized_feature_service_;
-  std::unique_ptr<AuthorizedInferenceService> authorized_inference_service_;
   std::unique_ptr<ReflectionV1Service> reflection_v1_;
   std::unique_ptr<grpc::Server> server_;
   int grpc_port_ = 0;
