@@ -200,6 +200,47 @@ HttpResponse HttpServerImpl::Error(int status, const std::string& message) const
   return HttpResponse::Text(status, message + "\n");
 }
 
+HttpResponse HttpServerImpl::Busy(const std::string& message) const {
+  HttpResponse busy = Error(503, message);
+  busy.headers.emplace_back("Retry-After", "1");
+  return busy;
+}
+
+void HttpServerImpl::Reserve(const std::shared_ptr<HttpSession>& session) {
+  while (reserved.load() >= options.probe_slots && !reserved_sessions.empty()) {
+    const std::shared_ptr<HttpSession> oldest = reserved_sessions.front().lock();
+    reserved_sessions.pop_front();
+    if (oldest != nullptr && oldest->Evict()) over_cap_dropped.fetch_add(1);
+  }
+  if (reserved_sessions.size() >= 2 * static_cast<size_t>(options.probe_slots)) {
+    reserved_sessions.erase(
+        std::remove_if(reserved_sessions.begin(), reserved_sessions.end(),
+                       [](const std::weak_ptr<HttpSession>& s) { return s.expired(); }),
+        reserved_sessions.end());
+  }
+  reserved_sessions.push_back(session);
+}
+
+HttpServerStats HttpServerImpl::Stats() const {
+  HttpServerStats stats;
+  stats.open_connections = connections.load();
+  stats.reserved_connections = reserved.load();
+  stats.body_bytes_held = inflight_body_bytes.load();
+  stats.answer_bytes_held = answer_bytes.load();
+  stats.over_cap_answered = over_cap_answered.load();
+  stats.over_cap_refused = over_cap_refused.load();
+  stats.over_cap_dropped = over_cap_dropped.load();
+  stats.body_budget_refused = body_budget_refused.load();
+  stats.answer_budget_refused = answer_budget_refused.load();
+  stats.headers_too_large = headers_too_large.load();
+  stats.header_timeouts = header_timeouts.load();
+  stats.body_timeouts = body_timeouts.load();
+  stats.body_rate_cuts = body_rate_cuts.load();
+  stats.write_timeouts = write_timeouts.load();
+  stats.write_rate_cuts = write_rate_cuts.load();
+  return stats;
+}
+
 bool HttpServerImpl::Post(std::function<void()> job) {
   {
     std::lock_guard<std::mutex> lock(jobs_mu);
@@ -235,21 +276,21 @@ void HttpServerImpl::Accept() {
       });
       return;
     }
-    const int open = connections.load();
-    if (open >= max_connections && refusing.load() >= kRefusalSlack) {
+    if (connections.load() < max_connections) {
+      // Answers go out whole; no reason to wait for an ACK first.
       boost::system::error_code ignored;
-      socket.close(ignored);  // refusals are bounded too: past them, not even a 503
-    } else {
-      // Answers go out whole in one write; no reason to wait for an ACK first.
+      socket.set_option(boost::asio::ip::tcp::no_delay(true), ignored);
+      std::make_shared<HttpSession>(this, std::move(socket))->Start();
+    } else if (options.probe_slots <= 0) {
+      boost::system::error_code ignored;
+      socket.close(ignored);
+      over_cap_dropped.fetch_add(1);
+    } else {  // past the cap: a probe slot, read for an admit hook's answer
       boost::system::error_code ignored;
       socket.set_option(boost::asio::ip::tcp::no_delay(true), ignored);
       auto session = std::make_shared<HttpSession>(this, std::move(socket));
-      if (open >= max_connections) {
-        session->Refuse(503, absl::StrCat("server: too many open connections (at most ",
-                                          max_connections, "); try again later"));
-      } else {
-        session->Start();
-      }
+      Reserve(session);
+      session->StartReserved();
     }
     Accept();
   });
@@ -268,12 +309,17 @@ int HttpServer::open_connections() const {
   return impl_ != nullptr ? impl_->connections.load() : 0;
 }
 
+HttpServerStats HttpServer::stats() const {
+  return impl_ != nullptr ? impl_->Stats() : HttpServerStats{};
+}
+
 absl::Status HttpServer::Start() {
   const std::string address = ListeningAddress(options_.host, options_.port);
   auto impl = std::make_unique<HttpServerImpl>(options_, std::move(pending_routes_));
   const int64_t file_limit = RaiseFileLimit();
   impl->max_connections = static_cast<int>(std::max<int64_t>(
-      1, std::min<int64_t>(options_.max_connections, file_limit - 256 - kRefusalSlack)));
+      1, std::min<int64_t>(options_.max_connections,
+                           file_limit - 256 - std::max(0, options_.probe_slots))));
   boost::system::error_code ec;
   const boost::asio::ip::address ip = boost::asio::ip::make_address(options_.host, ec);
   if (ec) {

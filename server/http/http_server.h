@@ -15,22 +15,57 @@
 //     waiting for the first byte of a request on an open connection (then the
 //     connection closes silently), `header_timeout_ms` from that byte to the
 //     end of the headers and `body_timeout_ms` for the whole body (then 408
-//     and close), `write_timeout_ms` for writing an answer (then close).
-//   * At most `max_connections` connections are open; one more is answered
-//     503 and closed at once. At most `max_inflight_body_bytes` of request
-//     bodies are held (being read, queued or handled) at once; a request
-//     that would pass it is answered 503 before its body is read.
+//     and close), `write_timeout_ms` for writing an answer (then a reset).
+//   * Minimum rates (Apache's mod_reqtimeout MinRate, nginx's
+//     client_body_timeout per read): from `rate_grace_ms` after a body's
+//     reading (or an answer's writing) starts, every rate * `rate_window_ms`
+//     bytes must move within `rate_window_ms` of the previous ones (or of
+//     the grace's end): a body slower than `min_body_bytes_per_second` is
+//     answered 408 and closed, a client reading its answer slower than
+//     `min_write_bytes_per_second` is cut (reset). 0 turns a rate off.
+//   * At most `max_connections` connections are open. One more is not
+//     refused at once: it takes one of `probe_slots` reserved slots, its
+//     headers are read within `probe_header_timeout_ms`, and it is answered
+//     by its route's `admit` hook when the hook answers (a health probe), else
+//     503 (also when its headers are late); then it closes. When every
+//     reserved slot is taken, a new connection takes the oldest one's (which
+//     is closed unanswered), so slow or idle clients past the cap cannot
+//     keep a probe out. Kubernetes: point liveness and readiness probes at a
+//     route answered in `admit` (the REST front end's /v2/health/live and
+//     /v2/health/ready); the kubelet opens a connection per probe.
+//   * Request bodies are charged as they arrive: admitting a body charges
+//     its first read (`body_read_bytes`, or the Content-Length if smaller),
+//     and each further read of at most `body_read_bytes` is charged before it
+//     is made, so a connection holds at most its received bytes plus one
+//     read (its share); a declared length reserves nothing more. Once read,
+//     the charge is the body's size, released when the handler returns (the
+//     string may hold up to twice a chunked body's bytes). At most
+//     `max_inflight_body_bytes` are charged at once: a request whose first
+//     read does not fit is answered 503 (Retry-After: 1) before its body is
+//     read, one whose next read does not fit is answered 503 and closed.
+//     With the defaults, 10,000 idle uploads hold 156 MiB of the 256 MiB,
+//     so idle uploads alone never fill it.
+//   * Handler answers are charged from when the handler returns until they
+//     are written or the connection closes. While at least
+//     `max_answer_bytes` are charged, a request that would run a handler is
+//     answered 503 (Retry-After: 1) before its body is read; answers of
+//     `admit` hooks (health) and the server's own are not charged nor
+//     refused. A handler's answer is charged even past the budget, so the
+//     answers held are bounded by max_answer_bytes plus `threads` answers.
 //   * After the headers, before a byte of the body is read, framing first
 //     (RFC 9112; each of these is 400 and closes, since the next request
 //     could not be found): conflicting Content-Length headers, Content-Length
 //     with Transfer-Encoding, a Transfer-Encoding that is not exactly one
 //     "chunked" or is on HTTP/1.0, an HTTP/1.1 request without exactly one
 //     Host; a path with a NUL or control byte (raw or %-encoded) or a bad
-//     %-escape is 400 too, headers over 16 KiB 431, a chunk-size line or
-//     trailer longer than the read buffer 400. Then the route is chosen (404
-//     when none claims the path), Content-Encoding other than identity is
-//     415, Content-Length over `max_body_bytes` 413, the route's `admit`
-//     hook runs, and the bytes in flight are reserved. "Expect:
+//     %-escape is 400 too, a chunk-size line or trailer longer than the read
+//     buffer 400. The header section (request line, fields and the empty
+//     line, every CRLF included) may be 16384 bytes; one byte more is 431,
+//     however it is split into reads. Then the route is chosen (404 when
+//     none claims the path), Content-Encoding other than identity is 415,
+//     Content-Length over `max_body_bytes` 413, the route's `admit` hook
+//     runs (a connection over the cap ends here, above), the answer budget
+//     is checked and the body's first read is charged. "Expect:
 //     100-continue" is answered "100 Continue" only once admitted (and never
 //     to HTTP/1.0).
 //     An answer given before the body is read closes the connection
@@ -47,6 +82,7 @@
 //   * Every answer the server gives itself (404, 408, 413, 503, parse
 //     errors...) is written by `error_response`, so a front end can make
 //     them all JSON. Messages quote no client bytes.
+//   * What was refused or cut is counted (HttpServer::stats()).
 //
 // Thread-safety: Route before Start; Start once. Handlers run concurrently on
 // the handler threads and must be thread-safe; `admit` hooks run on the
@@ -56,6 +92,7 @@
 #define INVARIANT_SERVER_HTTP_HTTP_SERVER_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -94,6 +131,10 @@ struct HttpRequest {
   std::vector<std::pair<std::string, std::string>> headers;
   // Never null in a handler; fires when the client disconnects.
   std::shared_ptr<HttpCancellation> cancellation;
+  // When the request's first byte was read (for a pipelined request, when
+  // the read that brought it ended): a front end's deadline counts from
+  // here, not from when a handler thread took the request.
+  std::chrono::steady_clock::time_point arrival;
 
   // The value of header `name` (case-insensitive), or empty.
   std::string Header(const std::string& name) const;
@@ -118,7 +159,8 @@ const char* HttpReasonPhrase(int status);
 using HttpHandler = std::function<HttpResponse(HttpRequest&)>;
 // Runs on the network thread after the headers: an answer here is sent
 // without reading the body (or running the handler); nullopt admits the
-// request. Must be fast and must not block.
+// request. Must be fast and must not block. Its answers are given past the
+// connection cap and the budgets too: the place for health probes.
 using HttpAdmit = std::function<std::optional<HttpResponse>(const HttpRequest&)>;
 
 // A route: which paths it claims and who answers them.
@@ -131,20 +173,54 @@ struct HttpRoute {
 
 class HttpServerImpl;
 
+// Defaults are sized for 2 cores and 24 GiB: at most 256 MiB of request
+// bodies, 512 MiB (+ `threads` answers) of answers and 10,000 connections
+// (+ 64 in probe slots), whose buffers take at most 80 KiB each.
 struct HttpServerOptions {
   std::string host = "0.0.0.0";
   int port = 0;
   int threads = 4;  // handler threads
   size_t max_body_bytes = 1 << 20;
-  int64_t max_inflight_body_bytes = 256 << 20;
-  int max_connections = 10000;  // capped by the process's file limit
+  int64_t max_inflight_body_bytes = 256 << 20;  // request bodies charged at once
+  // A body is read, and charged, this much at a time (1..65536); a declared
+  // length reserves no more than one read.
+  int body_read_bytes = 16 << 10;
+  int64_t max_answer_bytes = 512 << 20;  // handler answers held at once; 0 = no budget
+  int max_connections = 10000;           // capped by the process's file limit
+  // Connections past the cap read for a probe; 0 = closed unanswered.
+  int probe_slots = 64;
+  int probe_header_timeout_ms = 2000;  // a reserved slot's wait for the headers
   int idle_timeout_ms = 60000;
   int header_timeout_ms = 10000;
   int body_timeout_ms = 30000;
   int write_timeout_ms = 30000;
+  int rate_grace_ms = 5000;                     // no minimum rate before this (bodies and answers)
+  int rate_window_ms = 2000;                    // after it, rate * window bytes every window
+  int64_t min_body_bytes_per_second = 8 << 10;  // 0 = off
+  int64_t min_write_bytes_per_second = 32 << 10;  // 0 = off
   // Writes the answers the server gives itself from the status and a one-line
   // message; empty = plain text "message\n".
   std::function<HttpResponse(int status, const std::string& message)> error_response;
+};
+
+// What the server holds now and what it refused or cut since Start (each
+// count only grows), for metrics.
+struct HttpServerStats {
+  int open_connections = 0;            // now, under the cap
+  int reserved_connections = 0;        // now, past the cap in probe slots
+  int64_t body_bytes_held = 0;         // now, request bodies charged
+  int64_t answer_bytes_held = 0;       // now, handler answers not written yet
+  uint64_t over_cap_answered = 0;      // past the cap, answered by an admit hook (probes)
+  uint64_t over_cap_refused = 0;       // past the cap, answered 503
+  uint64_t over_cap_dropped = 0;       // past the cap, closed unanswered (slots full)
+  uint64_t body_budget_refused = 0;    // 503: max_inflight_body_bytes reached
+  uint64_t answer_budget_refused = 0;  // 503: max_answer_bytes reached
+  uint64_t headers_too_large = 0;      // 431
+  uint64_t header_timeouts = 0;        // 408: header_timeout_ms
+  uint64_t body_timeouts = 0;          // 408: body_timeout_ms
+  uint64_t body_rate_cuts = 0;         // 408: below min_body_bytes_per_second
+  uint64_t write_timeouts = 0;         // reset: write_timeout_ms
+  uint64_t write_rate_cuts = 0;        // reset: below min_write_bytes_per_second
 };
 
 class HttpServer {
@@ -169,6 +245,8 @@ class HttpServer {
   int port() const { return port_; }
   // Open connections now (for tests and metrics).
   int open_connections() const;
+  // Counters for metrics (all 0 before Start). Thread-safe.
+  HttpServerStats stats() const;
 
  private:
   HttpServerOptions options_;

@@ -4,12 +4,10 @@
 
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/write.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/http/error.hpp>
-#include <boost/beast/http/read.hpp>
 #include <cerrno>
-#include <chrono>
+#include <cstring>
 #include <exception>
 #include <limits>
 #include <utility>
@@ -22,10 +20,8 @@ namespace invariant::server {
 namespace {
 
 namespace http = boost::beast::http;
-using std::chrono::milliseconds;
 
-constexpr int kLingerMs = 2000;
-constexpr size_t kLingerBytes = 1 << 20;
+constexpr size_t kHeaderRead = 4096;
 
 int HexDigit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -81,8 +77,9 @@ std::optional<std::string> FramingError(const HttpRequest& request, unsigned ver
   return std::nullopt;
 }
 
-// What a parse error means for the client, as status and message.
-std::pair<int, std::string> ParseError(const boost::beast::error_code& ec) {
+}  // namespace
+
+std::pair<int, std::string> HttpParseError(const boost::beast::error_code& ec) {
   if (ec == http::error::header_limit) {
     return {431, absl::StrCat("request headers: at most ", kMaxHeaderBytes, " bytes")};
   }
@@ -105,8 +102,6 @@ std::pair<int, std::string> ParseError(const boost::beast::error_code& ec) {
   return {400, absl::StrCat("request: not HTTP/1.1 (", ec.message(), ")")};
 }
 
-}  // namespace
-
 HttpSession::HttpSession(HttpServerImpl* server, boost::asio::ip::tcp::socket socket)
     : server_(server), socket_(std::move(socket)), deadline_(socket_.get_executor()) {
   server_->connections.fetch_add(1);
@@ -114,79 +109,143 @@ HttpSession::HttpSession(HttpServerImpl* server, boost::asio::ip::tcp::socket so
 
 HttpSession::~HttpSession() {
   ReleaseBody();
+  ReleaseAnswer();
+  ReleaseReserved();
   if (counted_) server_->connections.fetch_sub(1);
-  if (refusing_) server_->refusing.fetch_sub(1);
   if (answer_pending_) server_->pending_answers.fetch_sub(1);
 }
 
+bool HttpSession::ChargeBody(int64_t bytes) {
+  bytes = std::min(bytes, body_cap_);
+  if (bytes <= body_charged_) return true;
+  const int64_t more = bytes - body_charged_;
+  if (server_->inflight_body_bytes.fetch_add(more) + more >
+      server_->options.max_inflight_body_bytes) {
+    server_->inflight_body_bytes.fetch_sub(more);
+    return false;
+  }
+  body_charged_ = bytes;
+  return true;
+}
+
 void HttpSession::ReleaseBody() {
-  if (reserved_bytes_ > 0) server_->inflight_body_bytes.fetch_sub(reserved_bytes_);
-  reserved_bytes_ = 0;
+  if (body_charged_ > 0) server_->inflight_body_bytes.fetch_sub(body_charged_);
+  body_charged_ = 0;
 }
 
-void HttpSession::SetDeadline(int ms) {
-  timed_out_ = false;
-  const uint64_t generation = ++deadline_generation_;
-  deadline_.expires_after(milliseconds(ms));
-  // A weak reference: the timer alone does not keep a finished session (and
-  // its socket) alive.
-  deadline_.async_wait([weak = weak_from_this(), generation](boost::beast::error_code ec) {
-    const std::shared_ptr<HttpSession> self = weak.lock();
-    if (ec || self == nullptr || generation != self->deadline_generation_) return;
-    self->timed_out_ = true;
-    boost::beast::error_code ignored;
-    self->socket_.cancel(ignored);
-  });
+void HttpSession::ReleaseAnswer() {
+  if (answer_charged_ > 0) server_->answer_bytes.fetch_sub(answer_charged_);
+  answer_charged_ = 0;
 }
 
-void HttpSession::ClearDeadline() {
-  ++deadline_generation_;
-  deadline_.cancel();
-  timed_out_ = false;
+void HttpSession::ReleaseReserved() {
+  if (reserved_) server_->reserved.fetch_sub(1);
+  reserved_ = false;
 }
 
 void HttpSession::Start() { ReadNext(); }
 
-void HttpSession::Refuse(int status, const std::string& message) {
-  // A refused connection does not hold a place under the cap while it drains,
-  // but is counted apart, so refusals too are bounded.
+void HttpSession::StartReserved() {
+  // A reserved session does not hold a place under the cap; it is counted
+  // apart, so the sessions past the cap are bounded too.
   if (counted_) server_->connections.fetch_sub(1);
   counted_ = false;
-  refusing_ = true;
-  server_->refusing.fetch_add(1);
-  head_only_ = false;
-  SendError(status, message, /*close=*/true);
+  reserved_ = true;
+  server_->reserved.fetch_add(1);
+  ReadNext();
+}
+
+bool HttpSession::Evict() {
+  if (!reserved_) return false;
+  ReleaseReserved();
+  if (!lingering_) {
+    Abort();
+    return true;
+  }
+  // Answered already: a plain close, so the answer still reaches the client.
+  boost::beast::error_code ignored;
+  ClearDeadline();
+  socket_.close(ignored);
+  return true;
 }
 
 void HttpSession::ReadNext() {
   parser_.emplace();
-  parser_->header_limit(kMaxHeaderBytes);
+  // The header section's size is checked in ScanHeader, exactly (Beast's
+  // limit applies to each put: fields parsed in an earlier read are not
+  // counted, nor the request line within one).
+  parser_->header_limit(std::numeric_limits<std::uint32_t>::max());
   // Checked in Admit, then set for the body. (Not boost::none: Beast 1.74
   // compares a Content-Length with an empty limit as if it were over it.)
   parser_->body_limit(std::numeric_limits<uint64_t>::max());
   request_ = HttpRequest();
   route_ = nullptr;
   head_only_ = false;
-  if (buffer_.size() > 0) return ReadHeader();  // a pipelined request
+  scanned_ = 0;
+  if (buffer_.size() > 0) {  // a pipelined request
+    request_.arrival = last_read_;
+    return ReadHeader();
+  }
   // Idle: wait for the first byte under the idle deadline.
-  SetDeadline(server_->options.idle_timeout_ms);
-  socket_.async_read_some(buffer_.prepare(4096),
+  SetDeadline(reserved_ ? server_->options.probe_header_timeout_ms
+                        : server_->options.idle_timeout_ms);
+  socket_.async_read_some(buffer_.prepare(kHeaderRead),
                           [self = shared_from_this()](boost::beast::error_code ec, size_t n) {
+                            if (ec && self->reserved_ && self->late_ != Late::kNone) {
+                              return self->OnHeader(ec);  // a 503 for a silent one
+                            }
                             if (ec) return;  // closed, reset or idle too long: just close
                             self->buffer_.commit(n);
+                            self->last_read_ = self->request_.arrival = SteadyClock::now();
                             self->ReadHeader();
                           });
 }
 
 void HttpSession::ReadHeader() {
-  SetDeadline(server_->options.header_timeout_ms);
-  http::async_read_header(
-      socket_, buffer_, *parser_,
-      [self = shared_from_this()](boost::beast::error_code ec, size_t) { self->OnHeader(ec); });
+  SetDeadline(reserved_ ? server_->options.probe_header_timeout_ms
+                        : server_->options.header_timeout_ms);
+  ScanHeader();
+}
+
+void HttpSession::ScanHeader() {
+  const char* data = static_cast<const char*>(buffer_.data().data());
+  const absl::string_view buffered(data, buffer_.size());
+  const size_t end = buffered.find("\r\n\r\n", scanned_);
+  if (end == absl::string_view::npos && buffered.size() < kMaxHeaderBytes) {
+    scanned_ = buffered.size() < 3 ? 0 : buffered.size() - 3;
+    const size_t room = std::min(kHeaderRead, kMaxHeaderBytes - buffered.size());
+    socket_.async_read_some(buffer_.prepare(room),
+                            [self = shared_from_this()](boost::beast::error_code ec, size_t n) {
+                              if (ec) return self->OnHeader(ec);
+                              self->buffer_.commit(n);
+                              self->last_read_ = SteadyClock::now();
+                              self->ScanHeader();
+                            });
+    return;
+  }
+  if (end == absl::string_view::npos || end + 4 > kMaxHeaderBytes) {
+    return OnHeader(http::error::header_limit);
+  }
+  boost::beast::error_code ec;
+  const size_t used = parser_->put(boost::asio::buffer(data, end + 4), ec);
+  buffer_.consume(used);
+  if (!ec && !parser_->is_header_done()) ec = http::error::partial_message;
+  if (ec == http::error::partial_message || ec == http::error::need_more) {
+    ec = http::error::bad_line_ending;  // the parser wants more than the section: malformed
+  }
+  OnHeader(ec);
 }
 
 void HttpSession::OnHeader(boost::beast::error_code ec) {
-  if (ec && timed_out_) {
+  if (ec && late_ != Late::kNone) {
+    if (reserved_) {
+      server_->over_cap_refused.fetch_add(1);
+      return SendError(503,
+                       absl::StrCat("server: too many open connections (at most ",
+                                    server_->max_connections, "); try again later"),
+                       true);
+    }
+    server_->header_timeouts.fetch_add(1);
     return SendError(408,
                      absl::StrCat("request headers: not complete within ",
                                   server_->options.header_timeout_ms, " ms"),
@@ -197,12 +256,14 @@ void HttpSession::OnHeader(boost::beast::error_code ec) {
       ec == boost::asio::error::operation_aborted) {
     return;  // the client went away
   }
+  ClearDeadline();
   if (ec) {
-    auto [status, message] = ParseError(ec);
+    if (ec == http::error::header_limit) server_->headers_too_large.fetch_add(1);
+    auto [status, message] = HttpParseError(ec);
     return SendError(status, message, true);
   }
   const auto& header = parser_->get();
-  keep_alive_ = parser_->keep_alive();
+  keep_alive_ = parser_->keep_alive() && !reserved_;
   request_.method = std::string(header.method_string());
   head_only_ = request_.method == "HEAD";
   for (const auto& field : header) {
@@ -248,70 +309,34 @@ std::optional<HttpResponse> HttpSession::Admit() {
                           absl::StrCat("request body: at most ", options.max_body_bytes, " bytes"));
   }
   if (route_->admit) {
-    if (std::optional<HttpResponse> answer = route_->admit(request_)) return answer;
+    if (std::optional<HttpResponse> answer = route_->admit(request_)) {
+      if (reserved_) server_->over_cap_answered.fetch_add(1);
+      return answer;
+    }
+  }
+  if (reserved_) {  // past the cap, only what admit answers is answered
+    server_->over_cap_refused.fetch_add(1);
+    return server_->Error(503, absl::StrCat("server: too many open connections (at most ",
+                                            server_->max_connections, "); try again later"));
+  }
+  if (options.max_answer_bytes > 0 && server_->answer_bytes.load() >= options.max_answer_bytes) {
+    server_->answer_budget_refused.fetch_add(1);
+    return server_->Busy(absl::StrCat("server: ", options.max_answer_bytes,
+                                      " bytes of answers or more wait to be written; try again "
+                                      "later"));
   }
   if (parser_->is_done()) return std::nullopt;
   const std::string expect = request_.Header("Expect");
   if (!expect.empty() && !absl::EqualsIgnoreCase(expect, "100-continue")) {
     return server_->Error(417, "Expect: only 100-continue is understood");
   }
-  const int64_t reserve = static_cast<int64_t>(length.value_or(options.max_body_bytes));
-  if (server_->inflight_body_bytes.fetch_add(reserve) + reserve > options.max_inflight_body_bytes &&
-      reserve > 0) {
-    server_->inflight_body_bytes.fetch_sub(reserve);
-    HttpResponse busy =
-        server_->Error(503, absl::StrCat("server: more than ", options.max_inflight_body_bytes,
-                                         " bytes of request bodies in flight; try again later"));
-    busy.headers.emplace_back("Retry-After", "1");
-    return busy;
+  body_cap_ = static_cast<int64_t>(length.value_or(options.max_body_bytes));
+  if (!ChargeBody(std::clamp<int64_t>(options.body_read_bytes, 1, kMaxBodyRead))) {
+    server_->body_budget_refused.fetch_add(1);
+    return server_->Busy(absl::StrCat("server: more than ", options.max_inflight_body_bytes,
+                                      " bytes of request bodies in flight; try again later"));
   }
-  reserved_bytes_ = reserve;
   return std::nullopt;
-}
-
-void HttpSession::ReadBody() {
-  parser_->body_limit(server_->options.max_body_bytes);
-  auto read = [self = shared_from_this()] {
-    self->SetDeadline(self->server_->options.body_timeout_ms);
-    http::async_read(self->socket_, self->buffer_, *self->parser_,
-                     [self](boost::beast::error_code ec, size_t) { self->OnBody(ec); });
-  };
-  // HTTP/1.0 clients do not know 100 (RFC 9110 section 10.1.1).
-  if (parser_->get().version() < 11 ||
-      !absl::EqualsIgnoreCase(request_.Header("Expect"), "100-continue")) {
-    return read();
-  }
-  static constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
-  SetDeadline(server_->options.write_timeout_ms);
-  boost::asio::async_write(socket_, boost::asio::buffer(kContinue, sizeof(kContinue) - 1),
-                           [self = shared_from_this(), read](boost::beast::error_code ec, size_t) {
-                             if (!ec) read();
-                           });
-}
-
-void HttpSession::OnBody(boost::beast::error_code ec) {
-  if (ec) ReleaseBody();  // no body will be handled
-  if (ec && timed_out_) {
-    return SendError(
-        408,
-        absl::StrCat("request body: not complete within ", server_->options.body_timeout_ms, " ms"),
-        true);
-  }
-  if (ec == http::error::partial_message || ec == http::error::end_of_stream ||
-      ec == boost::asio::error::eof) {
-    return SendError(400, "request body: shorter than Content-Length", true);
-  }
-  if (ec == boost::asio::error::connection_reset || ec == boost::asio::error::operation_aborted) {
-    return;
-  }
-  if (ec) {
-    auto [status, message] = ParseError(ec);
-    if (status == 413) {
-      message = absl::StrCat("request body: at most ", server_->options.max_body_bytes, " bytes");
-    }
-    return SendError(status, message, true);
-  }
-  Dispatch();
 }
 
 void HttpSession::Dispatch() {
@@ -321,6 +346,12 @@ void HttpSession::Dispatch() {
   }
   request_.body = std::move(parser_->get().body());
   parser_.reset();
+  // The charge is what is held now: the body (a read's share is returned).
+  body_cap_ = static_cast<int64_t>(request_.body.capacity());
+  if (body_charged_ > body_cap_) {
+    server_->inflight_body_bytes.fetch_sub(body_charged_ - body_cap_);
+    body_charged_ = body_cap_;
+  }
   cancellation_ = std::make_shared<HttpCancellation>();
   request_.cancellation = cancellation_;
   handling_ = true;
@@ -368,64 +399,14 @@ void HttpSession::Respond(HttpResponse response) {
   const bool gone = cancellation_ != nullptr && cancellation_->cancelled();
   cancellation_.reset();
   request_.body = std::string();  // free it before writing the answer
+  // Held until written or the connection closes (http_transfer.cc).
+  answer_charged_ = static_cast<int64_t>(response.body.size());
+  server_->answer_bytes.fetch_add(answer_charged_);
   Write(std::move(response), !keep_alive_ || gone);
 }
 
 void HttpSession::SendError(int status, const std::string& message, bool close) {
   Write(server_->Error(status, message), close);
-}
-
-void HttpSession::Write(HttpResponse response, bool close) {
-  write_ = std::move(response);
-  if (close) keep_alive_ = false;
-  write_head_ = absl::StrCat(
-      "HTTP/1.1 ", write_.status, " ", HttpReasonPhrase(write_.status),
-      "\r\nContent-Type: ", write_.content_type, "\r\nContent-Length: ", write_.body.size(),
-      close ? "\r\nConnection: close\r\n" : "\r\nConnection: keep-alive\r\n");
-  for (const auto& [name, value] : write_.headers) {
-    absl::StrAppend(&write_head_, name, ": ", value, "\r\n");
-  }
-  write_head_ += "\r\n";
-  std::vector<boost::asio::const_buffer> buffers{boost::asio::buffer(write_head_)};
-  if (!head_only_ && !write_.body.empty()) buffers.push_back(boost::asio::buffer(write_.body));
-  SetDeadline(server_->options.write_timeout_ms);
-  boost::asio::async_write(socket_, buffers,
-                           [self = shared_from_this(), close](boost::beast::error_code ec, size_t) {
-                             self->write_ = HttpResponse();
-                             self->write_head_.clear();
-                             if (self->answer_pending_) {
-                               self->answer_pending_ = false;
-                               self->server_->pending_answers.fetch_sub(1);
-                             }
-                             if (ec) return;
-                             if (close || self->server_->stopping.load()) {
-                               return self->LingeringClose();
-                             }
-                             self->ReadNext();
-                           });
-}
-
-void HttpSession::LingeringClose() {
-  boost::beast::error_code ignored;
-  socket_.shutdown(boost::asio::ip::tcp::socket::shutdown_send, ignored);
-  drain_.resize(16384);
-  drained_ = 0;
-  SetDeadline(kLingerMs);
-  Drain();
-}
-
-void HttpSession::Drain() {
-  socket_.async_read_some(boost::asio::buffer(drain_),
-                          [self = shared_from_this()](boost::beast::error_code ec, size_t n) {
-                            self->drained_ += n;
-                            if (ec || self->drained_ >= kLingerBytes) {
-                              boost::beast::error_code ignored;
-                              self->ClearDeadline();
-                              self->socket_.close(ignored);
-                              return;
-                            }
-                            self->Drain();
-                          });
 }
 
 }  // namespace invariant::server

@@ -2,7 +2,9 @@
 // slow-header and 1,000 idle connections open at once: probes of
 // /v2/health/live and an infer call are still answered (their latency is
 // printed, not asserted), and a server with a data token refuses an
-// unauthenticated body without reading it. (HttpServer's own behaviour in
+// unauthenticated body without reading it; idle uploads declaring the
+// largest body do not keep an infer out, and health probes are answered with
+// the connection cap reached (issue 32). (HttpServer's own behaviour in
 // process: tests/unit/server/http_server_test.cc.)
 #include <signal.h>
 #include <sys/socket.h>
@@ -166,6 +168,90 @@ TEST_F(SlowClientsTest, AnInferWhoseClientLeavesIsCancelledInTheBatcher) {
   absl::StatusOr<RawHttpResponse> ready = after.Read();
   ASSERT_TRUE(ready.ok()) << ready.status();
   EXPECT_EQ(ready->status, 200);
+}
+
+// The 300-byte infer body of these tests, framed.
+std::string SmallInfer() {
+  std::string data;
+  for (int i = 0; i < 16; ++i) absl::StrAppend(&data, i == 0 ? "" : ",", 0.25 * i);
+  const std::string body = absl::StrCat(
+      "{\"inputs\":[{\"name\":\"input\",\"shape\":[1,16],\"datatype\":\"FP32\",\"data\":[", data,
+      "]}]}");
+  return absl::StrCat("POST /v2/models/rf/infer HTTP/1.1\r\nHost: h\r\nContent-Length: ",
+                      body.size(), "\r\n\r\n", body);
+}
+
+// Issue 32 (3): 16 uploads declaring the largest body (16 MiB each, the
+// whole 256 MiB budget before) and 4 chunked ones, all admitted and silent:
+// a small infer is still answered.
+TEST_F(SlowClientsTest, IdleUploadsDoNotKeepAnInferOut) {
+  WriteModel({});
+  StartServer({"--http_port=0", "--http_body_timeout_seconds=600"});
+  const int port = server_->http_port();
+  std::vector<std::unique_ptr<RawHttpConnection>> idle;
+  for (int i = 0; i < 20; ++i) {
+    auto connection = std::make_unique<RawHttpConnection>();
+    ASSERT_TRUE(connection->Connect(port).ok());
+    const std::string framing =
+        i < 16 ? "Content-Length: 16777216\r\n" : "Transfer-Encoding: chunked\r\n";
+    ASSERT_TRUE(connection
+                    ->Send("POST /v2/models/rf/infer HTTP/1.1\r\nHost: h\r\n" + framing +
+                           "Expect: 100-continue\r\n\r\n")
+                    .ok());
+    // Admitted (and charged) before the 100 is written.
+    absl::StatusOr<RawHttpResponse> interim = connection->Read();
+    ASSERT_TRUE(interim.ok()) << i << ": " << interim.status();
+    ASSERT_EQ(interim->status, 100) << i << ": " << interim->body;
+    idle.push_back(std::move(connection));
+  }
+  RawHttpConnection infer;
+  ASSERT_TRUE(infer.Connect(port).ok());
+  ASSERT_TRUE(infer.Send(SmallInfer()).ok());
+  absl::StatusOr<RawHttpResponse> response = infer.Read();
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->status, 200) << response->body;
+  EXPECT_THAT(response->body, HasSubstr("\"name\":\"scores\""));
+}
+
+// Issue 32 (7): with every connection of --http_max_connections open (and
+// more, silent, past it), the health routes are still answered; other
+// requests past the cap get 503.
+TEST_F(SlowClientsTest, HealthProbesAreAnsweredWithTheConnectionCapReached) {
+  WriteModel({});
+  StartServer({"--http_port=0", "--http_max_connections=20", "--http_idle_timeout_seconds=600",
+               "--http_header_timeout_seconds=600"});
+  const int port = server_->http_port();
+  std::vector<std::unique_ptr<RawHttpConnection>> held;
+  for (int i = 0; i < 20; ++i) {
+    auto connection = std::make_unique<RawHttpConnection>();
+    ASSERT_TRUE(connection->Connect(port).ok());
+    // Answered, so it is surely counted before the next one; then idle.
+    ASSERT_TRUE(connection->Send("GET /v2/health/live HTTP/1.1\r\nHost: h\r\n\r\n").ok());
+    absl::StatusOr<RawHttpResponse> live = connection->Read();
+    ASSERT_TRUE(live.ok()) << i << ": " << live.status();
+    ASSERT_EQ(live->status, 200) << i;
+    held.push_back(std::move(connection));
+  }
+  for (int i = 0; i < 5; ++i) {  // past the cap, silent
+    auto connection = std::make_unique<RawHttpConnection>();
+    ASSERT_TRUE(connection->Connect(port).ok());
+    held.push_back(std::move(connection));
+  }
+  for (const char* path : {"/v2/health/live", "/v2/health/ready"}) {
+    RawHttpConnection probe;
+    ASSERT_TRUE(probe.Connect(port).ok());
+    ASSERT_TRUE(probe.Send(absl::StrCat("GET ", path, " HTTP/1.1\r\nHost: h\r\n\r\n")).ok());
+    absl::StatusOr<RawHttpResponse> answer = probe.Read();
+    ASSERT_TRUE(answer.ok()) << path << ": " << answer.status();
+    EXPECT_EQ(answer->status, 200) << path << ": " << answer->body;
+  }
+  RawHttpConnection infer;
+  ASSERT_TRUE(infer.Connect(port).ok());
+  ASSERT_TRUE(infer.Send(SmallInfer()).ok());
+  absl::StatusOr<RawHttpResponse> refused = infer.Read();
+  ASSERT_TRUE(refused.ok()) << refused.status();
+  EXPECT_EQ(refused->status, 503);
+  EXPECT_THAT(refused->body, HasSubstr("too many open connections"));
 }
 
 }  // namespace

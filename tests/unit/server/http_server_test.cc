@@ -1,18 +1,23 @@
 // The event-driven HttpServer in process, under the clients that took the
-// old front end down: keep-alive, pipelining, total deadlines, the
-// connection cap, admission before the body, RFC 9112 framing, bodies in
-// flight, a client that vanishes. (The real server with 3,000 slow and idle
+// old front end down: keep-alive, pipelining, total deadlines, minimum
+// rates, the connection cap and its probe slots, admission before the body,
+// RFC 9112 framing, the exact header limit, the body and answer budgets, a
+// client that vanishes or never reads. (The real server with 3,000 slow and idle
 // connections: tests/integration/slow_clients_test.cc.)
 //
 // No assertion is on a duration: deadlines are shown by a client that keeps
 // the connection busy far longer than the deadline (a per-read timer would
-// never fire), cancellation by a hook the handler waits on.
+// never fire), minimum rates by a client far slower than the rate (or
+// silent), cancellation by a hook the handler waits on, budgets by the
+// server's counters (HttpServer::stats), waited for with a bound.
 #include "server/http/http_server.h"
 
 #include <sys/socket.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -51,6 +56,22 @@ class HttpFrontEndTest : public ::testing::Test {
     server_->Route("/echo", [](const HttpRequest& r) {
       return HttpResponse::Text(200, absl::StrCat(r.method, " ", r.path, " [", r.body, "]"));
     });
+    // An answer far larger than the sockets' buffers.
+    server_->Route("/big", [](const HttpRequest&) {
+      return HttpResponse::Text(200, std::string(kBigAnswer, 'b'));
+    });
+    // Answered in its admit hook, as a front end answers health probes.
+    server_->Route(
+        "/live", [](const HttpRequest&) { return HttpResponse::Text(500, "not here"); },
+        [](const HttpRequest&) -> std::optional<HttpResponse> {
+          return HttpResponse::Text(200, "live");
+        });
+    // Whether the request's arrival was set, and before the handler ran.
+    server_->Route("/arrival", [](const HttpRequest& r) {
+      const auto now = std::chrono::steady_clock::now();
+      const bool set = r.arrival != std::chrono::steady_clock::time_point();
+      return HttpResponse::Text(200, set && r.arrival <= now ? "before" : "unset or after");
+    });
     server_->Route(
         "/private", [](const HttpRequest& r) { return HttpResponse::Text(200, "secret"); },
         [](const HttpRequest& r) -> std::optional<HttpResponse> {
@@ -87,6 +108,16 @@ class HttpFrontEndTest : public ::testing::Test {
     return Exchange(&connection, request);
   }
 
+  // Waits (bounded: 60 s) until `done` holds of the server's counters.
+  bool WaitForStats(const std::function<bool(const server::HttpServerStats&)>& done) {
+    for (int i = 0; i < 12000; ++i) {
+      if (done(server_->stats())) return true;
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    return false;
+  }
+
+  static constexpr size_t kBigAnswer = 64 << 20;
   std::unique_ptr<HttpServer> server_;
   // Ends the /wait handler.
   void Wake() {
@@ -200,6 +231,7 @@ TEST_F(HttpFrontEndTest, ConnectionsPastTheCapAreRefusedWith503) {
   }
   RawHttpConnection extra;
   Connect(&extra);
+  ASSERT_TRUE(extra.Send("GET /echo HTTP/1.1\r\nHost: h\r\n\r\n").ok());
   absl::StatusOr<RawHttpResponse> refused = extra.Read();
   ASSERT_TRUE(refused.ok()) << refused.status();
   EXPECT_EQ(refused->status, 503);
@@ -398,6 +430,213 @@ TEST_F(HttpFrontEndTest, BodiesInFlightAreBounded) {
       OneShot("POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 60\r\n\r\n" + std::string(60, 'y'))
           .status,
       200);
+}
+
+// Issue 32 (8a): Beast's header_limit counts what one parse step sees, so
+// headers split over reads passed it; the limit is on the whole section.
+TEST_F(HttpFrontEndTest, TheHeaderLimitIsExactForTheWholeSection) {
+  Start({});
+  // The section: request line, fields, the empty line, every CRLF included.
+  auto section = [](size_t size) {
+    const std::string start = "GET /echo HTTP/1.1\r\nHost: h\r\nX-Pad: ";
+    return start + std::string(size - start.size() - 4, 'p') + "\r\n\r\n";
+  };
+  ASSERT_EQ(section(16384).size(), 16384u);
+  EXPECT_EQ(OneShot(section(16384)).status, 200);
+  RawHttpResponse over = OneShot(section(16385));
+  EXPECT_EQ(over.status, 431);
+  EXPECT_THAT(over.body, HasSubstr("at most 16384 bytes"));
+  // 2,000 short fields (about 19 KB), sent in many pieces.
+  RawHttpConnection connection;
+  Connect(&connection);
+  ASSERT_TRUE(connection.Send("GET /echo HTTP/1.1\r\nHost: h\r\n").ok());
+  for (int i = 0; i < 2000 && !connection.Readable(); i += 50) {
+    std::string lines;
+    for (int j = i; j < i + 50; ++j) absl::StrAppend(&lines, "X-", j, ": v\r\n");
+    if (!connection.Send(lines).ok()) break;
+  }
+  (void)connection.Send("\r\n");
+  absl::StatusOr<RawHttpResponse> many = connection.Read();
+  ASSERT_TRUE(many.ok()) << many.status();
+  EXPECT_EQ(many->status, 431);
+  EXPECT_EQ(server_->stats().headers_too_large, 2u);
+}
+
+// Issue 32 (3): a declared length (or chunked) reserves one read, not the
+// body, so idle uploads cannot starve a small request.
+TEST_F(HttpFrontEndTest, IdleUploadsCannotBlockASmallRequest) {
+  HttpServerOptions options;
+  options.max_body_bytes = 1 << 20;
+  options.max_inflight_body_bytes = 2 << 20;  // two declared bodies, before
+  options.body_read_bytes = 16384;
+  Start(options);
+  std::vector<RawHttpConnection> idle(16);
+  for (size_t i = 0; i < idle.size(); ++i) {
+    Connect(&idle[i]);
+    const std::string framing =
+        i % 2 == 0 ? "Content-Length: 1048576\r\n" : "Transfer-Encoding: chunked\r\n";
+    // "100 Continue" is written once the upload is admitted and charged.
+    ASSERT_TRUE(
+        idle[i]
+            .Send("POST /echo HTTP/1.1\r\nHost: h\r\n" + framing + "Expect: 100-continue\r\n\r\n")
+            .ok());
+    absl::StatusOr<RawHttpResponse> interim = idle[i].Read();
+    ASSERT_TRUE(interim.ok()) << i << ": " << interim.status();
+    EXPECT_EQ(interim->status, 100) << i;
+  }
+  const std::string body(300, 's');
+  RawHttpResponse small = OneShot(absl::StrCat(
+      "POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: ", body.size(), "\r\n\r\n", body));
+  EXPECT_EQ(small.status, 200) << small.body;
+  // Each idle upload holds one read; the small body was released when its
+  // handler returned.
+  EXPECT_EQ(server_->stats().body_bytes_held, 16 * 16384);
+  EXPECT_EQ(server_->stats().body_budget_refused, 0u);
+}
+
+// Issue 32 (3): from the grace on, a body must keep a minimum rate; a
+// trickle and a silent chunked upload are cut long before body_timeout_ms.
+TEST_F(HttpFrontEndTest, TheMinimumBodyRateCutsTricklingAndSilentUploads) {
+  HttpServerOptions options;
+  options.body_timeout_ms = 600000;
+  options.rate_grace_ms = 0;
+  options.rate_window_ms = 100;
+  options.min_body_bytes_per_second = 10000;  // 1,000 bytes per 100 ms
+  Start(options);
+  RawHttpConnection trickle;
+  Connect(&trickle);
+  ASSERT_TRUE(trickle.Send("POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 5000\r\n\r\n").ok());
+  // A byte every 20 ms: 50 bytes/s at most, however the machine is loaded.
+  for (int i = 0; i < 5000 && !trickle.Readable(); ++i) {
+    if (!trickle.Send("x").ok()) break;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  absl::StatusOr<RawHttpResponse> cut = trickle.Read();
+  ASSERT_TRUE(cut.ok()) << cut.status();
+  EXPECT_EQ(cut->status, 408);
+  EXPECT_THAT(cut->body, HasSubstr("request body: slower than 10000 bytes/s"));
+  EXPECT_TRUE(trickle.ClosedByServer());
+
+  RawHttpConnection silent;
+  Connect(&silent);
+  ASSERT_TRUE(
+      silent.Send("POST /echo HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n").ok());
+  absl::StatusOr<RawHttpResponse> silent_cut = silent.Read();
+  ASSERT_TRUE(silent_cut.ok()) << silent_cut.status();
+  EXPECT_EQ(silent_cut->status, 408);
+  EXPECT_EQ(server_->stats().body_rate_cuts, 2u);
+  EXPECT_EQ(server_->stats().body_timeouts, 0u);
+  EXPECT_EQ(server_->stats().body_bytes_held, 0);
+  EXPECT_EQ(OneShot("POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc").body,
+            "POST /echo [abc]");
+}
+
+// Issue 32 (1): answers waiting for a client that does not read are
+// charged; past the budget, requests that would run a handler get 503 before
+// their body, admit answers (probes) do not; the charge ends with the
+// connection.
+TEST_F(HttpFrontEndTest, ANonReadingClientCannotHoldMoreThanTheAnswerBudget) {
+  HttpServerOptions options;
+  options.max_answer_bytes = kBigAnswer / 2;
+  options.min_write_bytes_per_second = 0;  // only the budget here
+  options.write_timeout_ms = 600000;
+  Start(options);
+  auto stalled = std::make_unique<RawHttpConnection>();
+  Connect(stalled.get());
+  ASSERT_TRUE(stalled->Send("GET /big HTTP/1.1\r\nHost: h\r\n\r\n").ok());  // never read
+  ASSERT_TRUE(WaitForStats([](const server::HttpServerStats& s) {
+    return s.answer_bytes_held == static_cast<int64_t>(kBigAnswer);
+  }));
+  RawHttpConnection refused;
+  Connect(&refused);
+  ASSERT_TRUE(
+      refused.Send("POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 100000\r\n\r\n").ok());
+  absl::StatusOr<RawHttpResponse> busy = refused.Read();  // the body is never sent
+  ASSERT_TRUE(busy.ok()) << busy.status();
+  EXPECT_EQ(busy->status, 503);
+  EXPECT_EQ(busy->headers["retry-after"], "1");
+  EXPECT_THAT(busy->body, HasSubstr("bytes of answers or more wait to be written"));
+  EXPECT_EQ(OneShot("GET /live HTTP/1.1\r\nHost: h\r\n\r\n").body, "live");
+  EXPECT_EQ(server_->stats().answer_budget_refused, 1u);
+  stalled.reset();  // the client leaves: its answer is dropped
+  ASSERT_TRUE(
+      WaitForStats([](const server::HttpServerStats& s) { return s.answer_bytes_held == 0; }));
+  EXPECT_EQ(OneShot("GET /echo HTTP/1.1\r\nHost: h\r\n\r\n").status, 200);
+}
+
+// Issue 32 (1): a client that stops reading its answer is cut by the
+// minimum write rate, long before write_timeout_ms, and its charge ends.
+TEST_F(HttpFrontEndTest, TheMinimumWriteRateCutsANonReadingClient) {
+  HttpServerOptions options;
+  options.write_timeout_ms = 600000;
+  options.rate_grace_ms = 0;
+  options.rate_window_ms = 100;
+  options.min_write_bytes_per_second = 1 << 20;
+  Start(options);
+  RawHttpConnection stalled;
+  Connect(&stalled);
+  ASSERT_TRUE(stalled.Send("GET /big HTTP/1.1\r\nHost: h\r\n\r\n").ok());  // never read
+  ASSERT_TRUE(WaitForStats([](const server::HttpServerStats& s) {
+    return s.write_rate_cuts == 1 && s.answer_bytes_held == 0;
+  }));
+  EXPECT_EQ(server_->stats().write_timeouts, 0u);
+  EXPECT_EQ(OneShot("GET /echo HTTP/1.1\r\nHost: h\r\n\r\n").status, 200);
+}
+
+// Issue 32 (7): past the connection cap, a probe (a route answered in its
+// admit hook) is still answered, in a reserved slot that idle connections
+// past the cap cannot keep: the oldest gives its slot up.
+TEST_F(HttpFrontEndTest, AProbeIsAnsweredWithTheConnectionCapReached) {
+  HttpServerOptions options;
+  options.max_connections = 2;
+  options.probe_slots = 2;
+  options.probe_header_timeout_ms = 600000;
+  Start(options);
+  std::vector<RawHttpConnection> held(2);
+  for (RawHttpConnection& connection : held) {
+    Connect(&connection);
+    EXPECT_EQ(Exchange(&connection, "GET /echo HTTP/1.1\r\nHost: h\r\n\r\n").status, 200);
+  }
+  // Past the cap and silent: they take both reserved slots (connections are
+  // accepted in the order they were made).
+  std::vector<RawHttpConnection> silent(2);
+  for (RawHttpConnection& connection : silent) Connect(&connection);
+  RawHttpConnection probe;
+  Connect(&probe);
+  RawHttpResponse live = Exchange(&probe, "GET /live HTTP/1.1\r\nHost: h\r\n\r\n");
+  EXPECT_EQ(live.status, 200);
+  EXPECT_EQ(live.body, "live");
+  EXPECT_EQ(live.headers["connection"], "close");
+  EXPECT_TRUE(probe.ClosedByServer());
+  EXPECT_TRUE(silent[0].ClosedByServer()) << "the oldest reserved slot was not given up";
+  // A request a handler would answer is refused past the cap.
+  RawHttpConnection extra;
+  Connect(&extra);
+  RawHttpResponse refused = Exchange(&extra, "GET /echo HTTP/1.1\r\nHost: h\r\n\r\n");
+  EXPECT_EQ(refused.status, 503);
+  EXPECT_THAT(refused.body, HasSubstr("too many open connections (at most 2)"));
+  const server::HttpServerStats stats = server_->stats();
+  EXPECT_EQ(stats.over_cap_answered, 1u);
+  EXPECT_EQ(stats.over_cap_refused, 1u);
+  EXPECT_GE(stats.over_cap_dropped, 1u);
+  EXPECT_EQ(stats.open_connections, 2);
+}
+
+// Issue 32 (2): a request knows when its first byte came, for deadlines
+// counted from arrival.
+TEST_F(HttpFrontEndTest, ARequestCarriesItsArrival) {
+  Start({});
+  RawHttpConnection connection;
+  Connect(&connection);
+  ASSERT_TRUE(connection
+                  .Send("GET /arrival HTTP/1.1\r\nHost: h\r\n\r\n"
+                        "GET /arrival HTTP/1.1\r\nHost: h\r\n\r\n")
+                  .ok());
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<RawHttpResponse> response = connection.Read();
+    ASSERT_TRUE(response.ok()) << response.status();
+    EXPECT_EQ(response->body, "before") << i;
+  }
 }
 
 }  // namespace
