@@ -69,6 +69,33 @@ ABSL_FLAG(int, max_message_bytes, kDefaults.max_message_bytes, "gRPC message siz
 ABSL_FLAG(double, max_audio_clip_seconds, kDefaults.max_audio_clip_seconds,
           "Longest sound clip accepted by a model of sound, in seconds of audio (a model's own "
           "max_clip_seconds may be smaller).");
+ABSL_FLAG(int64_t, max_inflight_bytes, kDefaults.max_inflight_bytes,
+          "Admission: bytes all requests in flight may hold (their rows, outputs and encoded "
+          "answers, estimated before any work); over it RESOURCE_EXHAUSTED / HTTP 429. 0 = no "
+          "limit (docs/operations.md).");
+ABSL_FLAG(int64_t, max_connection_inflight_bytes, kDefaults.max_connection_inflight_bytes,
+          "Admission: the share of --max_inflight_bytes one gRPC connection may hold. 0 = none.");
+ABSL_FLAG(int64_t, max_decode_audio_seconds, kDefaults.max_decode_audio_seconds,
+          "Admission: seconds of audio queued for or in decoding, all requests (a clip costs its "
+          "length plus the model's clip_seconds). 0 = no limit.");
+ABSL_FLAG(int, decode_threads, kDefaults.decode_threads,
+          "Threads that decode sound clips (never gRPC's or HTTP's own threads).");
+ABSL_FLAG(int64_t, http_max_response_bytes, kDefaults.http_max_response_bytes,
+          "Largest REST infer answer, encoded (JSON numbers count 16 bytes); a larger one is "
+          "refused before any work (ask for binary outputs). 0 = no limit.");
+ABSL_FLAG(int64_t, http_max_inflight_answer_bytes, kDefaults.http_max_inflight_answer_bytes,
+          "REST answers held at once (being written or waiting for a slow reader); while spent, "
+          "new requests get 503 with Retry-After before their body is read. 0 = no budget.");
+ABSL_FLAG(int64_t, http_min_body_bytes_per_second, kDefaults.http_min_body_bytes_per_second,
+          "After --http_rate_grace_seconds, a REST body slower than this is cut (408). 0 = off.");
+ABSL_FLAG(int64_t, http_min_write_bytes_per_second, kDefaults.http_min_write_bytes_per_second,
+          "After --http_rate_grace_seconds, a client reading its answer slower than this is cut. "
+          "0 = off.");
+ABSL_FLAG(double, http_rate_grace_seconds, kDefaults.http_rate_grace_seconds,
+          "Seconds before the minimum REST transfer rates apply.");
+ABSL_FLAG(int, http_probe_slots, kDefaults.http_probe_slots,
+          "Connections past --http_max_connections still read for a health probe (answered), "
+          "others 503.");
 ABSL_FLAG(std::string, tls_cert, "", "PEM server certificate (turns TLS on with --tls_key).");
 ABSL_FLAG(std::string, tls_key, "", "PEM server private key.");
 ABSL_FLAG(std::string, tls_client_ca, "", "PEM CA for client certificates (mTLS).");
@@ -156,6 +183,16 @@ int main(int argc, char** argv) {
   options.testonly_start_paused = absl::GetFlag(FLAGS_testonly_start_paused);
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   options.max_audio_clip_seconds = absl::GetFlag(FLAGS_max_audio_clip_seconds);
+  options.max_inflight_bytes = absl::GetFlag(FLAGS_max_inflight_bytes);
+  options.max_connection_inflight_bytes = absl::GetFlag(FLAGS_max_connection_inflight_bytes);
+  options.max_decode_audio_seconds = absl::GetFlag(FLAGS_max_decode_audio_seconds);
+  options.decode_threads = absl::GetFlag(FLAGS_decode_threads);
+  options.http_max_response_bytes = absl::GetFlag(FLAGS_http_max_response_bytes);
+  options.http_max_inflight_answer_bytes = absl::GetFlag(FLAGS_http_max_inflight_answer_bytes);
+  options.http_min_body_bytes_per_second = absl::GetFlag(FLAGS_http_min_body_bytes_per_second);
+  options.http_min_write_bytes_per_second = absl::GetFlag(FLAGS_http_min_write_bytes_per_second);
+  options.http_rate_grace_seconds = absl::GetFlag(FLAGS_http_rate_grace_seconds);
+  options.http_probe_slots = absl::GetFlag(FLAGS_http_probe_slots);
   options.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
   options.tls_key_file = absl::GetFlag(FLAGS_tls_key);
   options.tls_client_ca_file = absl::GetFlag(FLAGS_tls_client_ca);
@@ -208,7 +245,8 @@ int main(int argc, char** argv) {
   while (true) {
     const int signal_number = (*signals)->Wait();
     if (signal_number == SIGUSR1) {
-      std::cerr << "invariant-server: SIGUSR1: resuming the batcher" << std::endl;
+      std::cerr << "invariant-server: SIGUSR1: resuming the clip decoders and the batcher"
+                << std::endl;
       (*server)->ResumeBatcherForTesting();
       continue;
     }

@@ -4,8 +4,10 @@
 #include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
+#include <malloc.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -111,6 +113,27 @@ absl::Status ValidateOptions(const ServerOptions& o) {
                                                    o.max_request_rows, "), received ",
                                                    o.warmup_rows));
   }
+  if (o.http_max_inflight_answer_bytes < 0 || o.http_min_body_bytes_per_second < 0 ||
+      o.http_min_write_bytes_per_second < 0 || !(o.http_rate_grace_seconds >= 0) ||
+      o.http_rate_grace_seconds > 86400 || o.http_probe_slots < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "http_max_inflight_answer_bytes, http_min_body_bytes_per_second, "
+        "http_min_write_bytes_per_second, http_rate_grace_seconds, http_probe_slots: expected >= 0 "
+        "(and seconds <= 86400), received ",
+        o.http_max_inflight_answer_bytes, ", ", o.http_min_body_bytes_per_second, ", ",
+        o.http_min_write_bytes_per_second, ", ", o.http_rate_grace_seconds, ", ",
+        o.http_probe_slots));
+  }
+  if (o.max_inflight_bytes < 0 || o.max_connection_inflight_bytes < 0 ||
+      o.max_decode_audio_seconds < 0 || o.http_max_response_bytes < 0 || o.decode_threads < 1 ||
+      o.decode_threads > 256) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_inflight_bytes, max_connection_inflight_bytes, max_decode_audio_seconds, "
+        "http_max_response_bytes, decode_threads: expected >= 0 (0 = no limit) and decode_threads "
+        "in 1..256, received ",
+        o.max_inflight_bytes, ", ", o.max_connection_inflight_bytes, ", ",
+        o.max_decode_audio_seconds, ", ", o.http_max_response_bytes, ", ", o.decode_threads));
+  }
   if (o.tls_cert_file.empty() != o.tls_key_file.empty()) {
     return absl::InvalidArgumentError(
         "tls_cert/tls_key: expected both or neither, received only one");
@@ -211,12 +234,45 @@ absl::Status Server::Init() {
   batcher_options.observers.on_queue_rows = [metrics](const std::string& model, int64_t rows) {
     metrics->QueueRows(model, rows);
   };
+  batcher_options.observers.on_abandoned = [metrics](const std::string&,
+                                                     const absl::Status& status) {
+    metrics->Abandoned("queue", status);
+  };
   batcher_ = std::make_unique<Batcher>(batcher_options);
+  InflightBudgetOptions memory_options;
+  memory_options.name = "max_inflight_bytes";
+  memory_options.limit = options_.max_inflight_bytes;
+  memory_options.per_key_limit = options_.max_connection_inflight_bytes;
+  memory_options.on_refused = [metrics](const char* reason) {
+    metrics->AdmissionRefused("memory", reason);
+  };
+  memory_options.on_change = [metrics](int64_t bytes) { metrics->Inflight("memory", bytes); };
+  memory_budget_ = std::make_unique<InflightBudget>(memory_options);
+  InflightBudgetOptions audio_options;
+  audio_options.name = "max_decode_audio_seconds";
+  audio_options.unit = "seconds of audio";
+  audio_options.limit = options_.max_decode_audio_seconds;
+  // One connection may hold half of the decoding queue.
+  audio_options.per_key_limit = std::max<int64_t>(1, options_.max_decode_audio_seconds / 2);
+  audio_options.on_refused = [metrics](const char* reason) {
+    metrics->AdmissionRefused("audio", reason);
+  };
+  audio_options.on_change = [metrics](int64_t seconds) { metrics->Inflight("audio", seconds); };
+  audio_budget_ = std::make_unique<InflightBudget>(audio_options);
+  decoders_ =
+      std::make_unique<WorkerQueue>(options_.decode_threads, options_.testonly_start_paused);
+  HandlerAdmission admission;
+  admission.memory = memory_budget_.get();
+  admission.audio = audio_budget_.get();
+  admission.decoders = decoders_.get();
+  admission.on_abandoned = [metrics](const char* stage, const absl::Status& status) {
+    metrics->Abandoned(stage, status);
+  };
   // A request larger than the queue could never be accepted: refuse it as
   // INVALID_ARGUMENT (not the retryable RESOURCE_EXHAUSTED).
   handler_ = std::make_unique<FeatureHandler>(
       registry_.get(), batcher_.get(), std::min(options_.max_request_rows, options_.max_queue_rows),
-      options_.max_message_bytes, options_.max_audio_clip_seconds);
+      options_.max_message_bytes, options_.max_audio_clip_seconds, std::move(admission));
   feature_service_ = std::make_unique<FeatureServiceImpl>(handler_.get());
   AccessInputs access;
   access.host = options_.host;
@@ -314,6 +370,7 @@ absl::Status Server::Init() {
   if (options_.http_port >= 0) RETURN_IF_ERROR(StartHttp());
   UpdateHealth();
   if (options_.poll_seconds > 0) poller_ = std::thread([this] { PollLoop(); });
+  trimmer_ = std::thread([this] { TrimLoop(); });
   return absl::OkStatus();
 }
 
@@ -331,14 +388,24 @@ absl::Status Server::StartHttp() {
   http_options.body_timeout_ms = ms(options_.http_body_timeout_seconds);
   http_options.write_timeout_ms = ms(options_.http_body_timeout_seconds);
   http_options.error_response = &RestInferenceService::ErrorResponse;
+  http_options.max_answer_bytes = options_.http_max_inflight_answer_bytes;
+  http_options.min_body_bytes_per_second = options_.http_min_body_bytes_per_second;
+  http_options.min_write_bytes_per_second = options_.http_min_write_bytes_per_second;
+  http_options.rate_grace_ms = ms(options_.http_rate_grace_seconds);
+  http_options.probe_slots = options_.http_probe_slots;
   rest_service_ = std::make_unique<RestInferenceService>(
       inference_handler_.get(), metrics_.get(), absl::Seconds(options_.http_timeout_seconds),
-      options_.data_token);
+      options_.data_token, options_.http_max_response_bytes);
   http_ = std::make_unique<HttpServer>(http_options);
   rest_service_->Register(http_.get());
   if (absl::Status s = http_->Start(); !s.ok()) {
     return absl::UnavailableError(absl::StrCat("http_port: ", s.message()));
   }
+  ServerMetrics* metrics = metrics_.get();
+  metrics_->SetScrapeHook([this, metrics] {
+    std::lock_guard<std::mutex> lock(http_mu_);
+    if (http_ != nullptr) metrics->HttpServed(http_->stats());
+  });
   return absl::OkStatus();
 }
 
@@ -376,6 +443,23 @@ void Server::PollLoop() {
   }
 }
 
+void Server::TrimLoop() {
+  // Trimming walks the heap: only after a burst (this many bytes admitted
+  // since the last trim) and once nothing is in flight.
+  constexpr int64_t kBurstBytes = int64_t{64} << 20;
+  int64_t trimmed_at = 0;
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!shutting_down_) {
+    if (cv_.wait_for(lock, std::chrono::seconds(1), [this] { return shutting_down_; })) break;
+    const int64_t granted = memory_budget_->granted_total();
+    if (granted - trimmed_at < kBurstBytes || memory_budget_->in_flight() > 0) continue;
+    trimmed_at = granted;
+    lock.unlock();
+    malloc_trim(0);
+    lock.lock();
+  }
+}
+
 void Server::Shutdown() {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -386,9 +470,11 @@ void Server::Shutdown() {
   }
   cv_.notify_all();
   if (poller_.joinable()) poller_.join();
+  if (trimmer_.joinable()) trimmer_.join();
   // Draining lets every queued batch run, even one held by
   // --testonly_start_paused: the calls it serves are the ones drained.
   if (batcher_ != nullptr) batcher_->Resume();
+  if (decoders_ != nullptr) decoders_->Resume();
   if (server_ != nullptr) {
     server_->Shutdown(
         std::chrono::system_clock::now() +
@@ -396,7 +482,15 @@ void Server::Shutdown() {
     server_->Wait();
   }
   // In-flight REST calls finish (the batcher still runs) before it stops.
-  http_.reset();
+  std::unique_ptr<HttpServer> http;
+  {
+    std::lock_guard<std::mutex> lock(http_mu_);  // a scrape reads http_ under it
+    http = std::move(http_);
+  }
+  http.reset();
+  // Clip decodings still queued run (a held one too) and hand their rows
+  // to the batcher, which computes them as it stops.
+  decoders_.reset();
   if (batcher_ != nullptr) batcher_->Stop();
 }
 

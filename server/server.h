@@ -29,6 +29,8 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "server/admission/inflight_budget.h"
+#include "server/admission/worker_queue.h"
 #include "server/batching/batcher.h"
 #include "server/common/auth.h"
 #include "server/common/metrics.h"
@@ -81,11 +83,30 @@ struct ServerOptions {
   double http_timeout_seconds = 30;             // deadline of a REST infer call
   int http_max_connections = 10000;             // open HTTP connections; more get 503
   int64_t http_max_inflight_bytes = 256 << 20;  // request bodies held at once; more get 503
-  double http_idle_timeout_seconds = 60;        // keep-alive wait for a request's first byte
-  double http_header_timeout_seconds = 10;      // first byte to the end of the headers, in all
-  double http_body_timeout_seconds = 30;        // the whole body, in all; also each answer's write
+  // Answers written or waiting for a slow reader, at once; while spent, new
+  // requests get 503 before their body is read. 0 = no budget.
+  int64_t http_max_inflight_answer_bytes = int64_t{512} << 20;
+  // After http_rate_grace_seconds, a body must arrive and an answer be read
+  // at these rates (bytes/s), else the connection is cut. 0 = off.
+  int64_t http_min_body_bytes_per_second = 8 << 10;
+  int64_t http_min_write_bytes_per_second = 32 << 10;
+  double http_rate_grace_seconds = 5;
+  int http_probe_slots = 64;                // connections past the cap read for a health probe
+  double http_idle_timeout_seconds = 60;    // keep-alive wait for a request's first byte
+  double http_header_timeout_seconds = 10;  // first byte to the end of the headers, in all
+  double http_body_timeout_seconds = 30;    // the whole body, in all; also each answer's write
   int64_t warmup_rows = 8;             // rows a new version answers before it is ready; 0 = off
   double max_audio_clip_seconds = 30;  // longest clip a model of sound is sent (and the model's)
+  // Admission by cost (server/admission/, feature_handler.h): bytes requests
+  // hold from admission to their answer (rows, outputs, encoded answer), all
+  // calls; one connection's share; seconds of audio queued for or in
+  // decoding (a clip costs its length plus the model's clip_seconds); the
+  // threads that decode clips (off gRPC's and HTTP's threads). 0 = no limit.
+  int64_t max_inflight_bytes = int64_t{1} << 30;
+  int64_t max_connection_inflight_bytes = int64_t{512} << 20;
+  int64_t max_decode_audio_seconds = 3600;
+  int decode_threads = 1;
+  int64_t http_max_response_bytes = 64 << 20;  // one REST answer, encoded; 0 = no limit
 };
 
 class Server {
@@ -104,8 +125,12 @@ class Server {
   ScanReport Reload();
   // Graceful shutdown; idempotent.
   void Shutdown();
-  // Tests (with testonly_start_paused): lets the held batches start.
-  void ResumeBatcherForTesting() { batcher_->Resume(); }
+  // Tests (with testonly_start_paused): lets the held clip decodings and
+  // batches start.
+  void ResumeBatcherForTesting() {
+    decoders_->Resume();
+    batcher_->Resume();
+  }
 
  private:
   explicit Server(const ServerOptions& options) : options_(options) {}
@@ -115,17 +140,24 @@ class Server {
   // Starts the per-model metric series of every model seen at 0.
   void NoteModels();
   void PollLoop();
+  // Gives freed heap back to the OS (malloc_trim) once the requests in
+  // flight have ended after a burst, so RSS falls back after a spike.
+  void TrimLoop();
 
   const ServerOptions options_;
   std::unique_ptr<ServerMetrics> metrics_;
   std::unique_ptr<Registry> registry_;
   std::unique_ptr<Batcher> batcher_;
+  std::unique_ptr<InflightBudget> memory_budget_;
+  std::unique_ptr<InflightBudget> audio_budget_;
+  std::unique_ptr<WorkerQueue> decoders_;
   std::unique_ptr<FeatureHandler> handler_;
   std::unique_ptr<FeatureServiceImpl> feature_service_;
   std::unique_ptr<ModelAdminImpl> admin_service_;
   std::unique_ptr<InferenceHandler> inference_handler_;
   std::unique_ptr<InferenceServiceImpl> inference_service_;
   std::unique_ptr<RestInferenceService> rest_service_;
+  std::mutex http_mu_;                // http_ for the metrics' scrape hook
   std::unique_ptr<HttpServer> http_;  // after rest_service_: destroyed (stopped) first
   std::unique_ptr<ReflectionV1Service> reflection_v1_;
   std::unique_ptr<grpc::Server> server_;
@@ -136,6 +168,7 @@ class Server {
   bool shutting_down_ = false;
   bool shut_down_ = false;
   std::thread poller_;
+  std::thread trimmer_;
 };
 
 }  // namespace invariant::server

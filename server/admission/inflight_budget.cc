@@ -82,6 +82,7 @@ absl::StatusOr<Lease> InflightBudget::Acquire(const std::string& key, int64_t un
       total_ += units;
       granted_total_ += units;
       if (keyed) by_key_[key] += units;
+      if (options_.on_change) options_.on_change(total_);
       return Lease(this, keyed ? key : std::string(), units);
     }
   }
@@ -92,6 +93,7 @@ absl::StatusOr<Lease> InflightBudget::Acquire(const std::string& key, int64_t un
 void InflightBudget::Give(const std::string& key, int64_t units) {
   absl::MutexLock lock(&mu_);
   total_ -= units;
+  if (options_.on_change) options_.on_change(total_);
   if (key.empty()) return;
   auto it = by_key_.find(key);
   if (it == by_key_.end()) return;

@@ -90,6 +90,10 @@ struct InflightBudgetOptions {
   // server-wide limit), "share" (the key's share) or "too_large" (over the
   // limit alone). May be empty.
   std::function<void(const char* reason)> on_refused;
+  // Called with the units in flight after every grant and give-back, with
+  // the budget's lock held (so the values arrive in order): must be quick
+  // and must not call into the budget. May be empty.
+  std::function<void(int64_t in_flight)> on_change;
 };
 
 class InflightBudget {

@@ -82,7 +82,33 @@ ServerMetrics::ServerMetrics(const std::string& build_version)
       admission_refused_(prometheus::BuildCounter()
                              .Name("invariant_admission_refused_total")
                              .Help("Requests refused by an admission budget before any work.")
-                             .Register(*registry_)) {
+                             .Register(*registry_)),
+      inflight_(prometheus::BuildGauge()
+                    .Name("invariant_inflight")
+                    .Help("What requests in flight hold of each admission budget (memory: "
+                          "bytes; audio: seconds of audio to decode).")
+                    .Register(*registry_)),
+      http_held_(prometheus::BuildGauge()
+                     .Name("invariant_http_held_bytes")
+                     .Help("Request body and answer bytes the REST front end holds now.")
+                     .Register(*registry_)),
+      http_connections_(prometheus::BuildGauge()
+                            .Name("invariant_http_connections")
+                            .Help("Open REST connections: under the cap, and in probe slots.")
+                            .Register(*registry_)),
+      http_refused_(prometheus::BuildCounter()
+                        .Name("invariant_http_refused_total")
+                        .Help("REST requests refused by the HTTP server's own limits.")
+                        .Register(*registry_)),
+      http_cut_(prometheus::BuildCounter()
+                    .Name("invariant_http_cut_total")
+                    .Help("REST connections cut for a deadline or a minimum transfer rate.")
+                    .Register(*registry_)),
+      http_probes_(prometheus::BuildCounter()
+                       .Name("invariant_http_probes_over_cap_total")
+                       .Help("Health probes answered past the REST connection cap.")
+                       .Register(*registry_)) {
+  HttpServed(HttpServerStats());  // every series at 0
   build_info_.Add({{"version", build_version}}).Set(1);
   for (const char* stage : kAbandonStages) {
     for (const char* reason : {"cancelled", "deadline_exceeded"}) {
@@ -90,6 +116,7 @@ ServerMetrics::ServerMetrics(const std::string& build_version)
     }
   }
   for (const char* budget : kAdmissionBudgets) {
+    inflight_.Add({{"budget", budget}});
     for (const char* reason : {"budget", "share", "too_large"}) {
       admission_refused_.Add({{"budget", budget}, {"reason", reason}});
     }
@@ -104,6 +131,14 @@ void ServerMetrics::Abandoned(const char* stage, const absl::Status& status) {
   for (const char* known : kAbandonStages) {
     if (std::string(known) == stage)
       abandoned_.Add({{"stage", stage}, {"reason", reason}}).Increment();
+  }
+}
+
+void ServerMetrics::Inflight(const char* budget, int64_t units) {
+  for (const char* known : kAdmissionBudgets) {
+    if (std::string(known) == budget) {
+      inflight_.Add({{"budget", budget}}).Set(static_cast<double>(units));
+    }
   }
 }
 
@@ -148,7 +183,39 @@ absl::Status ServerMetrics::Expose(const std::string& host, int port) {
 }
 
 std::string ServerMetrics::Serialize() const {
+  if (scrape_hook_) scrape_hook_();
   return prometheus::TextSerializer().Serialize(registry_->Collect());
+}
+
+void ServerMetrics::SetScrapeHook(std::function<void()> hook) { scrape_hook_ = std::move(hook); }
+
+void ServerMetrics::HttpServed(const HttpServerStats& stats) {
+  std::lock_guard<std::mutex> lock(http_mu_);
+  http_held_.Add({{"kind", "body"}}).Set(static_cast<double>(stats.body_bytes_held));
+  http_held_.Add({{"kind", "answer"}}).Set(static_cast<double>(stats.answer_bytes_held));
+  http_connections_.Add({{"kind", "open"}}).Set(stats.open_connections);
+  http_connections_.Add({{"kind", "probe_slot"}}).Set(stats.reserved_connections);
+  const HttpServerStats& last = http_last_;
+  auto grow = [](prometheus::Family<prometheus::Counter>& family, const char* reason, uint64_t now,
+                 uint64_t before) {
+    family.Add({{"reason", reason}})
+        .Increment(static_cast<double>(now >= before ? now - before : 0));
+  };
+  grow(http_refused_, "body_budget", stats.body_budget_refused, last.body_budget_refused);
+  grow(http_refused_, "answer_budget", stats.answer_budget_refused, last.answer_budget_refused);
+  grow(http_refused_, "headers_too_large", stats.headers_too_large, last.headers_too_large);
+  grow(http_refused_, "over_cap", stats.over_cap_refused, last.over_cap_refused);
+  grow(http_refused_, "over_cap_dropped", stats.over_cap_dropped, last.over_cap_dropped);
+  grow(http_cut_, "header_timeout", stats.header_timeouts, last.header_timeouts);
+  grow(http_cut_, "body_timeout", stats.body_timeouts, last.body_timeouts);
+  grow(http_cut_, "body_rate", stats.body_rate_cuts, last.body_rate_cuts);
+  grow(http_cut_, "write_timeout", stats.write_timeouts, last.write_timeouts);
+  grow(http_cut_, "write_rate", stats.write_rate_cuts, last.write_rate_cuts);
+  http_probes_.Add({}).Increment(
+      static_cast<double>(stats.over_cap_answered >= last.over_cap_answered
+                              ? stats.over_cap_answered - last.over_cap_answered
+                              : 0));
+  http_last_ = stats;
 }
 
 void ServerMetrics::RpcStarted(const std::string& service, const std::string& method,

@@ -25,6 +25,16 @@
 //     refused before any work: budget "memory" (--max_inflight_bytes) or "audio"
 //     (--max_decode_audio_seconds); reason "budget" (server-wide), "share" (one
 //     connection's), "too_large" (the request alone)
+//   invariant_http_held_bytes{kind}           gauge: request "body" and "answer" bytes the REST
+//     front end holds now (http_server.h's budgets)
+//   invariant_http_connections{kind}          gauge: "open" (under the cap), "probe_slot" (past it)
+//   invariant_http_refused_total{reason}      counter: "body_budget", "answer_budget" (503),
+//     "headers_too_large" (431), "over_cap" (503 past the connection cap), "over_cap_dropped"
+//   invariant_http_cut_total{reason}          counter: connections cut for "header_timeout",
+//     "body_timeout", "body_rate", "write_timeout", "write_rate"
+//   invariant_http_probes_over_cap_total      counter: probes answered past the connection cap
+//   invariant_inflight{budget}                gauge of what requests in flight hold of each
+//     budget: "memory" in bytes, "audio" in seconds of audio queued for or in decoding
 // Series whose labels are known in advance start at 0 (Prometheus practice,
 // so rate() and alerts see the first event): the grpc_server_* series of
 // every method of the served services and every code (RpcKnown, called by
@@ -44,6 +54,7 @@
 #define INVARIANT_SERVER_COMMON_METRICS_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -56,10 +67,9 @@
 #include "prometheus/gauge.h"
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
+#include "server/http/http_server.h"
 
 namespace invariant::server {
-
-class HttpServer;
 
 class ServerMetrics {
  public:
@@ -101,6 +111,14 @@ class ServerMetrics {
   // A refusal by `budget` (one of kAdmissionBudgets) for `reason` ("budget",
   // "share", "too_large").
   void AdmissionRefused(const char* budget, const char* reason);
+  // The REST front end's HTTP counters, read at each scrape (SetScrapeHook).
+  void HttpServed(const HttpServerStats& stats);
+  // Runs `hook` at the start of every scrape (Serialize), e.g. to read
+  // counters kept elsewhere; set once, before Expose.
+  void SetScrapeHook(std::function<void()> hook);
+
+  // What requests in flight hold of `budget` (one of kAdmissionBudgets).
+  void Inflight(const char* budget, int64_t units);
   static constexpr const char* kAbandonStages[] = {"decode", "queue", "http_queue"};
   static constexpr const char* kAdmissionBudgets[] = {"memory", "audio"};
 
@@ -122,6 +140,15 @@ class ServerMetrics {
   prometheus::Family<prometheus::Gauge>& build_info_;
   prometheus::Family<prometheus::Counter>& abandoned_;
   prometheus::Family<prometheus::Counter>& admission_refused_;
+  prometheus::Family<prometheus::Gauge>& inflight_;
+  prometheus::Family<prometheus::Gauge>& http_held_;
+  prometheus::Family<prometheus::Gauge>& http_connections_;
+  prometheus::Family<prometheus::Counter>& http_refused_;
+  prometheus::Family<prometheus::Counter>& http_cut_;
+  prometheus::Family<prometheus::Counter>& http_probes_;
+  std::mutex http_mu_;  // the last HttpServed stats (counters grow by the difference)
+  HttpServerStats http_last_;
+  std::function<void()> scrape_hook_;
   std::mutex model_mu_;  // model_info_ kinds by (model, version)
   std::map<std::pair<std::string, int64_t>, std::string> model_kinds_;
 };

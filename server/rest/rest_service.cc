@@ -1,6 +1,7 @@
 #include "server/rest/rest_service.h"
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <utility>
 #include <vector>
@@ -83,6 +84,15 @@ absl::Status WithRestFieldNames(const absl::Status& status) {
   }
   return absl::Status(status.code(),
                       absl::StrCat("inputs[", index, "].data", message.substr(field_end)));
+}
+
+// The deadline of a call whose request arrived at request.arrival (a request
+// made in process, with no arrival, arrived now).
+absl::Time DeadlineFromArrival(const HttpRequest& request, absl::Duration timeout) {
+  const absl::Time now = absl::Now();
+  if (request.arrival == std::chrono::steady_clock::time_point()) return now + timeout;
+  const auto waited = std::chrono::steady_clock::now() - request.arrival;
+  return now - absl::FromChrono(waited) + timeout;
 }
 
 bool MethodAllowed(const std::string& http_method, const Route& route) {
@@ -254,12 +264,22 @@ absl::Status RestInferenceService::Answer(const Route& route, HttpRequest& reque
         route.model, route.version);
     std::string().swap(request.body);  // the tensor holds what is needed now
     status = infer_request.status();
+    // The timeout counts from the request's arrival, not from when a handler
+    // thread took it: a call that waited out its time in the queue is
+    // answered 504 without any work.
+    const absl::Time deadline = DeadlineFromArrival(request, timeout_);
+    if (status.ok() && absl::Now() >= deadline) {
+      status = absl::DeadlineExceededError(
+          absl::StrCat("deadline: the request waited longer than the server's timeout (",
+                       absl::FormatDuration(timeout_), ") for a handler thread; try again later"));
+      if (metrics_ != nullptr) metrics_->Abandoned("http_queue", status);
+    }
     if (status.ok()) {
       // Answers count 4 bytes a value in the protocol's copy, plus 16 (the
       // longest float and a comma) in JSON or 4 in binary.
       call.answer_bytes_per_value = WantsAllBinary(*infer_request) ? 8 : 20;
       absl::StatusOr<inference::ModelInferResponse> infer_response =
-          handler_->ModelInfer(*infer_request, absl::Now() + timeout_, cancel, call);
+          handler_->ModelInfer(*infer_request, deadline, cancel, call);
       status = WithRestFieldNames(infer_response.status());
       if (status.ok()) {
         RestBody body = InferResponseToHttp(*infer_response, *infer_request);

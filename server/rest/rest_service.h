@@ -19,6 +19,11 @@
 // over the server's limit, 429 full queue or budget (with Retry-After), 503
 // not ready, 504 deadline.
 //
+// Deadline: an infer call's `timeout` counts from the request's arrival
+// (HttpRequest::arrival), so one that waited for a handler thread past it is
+// answered 504 without any work (counted as invariant_abandoned_total
+// {stage="http_queue"}).
+//
 // Admission: an infer call tells the handler its answer's encoding (JSON
 // numbers up to 16 bytes, binary 4, plus the protocol's copy of the outputs),
 // so the memory budget covers the answer, and holds its memory lease until

@@ -173,3 +173,42 @@ TEST_F(RestServiceTest, DataTokenGuardsEveryRouteButHealth) {
 
 }  // namespace
 }  // namespace invariant::server
+
+namespace invariant::server {
+namespace {
+
+TEST_F(RestServiceTest, TheTimeoutCountsFromArrivalSoACallThatWaitedItOutIsNotComputed) {
+  HttpRequest request;
+  request.method = "POST";
+  request.path = "/v2/models/clf/infer";
+  request.body = InferBody(2);
+  request.arrival = std::chrono::steady_clock::now() - std::chrono::seconds(61);  // timeout 60 s
+  const HttpResponse late = rest_->Handle(request);
+  EXPECT_EQ(late.status, 504);
+  EXPECT_THAT(ErrorOf(late), StartsWith("deadline: the request waited longer than"));
+  EXPECT_THAT(
+      metrics_->Serialize(),
+      HasSubstr(R"(invariant_abandoned_total{reason="deadline_exceeded",stage="http_queue"} 1)"));
+  request.body = InferBody(2);
+  request.arrival = std::chrono::steady_clock::now();
+  EXPECT_EQ(rest_->Handle(request).status, 200);
+}
+
+TEST_F(RestServiceTest, AnAnswerOverTheLimitIsRefusedBeforeAnyWorkSayingHowToAskForLess) {
+  // 10 rows of clf: 16 features + 3 scores + an index + a name per row; JSON
+  // numbers are priced at 16 bytes (+4 for the protocol's copy), binary at 4 (+4).
+  rest_ = std::make_unique<RestInferenceService>(handler_.get(), metrics_.get(), absl::Seconds(60),
+                                                 "", 10 * 16 * 20);
+  const HttpResponse json = Call("POST", "/v2/models/clf/infer", InferBody(10));
+  EXPECT_EQ(json.status, 400);
+  EXPECT_THAT(ErrorOf(json), StartsWith("outputs: the answer would take up to "));
+  EXPECT_THAT(ErrorOf(json), HasSubstr("over http_max_response_bytes=3200"));
+  EXPECT_THAT(ErrorOf(json), HasSubstr("binary_data_output"));
+  std::string binary = InferBody(10);
+  binary.insert(binary.size() - 1, R"(,"parameters":{"binary_data_output":true})");
+  const HttpResponse ok = Call("POST", "/v2/models/clf/infer", binary);
+  EXPECT_EQ(ok.status, 200) << ok.body.substr(0, 300);
+}
+
+}  // namespace
+}  // namespace invariant::server
