@@ -66,6 +66,9 @@ ABSL_FLAG(bool, testonly_start_paused, false,
 ABSL_FLAG(int, compute_threads, 0,
           "Threads of the process-wide compute pool every encoder runs on; 0 = all cores.");
 ABSL_FLAG(int, max_message_bytes, kDefaults.max_message_bytes, "gRPC message size limit.");
+ABSL_FLAG(int64_t, grpc_memory_quota_bytes, kDefaults.grpc_memory_quota_bytes,
+          "gRPC's ResourceQuota: memory its transports may hold (messages being read or "
+          "written); past it gRPC closes connections. 0 = gRPC's default (no quota).");
 ABSL_FLAG(double, max_audio_clip_seconds, kDefaults.max_audio_clip_seconds,
           "Longest sound clip accepted by a model of sound, in seconds of audio (a model's own "
           "max_clip_seconds may be smaller).");
@@ -182,6 +185,7 @@ int main(int argc, char** argv) {
   options.threads = absl::GetFlag(FLAGS_threads);
   options.testonly_start_paused = absl::GetFlag(FLAGS_testonly_start_paused);
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  options.grpc_memory_quota_bytes = absl::GetFlag(FLAGS_grpc_memory_quota_bytes);
   options.max_audio_clip_seconds = absl::GetFlag(FLAGS_max_audio_clip_seconds);
   options.max_inflight_bytes = absl::GetFlag(FLAGS_max_inflight_bytes);
   options.max_connection_inflight_bytes = absl::GetFlag(FLAGS_max_connection_inflight_bytes);

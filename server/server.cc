@@ -2,6 +2,7 @@
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/resource_quota.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 #include <malloc.h>
@@ -123,6 +124,10 @@ absl::Status ValidateOptions(const ServerOptions& o) {
         o.http_max_inflight_answer_bytes, ", ", o.http_min_body_bytes_per_second, ", ",
         o.http_min_write_bytes_per_second, ", ", o.http_rate_grace_seconds, ", ",
         o.http_probe_slots));
+  }
+  if (o.grpc_memory_quota_bytes < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "grpc_memory_quota_bytes: expected >= 0 (0 = none), received ", o.grpc_memory_quota_bytes));
   }
   if (o.max_inflight_bytes < 0 || o.max_connection_inflight_bytes < 0 ||
       o.max_decode_audio_seconds < 0 || o.http_max_response_bytes < 0 || o.decode_threads < 1 ||
@@ -306,6 +311,15 @@ absl::Status Server::Init() {
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(options_.max_message_bytes);
   builder.SetMaxSendMessageSize(options_.max_message_bytes);
+  // gRPC's own bound on what its transports hold (messages being read and
+  // written): under pressure it shrinks flow-control windows and, past the
+  // quota, closes connections, so many large calls at once cannot take the
+  // process's memory before admission sees them.
+  if (options_.grpc_memory_quota_bytes > 0) {
+    grpc::ResourceQuota quota("invariant-server");
+    quota.Resize(static_cast<size_t>(options_.grpc_memory_quota_bytes));
+    builder.SetResourceQuota(quota);
+  }
   if (options_.max_connection_age_seconds > 0) {
     builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS,
                                static_cast<int>(options_.max_connection_age_seconds * 1000));

@@ -67,7 +67,9 @@ struct ServerOptions {
   bool testonly_start_paused =
       false;  // tests: no batch starts until ResumeBatcherForTesting or Shutdown
   int max_message_bytes = 64 << 20;  // gRPC receive/send limit
-  std::string tls_cert_file;         // PEM; with tls_key_file turns TLS on
+  // gRPC's ResourceQuota: memory its transports may hold; 0 = gRPC's default.
+  int64_t grpc_memory_quota_bytes = int64_t{1} << 30;
+  std::string tls_cert_file;  // PEM; with tls_key_file turns TLS on
   std::string tls_key_file;
   std::string tls_client_ca_file;         // PEM; requires and verifies client certificates (mTLS)
   std::string admin_token;                // empty = no admin token (see insecure_admin)
@@ -85,7 +87,7 @@ struct ServerOptions {
   int64_t http_max_inflight_bytes = 256 << 20;  // request bodies held at once; more get 503
   // Answers written or waiting for a slow reader, at once; while spent, new
   // requests get 503 before their body is read. 0 = no budget.
-  int64_t http_max_inflight_answer_bytes = int64_t{512} << 20;
+  int64_t http_max_inflight_answer_bytes = int64_t{256} << 20;
   // After http_rate_grace_seconds, a body must arrive and an answer be read
   // at these rates (bytes/s), else the connection is cut. 0 = off.
   int64_t http_min_body_bytes_per_second = 8 << 10;
@@ -102,8 +104,8 @@ struct ServerOptions {
   // calls; one connection's share; seconds of audio queued for or in
   // decoding (a clip costs its length plus the model's clip_seconds); the
   // threads that decode clips (off gRPC's and HTTP's threads). 0 = no limit.
-  int64_t max_inflight_bytes = int64_t{1} << 30;
-  int64_t max_connection_inflight_bytes = int64_t{512} << 20;
+  int64_t max_inflight_bytes = int64_t{512} << 20;
+  int64_t max_connection_inflight_bytes = int64_t{256} << 20;
   int64_t max_decode_audio_seconds = 3600;
   int decode_threads = 1;
   int64_t http_max_response_bytes = 64 << 20;  // one REST answer, encoded; 0 = no limit

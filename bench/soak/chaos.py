@@ -11,6 +11,12 @@ Categories (a request belongs to exactly one):
   cancelled       a valid Predict cancelled right after it was sent: any code
   short_deadline  a valid Predict with a 1 ms deadline: any code
   infer           Open Inference Protocol ModelInfer of well-formed rows: must be OK
+  abandoned       (with --http_port) a REST infer of 512 rows whose client closes its
+                  connection right after sending, and a gRPC Featurize of 512 rows cancelled
+                  at once: the server must stop the work (no code to check; the soak's RSS
+                  and latency columns show whether it did)
+  non_reading     (with --http_port) a REST infer asking for 512 rows of features in JSON
+                  whose client never reads its answer, then leaves after 2 s: any outcome
 
 Writes one JSON object to --out: {"counts": {category: {code: n}}, "violations":
 [...], "valid_p99_us": ...}. A violation is a valid request that was not OK or a
@@ -19,6 +25,7 @@ bad one that was. Uses the stubs staged in BUILD/python (invariant_serve._proto)
 import argparse
 import json
 import random
+import socket
 import struct
 import sys
 import threading
@@ -36,6 +43,7 @@ def main():
     parser.add_argument("--workers", type=int, default=3)
     parser.add_argument("--python_path", required=True, help="BUILD/python")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--http_port", type=int, default=0, help="REST port; 0 = no REST chaos")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     sys.path.insert(0, args.python_path)
@@ -98,11 +106,46 @@ def main():
             yield fs.PredictRequest(model=fs.ModelSpec(name=args.model),
                                     inputs=fs.InputBatch(values=[1.0]))
 
+    def rest_infer(rng, n, outputs):
+        data = ",".join("%.4f" % v for v in rows(rng, n))
+        body = ('{"inputs":[{"name":"input","datatype":"FP32","shape":[%d,%d],"data":[%s]}],'
+                '"outputs":[%s]}' % (n, dim, data, ",".join('{"name":"%s"}' % o for o in outputs)))
+        return (f"POST /v2/models/{args.model}/infer HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n{body}"
+                ).encode()
+
+    def rest_chaos(rng, kind):
+        """A REST client that leaves at once, or one that never reads its answer."""
+        sock = socket.create_connection(("127.0.0.1", args.http_port), timeout=10)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            if kind == "abandoned":
+                sock.sendall(rest_infer(rng, 512, ["scores"]))
+            else:
+                sock.sendall(rest_infer(rng, 512, ["features"]))
+                time.sleep(2)  # holds its unread answer, then leaves
+        except OSError:
+            pass
+        finally:
+            sock.close()
+        record(kind, "SENT")
+
     def worker(index):
         rng = random.Random(args.seed * 1000 + index)
         end = time.monotonic() + args.seconds
         while time.monotonic() < end:
-            kind = rng.randrange(8)
+            kind = rng.randrange(10 if args.http_port else 8)
+            if kind == 8:
+                rest_chaos(rng, "abandoned")
+                future = stub.Featurize.future(fs.FeaturizeRequest(
+                    model=fs.ModelSpec(name=args.model),
+                    inputs=fs.InputBatch(values=rows(rng, 512))), timeout=30)
+                future.cancel()
+                record("abandoned", "CANCELLED" if future.cancelled() else "RAN")
+                continue
+            if kind == 9:
+                rest_chaos(rng, "non_reading")
+                continue
             if kind == 0:
                 start = time.monotonic()
                 if rng.random() < 0.5:

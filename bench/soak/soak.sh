@@ -50,7 +50,7 @@ cp "$GOOD_BUNDLE" "$OUT/models/soak/1/model.bundle"
 cp "$FIXTURES/torus_spectral/1/model.bundle" "$OUT/models/steady/1/model.bundle"
 
 $BIN/invariant-server --models="$OUT/models" --host=127.0.0.1 --port=0 --metrics_port=0 \
-  --version_policy=latest:2 --poll_seconds=10 --removal_grace_seconds=2 \
+  --http_port=0 --version_policy=latest:2 --poll_seconds=10 --removal_grace_seconds=2 \
   >"$OUT/server.stdout" 2>"$OUT/server.stderr" &
 SERVER=$!
 cleanup() {
@@ -66,6 +66,7 @@ done
 PORT=$(sed -n 's/.*invariant-server ready grpc_port=\([0-9]*\).*/\1/p' "$OUT/server.stdout")
 [[ -n $PORT ]] || { echo "soak: server not ready" >&2; exit 1; }
 TARGET=127.0.0.1:$PORT
+HTTP_PORT=$(sed -n 's/.*http_port=\([0-9]*\).*/\1/p' "$OUT/server.stdout")
 echo "soak: server pid $SERVER on $TARGET, $MINUTES minutes, output in $OUT"
 
 alive() { kill -0 "$SERVER" 2>/dev/null; }
@@ -89,7 +90,7 @@ for minute in $(seq 1 "$MINUTES"); do
     >"$dir/stream.log" 2>&1 &
   stream=$!
   /usr/bin/python3 bench/soak/chaos.py --target="$TARGET" --model=soak --seconds="$LOAD_SECONDS" \
-    --python_path="$OUT/python" --seed="$minute" --out="$dir/chaos.json" >"$dir/chaos.log" 2>&1 &
+    --http_port="$HTTP_PORT" --python_path="$OUT/python" --seed="$minute" --out="$dir/chaos.json" >"$dir/chaos.log" 2>&1 &
   chaos=$!
   sleep $((PERIOD / 4))
   version=$((version + 1))

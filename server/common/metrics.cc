@@ -106,7 +106,7 @@ ServerMetrics::ServerMetrics(const std::string& build_version)
                     .Register(*registry_)),
       http_probes_(prometheus::BuildCounter()
                        .Name("invariant_http_probes_over_cap_total")
-                       .Help("Health probes answered past the REST connection cap.")
+                       .Help("Liveness and readiness probes answered past the REST connection cap.")
                        .Register(*registry_)) {
   HttpServed(HttpServerStats());  // every series at 0
   build_info_.Add({{"version", build_version}}).Set(1);
