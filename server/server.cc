@@ -6,6 +6,7 @@
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 #include <malloc.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -457,19 +458,34 @@ void Server::PollLoop() {
   }
 }
 
+namespace {
+
+// The process's resident memory, from /proc/self/statm (0 when unreadable).
+int64_t ResidentBytes() {
+  std::ifstream statm("/proc/self/statm");
+  int64_t pages = 0, resident = 0;
+  if (!(statm >> pages >> resident)) return 0;
+  return resident * static_cast<int64_t>(sysconf(_SC_PAGESIZE));
+}
+
+}  // namespace
+
 void Server::TrimLoop() {
-  // Trimming walks the heap: only after a burst (this many bytes admitted
-  // since the last trim) and once nothing is in flight.
-  constexpr int64_t kBurstBytes = int64_t{64} << 20;
-  int64_t trimmed_at = 0;
+  // Trimming walks the heap: only while no admitted request is in flight,
+  // and only when the resident memory grew by this much since the last trim
+  // (a burst, whatever held it: requests, answers, connections, gRPC).
+  constexpr int64_t kGrowthBytes = int64_t{32} << 20;
+  int64_t floor = ResidentBytes();
   std::unique_lock<std::mutex> lock(mu_);
   while (!shutting_down_) {
     if (cv_.wait_for(lock, std::chrono::seconds(1), [this] { return shutting_down_; })) break;
-    const int64_t granted = memory_budget_->granted_total();
-    if (granted - trimmed_at < kBurstBytes || memory_budget_->in_flight() > 0) continue;
-    trimmed_at = granted;
+    if (memory_budget_->in_flight() > 0 || audio_budget_->in_flight() > 0) continue;
+    const int64_t resident = ResidentBytes();
+    floor = std::min(floor, resident);
+    if (resident < floor + kGrowthBytes) continue;
     lock.unlock();
     malloc_trim(0);
+    floor = ResidentBytes();
     lock.lock();
   }
 }

@@ -142,8 +142,9 @@ class Server {
   // Starts the per-model metric series of every model seen at 0.
   void NoteModels();
   void PollLoop();
-  // Gives freed heap back to the OS (malloc_trim) once the requests in
-  // flight have ended after a burst, so RSS falls back after a spike.
+  // Gives freed heap back to the OS (malloc_trim) once no admitted request
+  // is in flight and the resident memory grew by 32 MiB since the last
+  // trim, so RSS falls back after a spike.
   void TrimLoop();
 
   const ServerOptions options_;

@@ -80,7 +80,6 @@ absl::StatusOr<Lease> InflightBudget::Acquire(const std::string& key, int64_t un
                        options_.per_key_limit, "); retry later or spread the calls"));
     } else {
       total_ += units;
-      granted_total_ += units;
       if (keyed) by_key_[key] += units;
       if (options_.on_change) options_.on_change(total_);
       return Lease(this, keyed ? key : std::string(), units);
@@ -104,11 +103,6 @@ void InflightBudget::Give(const std::string& key, int64_t units) {
 int64_t InflightBudget::in_flight() const {
   absl::MutexLock lock(&mu_);
   return total_;
-}
-
-int64_t InflightBudget::granted_total() const {
-  absl::MutexLock lock(&mu_);
-  return granted_total_;
 }
 
 int64_t InflightBudget::in_flight(const std::string& key) const {

@@ -109,8 +109,6 @@ class InflightBudget {
                                 const std::string& how_to_ask_less);
 
   int64_t in_flight() const;
-  // Every unit ever granted (a cumulative count, e.g. to notice a burst).
-  int64_t granted_total() const;
   int64_t in_flight(const std::string& key) const;
   int64_t limit() const { return options_.limit; }
 
@@ -121,7 +119,6 @@ class InflightBudget {
   const InflightBudgetOptions options_;
   mutable absl::Mutex mu_;
   int64_t total_ ABSL_GUARDED_BY(mu_) = 0;
-  int64_t granted_total_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::string, int64_t> by_key_ ABSL_GUARDED_BY(mu_);  // keys with units held only
 };
 

@@ -107,7 +107,12 @@ ServerMetrics::ServerMetrics(const std::string& build_version)
       http_probes_(prometheus::BuildCounter()
                        .Name("invariant_http_probes_over_cap_total")
                        .Help("Liveness and readiness probes answered past the REST connection cap.")
-                       .Register(*registry_)) {
+                       .Register(*registry_)),
+      http_clients_gone_(prometheus::BuildCounter()
+                             .Name("invariant_http_clients_gone_total")
+                             .Help("REST calls whose client left while they were handled "
+                                   "(cancelled).")
+                             .Register(*registry_)) {
   HttpServed(HttpServerStats());  // every series at 0
   build_info_.Add({{"version", build_version}}).Set(1);
   for (const char* stage : kAbandonStages) {
@@ -215,6 +220,8 @@ void ServerMetrics::HttpServed(const HttpServerStats& stats) {
       static_cast<double>(stats.over_cap_answered >= last.over_cap_answered
                               ? stats.over_cap_answered - last.over_cap_answered
                               : 0));
+  http_clients_gone_.Add({}).Increment(static_cast<double>(
+      stats.clients_gone >= last.clients_gone ? stats.clients_gone - last.clients_gone : 0));
   http_last_ = stats;
 }
 

@@ -19,7 +19,8 @@
 //   invariant_build_info{version}             gauge, 1
 //   invariant_abandoned_total{stage,reason}   counter of work stopped because its call was
 //     cancelled or its deadline passed: stage "decode" (clip decoding), "queue" (the batch
-//     queue), "http_queue" (a REST call that waited for a handler thread past its deadline);
+//     queue), "http_queue" (a REST call that waited for a handler thread past its deadline, or
+//     whose client left meanwhile);
 //     reason "cancelled" or "deadline_exceeded"
 //   invariant_admission_refused_total{budget,reason} counter of requests an admission budget
 //     refused before any work: budget "memory" (--max_inflight_bytes) or "audio"
@@ -33,6 +34,8 @@
 //   invariant_http_cut_total{reason}          counter: connections cut for "header_timeout",
 //     "body_timeout", "body_rate", "write_timeout", "write_rate"
 //   invariant_http_probes_over_cap_total      counter: probes answered past the connection cap
+//   invariant_http_clients_gone_total         counter: REST calls whose client left while they
+//     were handled (each cancelled; HTTP 499)
 //   invariant_inflight{budget}                gauge of what requests in flight hold of each
 //     budget: "memory" in bytes, "audio" in seconds of audio queued for or in decoding
 // Series whose labels are known in advance start at 0 (Prometheus practice,
@@ -146,6 +149,7 @@ class ServerMetrics {
   prometheus::Family<prometheus::Counter>& http_refused_;
   prometheus::Family<prometheus::Counter>& http_cut_;
   prometheus::Family<prometheus::Counter>& http_probes_;
+  prometheus::Family<prometheus::Counter>& http_clients_gone_;
   std::mutex http_mu_;  // the last HttpServed stats (counters grow by the difference)
   HttpServerStats http_last_;
   std::function<void()> scrape_hook_;

@@ -146,6 +146,18 @@ void FeatureHandler::Run(const v1::InputBatch& inputs, const Registry::Handle& h
     }
   }
   const double max_clip_seconds = EffectiveMaxClipSeconds(*front_end, max_audio_clip_seconds_);
+  const std::string ask_less = absl::StrCat(
+      "send fewer or shorter clips per request (each clip costs its length plus "
+      "the model's clip_seconds=",
+      front_end->spec().clip_seconds(), ")");
+  if (admission_.audio != nullptr && admission_.audio->limit() > 0) {
+    // Before a clip is looked at (a WAV header costs a parse): the clips'
+    // spans alone are a lower bound of their cost.
+    const auto spans = static_cast<int64_t>(std::ceil(clips * front_end->spec().clip_seconds()));
+    if (spans > admission_.audio->limit()) {
+      return done(admission_.audio->Acquire(call.peer, spans, "inputs.clips", ask_less).status());
+    }
+  }
   absl::StatusOr<double> seconds =
       PlanClipBatch(inputs, *front_end, max_request_rows_, max_clip_seconds);
   if (!seconds.ok()) return done(seconds.status());
@@ -156,10 +168,7 @@ void FeatureHandler::Run(const v1::InputBatch& inputs, const Registry::Handle& h
   if (admission_.audio != nullptr) {
     // Whole seconds, rounded up: the budget counts in seconds.
     absl::StatusOr<Lease> granted = admission_.audio->Acquire(
-        call.peer, static_cast<int64_t>(std::ceil(*seconds)), "inputs.clips",
-        absl::StrCat("send fewer or shorter clips per request (each clip costs its length plus "
-                     "the model's clip_seconds=",
-                     front_end->spec().clip_seconds(), ")"));
+        call.peer, static_cast<int64_t>(std::ceil(*seconds)), "inputs.clips", ask_less);
     if (!granted.ok()) return done(granted.status());
     *audio_lease = *std::move(granted);
   }

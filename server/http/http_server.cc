@@ -238,6 +238,7 @@ HttpServerStats HttpServerImpl::Stats() const {
   stats.body_rate_cuts = body_rate_cuts.load();
   stats.write_timeouts = write_timeouts.load();
   stats.write_rate_cuts = write_rate_cuts.load();
+  stats.clients_gone = clients_gone.load();
   return stats;
 }
 

@@ -221,6 +221,7 @@ struct HttpServerStats {
   uint64_t body_rate_cuts = 0;         // 408: below min_body_bytes_per_second
   uint64_t write_timeouts = 0;         // reset: write_timeout_ms
   uint64_t write_rate_cuts = 0;        // reset: below min_write_bytes_per_second
+  uint64_t clients_gone = 0;  // requests whose client left while handled (cancellation fired)
 };
 
 class HttpServer {

@@ -387,7 +387,8 @@ void HttpSession::WatchDisconnect() {
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
           return self->WatchDisconnect();
         }
-        cancellation->Cancel();  // EOF or an error: the client is gone
+        cancellation->Cancel();                    // EOF or an error: the client is gone
+        self->server_->clients_gone.fetch_add(1);  // after its callbacks ran
       });
 }
 

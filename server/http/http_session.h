@@ -139,7 +139,7 @@ class HttpServerImpl {
   // HttpServerStats's counts, in its order.
   std::atomic<uint64_t> over_cap_answered{0}, over_cap_refused{0}, over_cap_dropped{0},
       body_budget_refused{0}, answer_budget_refused{0}, headers_too_large{0}, header_timeouts{0},
-      body_timeouts{0}, body_rate_cuts{0}, write_timeouts{0}, write_rate_cuts{0};
+      body_timeouts{0}, body_rate_cuts{0}, write_timeouts{0}, write_rate_cuts{0}, clients_gone{0};
 
   std::unique_ptr<boost::asio::io_context> ioc;
   std::unique_ptr<boost::asio::ip::tcp::acceptor> acceptor;

@@ -250,6 +250,12 @@ absl::Status RestInferenceService::Answer(const Route& route, HttpRequest& reque
       request.cancellation->OnCancel(
           [cancel] { cancel->Cancel(absl::CancelledError("the client closed the connection")); });
     }
+    // A client that left while the call waited for a handler thread: no work.
+    if (request.cancellation != nullptr && request.cancellation->cancelled()) {
+      const absl::Status gone = absl::CancelledError("the client closed the connection");
+      if (metrics_ != nullptr) metrics_->Abandoned("http_queue", gone);
+      return gone;
+    }
     const std::string header_length = request.Header(kInferenceHeaderContentLength);
     // Given back once the answer is encoded (the handler hands its leases here).
     CallContext call;

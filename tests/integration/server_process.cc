@@ -167,7 +167,8 @@ double MetricValue(const std::string& text, const std::string& name,
   std::istringstream lines(text);
   std::string line;
   while (std::getline(lines, line)) {
-    if (line.rfind(name + "{", 0) != 0) continue;
+    const bool unlabelled = labels.empty() && line.rfind(name + " ", 0) == 0;
+    if (line.rfind(name + "{", 0) != 0 && !unlabelled) continue;
     bool all = true;
     for (const std::string& label : labels) all = all && line.find(label) != std::string::npos;
     if (all) return std::stod(line.substr(line.rfind(' ') + 1));

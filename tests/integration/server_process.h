@@ -64,7 +64,8 @@ absl::StatusOr<std::string> HttpGet(int port, const std::string& path,
                                     absl::Duration timeout = absl::Seconds(10));
 
 // The value of the sample of metric `name` whose labels include every
-// `label="value"` in `labels`, from a Prometheus text exposition; -1 if absent.
+// `label="value"` in `labels` (no labels: also a sample without any), from a
+// Prometheus text exposition; -1 if absent.
 double MetricValue(const std::string& text, const std::string& name,
                    const std::vector<std::string>& labels);
 
