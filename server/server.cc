@@ -178,6 +178,12 @@ absl::Status Server::Init() {
   ASSIGN_OR_RETURN(std::shared_ptr<GrpcPortCredentials> credentials, MakeCredentials(options_));
 
   metrics_ = std::make_unique<ServerMetrics>(INVARIANT_VERSION);
+  // Every scrape reads the REST front end's counters (once it exists);
+  // Shutdown clears the hook before http_ and its mutex go.
+  metrics_->SetScrapeHook([this] {
+    std::lock_guard<std::mutex> lock(http_mu_);
+    if (http_ != nullptr) metrics_->HttpServed(http_->stats());
+  });
   if (options_.metrics_port >= 0) {
     RETURN_IF_ERROR(
         metrics_->Expose(options_.metrics_host.empty() ? options_.host : options_.metrics_host,
@@ -411,16 +417,15 @@ absl::Status Server::StartHttp() {
   rest_service_ = std::make_unique<RestInferenceService>(
       inference_handler_.get(), metrics_.get(), absl::Seconds(options_.http_timeout_seconds),
       options_.data_token, options_.http_max_response_bytes);
-  http_ = std::make_unique<HttpServer>(http_options);
+  {
+    std::lock_guard<std::mutex> lock(http_mu_);
+    http_ = std::make_unique<HttpServer>(http_options);
+  }
   rest_service_->Register(http_.get());
   if (absl::Status s = http_->Start(); !s.ok()) {
     return absl::UnavailableError(absl::StrCat("http_port: ", s.message()));
   }
-  ServerMetrics* metrics = metrics_.get();
-  metrics_->SetScrapeHook([this, metrics] {
-    std::lock_guard<std::mutex> lock(http_mu_);
-    if (http_ != nullptr) metrics->HttpServed(http_->stats());
-  });
+
   return absl::OkStatus();
 }
 
@@ -522,6 +527,7 @@ void Server::Shutdown() {
   // to the batcher, which computes them as it stops.
   decoders_.reset();
   if (batcher_ != nullptr) batcher_->Stop();
+  if (metrics_ != nullptr) metrics_->SetScrapeHook(nullptr);
 }
 
 Server::~Server() { Shutdown(); }

@@ -188,11 +188,17 @@ absl::Status ServerMetrics::Expose(const std::string& host, int port) {
 }
 
 std::string ServerMetrics::Serialize() const {
-  if (scrape_hook_) scrape_hook_();
+  {
+    std::lock_guard<std::mutex> lock(hook_mu_);
+    if (scrape_hook_) scrape_hook_();
+  }
   return prometheus::TextSerializer().Serialize(registry_->Collect());
 }
 
-void ServerMetrics::SetScrapeHook(std::function<void()> hook) { scrape_hook_ = std::move(hook); }
+void ServerMetrics::SetScrapeHook(std::function<void()> hook) {
+  std::lock_guard<std::mutex> lock(hook_mu_);
+  scrape_hook_ = std::move(hook);
+}
 
 void ServerMetrics::HttpServed(const HttpServerStats& stats) {
   std::lock_guard<std::mutex> lock(http_mu_);

@@ -117,7 +117,8 @@ class ServerMetrics {
   // The REST front end's HTTP counters, read at each scrape (SetScrapeHook).
   void HttpServed(const HttpServerStats& stats);
   // Runs `hook` at the start of every scrape (Serialize), e.g. to read
-  // counters kept elsewhere; set once, before Expose.
+  // counters kept elsewhere; empty: none. Waits for a scrape running the
+  // old hook to finish it, so an owner clears its hook before it goes.
   void SetScrapeHook(std::function<void()> hook);
 
   // What requests in flight hold of `budget` (one of kAdmissionBudgets).
@@ -152,6 +153,7 @@ class ServerMetrics {
   prometheus::Family<prometheus::Counter>& http_clients_gone_;
   std::mutex http_mu_;  // the last HttpServed stats (counters grow by the difference)
   HttpServerStats http_last_;
+  mutable std::mutex hook_mu_;  // held while the hook runs
   std::function<void()> scrape_hook_;
   std::mutex model_mu_;  // model_info_ kinds by (model, version)
   std::map<std::pair<std::string, int64_t>, std::string> model_kinds_;

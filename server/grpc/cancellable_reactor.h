@@ -5,8 +5,8 @@
 // connection breaks; the reactor then cancels its CancelToken with
 // DEADLINE_EXCEEDED (deadline passed) or CANCELLED, so a queued request
 // leaves the batch queue at once and the call finishes with that status
-// (which the metrics count). The reactor deletes itself in OnDone; the
-// handler must Finish it exactly once.
+// (which the metrics count). The reactor deletes itself in OnDone (giving
+// back the call's admission leases); the handler must Finish it exactly once.
 #ifndef INVARIANT_SERVER_GRPC_CANCELLABLE_REACTOR_H_
 #define INVARIANT_SERVER_GRPC_CANCELLABLE_REACTOR_H_
 
@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "server/admission/inflight_budget.h"
 #include "server/batching/batcher.h"
 
 namespace invariant::server {
@@ -36,6 +37,9 @@ class CancellableUnaryReactor final : public grpc::ServerUnaryReactor {
       : deadline_(deadline), token_(std::make_shared<CancelToken>()) {}
 
   const std::shared_ptr<CancelToken>& token() const { return token_; }
+  // The call's admission leases, handed over by the handler when the call
+  // ends and given back when gRPC is done with it (OnDone: the answer sent).
+  const std::shared_ptr<LeaseBag>& leases() const { return leases_; }
   absl::Time deadline() const { return deadline_; }
 
   void OnCancel() override {
@@ -49,6 +53,7 @@ class CancellableUnaryReactor final : public grpc::ServerUnaryReactor {
  private:
   const absl::Time deadline_;
   const std::shared_ptr<CancelToken> token_;
+  const std::shared_ptr<LeaseBag> leases_ = std::make_shared<LeaseBag>();
 };
 
 }  // namespace invariant::server

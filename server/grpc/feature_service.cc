@@ -21,11 +21,14 @@ absl::Time DeadlineOf(const grpc::CallbackServerContext* context) {
 }
 
 // The call's connection, for its share of the admission budgets; answers are
-// protobuf floats.
-CallContext CallOf(const grpc::CallbackServerContext* context) {
+// protobuf floats. With `leases` (a unary reactor's), the memory lease lasts
+// until gRPC is done with the call, the serialized answer included.
+CallContext CallOf(const grpc::CallbackServerContext* context,
+                   std::shared_ptr<LeaseBag> leases = nullptr) {
   CallContext call;
   call.peer = context->peer();
   call.answer_bytes_per_value = 4;
+  call.answer_leases = std::move(leases);
   return call;
 }
 
@@ -243,7 +246,7 @@ grpc::ServerUnaryReactor* FeatureServiceImpl::Featurize(grpc::CallbackServerCont
   handler_->Featurize(
       *request, response, reactor->deadline(),
       [reactor](absl::Status status) { reactor->Finish(ToGrpcStatus(status)); }, reactor->token(),
-      CallOf(context));
+      CallOf(context, reactor->leases()));
   return reactor;
 }
 
@@ -254,7 +257,7 @@ grpc::ServerUnaryReactor* FeatureServiceImpl::Predict(grpc::CallbackServerContex
   handler_->Predict(
       *request, response, reactor->deadline(),
       [reactor](absl::Status status) { reactor->Finish(ToGrpcStatus(status)); }, reactor->token(),
-      CallOf(context));
+      CallOf(context, reactor->leases()));
   return reactor;
 }
 

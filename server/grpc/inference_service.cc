@@ -50,10 +50,13 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::ModelInfer(
     inference::ModelInferResponse* response) {
   auto* reactor = new CancellableUnaryReactor(absl::FromChrono(context->deadline()));
   // The protocol's response holds a copy of the outputs before they are
-  // serialized: 8 bytes per value in all.
+  // serialized; the memory lease lasts until the call is done (the reactor
+  // holds the bag), so it covers the serialized answer too.
   CallContext call;
   call.peer = context->peer();
-  call.answer_bytes_per_value = 8;
+  call.answer_bytes_per_value = 4;
+  call.copy_bytes_per_value = 4;
+  call.answer_leases = reactor->leases();
   handler_->ModelInfer(
       *request, response, reactor->deadline(),
       [reactor](absl::Status status) { reactor->Finish(ToGrpcStatus(status)); }, reactor->token(),

@@ -72,7 +72,7 @@ absl::StatusOr<std::shared_ptr<Lease>> FeatureHandler::AdmitMemory(int64_t rows,
                                                                    const char* field,
                                                                    const CallContext& call) const {
   auto lease = std::make_shared<Lease>();
-  if (admission_.memory == nullptr) return lease;
+  if (admission_.memory == nullptr || call.admitted) return lease;
   // The lease ends when the call does, or when the front end has encoded
   // the answer (CallContext::answer_leases).
   if (call.answer_leases != nullptr) {
@@ -81,8 +81,9 @@ absl::StatusOr<std::shared_ptr<Lease>> FeatureHandler::AdmitMemory(int64_t rows,
       delete held;
     });
   }
-  const int64_t per_row = 4 * model.input_dim() +
-                          method.out_dim * (4 + std::max<int64_t>(0, call.answer_bytes_per_value));
+  const int64_t per_value = 4 + std::max<int64_t>(0, call.copy_bytes_per_value) +
+                            std::max<int64_t>(0, call.answer_bytes_per_value);
+  const int64_t per_row = 4 * model.input_dim() + method.out_dim * per_value;
   absl::StatusOr<Lease> granted = admission_.memory->Acquire(
       call.peer, rows * per_row, field,
       absl::StrCat("send fewer rows per request (", per_row, " bytes each in flight for ",
@@ -150,7 +151,7 @@ void FeatureHandler::Run(const v1::InputBatch& inputs, const Registry::Handle& h
       "send fewer or shorter clips per request (each clip costs its length plus "
       "the model's clip_seconds=",
       front_end->spec().clip_seconds(), ")");
-  if (admission_.audio != nullptr && admission_.audio->limit() > 0) {
+  if (admission_.audio != nullptr && admission_.audio->limit() > 0 && !call.admitted) {
     // Before a clip is looked at (a WAV header costs a parse): the clips'
     // spans alone are a lower bound of their cost.
     const auto spans = static_cast<int64_t>(std::ceil(clips * front_end->spec().clip_seconds()));
@@ -165,7 +166,7 @@ void FeatureHandler::Run(const v1::InputBatch& inputs, const Registry::Handle& h
       AdmitMemory(clips, model, method, "inputs.clips", call);
   if (!memory.ok()) return done(memory.status());
   auto audio_lease = std::make_shared<Lease>();
-  if (admission_.audio != nullptr) {
+  if (admission_.audio != nullptr && !call.admitted) {
     // Whole seconds, rounded up: the budget counts in seconds.
     absl::StatusOr<Lease> granted = admission_.audio->Acquire(
         call.peer, static_cast<int64_t>(std::ceil(*seconds)), "inputs.clips", ask_less);

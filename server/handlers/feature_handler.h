@@ -74,8 +74,16 @@ struct CallContext {
   // budgets; empty: no share of its own.
   std::string peer;
   // Bytes one output value takes in the answer once the front end has
-  // encoded it (4 for protobuf floats; JSON text takes more).
+  // encoded it (4 for protobuf floats and binary tensors; up to 16 in JSON),
+  // and in the copies the front end makes before encoding (4 for the Open
+  // Inference Protocol's response message, 0 for invariant.v1's).
   int64_t answer_bytes_per_value = 4;
+  int64_t copy_bytes_per_value = 0;
+  // True for the second half of a protocol call asking for features and a
+  // head output (two handler calls on the same rows today): the first half's
+  // leases price the call, so this half is not admitted again (it would
+  // count twice against one connection's share and the budgets).
+  bool admitted = false;
   // > 0: the largest encoded answer (answer_bytes_per_value per value) the
   // front end will write; a larger one is refused before any work with
   // INVALID_ARGUMENT naming `answer_limit_name` and `answer_hint` (how to ask

@@ -234,9 +234,12 @@ void InferenceHandler::ModelInfer(const inference::ModelInferRequest& request,
         [call](absl::Status status) { call->Finished(status); }, cancel, call_context);
   }
   if (predict) {
+    // Both halves read the same rows: the first one's leases price the call.
+    CallContext second = call_context;
+    second.admitted = second.admitted || featurize;
     features_->Predict(
         call->predict_request, &call->predict_response, deadline,
-        [call](absl::Status status) { call->Finished(status); }, cancel, call_context);
+        [call](absl::Status status) { call->Finished(status); }, cancel, second);
   }
 }
 

@@ -48,10 +48,12 @@
 //   * Handler answers are charged from when the handler returns until they
 //     are written or the connection closes. While at least
 //     `max_answer_bytes` are charged, a request that would run a handler is
-//     answered 503 (Retry-After: 1) before its body is read; answers of
-//     `admit` hooks (health) and the server's own are not charged nor
-//     refused. A handler's answer is charged even past the budget, so the
-//     answers held are bounded by max_answer_bytes plus `threads` answers.
+//     answered 503 (Retry-After: 1) before its body is read, and a request
+//     already read is answered 503 instead of running its handler when a
+//     handler thread takes it; answers of `admit` hooks (health) and the
+//     server's own are not charged nor refused. A handler's answer is
+//     charged even past the budget, so the answers held are bounded by
+//     max_answer_bytes plus `threads` answers.
 //   * After the headers, before a byte of the body is read, framing first
 //     (RFC 9112; each of these is 400 and closes, since the next request
 //     could not be found): conflicting Content-Length headers, Content-Length

@@ -361,10 +361,21 @@ void HttpSession::Dispatch() {
   WatchDisconnect();
   const bool queued = server_->Post([self = shared_from_this()] {
     HttpResponse response;
-    try {
-      response = self->route_->handler(self->request_);
-    } catch (const std::exception& e) {
-      response = self->server_->Error(500, "internal: the handler failed");
+    const HttpServerOptions& options = self->server_->options;
+    // Checked again when a handler thread takes the request: the answers of
+    // the requests admitted while the budget was free may have spent it since.
+    if (options.max_answer_bytes > 0 &&
+        self->server_->answer_bytes.load() >= options.max_answer_bytes) {
+      self->server_->answer_budget_refused.fetch_add(1);
+      response = self->server_->Busy(
+          absl::StrCat("server: ", options.max_answer_bytes,
+                       " bytes of answers or more wait to be written; try again later"));
+    } else {
+      try {
+        response = self->route_->handler(self->request_);
+      } catch (const std::exception& e) {
+        response = self->server_->Error(500, "internal: the handler failed");
+      }
     }
     boost::asio::post(*self->server_->ioc, [self, response = std::move(response)]() mutable {
       self->Respond(std::move(response));

@@ -283,7 +283,8 @@ absl::Status RestInferenceService::Answer(const Route& route, HttpRequest& reque
     if (status.ok()) {
       // Answers count 4 bytes a value in the protocol's copy, plus 16 (the
       // longest float and a comma) in JSON or 4 in binary.
-      call.answer_bytes_per_value = WantsAllBinary(*infer_request) ? 8 : 20;
+      call.copy_bytes_per_value = 4;
+      call.answer_bytes_per_value = WantsAllBinary(*infer_request) ? 4 : 16;
       absl::StatusOr<inference::ModelInferResponse> infer_response =
           handler_->ModelInfer(*infer_request, deadline, cancel, call);
       status = WithRestFieldNames(infer_response.status());

@@ -19,6 +19,7 @@
 #include "server/admission/worker_queue.h"
 #include "server/handlers/audio_clips.h"
 #include "server/handlers/feature_handler.h"
+#include "server/handlers/inference_handler.h"
 #include "tests/unit/server/audio_test_util.h"
 #include "tests/unit/server/serving_fixture.h"
 #include "tools/test_models/test_audio_model.h"
@@ -274,6 +275,33 @@ TEST_F(AdmissionHandlerTest, AWavIsHeldToItsOwnRateBeforeItsSamplesAreDecoded) {
   EXPECT_EQ(cost.status().message(),
             "inputs.clips[0].wav: expected at most 16000 samples (max_clip_seconds=2 at 8000 Hz), "
             "received 24000");
+}
+
+TEST_F(AdmissionHandlerTest, AProtocolCallForFeaturesAndScoresIsPricedOnceAgainstItsShare) {
+  // The call's features and scores read the same rows: priced by its first
+  // half, it fits a share that two halves would not.
+  auto clf = registry_->Lookup("clf");
+  ASSERT_TRUE(clf.ok());
+  const int64_t per_row = 4 * 16 + clf->servable->feature_dim() * 8;
+  Build(int64_t{1} << 30, 10 * per_row + 1, 0);
+  InferenceHandler inference(registry_.get(), handler_.get(), "test", [] { return true; });
+  inference::ModelInferRequest request;
+  request.set_model_name("clf");
+  auto* input = request.add_inputs();
+  input->set_name("input");
+  input->set_datatype("FP32");
+  input->add_shape(10);
+  input->add_shape(16);
+  for (float v : RandomRows(10, 16, 4)) input->mutable_contents()->add_fp32_contents(v);
+  request.add_outputs()->set_name("features");
+  request.add_outputs()->set_name("scores");
+  CallContext call;
+  call.peer = "ipv4:127.0.0.1:3000";
+  absl::StatusOr<inference::ModelInferResponse> response =
+      inference.ModelInfer(request, absl::InfiniteFuture(), nullptr, call);
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->outputs_size(), 2);
+  EXPECT_EQ(memory_->in_flight(), 0);
 }
 
 }  // namespace

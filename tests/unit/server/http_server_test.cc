@@ -469,6 +469,7 @@ TEST_F(HttpFrontEndTest, IdleUploadsCannotBlockASmallRequest) {
   options.max_body_bytes = 1 << 20;
   options.max_inflight_body_bytes = 2 << 20;  // two declared bodies, before
   options.body_read_bytes = 16384;
+  options.min_body_bytes_per_second = 0;  // the uploads stay, however slow the machine
   Start(options);
   std::vector<RawHttpConnection> idle(16);
   for (size_t i = 0; i < idle.size(); ++i) {
