@@ -72,7 +72,9 @@ LOGS="${LOGS:-$ROOT/runs}"
 TWO_LAYER_GIB="${TWO_LAYER_GIB:-19}"
 CSV="$OUT/cifar.csv"
 mkdir -p "$OUT" "$LOGS"
-flock /tmp/build.lock cmake --build "$BUILD" -j2 --target invariant-train
+# shellcheck source=bench/repro/lib/build.sh
+source "$ROOT/bench/repro/lib/build.sh"
+repro_build invariant-train
 export OPENBLAS_NUM_THREADS=1
 
 HEADER="method,templates,r,second_layer_s2,sigma,sigma2,feature_dim,train_rows,test_rows,test_accuracy,validation_accuracy,lambda,solver,featurize_s,solve_s,wall_s,peak_rss_mib,id_mean_rel,threads,load1_before,date_utc"

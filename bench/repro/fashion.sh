@@ -43,7 +43,9 @@ SECOND="${SECOND-1000:2000:0.4 2000:4000:0.4}" # LGIKA-RF s : 2nd-layer s2 : σ2
 SIGMA="${SIGMA:-0.4}"                  # Gaussian bandwidth (inputs on the unit sphere)
 CDF_RANGE="${CDF_RANGE:-0.15}"         # CDF range (centred unit inputs, sphere templates)
 mkdir -p "$OUT"
-flock /tmp/build.lock cmake --build "$BUILD" -j2 --target invariant-train invariant-repro-discrepancy
+# shellcheck source=bench/repro/lib/build.sh
+source "$ROOT/bench/repro/lib/build.sh"
+repro_build invariant-train invariant-repro-discrepancy
 export OPENBLAS_NUM_THREADS=1
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT

@@ -25,10 +25,9 @@ ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 BUILD="${BUILD:-$ROOT/build}"
 OUT="$ROOT/docs/results"
 mkdir -p "$OUT"
-if [[ ! -f "$BUILD/build.ninja" && ! -f "$BUILD/Makefile" ]]; then
-  cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release
-fi
-flock /tmp/build.lock cmake --build "$BUILD" -j2 --target invariant-repro-kernel-approx
+# shellcheck source=bench/repro/lib/build.sh
+source "$ROOT/bench/repro/lib/build.sh"
+repro_build invariant-repro-kernel-approx
 export OPENBLAS_NUM_THREADS=1  # timings are single-core
 
 FLAGS=(

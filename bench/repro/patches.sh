@@ -53,7 +53,9 @@ SKIP_DONE="${SKIP_DONE:-0}"
 THREADS="${THREADS:-0}"
 CSV="$OUT/patches.csv"
 mkdir -p "$OUT"
-flock /tmp/build.lock cmake --build "$BUILD" -j2 --target invariant-train
+# shellcheck source=bench/repro/lib/build.sh
+source "$ROOT/bench/repro/lib/build.sh"
+repro_build invariant-train
 export OPENBLAS_NUM_THREADS=1
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT

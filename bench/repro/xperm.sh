@@ -16,7 +16,9 @@ ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 BUILD="${BUILD:-$ROOT/build}"
 OUT="$ROOT/docs/results"
 mkdir -p "$OUT"
-flock /tmp/build.lock cmake --build "$BUILD" -j2 --target invariant-repro-xperm invariant-train
+# shellcheck source=bench/repro/lib/build.sh
+source "$ROOT/bench/repro/lib/build.sh"
+repro_build invariant-repro-xperm invariant-train
 export OPENBLAS_NUM_THREADS=1  # timings are single-core
 FLAGS=("$@")
 
