@@ -271,11 +271,11 @@ void AppendStringArrayJson(const google::protobuf::RepeatedPtrField<std::string>
 }  // namespace
 
 bool WantsAllBinary(const inference::ModelInferRequest& request) {
-  const auto it = request.parameters().find(kBinaryDataOutput);
-  if (it == request.parameters().end() ||
-      it->second.parameter_choice_case() != InferParameter::kBoolParam ||
-      !it->second.bool_param()) {
-    return false;
+  if (request.outputs().empty()) {  // every output, each as the request asks
+    const auto it = request.parameters().find(kBinaryDataOutput);
+    return it != request.parameters().end() &&
+           it->second.parameter_choice_case() == InferParameter::kBoolParam &&
+           it->second.bool_param();
   }
   for (const auto& output : request.outputs()) {
     if (!WantsBinary(request, output.name())) return false;

@@ -98,8 +98,9 @@ absl::StatusOr<inference::ModelInferRequest> InferRequestFromJson(absl::string_v
                                                                   const std::string& name,
                                                                   const std::string& version);
 
-// Whether every output of `request` is asked for in binary: the request's
-// "binary_data_output" is true and no output's "binary_data" is false.
+// Whether every output `request` asks for comes in binary: each named
+// output's "binary_data" (else the request's "binary_data_output") is true,
+// or, when it names none, the request's "binary_data_output" is true.
 bool WantsAllBinary(const inference::ModelInferRequest& request);
 
 // An HTTP response body. `json_size` is set when binary output data follows

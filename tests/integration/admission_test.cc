@@ -5,9 +5,11 @@
 // admission_handler_test.cc) are answered without decoding and counted; clips
 // that would cost more seconds of audio than the decoding budget, answers
 // larger than the REST limit and requests over the memory budget are refused
-// before any work, saying how to ask for less. No timing: the server starts
-// with its decoders and batcher held (--testonly_start_paused) until SIGUSR1,
-// and the test waits for the metrics that show each state.
+// before any work, saying how to ask for less; a client that never reads its
+// answer holds no more than the answer budget, and gives it back when it
+// goes. No timing: the server starts with its decoders and batcher held
+// (--testonly_start_paused) until SIGUSR1, and the test waits for the metrics
+// that show each state.
 #include <grpcpp/grpcpp.h>
 
 #include <csignal>
@@ -221,6 +223,67 @@ TEST_F(AdmissionTest, LargeAnswersAndRequestsOverTheMemoryBudgetAreRefusedBefore
   EXPECT_EQ(
       Metric("invariant_admission_refused_total", {"budget=\"memory\"", "reason=\"too_large\""}),
       1);
+}
+
+TEST_F(AdmissionTest, ANonReadingClientHoldsNoMoreThanTheAnswerBudgetAndFreesItWhenItLeaves) {
+  testing_models::TestModelSpec spec;
+  spec.name = "feat";
+  spec.num_classes = 0;
+  spec.num_features = 64;  // 128 features a row: 512 bytes a row in binary
+  WriteModel(spec);
+  // No minimum write rate and a long write deadline: the reader that never
+  // reads stays until the test lets it go, however slow the machine.
+  StartServer({"--http_port=0", "--http_max_inflight_answer_bytes=1048576",
+               "--http_min_write_bytes_per_second=0", "--http_body_timeout_seconds=600"});
+  auto infer = [](int rows) {
+    const std::vector<float> x = RandomRows(rows, 16, 9);
+    const std::string binary(reinterpret_cast<const char*>(x.data()), x.size() * sizeof(float));
+    const std::string json =
+        absl::StrCat(R"({"inputs":[{"name":"input","datatype":"FP32","shape":[)", rows,
+                     R"(,16],"parameters":{"binary_data_size":)", binary.size(),
+                     R"(}}],"outputs":[{"name":"features","parameters":{"binary_data":true}}]})");
+    return absl::StrCat("POST /v2/models/feat/infer HTTP/1.1\r\nHost: 127.0.0.1\r\n",
+                        "Content-Type: application/octet-stream\r\n",
+                        "Inference-Header-Content-Length: ", json.size(),
+                        "\r\nContent-Length: ", json.size() + binary.size(), "\r\n\r\n", json,
+                        binary);
+  };
+  // A 32 MiB answer (65,536 rows), far more than the kernel's socket buffers
+  // take, to a client that never reads it.
+  testing_server::RawHttpConnection reader_that_never_reads;
+  ASSERT_TRUE(reader_that_never_reads.Connect(server_->http_port()).ok());
+  ASSERT_TRUE(reader_that_never_reads.Send(infer(65536)).ok());
+  const std::vector<std::string> answer = {"kind=\"answer\""};
+  double held = -1;
+  for (int i = 0; i < 3000 && !(held > 0); ++i) {  // bounded wait for the answer to be held
+    held = Metric("invariant_http_held_bytes", answer);
+    if (!(held > 0)) absl::SleepFor(absl::Milliseconds(10));
+  }
+  if (!(held > 0)) {  // say what the server answered instead
+    absl::StatusOr<testing_server::RawHttpResponse> answered = reader_that_never_reads.Read();
+    FAIL() << "no answer bytes held; the server answered "
+           << (answered.ok() ? absl::StrCat(answered->status, " ", answered->body.substr(0, 300))
+                             : answered.status().ToString());
+  }
+  // The budget is spent: a new call is refused before its body is read.
+  testing_server::RawHttpConnection other;
+  ASSERT_TRUE(other.Connect(server_->http_port()).ok());
+  ASSERT_TRUE(other.Send(infer(1)).ok());
+  absl::StatusOr<testing_server::RawHttpResponse> busy = other.Read();
+  ASSERT_TRUE(busy.ok()) << busy.status();
+  EXPECT_EQ(busy->status, 503);
+  EXPECT_EQ(busy->headers["retry-after"], "1");
+  EXPECT_THAT(busy->body, HasSubstr("bytes of answers or more wait to be written"));
+  EXPECT_GE(Metric("invariant_http_refused_total", {"reason=\"answer_budget\""}), 1);
+  // The reader leaves: what it held is given back, and calls are served again.
+  reader_that_never_reads.Close();
+  EXPECT_EQ(WaitForMetric("invariant_http_held_bytes", answer, 0), 0);
+  testing_server::RawHttpConnection again;
+  ASSERT_TRUE(again.Connect(server_->http_port()).ok());
+  ASSERT_TRUE(again.Send(infer(1)).ok());
+  absl::StatusOr<testing_server::RawHttpResponse> ok = again.Read();
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(ok->status, 200);
 }
 
 }  // namespace

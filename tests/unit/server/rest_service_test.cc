@@ -212,3 +212,22 @@ TEST_F(RestServiceTest, AnAnswerOverTheLimitIsRefusedBeforeAnyWorkSayingHowToAsk
 
 }  // namespace
 }  // namespace invariant::server
+
+namespace invariant::server {
+namespace {
+
+TEST_F(RestServiceTest, OutputsAskedInBinaryOneByOneArePricedAsBinary) {
+  rest_ = std::make_unique<RestInferenceService>(handler_.get(), metrics_.get(), absl::Seconds(60),
+                                                 "", 10 * 16 * 8);
+  // 10 rows of clf's 16 features: 2,560 bytes in JSON, 640 in binary.
+  std::string per_output = InferBody(10);
+  per_output.insert(per_output.size() - 1,
+                    R"(,"outputs":[{"name":"features","parameters":{"binary_data":true}}])");
+  EXPECT_EQ(Call("POST", "/v2/models/clf/infer", per_output).status, 200);
+  std::string json = InferBody(10);
+  json.insert(json.size() - 1, R"(,"outputs":[{"name":"features"}])");
+  EXPECT_EQ(Call("POST", "/v2/models/clf/infer", json).status, 400);
+}
+
+}  // namespace
+}  // namespace invariant::server
