@@ -46,7 +46,7 @@ void LeaseBag::Clear() {
 
 absl::StatusOr<Lease> InflightBudget::Acquire(const std::string& key, int64_t units,
                                               const std::string& field,
-                                              const std::string& how_to_ask_less) {
+                                              absl::FunctionRef<std::string()> how_to_ask_less) {
   if (units < 0) units = 0;
   const int64_t limit = options_.limit;
   if (limit <= 0 || units == 0) return Lease(nullptr, key, 0);
@@ -54,9 +54,9 @@ absl::StatusOr<Lease> InflightBudget::Acquire(const std::string& key, int64_t un
   absl::Status status;
   if (units > limit) {
     refused = "too_large";
-    status = absl::InvalidArgumentError(absl::StrCat(field, ": the request costs ", units, " ",
-                                                     options_.unit, ", over ", options_.name, "=",
-                                                     limit, " for one request; ", how_to_ask_less));
+    status = absl::InvalidArgumentError(
+        absl::StrCat(field, ": the request costs ", units, " ", options_.unit, ", over ",
+                     options_.name, "=", limit, " for one request; ", how_to_ask_less()));
   } else {
     absl::MutexLock lock(&mu_);
     const bool keyed = !key.empty() && options_.per_key_limit > 0;

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 
@@ -104,9 +105,10 @@ class InflightBudget {
 
   // A lease of `units` (>= 0) for `key`, or the refusal described above.
   // `field` names what the cost comes from ("inputs.clips") and `how_to_ask_less`
+  // (called only for that refusal, so a grant builds no message)
   // ends the INVALID_ARGUMENT message ("send fewer clips per request").
   absl::StatusOr<Lease> Acquire(const std::string& key, int64_t units, const std::string& field,
-                                const std::string& how_to_ask_less);
+                                absl::FunctionRef<std::string()> how_to_ask_less);
 
   int64_t in_flight() const;
   int64_t in_flight(const std::string& key) const;

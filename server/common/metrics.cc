@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "prometheus/text_serializer.h"
 #include "server/http/http_server.h"
 
@@ -128,30 +129,38 @@ ServerMetrics::ServerMetrics(const std::string& build_version)
   }
 }
 
+namespace {
+
+// Whether `value` is one of the fixed label values `known` (a series is
+// created only for those).
+template <size_t N>
+bool OneOf(absl::string_view value, const char* const (&known)[N]) {
+  for (const char* k : known) {
+    if (value == k) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 void ServerMetrics::Abandoned(const char* stage, const absl::Status& status) {
   const char* reason = nullptr;
   if (status.code() == absl::StatusCode::kCancelled) reason = "cancelled";
   if (status.code() == absl::StatusCode::kDeadlineExceeded) reason = "deadline_exceeded";
   if (reason == nullptr) return;
-  for (const char* known : kAbandonStages) {
-    if (std::string(known) == stage)
-      abandoned_.Add({{"stage", stage}, {"reason", reason}}).Increment();
-  }
+  if (OneOf(stage, kAbandonStages))
+    abandoned_.Add({{"stage", stage}, {"reason", reason}}).Increment();
 }
 
 void ServerMetrics::Inflight(const char* budget, int64_t units) {
-  for (const char* known : kAdmissionBudgets) {
-    if (std::string(known) == budget) {
-      inflight_.Add({{"budget", budget}}).Set(static_cast<double>(units));
-    }
+  if (OneOf(budget, kAdmissionBudgets)) {
+    inflight_.Add({{"budget", budget}}).Set(static_cast<double>(units));
   }
 }
 
 void ServerMetrics::AdmissionRefused(const char* budget, const char* reason) {
-  for (const char* known : kAdmissionBudgets) {
-    if (std::string(known) == budget) {
-      admission_refused_.Add({{"budget", budget}, {"reason", reason}}).Increment();
-    }
+  if (OneOf(budget, kAdmissionBudgets)) {
+    admission_refused_.Add({{"budget", budget}, {"reason", reason}}).Increment();
   }
 }
 

@@ -84,10 +84,10 @@ absl::StatusOr<std::shared_ptr<Lease>> FeatureHandler::AdmitMemory(int64_t rows,
   const int64_t per_value = 4 + std::max<int64_t>(0, call.copy_bytes_per_value) +
                             std::max<int64_t>(0, call.answer_bytes_per_value);
   const int64_t per_row = 4 * model.input_dim() + method.out_dim * per_value;
-  absl::StatusOr<Lease> granted = admission_.memory->Acquire(
-      call.peer, rows * per_row, field,
-      absl::StrCat("send fewer rows per request (", per_row, " bytes each in flight for ",
-                   method.name, " with this model and answer encoding)"));
+  absl::StatusOr<Lease> granted = admission_.memory->Acquire(call.peer, rows * per_row, field, [&] {
+    return absl::StrCat("send fewer rows per request (", per_row, " bytes each in flight for ",
+                        method.name, " with this model and answer encoding)");
+  });
   if (!granted.ok()) return granted.status();
   *lease = *std::move(granted);
   return lease;
@@ -147,10 +147,12 @@ void FeatureHandler::Run(const v1::InputBatch& inputs, const Registry::Handle& h
     }
   }
   const double max_clip_seconds = EffectiveMaxClipSeconds(*front_end, max_audio_clip_seconds_);
-  const std::string ask_less = absl::StrCat(
-      "send fewer or shorter clips per request (each clip costs its length plus "
-      "the model's clip_seconds=",
-      front_end->spec().clip_seconds(), ")");
+  const auto ask_less = [front_end] {
+    return absl::StrCat(
+        "send fewer or shorter clips per request (each clip costs its length plus the model's "
+        "clip_seconds=",
+        front_end->spec().clip_seconds(), ")");
+  };
   if (admission_.audio != nullptr && admission_.audio->limit() > 0 && !call.admitted) {
     // Before a clip is looked at (a WAV header costs a parse): the clips'
     // spans alone are a lower bound of their cost.

@@ -89,8 +89,8 @@ struct CallContext {
   // INVALID_ARGUMENT naming `answer_limit_name` and `answer_hint` (how to ask
   // for less). Checked by InferenceHandler::ModelInfer.
   int64_t max_answer_bytes = 0;
-  std::string answer_limit_name;
-  std::string answer_hint;
+  const char* answer_limit_name = "";
+  const char* answer_hint = "";
   // When set, the memory lease is handed over here when the call ends
   // instead of given back, for the front end to give back once its answer
   // is encoded.

@@ -22,6 +22,9 @@ namespace invariant::server {
 namespace {
 
 constexpr char kJson[] = "application/json";
+constexpr char kAnswerHint[] =
+    "ask for the outputs in binary (\"parameters\": {\"binary_data_output\": true}), for fewer "
+    "outputs (\"outputs\"), or send fewer rows";
 
 HttpResponse Json(int status, std::string body) {
   HttpResponse response;
@@ -262,9 +265,7 @@ absl::Status RestInferenceService::Answer(const Route& route, HttpRequest& reque
     call.answer_leases = std::make_shared<LeaseBag>();
     call.max_answer_bytes = max_answer_bytes_;
     call.answer_limit_name = "http_max_response_bytes";
-    call.answer_hint =
-        "ask for the outputs in binary (\"parameters\": {\"binary_data_output\": true}), for "
-        "fewer outputs (\"outputs\"), or send fewer rows";
+    call.answer_hint = kAnswerHint;
     absl::StatusOr<inference::ModelInferRequest> infer_request = InferRequestFromHttp(
         request.body, request.HasHeader(kInferenceHeaderContentLength) ? &header_length : nullptr,
         route.model, route.version);

@@ -58,15 +58,6 @@ class AdmissionTest : public testing_server::ServerTestBase {
     return metrics.ok() ? MetricValue(*metrics, name, labels) : -1;
   }
 
-  static v1::FeaturizeRequest Clips(int n, int64_t samples) {
-    v1::FeaturizeRequest request;
-    request.mutable_model()->set_name("sound");
-    for (int i = 0; i < n; ++i) {
-      request.mutable_inputs()->add_clips()->set_int16_le(Bytes(Pcm16(samples, i + 1)));
-    }
-    return request;
-  }
-
   // A REST infer of `n` INT16 clips of `samples` samples, as JSON, asking
   // for the scores only (one computation: asking for features too would
   // decode the clips twice today, issue 33).
@@ -93,7 +84,7 @@ TEST_F(AdmissionTest, HeldClipDecodingLeavesHealthAnsweringAndAbandonedCallsAreN
   // more than gRPC's completion-queue threads, all held in decoding.
   auto channel = grpc::CreateChannel(server_->target(), grpc::InsecureChannelCredentials());
   auto stub = v1::FeatureService::NewStub(channel);
-  const v1::FeaturizeRequest request = Clips(4, 8000);
+  const v1::FeaturizeRequest request = ClipsRequest(4, 8000);
   constexpr int kGrpcCalls = 3;
   std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
   std::vector<v1::FeaturizeResponse> responses(kGrpcCalls);
@@ -144,7 +135,7 @@ TEST_F(AdmissionTest, HeldClipDecodingLeavesHealthAnsweringAndAbandonedCallsAreN
   // And a call sent now is decoded and answered.
   grpc::ClientContext context;
   v1::FeaturizeResponse response;
-  const grpc::Status ok = stub->Featurize(&context, Clips(1, 800), &response);
+  const grpc::Status ok = stub->Featurize(&context, ClipsRequest(1, 800), &response);
   EXPECT_TRUE(ok.ok()) << ok.error_message();
   EXPECT_EQ(response.num_rows(), 1);
 }
@@ -158,7 +149,7 @@ TEST_F(AdmissionTest, ClipsCostingMoreThanTheDecodingBudgetAreRefusedBeforeDecod
   v1::FeaturizeResponse response;
   auto stub = v1::FeatureService::NewStub(
       grpc::CreateChannel(server_->target(), grpc::InsecureChannelCredentials()));
-  const grpc::Status refused = stub->Featurize(&context, Clips(401, 1), &response);
+  const grpc::Status refused = stub->Featurize(&context, ClipsRequest(401, 1), &response);
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(refused.error_message(), StartsWith("inputs.clips: the request costs 101 seconds"));
   EXPECT_THAT(refused.error_message(), HasSubstr("max_decode_audio_seconds=100"));
@@ -172,7 +163,7 @@ TEST_F(AdmissionTest, ClipsCostingMoreThanTheDecodingBudgetAreRefusedBeforeDecod
       Metric("invariant_admission_refused_total", {"budget=\"audio\"", "reason=\"too_large\""}), 2);
   // Within the budget it is served.
   grpc::ClientContext fits_context;
-  EXPECT_TRUE(stub->Featurize(&fits_context, Clips(300, 1), &response).ok());
+  EXPECT_TRUE(stub->Featurize(&fits_context, ClipsRequest(300, 1), &response).ok());
   EXPECT_EQ(response.num_rows(), 300);
 }
 

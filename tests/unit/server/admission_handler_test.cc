@@ -38,15 +38,11 @@ class AdmissionHandlerTest : public ServingFixture {
   AdmissionHandlerTest() : ServingFixture("admission_models") {}
   void SetUp() override {
     ServingFixture::SetUp();
-    testing_models::TestAudioModelSpec spec;
-    ASSERT_TRUE(testing_models::WriteTestAudioModel(root_, spec).ok());
-    registry_->Rescan();
+    sound_ = AddSoundModel();
+    ASSERT_NE(sound_, nullptr);
     auto feat = registry_->Lookup("feat");
     ASSERT_TRUE(feat.ok());
     feat_ = feat->servable;
-    auto sound = registry_->Lookup("sound");
-    ASSERT_TRUE(sound.ok());
-    sound_ = sound->servable;
   }
 
   // A handler over budgets of `memory_limit` bytes (share `share`) and
@@ -86,14 +82,6 @@ class AdmissionHandlerTest : public ServingFixture {
     v1::FeaturizeRequest request;
     request.mutable_model()->set_name(model);
     for (float v : RandomRows(n, dim, 3)) request.mutable_inputs()->add_values(v);
-    return request;
-  }
-  static v1::FeaturizeRequest Clips(int n, int64_t samples) {
-    v1::FeaturizeRequest request;
-    request.mutable_model()->set_name("sound");
-    for (int i = 0; i < n; ++i) {
-      request.mutable_inputs()->add_clips()->set_int16_le(Bytes(Pcm16(samples, i + 1)));
-    }
     return request;
   }
 
@@ -184,7 +172,7 @@ TEST_F(AdmissionHandlerTest, TheAnswerEncodingIsPricedAndItsLeaseHandedToTheFron
 TEST_F(AdmissionHandlerTest, ClipsAreDecodedOnTheWorkersNeverOnTheCallersThread) {
   Build(0, 0, 0);
   decoders_->Resume();
-  v1::FeaturizeRequest request = Clips(2, 4000);
+  v1::FeaturizeRequest request = ClipsRequest(2, 4000);
   v1::FeaturizeResponse response;
   std::promise<std::thread::id> where;
   handler_->Featurize(request, &response, absl::InfiniteFuture(), [&where](absl::Status s) {
@@ -200,14 +188,14 @@ TEST_F(AdmissionHandlerTest, ClipSecondsArePricedBeforeDecodingAndOneSampleCosts
   const double span = sound_->audio_front_end()->spec().clip_seconds();
   ASSERT_GT(span, 0);
   absl::StatusOr<double> cost =
-      PlanClipBatch(Clips(3, 1).inputs(), *sound_->audio_front_end(), 100, 30);
+      PlanClipBatch(ClipsRequest(3, 1).inputs(), *sound_->audio_front_end(), 100, 30);
   ASSERT_TRUE(cost.ok()) << cost.status();
   EXPECT_DOUBLE_EQ(*cost, 3 * (1.0 / kRate + span));
 
   const int clips = static_cast<int>(std::ceil(10 / span)) + 1;  // over 10 s
   Build(0, 0, 10);
   v1::FeaturizeResponse response;
-  const absl::Status status = Start(Clips(clips, 1), &response).get();
+  const absl::Status status = Start(ClipsRequest(clips, 1), &response).get();
   ASSERT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(status.message()), StartsWith("inputs.clips: the request costs "));
   EXPECT_THAT(std::string(status.message()), HasSubstr("over max_decode_audio_seconds=10"));
@@ -217,9 +205,9 @@ TEST_F(AdmissionHandlerTest, ClipSecondsArePricedBeforeDecodingAndOneSampleCosts
 TEST_F(AdmissionHandlerTest, QueuedClipsHoldTheAudioBudgetAndRefuseMoreUntilDecoded) {
   Build(0, 0, 3);
   v1::FeaturizeResponse r1, r2;
-  std::future<absl::Status> first = Start(Clips(1, 2 * kRate), &r1);  // 2 s + span
+  std::future<absl::Status> first = Start(ClipsRequest(1, 2 * kRate), &r1);  // 2 s + span
   EXPECT_GT(audio_->in_flight(), 0);
-  const absl::Status second = Start(Clips(1, 2 * kRate), &r2).get();
+  const absl::Status second = Start(ClipsRequest(1, 2 * kRate), &r2).get();
   EXPECT_EQ(second.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(std::string(second.message()), HasSubstr("max_decode_audio_seconds=3"));
   decoders_->Resume();
@@ -231,7 +219,7 @@ TEST_F(AdmissionHandlerTest, ACallCancelledWhileItsClipsWaitIsAnsweredWithoutDec
   Build(int64_t{1} << 30, 0, 3600);
   auto cancel = std::make_shared<CancelToken>();
   v1::FeaturizeResponse response;
-  std::future<absl::Status> call = Start(Clips(4, kRate), &response, {}, cancel);
+  std::future<absl::Status> call = Start(ClipsRequest(4, kRate), &response, {}, cancel);
   cancel->Cancel(absl::CancelledError("the client went away"));
   decoders_->Resume();
   const absl::Status status = call.get();
@@ -248,14 +236,14 @@ TEST_F(AdmissionHandlerTest, ACallPastItsDeadlineIsNotDecoded) {
   decoders_->Resume();
   v1::FeaturizeResponse response;
   const absl::Status status =
-      Start(Clips(2, kRate), &response, {}, nullptr, absl::Now() - absl::Seconds(1)).get();
+      Start(ClipsRequest(2, kRate), &response, {}, nullptr, absl::Now() - absl::Seconds(1)).get();
   EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded);
   std::lock_guard<std::mutex> lock(mu_);
   EXPECT_EQ(abandoned_, std::vector<std::string>{"decode:DEADLINE_EXCEEDED"});
 }
 
 TEST_F(AdmissionHandlerTest, DecodingStopsAtTheNextClipOnceAskedTo) {
-  const v1::FeaturizeRequest request = Clips(5, 400);
+  const v1::FeaturizeRequest request = ClipsRequest(5, 400);
   int asked = 0;
   absl::StatusOr<DecodedRows> rows = DecodeClipBatch(
       request.inputs(), *sound_->audio_front_end(), 100, 30,

@@ -37,12 +37,8 @@ class AudioHandlerTest : public ServingFixture {
   AudioHandlerTest() : ServingFixture("audio_handler_models") {}
   void SetUp() override {
     ServingFixture::SetUp();
-    testing_models::TestAudioModelSpec spec;
-    ASSERT_TRUE(testing_models::WriteTestAudioModel(root_, spec).ok());
-    registry_->Rescan();
-    auto handle = registry_->Lookup("sound");
-    ASSERT_TRUE(handle.ok()) << handle.status();
-    model_ = handle->servable;
+    model_ = AddSoundModel();
+    ASSERT_NE(model_, nullptr);
     ASSERT_NE(model_->audio_front_end(), nullptr);
     inference_ = std::make_unique<InferenceHandler>(registry_.get(), features_.get(), "test",
                                                     [] { return true; });

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/base/random.h"
+#include "invariant/v1/feature_service.pb.h"
 
 namespace invariant::server::audio_test {
 
@@ -68,6 +69,17 @@ inline std::string Wav(int format, int channels, int rate, int bits, const std::
 // A mono 16-bit PCM WAV of `pcm` at `rate`.
 inline std::string Wav16(const std::vector<int16_t>& pcm, int rate) {
   return Wav(1, 1, rate, 16, Bytes(pcm));
+}
+
+// A Featurize request to the test model "sound" of `n` int16 clips of
+// `samples` seeded samples each (clip i seeded i + 1).
+inline v1::FeaturizeRequest ClipsRequest(int n, int64_t samples) {
+  v1::FeaturizeRequest request;
+  request.mutable_model()->set_name("sound");
+  for (int i = 0; i < n; ++i) {
+    request.mutable_inputs()->add_clips()->set_int16_le(Bytes(Pcm16(samples, i + 1)));
+  }
+  return request;
 }
 
 }  // namespace invariant::server::audio_test

@@ -32,20 +32,24 @@ InflightBudgetOptions Options(int64_t limit, int64_t per_key, std::vector<std::s
 TEST(InflightBudgetTest, GrantsUpToTheLimitAndRefusesPastItUntilALeaseEnds) {
   std::vector<std::string> refusals;
   InflightBudget budget(Options(100, 0, &refusals));
-  absl::StatusOr<Lease> a = budget.Acquire("", 60, "inputs.values", "send less");
+  absl::StatusOr<Lease> a =
+      budget.Acquire("", 60, "inputs.values", [] { return std::string("send less"); });
   ASSERT_TRUE(a.ok()) << a.status();
   EXPECT_EQ(budget.in_flight(), 60);
-  absl::StatusOr<Lease> b = budget.Acquire("", 41, "inputs.values", "send less");
+  absl::StatusOr<Lease> b =
+      budget.Acquire("", 41, "inputs.values", [] { return std::string("send less"); });
   ASSERT_EQ(b.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(b.status().message(),
             "server: 41 bytes asked with 60 of max_inflight_bytes=100 in flight; retry later");
-  absl::StatusOr<Lease> c = budget.Acquire("", 40, "inputs.values", "send less");
+  absl::StatusOr<Lease> c =
+      budget.Acquire("", 40, "inputs.values", [] { return std::string("send less"); });
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(budget.in_flight(), 100);
   a->Release();
   a->Release();  // once only
   EXPECT_EQ(budget.in_flight(), 40);
-  EXPECT_TRUE(budget.Acquire("", 41, "inputs.values", "send less").ok());
+  EXPECT_TRUE(
+      budget.Acquire("", 41, "inputs.values", [] { return std::string("send less"); }).ok());
   EXPECT_EQ(budget.in_flight(), 40);  // the temporary lease ended with its statement
   EXPECT_EQ(refusals, std::vector<std::string>{"budget"});
 }
@@ -53,7 +57,8 @@ TEST(InflightBudgetTest, GrantsUpToTheLimitAndRefusesPastItUntilALeaseEnds) {
 TEST(InflightBudgetTest, ARequestOverTheLimitAloneIsInvalidNamingTheFieldAndHowToAskLess) {
   std::vector<std::string> refusals;
   InflightBudget budget(Options(100, 0, &refusals));
-  absl::StatusOr<Lease> big = budget.Acquire("", 101, "inputs.clips", "send fewer clips");
+  absl::StatusOr<Lease> big =
+      budget.Acquire("", 101, "inputs.clips", [] { return std::string("send fewer clips"); });
   ASSERT_EQ(big.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(big.status().message(),
             "inputs.clips: the request costs 101 bytes, over max_inflight_bytes=100 for one "
@@ -65,18 +70,19 @@ TEST(InflightBudgetTest, ARequestOverTheLimitAloneIsInvalidNamingTheFieldAndHowT
 TEST(InflightBudgetTest, OneKeyCannotTakeMoreThanItsShare) {
   std::vector<std::string> refusals;
   InflightBudget budget(Options(100, 50, &refusals));
-  absl::StatusOr<Lease> first = budget.Acquire("peer-a", 30, "f", "");
+  absl::StatusOr<Lease> first = budget.Acquire("peer-a", 30, "f", [] { return std::string(""); });
   ASSERT_TRUE(first.ok());
-  absl::StatusOr<Lease> second = budget.Acquire("peer-a", 30, "f", "");
+  absl::StatusOr<Lease> second = budget.Acquire("peer-a", 30, "f", [] { return std::string(""); });
   ASSERT_EQ(second.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(std::string(second.status().message()),
               StartsWith("connection: 30 bytes asked with 30 in flight"));
-  EXPECT_TRUE(budget.Acquire("peer-b", 30, "f", "").ok());
-  EXPECT_TRUE(budget.Acquire("", 30, "f", "").ok());  // no key: the server-wide limit only
+  EXPECT_TRUE(budget.Acquire("peer-b", 30, "f", [] { return std::string(""); }).ok());
+  EXPECT_TRUE(budget.Acquire("", 30, "f", [] { return std::string(""); })
+                  .ok());  // no key: the server-wide limit only
   EXPECT_EQ(budget.in_flight("peer-a"), 30);
   // A key's first request may exceed its share (the server-wide limit holds).
   first->Release();
-  absl::StatusOr<Lease> alone = budget.Acquire("peer-a", 70, "f", "");
+  absl::StatusOr<Lease> alone = budget.Acquire("peer-a", 70, "f", [] { return std::string(""); });
   ASSERT_TRUE(alone.ok()) << alone.status();
   EXPECT_EQ(budget.in_flight("peer-a"), 70);
   alone->Release();
@@ -87,11 +93,11 @@ TEST(InflightBudgetTest, OneKeyCannotTakeMoreThanItsShare) {
 TEST(InflightBudgetTest, NoLimitGrantsEverythingAndMovedLeasesGiveBackOnce) {
   std::vector<std::string> refusals;
   InflightBudget unlimited(Options(0, 0, &refusals));
-  EXPECT_TRUE(unlimited.Acquire("", int64_t{1} << 60, "f", "").ok());
+  EXPECT_TRUE(unlimited.Acquire("", int64_t{1} << 60, "f", [] { return std::string(""); }).ok());
   InflightBudget budget(Options(10, 0, &refusals));
   Lease outer;
   {
-    absl::StatusOr<Lease> lease = budget.Acquire("", 10, "f", "");
+    absl::StatusOr<Lease> lease = budget.Acquire("", 10, "f", [] { return std::string(""); });
     ASSERT_TRUE(lease.ok());
     outer = *std::move(lease);
   }
@@ -114,7 +120,7 @@ TEST(InflightBudgetTest, ConcurrentAcquiresNeverOvercommit) {
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&] {
       for (int i = 0; i < 2000; ++i) {
-        absl::StatusOr<Lease> lease = budget.Acquire("", 300, "f", "");
+        absl::StatusOr<Lease> lease = budget.Acquire("", 300, "f", [] { return std::string(""); });
         if (!lease.ok()) continue;
         int64_t now = budget.in_flight();
         int64_t seen = peak.load();

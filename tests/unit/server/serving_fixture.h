@@ -19,6 +19,7 @@
 #include "server/batching/batcher.h"
 #include "server/handlers/feature_handler.h"
 #include "server/lifecycle/registry.h"
+#include "tools/test_models/test_audio_model.h"
 #include "tools/test_models/test_models.h"
 
 namespace invariant::server {
@@ -54,6 +55,17 @@ class ServingFixture : public ::testing::Test {
   void TearDown() override {
     if (batcher_ != nullptr) batcher_->Stop();
     std::filesystem::remove_all(root_);
+  }
+
+  // Writes the test audio model "sound" (tools/test_models/test_audio_model.h)
+  // beside the others and loads it.
+  std::shared_ptr<const Model> AddSoundModel() {
+    testing_models::TestAudioModelSpec spec;
+    EXPECT_TRUE(testing_models::WriteTestAudioModel(root_, spec).ok());
+    registry_->Rescan();
+    auto handle = registry_->Lookup("sound");
+    EXPECT_TRUE(handle.ok()) << handle.status();
+    return handle.ok() ? handle->servable : nullptr;
   }
 
   // n × d seeded standard-normal rows.
