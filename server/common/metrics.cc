@@ -1,5 +1,6 @@
 #include "server/common/metrics.h"
 
+#include <iterator>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -121,8 +122,9 @@ ServerMetrics::ServerMetrics(const std::string& build_version)
       abandoned_.Add({{"stage", stage}, {"reason", reason}});
     }
   }
-  for (const char* budget : kAdmissionBudgets) {
-    inflight_.Add({{"budget", budget}});
+  for (size_t i = 0; i < std::size(kAdmissionBudgets); ++i) {
+    const char* budget = kAdmissionBudgets[i];
+    inflight_gauges_[i] = &inflight_.Add({{"budget", budget}});
     for (const char* reason : {"budget", "share", "too_large"}) {
       admission_refused_.Add({{"budget", budget}, {"reason", reason}});
     }
@@ -131,14 +133,14 @@ ServerMetrics::ServerMetrics(const std::string& build_version)
 
 namespace {
 
-// Whether `value` is one of the fixed label values `known` (a series is
-// created only for those).
+// The index of `value` among the fixed label values `known`, or -1 (a
+// series is created only for those).
 template <size_t N>
-bool OneOf(absl::string_view value, const char* const (&known)[N]) {
-  for (const char* k : known) {
-    if (value == k) return true;
+int IndexOf(absl::string_view value, const char* const (&known)[N]) {
+  for (size_t i = 0; i < N; ++i) {
+    if (value == known[i]) return static_cast<int>(i);
   }
-  return false;
+  return -1;
 }
 
 }  // namespace
@@ -148,18 +150,18 @@ void ServerMetrics::Abandoned(const char* stage, const absl::Status& status) {
   if (status.code() == absl::StatusCode::kCancelled) reason = "cancelled";
   if (status.code() == absl::StatusCode::kDeadlineExceeded) reason = "deadline_exceeded";
   if (reason == nullptr) return;
-  if (OneOf(stage, kAbandonStages))
+  if (IndexOf(stage, kAbandonStages) >= 0)
     abandoned_.Add({{"stage", stage}, {"reason", reason}}).Increment();
 }
 
 void ServerMetrics::Inflight(const char* budget, int64_t units) {
-  if (OneOf(budget, kAdmissionBudgets)) {
-    inflight_.Add({{"budget", budget}}).Set(static_cast<double>(units));
-  }
+  // Called twice per admitted request: the series are found once, at construction.
+  const int i = IndexOf(budget, kAdmissionBudgets);
+  if (i >= 0) inflight_gauges_[i]->Set(static_cast<double>(units));
 }
 
 void ServerMetrics::AdmissionRefused(const char* budget, const char* reason) {
-  if (OneOf(budget, kAdmissionBudgets)) {
+  if (IndexOf(budget, kAdmissionBudgets) >= 0) {
     admission_refused_.Add({{"budget", budget}, {"reason", reason}}).Increment();
   }
 }

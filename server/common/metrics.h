@@ -58,6 +58,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -145,6 +146,7 @@ class ServerMetrics {
   prometheus::Family<prometheus::Counter>& abandoned_;
   prometheus::Family<prometheus::Counter>& admission_refused_;
   prometheus::Family<prometheus::Gauge>& inflight_;
+  prometheus::Gauge* inflight_gauges_[std::size(kAdmissionBudgets)] = {};
   prometheus::Family<prometheus::Gauge>& http_held_;
   prometheus::Family<prometheus::Gauge>& http_connections_;
   prometheus::Family<prometheus::Counter>& http_refused_;
