@@ -40,7 +40,7 @@ namespace {
 constexpr int64_t kTemplates = 1600;
 constexpr int64_t kMaxBatch = 64;
 
-PatchGeometry CifarGeometry() { return PatchGeometry{32, 32, 3, 6, 1, 2}; }
+PatchGeometry CifarGeometry() { return PatchGeometry::Square(32, 32, 3, 6, 1, 2); }
 
 struct Setup {
   FloatMatrix images;   // kMaxBatch × 3072, uniform in [0, 1)

@@ -39,22 +39,41 @@ absl::Status SizeAtLeast(const char* field, int64_t v, int64_t lo) {
   return absl::OkStatus();
 }
 
-// Patches of positions [p0, p0 + count) of one image, as rows of dst.
-void ExtractPatchRange(const PatchGeometry& g, const float* image, int64_t p0, int64_t count,
-                       float* dst) {
-  const int64_t k = g.patch_size;
+// The patch at position (a, b) of one image into dst: whole rows copied when
+// the patch lies inside the image, zeros where it lies in the padding.
+void CopyPatchAt(const PatchGeometry& g, const float* image, int64_t a, int64_t b, float* dst) {
   const int64_t c = g.channels;
-  const int64_t px = g.positions_x();
-  const int64_t row_floats = k * c;
+  const int64_t row_floats = g.patch_width * c;
   const int64_t image_row = g.width * c;
-  for (int64_t p = p0; p < p0 + count; ++p) {
-    const int64_t a = p / px, b = p % px;
-    const float* src = image + (a * g.stride) * image_row + (b * g.stride) * c;
-    for (int64_t dy = 0; dy < k; ++dy) {
+  const int64_t y0 = a * g.stride - g.pad_rows, x0 = b * g.stride - g.pad_cols;
+  if (y0 >= 0 && x0 >= 0 && y0 + g.patch_height <= g.height && x0 + g.patch_width <= g.width) {
+    const float* src = image + y0 * image_row + x0 * c;
+    for (int64_t dy = 0; dy < g.patch_height; ++dy) {
       std::memcpy(dst + dy * row_floats, src + dy * image_row,
                   static_cast<size_t>(row_floats) * sizeof(float));
     }
-    dst += k * row_floats;
+    return;
+  }
+  const int64_t lo = std::max<int64_t>(0, -x0);
+  const int64_t hi = std::min<int64_t>(g.patch_width, g.width - x0);
+  for (int64_t dy = 0; dy < g.patch_height; ++dy) {
+    float* row = dst + dy * row_floats;
+    std::fill(row, row + row_floats, 0.f);
+    const int64_t y = y0 + dy;
+    if (y < 0 || y >= g.height || lo >= hi) continue;
+    std::memcpy(row + lo * c, image + y * image_row + (x0 + lo) * c,
+                static_cast<size_t>((hi - lo) * c) * sizeof(float));
+  }
+}
+
+// Patches of positions [p0, p0 + count) of one image, as rows of dst.
+void ExtractPatchRange(const PatchGeometry& g, const float* image, int64_t p0, int64_t count,
+                       float* dst) {
+  const int64_t px = g.positions_x();
+  const int64_t d = g.patch_dim();
+  for (int64_t p = p0; p < p0 + count; ++p) {
+    CopyPatchAt(g, image, p / px, p % px, dst);
+    dst += d;
   }
 }
 
@@ -66,6 +85,7 @@ struct ResponseKernel {
   float alpha;                        // kThreshold
   double output_scale;                // 1/√m for kFourier, else 1
   const float* thresholds = nullptr;  // kCdf: the f = 2n + 1 thresholds
+  bool per_row_bias = false;          // the bias holds m·r values, one per bank row
 
   // Accumulator bytes per column of a region: f doubles and f floats.
   int64_t AccumulatorBytesPerColumn() const { return f * 12; }
@@ -209,24 +229,36 @@ absl::Status ValidatePatchGeometry(const PatchGeometry& g) {
   RETURN_IF_ERROR(SizeAtLeast("height", g.height, 1));
   RETURN_IF_ERROR(SizeAtLeast("width", g.width, 1));
   RETURN_IF_ERROR(SizeAtLeast("channels", g.channels, 1));
-  RETURN_IF_ERROR(SizeAtLeast("patch_size", g.patch_size, 1));
-  if (g.patch_size > g.height || g.patch_size > g.width) {
+  RETURN_IF_ERROR(SizeAtLeast("patch_height", g.patch_height, 1));
+  RETURN_IF_ERROR(SizeAtLeast("patch_width", g.patch_width, 1));
+  if (g.pad_rows < 0 || g.pad_cols < 0 || g.pad_rows >= g.patch_height ||
+      g.pad_cols >= g.patch_width) {
     return absl::InvalidArgumentError(
-        absl::StrCat("patch.patch_size must be at most the image's height ", g.height,
-                     " and width ", g.width, ", got ", g.patch_size));
+        absl::StrCat("patch.padding must be in [0, k − 1] rows and columns, got ", g.pad_rows,
+                     " × ", g.pad_cols, " for ", g.patch_height, " × ", g.patch_width, " patches"));
+  }
+  if (g.patch_height > g.height + 2 * g.pad_rows || g.patch_width > g.width + 2 * g.pad_cols) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "patch.patch_size must be at most the image's height ", g.height, " and width ", g.width,
+        " (plus the padding), got ", g.patch_height, " × ", g.patch_width));
   }
   RETURN_IF_ERROR(SizeAtLeast("stride", g.stride, 1));
-  RETURN_IF_ERROR(SizeAtLeast("pool_grid", g.pool_grid, 1));
-  if (g.pool_grid > g.positions_y() || g.pool_grid > g.positions_x()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("patch.pool_grid must be at most the patch positions per side (",
-                     g.positions_y(), " × ", g.positions_x(), "), got ", g.pool_grid));
+  RETURN_IF_ERROR(SizeAtLeast("pool_rows", g.pool_rows, 1));
+  RETURN_IF_ERROR(SizeAtLeast("pool_cols", g.pool_cols, 1));
+  if (g.pool_rows > g.positions_y() || g.pool_cols > g.positions_x()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "patch.pool_grid must be at most the patch positions per side (", g.positions_y(), " × ",
+        g.positions_x(), "), got ", g.pool_rows, " × ", g.pool_cols));
   }
   return absl::OkStatus();
 }
 
 void ExtractPatches(const PatchGeometry& g, const float* image, float* patches) {
   ExtractPatchRange(g, image, 0, g.num_positions(), patches);
+}
+
+void ExtractPatch(const PatchGeometry& g, const float* image, int64_t p, float* dst) {
+  CopyPatchAt(g, image, p / g.positions_x(), p % g.positions_x(), dst);
 }
 
 void NormalizePatch(int64_t d, double epsilon, float* p) {
@@ -257,13 +289,15 @@ absl::StatusOr<std::unique_ptr<PatchEncoder>> PatchEncoder::Create(const PatchOp
   if (projector.dim() != options.geometry.patch_dim()) {
     return absl::InvalidArgumentError(
         absl::StrCat("patch: the bank has dimension ", projector.dim(), ", patches of ",
-                     options.geometry.patch_size, " × ", options.geometry.patch_size, " × ",
+                     options.geometry.patch_height, " × ", options.geometry.patch_width, " × ",
                      options.geometry.channels, " have ", options.geometry.patch_dim()));
   }
-  if (static_cast<int64_t>(bias.size()) != projector.num_templates()) {
+  const int64_t bank_rows = projector.num_templates() * projector.num_group_elements();
+  if (static_cast<int64_t>(bias.size()) != projector.num_templates() &&
+      static_cast<int64_t>(bias.size()) != bank_rows) {
     return absl::InvalidArgumentError(absl::StrCat("patch: bias has ", bias.size(),
                                                    " values, the bank ", projector.num_templates(),
-                                                   " templates"));
+                                                   " templates (", bank_rows, " rows)"));
   }
   switch (options.response) {
     case PatchResponse::kFourier:
@@ -335,7 +369,7 @@ namespace {
 
 // The kernel's constants for one call; `thresholds` must outlive it.
 ResponseKernel MakeKernel(const PatchOptions& o, const Projector& projector,
-                          const std::vector<float>& thresholds) {
+                          const std::vector<float>& thresholds, size_t bias_size) {
   ResponseKernel rk;
   rk.kind = o.response;
   rk.r = projector.num_group_elements();
@@ -345,6 +379,7 @@ ResponseKernel MakeKernel(const PatchOptions& o, const Projector& projector,
                         ? 1.0 / std::sqrt(static_cast<double>(projector.num_templates()))
                         : 1.0;
   if (o.response == PatchResponse::kCdf) rk.thresholds = thresholds.data();
+  rk.per_row_bias = static_cast<int64_t>(bias_size) != projector.num_templates();
   return rk;
 }
 
@@ -358,8 +393,10 @@ void PrepareBlock(const ResponseKernel& rk, int64_t rows, int64_t cols, int64_t 
     s.cosines.resize(static_cast<size_t>(rows * cols));
   }
   s.bias.resize(static_cast<size_t>(cols));
+  // One bias per template (repeated r times) or one per bank row.
   for (int64_t c = 0; c < cols; ++c) {
-    s.bias[static_cast<size_t>(c)] = bias[static_cast<size_t>(j0 + c / rk.r)];
+    s.bias[static_cast<size_t>(c)] = rk.per_row_bias ? bias[static_cast<size_t>(j0 * rk.r + c)]
+                                                     : bias[static_cast<size_t>(j0 + c / rk.r)];
   }
 }
 
@@ -374,7 +411,7 @@ void PatchEncoder::Encode(int64_t n, const float* x, float* out) const {
   const int64_t positions = g.num_positions();
   const int64_t regions = g.num_regions();
   const int64_t width = d_out();
-  const ResponseKernel rk = MakeKernel(options_, projector_, thresholds_);
+  const ResponseKernel rk = MakeKernel(options_, projector_, thresholds_, bias_.size());
   const TaskGrid grid(rk, m, n, regions);
   const PackedBank& bank = projector_.packed();
   const patch_internal::RowKernels& kernels = patch_internal::ActiveRowKernels();
@@ -438,7 +475,7 @@ void PatchEncoder::EncodePatches(int64_t n, const float* patches, float* out) co
   const int64_t r = projector_.num_group_elements();
   const int64_t d = options_.geometry.patch_dim();
   const int64_t width = patch_features();
-  const ResponseKernel rk = MakeKernel(options_, projector_, thresholds_);
+  const ResponseKernel rk = MakeKernel(options_, projector_, thresholds_, bias_.size());
   // Row blocks of ≤ kPositionChunk patches, each patch its own region.
   const int64_t chunk = std::min(kPositionChunk, n);
   const int64_t row_blocks = (n + chunk - 1) / chunk;

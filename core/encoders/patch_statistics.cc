@@ -21,17 +21,6 @@ constexpr int64_t kCovarianceBlock = 2048;
 // Points assigned per k-means task.
 constexpr int64_t kAssignBlock = 96;
 
-// Copies the patch at position p of one image into dst.
-void CopyPatch(const PatchGeometry& g, const float* image, int64_t p, float* dst) {
-  const int64_t k = g.patch_size, c = g.channels;
-  const int64_t a = p / g.positions_x(), b = p % g.positions_x();
-  const int64_t image_row = g.width * c;
-  const float* src = image + (a * g.stride) * image_row + (b * g.stride) * c;
-  for (int64_t dy = 0; dy < k; ++dy) {
-    std::memcpy(dst + dy * k * c, src + dy * image_row, static_cast<size_t>(k * c) * sizeof(float));
-  }
-}
-
 // x / ‖x‖ in place (accumulated in double); a zero row stays zero.
 void NormalizeRow(int64_t d, float* x) {
   double sq = 0.0;
@@ -69,7 +58,7 @@ absl::StatusOr<FloatMatrix> SamplePatches(const PatchGeometry& g, const FloatMat
     const int64_t i = static_cast<int64_t>(rng.UniformInt(n));
     const int64_t p = static_cast<int64_t>(rng.UniformInt(positions));
     float* dst = out.mutable_row(q);
-    CopyPatch(g, images.row(i), p, dst);
+    ExtractPatch(g, images.row(i), p, dst);
     if (normalize) NormalizePatch(d, contrast_epsilon, dst);
   }
   return out;

@@ -152,6 +152,11 @@ absl::StatusOr<Projector> LoadProjector(const v1::EncoderSpec& spec, int64_t d, 
     return Projector::OverInputOrbit(std::move(templates), std::move(shared), elements,
                                      ToBankDtype(spec));
   }
+  return LoadBankProjector(spec, d, m, r, t);
+}
+
+absl::StatusOr<Projector> LoadBankProjector(const v1::EncoderSpec& spec, int64_t d, int64_t m,
+                                            int64_t r, const ModelTensors& t) {
   if (spec.bank_dtype() == v1::BANK_DTYPE_BF16) {
     ASSIGN_OR_RETURN(Bf16Matrix rows16, RequireTensor(t.bf16, kBankTensor, m * r, d,
                                                       "m·r × input_dim, DTYPE_BFLOAT16"));

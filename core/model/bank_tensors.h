@@ -49,6 +49,12 @@ absl::StatusOr<Projector> LoadProjector(const v1::EncoderSpec& spec, int64_t d, 
                                         int64_t r, const ModelTensors& t,
                                         const char* dim_name = "input_dim");
 
+// The projector over an "encoder/bank" of m·r stored rows of length d in
+// Placement::kTemplates, whatever made the rows (LoadProjector's bank case;
+// the patch kind's tempo-warped copies).
+absl::StatusOr<Projector> LoadBankProjector(const v1::EncoderSpec& spec, int64_t d, int64_t m,
+                                            int64_t r, const ModelTensors& t);
+
 }  // namespace invariant
 
 #endif  // INVARIANT_CORE_MODEL_BANK_TENSORS_H_

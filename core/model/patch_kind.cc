@@ -46,6 +46,65 @@ absl::Status CheckPatchGroup(const v1::EncoderSpec& spec, int64_t patch_dim) {
   return absl::OkStatus();
 }
 
+// encoder.patch.tempo_factors: at most kMaxTempoFactors factors in
+// [1/4, 4], distinct, with encoder.group the identity on the patches (the
+// copies take the group's place in the bank).
+constexpr int kMaxTempoFactors = 64;
+
+absl::Status CheckTempoFactors(const v1::EncoderSpec& spec) {
+  const v1::PatchParams& p = spec.patch();
+  RETURN_IF_ERROR(CheckFieldRange("encoder.patch.tempo_factors (count)", p.tempo_factors_size(), 1,
+                                  kMaxTempoFactors));
+  for (int k = 0; k < p.tempo_factors_size(); ++k) {
+    RETURN_IF_ERROR(CheckFieldRange(absl::StrCat("encoder.patch.tempo_factors[", k, "]"),
+                                    p.tempo_factors(k), 0.25, 4.0));
+    for (int l = 0; l < k; ++l) {
+      if (p.tempo_factors(l) == p.tempo_factors(k)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "encoder.patch.tempo_factors must be distinct, got ", p.tempo_factors(k), " twice"));
+      }
+    }
+  }
+  if (spec.group().kind_case() != v1::GroupSpec::KIND_NOT_SET && !spec.group().has_identity()) {
+    return absl::InvalidArgumentError(
+        "encoder.group must be the identity (or unset) with encoder.patch.tempo_factors: the "
+        "tempo-warped copies of the templates take the group's place in the bank");
+  }
+  return absl::OkStatus();
+}
+
+// The tempo-warped copy of a k_h × k_w × C filter: column x takes the values
+// at ξ = c + (x − c)·a (c the centre column, linear interpolation, zero
+// outside), so a pattern played a times faster spans 1/a of the columns;
+// rescaled to the filter's own length (a copy's responses stay on the
+// filter's scale, and factor 1 is the filter itself).
+void WarpColumns(const PatchGeometry& g, double a, const float* in, float* out) {
+  const int64_t kw = g.patch_width, c = g.channels;
+  const double centre = 0.5 * static_cast<double>(kw - 1);
+  double in_sq = 0, out_sq = 0;
+  for (int64_t y = 0; y < g.patch_height; ++y) {
+    const float* row = in + y * kw * c;
+    float* dst = out + y * kw * c;
+    for (int64_t x = 0; x < kw; ++x) {
+      const double xi = centre + (static_cast<double>(x) - centre) * a;
+      const double x0 = std::floor(xi);
+      const double frac = xi - x0;
+      const int64_t i0 = static_cast<int64_t>(x0);
+      for (int64_t ch = 0; ch < c; ++ch) {
+        double v = 0;
+        if (i0 >= 0 && i0 < kw) v += (1.0 - frac) * row[i0 * c + ch];
+        if (frac > 0 && i0 + 1 >= 0 && i0 + 1 < kw) v += frac * row[(i0 + 1) * c + ch];
+        dst[x * c + ch] = static_cast<float>(v);
+        out_sq += v * v;
+      }
+    }
+    for (int64_t i = 0; i < kw * c; ++i) in_sq += static_cast<double>(row[i]) * row[i];
+  }
+  if (out_sq <= 0) return;
+  const double scale = std::sqrt(in_sq / out_sq);
+  for (int64_t i = 0; i < g.patch_dim(); ++i) out[i] = static_cast<float>(out[i] * scale);
+}
+
 // The elements of encoder.patch.image_group: every turn and mirror of a
 // dihedral group of the whole image (a group, so the average over them is
 // invariant); INVALID_ARGUMENT naming the field otherwise.
@@ -159,24 +218,56 @@ absl::StatusOr<PatchGeometry> PatchGeometryOf(const v1::EncoderSpec& spec, int64
       CheckFieldRange("encoder.input_shape[1] (W)", static_cast<double>(shape[1]), 1, 16384));
   RETURN_IF_ERROR(
       CheckFieldRange("encoder.input_shape[2] (C)", static_cast<double>(shape[2]), 1, 64));
+  const v1::PatchParams& p = spec.patch();
   PatchGeometry g;
   g.height = shape[0];
   g.width = shape[1];
   g.channels = shape[2];
-  g.patch_size = spec.patch().patch_size();
-  g.stride = spec.patch().stride();
-  g.pool_grid = spec.patch().pool_grid();
+  g.patch_height = p.patch_height() > 0 ? p.patch_height() : p.patch_size();
+  g.patch_width = p.patch_width() > 0 ? p.patch_width() : p.patch_size();
+  g.stride = p.stride();
+  g.pool_rows = p.pool_rows() > 0 ? p.pool_rows() : p.pool_grid();
+  g.pool_cols = p.pool_cols() > 0 ? p.pool_cols() : p.pool_grid();
   if (input_dim > 0 && g.image_dim() != input_dim) {
     return absl::InvalidArgumentError(
         absl::StrCat("encoder.input_shape [", absl::StrJoin(shape, ", "), "] holds ", g.image_dim(),
                      " values, but input_dim is ", input_dim));
   }
-  RETURN_IF_ERROR(CheckFieldRange("encoder.patch.patch_size", static_cast<double>(g.patch_size), 1,
-                                  static_cast<double>(std::min(g.height, g.width))));
+  RETURN_IF_ERROR(CheckFieldRange(
+      p.patch_height() > 0 ? "encoder.patch.patch_height" : "encoder.patch.patch_size",
+      static_cast<double>(g.patch_height), 1, static_cast<double>(g.height)));
+  RETURN_IF_ERROR(CheckFieldRange(
+      p.patch_width() > 0 ? "encoder.patch.patch_width" : "encoder.patch.patch_size",
+      static_cast<double>(g.patch_width), 1, static_cast<double>(g.width)));
+  switch (p.padding()) {
+    case v1::PatchParams::PADDING_VALID:
+      break;
+    case v1::PatchParams::PADDING_ZERO:
+      g.pad_rows = g.patch_height - 1;
+      g.pad_cols = g.patch_width - 1;
+      break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "encoder.patch.padding must be PADDING_VALID or PADDING_ZERO, got ", p.padding()));
+  }
+  if (p.pad_rows() != 0) {
+    RETURN_IF_ERROR(CheckFieldRange("encoder.patch.pad_rows", p.pad_rows(), 0,
+                                    static_cast<double>(g.patch_height - 1)));
+    g.pad_rows = p.pad_rows();
+  }
+  if (p.pad_cols() != 0) {
+    RETURN_IF_ERROR(CheckFieldRange("encoder.patch.pad_cols", p.pad_cols(), 0,
+                                    static_cast<double>(g.patch_width - 1)));
+    g.pad_cols = p.pad_cols();
+  }
   RETURN_IF_ERROR(CheckFieldRange("encoder.patch.stride", static_cast<double>(g.stride), 1,
                                   static_cast<double>(std::max(g.height, g.width))));
-  RETURN_IF_ERROR(CheckFieldRange("encoder.patch.pool_grid", static_cast<double>(g.pool_grid), 1,
-                                  static_cast<double>(std::min(g.positions_y(), g.positions_x()))));
+  RETURN_IF_ERROR(
+      CheckFieldRange(p.pool_rows() > 0 ? "encoder.patch.pool_rows" : "encoder.patch.pool_grid",
+                      static_cast<double>(g.pool_rows), 1, static_cast<double>(g.positions_y())));
+  RETURN_IF_ERROR(
+      CheckFieldRange(p.pool_cols() > 0 ? "encoder.patch.pool_cols" : "encoder.patch.pool_grid",
+                      static_cast<double>(g.pool_cols), 1, static_cast<double>(g.positions_x())));
   RETURN_IF_ERROR(ValidatePatchGeometry(g));
   return g;
 }
@@ -201,8 +292,13 @@ absl::Status ValidatePatchConfig(v1::EncoderSpec& e) {
   ASSIGN_OR_RETURN(PatchGeometry g, PatchGeometryOf(e, 0));
   RETURN_IF_ERROR(CheckFieldRange("encoder.patch.num_templates", p.num_templates(), 1, 1e6));
   RETURN_IF_ERROR(CheckBankDtype(e));
-  RETURN_IF_ERROR(
-      CheckGroupElements(e, "encoder.patch.num_group_elements", p.num_group_elements()));
+  if (p.tempo_factors_size() > 0) {
+    RETURN_IF_ERROR(CheckTempoFactors(e));
+    p.set_num_group_elements(p.tempo_factors_size());
+  } else {
+    RETURN_IF_ERROR(
+        CheckGroupElements(e, "encoder.patch.num_group_elements", p.num_group_elements()));
+  }
   if (p.response() == v1::PatchParams::RESPONSE_UNSPECIFIED) {
     p.set_response(v1::PatchParams::RESPONSE_THRESHOLD);
   }
@@ -269,6 +365,7 @@ absl::Status ValidatePatchConfig(v1::EncoderSpec& e) {
     std::unique_ptr<GroupDistribution> q;
     RETURN_IF_ERROR(ImageGroupElements(e, g, q).status());
   }
+  if (p.tempo_factors_size() > 0) return absl::OkStatus();  // the identity, checked above
   return CheckPatchGroup(e, g.patch_dim());
 }
 
@@ -319,6 +416,28 @@ absl::Status DrawPatchEncoder(v1::EncoderSpec& spec, const EncoderTrainingData& 
       bias.mutable_data()[j] = static_cast<float>(-dot);
     }
   }
+  if (p.tempo_factors_size() > 0) {
+    // Row j·r + k: filter j warped by tempo_factors[k], its own bias
+    // −⟨warped, μ⟩ when whitened (0 otherwise).
+    const int64_t r = p.tempo_factors_size();
+    FloatMatrix rows = FloatMatrix::Zeros(m * r, d);
+    FloatMatrix row_bias = FloatMatrix::Zeros(1, m * r);
+    for (int64_t j = 0; j < m; ++j) {
+      for (int64_t k = 0; k < r; ++k) {
+        float* dst = rows.mutable_row(j * r + k);
+        WarpColumns(g, p.tempo_factors(static_cast<int>(k)), w.row(j), dst);
+        if (!p.whiten()) continue;
+        double dot = 0;
+        for (int64_t c = 0; c < d; ++c)
+          dot += static_cast<double>(dst[c]) * whitening.mean.row(0)[c];
+        row_bias.mutable_data()[j * r + k] = static_cast<float>(-dot);
+      }
+    }
+    StoreBank(spec, rows, t);
+    p.set_num_group_elements(static_cast<int32_t>(r));
+    t.f32[kPatchBiasTensor] = std::move(row_bias);
+    return absl::OkStatus();
+  }
   ASSIGN_OR_RETURN(int64_t r, DrawBank(spec, w, p.num_group_elements(), t, "the patches"));
   p.set_num_group_elements(static_cast<int32_t>(r));
   t.f32[kPatchBiasTensor] = std::move(bias);
@@ -330,11 +449,27 @@ absl::StatusOr<std::shared_ptr<const PatchEncoder>> LoadPatchEncoder(const v1::E
                                                                      const ModelTensors& t) {
   const v1::PatchParams& p = spec.patch();
   ASSIGN_OR_RETURN(PatchOptions o, PatchOptionsOf(spec, input_dim));
-  ASSIGN_OR_RETURN(Projector projector,
-                   LoadProjector(spec, o.geometry.patch_dim(), p.num_templates(),
-                                 p.num_group_elements(), t, "the patch dimension k·k·C"));
-  ASSIGN_OR_RETURN(FloatMatrix bias, RequireTensor(t.f32, kPatchBiasTensor, 1, p.num_templates(),
-                                                   "1 × num_templates"));
+  Projector projector;
+  int64_t bias_cols = p.num_templates();
+  if (p.tempo_factors_size() > 0) {
+    RETURN_IF_ERROR(CheckTempoFactors(spec));
+    if (p.num_group_elements() != p.tempo_factors_size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("encoder.patch.num_group_elements must be the number of tempo_factors, ",
+                       p.tempo_factors_size(), ", got ", p.num_group_elements()));
+    }
+    ASSIGN_OR_RETURN(projector, LoadBankProjector(spec, o.geometry.patch_dim(), p.num_templates(),
+                                                  p.num_group_elements(), t));
+    bias_cols = int64_t{p.num_templates()} * p.num_group_elements();
+  } else {
+    ASSIGN_OR_RETURN(projector,
+                     LoadProjector(spec, o.geometry.patch_dim(), p.num_templates(),
+                                   p.num_group_elements(), t, "the patch dimension k_h·k_w·C"));
+  }
+  ASSIGN_OR_RETURN(FloatMatrix bias,
+                   RequireTensor(t.f32, kPatchBiasTensor, 1, bias_cols,
+                                 p.tempo_factors_size() > 0 ? "1 × num_templates·tempo_factors"
+                                                            : "1 × num_templates"));
   ASSIGN_OR_RETURN(
       std::unique_ptr<PatchEncoder> encoder,
       PatchEncoder::Create(o, std::move(projector),

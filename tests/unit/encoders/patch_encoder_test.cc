@@ -4,6 +4,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/base/bf16.h"
@@ -62,7 +63,7 @@ TemplateBank DihedralBank(int64_t k, int64_t c, int64_t m, int64_t r, bool enume
 PatchOptions Options(int64_t side, int64_t c, int64_t k, int64_t stride, int64_t grid,
                      PatchResponse response) {
   PatchOptions o;
-  o.geometry = {side, side, c, k, stride, grid};
+  o.geometry = PatchGeometry::Square(side, side, c, k, stride, grid);
   o.response = response;
   o.num_bins = 4;
   o.range = 1.0;
@@ -118,11 +119,13 @@ std::vector<double> NaiveEncode(const PatchEncoder& e, const float* image,
   std::vector<double> p(static_cast<size_t>(d));
   for (int64_t a = 0; a < g.positions_y(); ++a) {
     for (int64_t b = 0; b < g.positions_x(); ++b) {
-      for (int64_t dy = 0; dy < g.patch_size; ++dy) {
-        for (int64_t dx = 0; dx < g.patch_size; ++dx) {
+      for (int64_t dy = 0; dy < g.patch_height; ++dy) {
+        for (int64_t dx = 0; dx < g.patch_width; ++dx) {
           for (int64_t c = 0; c < g.channels; ++c) {
-            p[static_cast<size_t>((dy * g.patch_size + dx) * g.channels + c)] =
-                image[((a * g.stride + dy) * g.width + b * g.stride + dx) * g.channels + c];
+            const int64_t y = a * g.stride + dy - g.pad_rows, x = b * g.stride + dx - g.pad_cols;
+            const bool inside = y >= 0 && y < g.height && x >= 0 && x < g.width;
+            p[static_cast<size_t>((dy * g.patch_width + dx) * g.channels + c)] =
+                inside ? image[(y * g.width + x) * g.channels + c] : 0.0;
           }
         }
       }
@@ -135,11 +138,12 @@ std::vector<double> NaiveEncode(const PatchEncoder& e, const float* image,
         for (double& v : p) v = (v - mean) / std::sqrt(var + o.contrast_epsilon);
       }
       const int64_t rho =
-          (a * g.pool_grid / g.positions_y()) * g.pool_grid + b * g.pool_grid / g.positions_x();
+          (a * g.pool_rows / g.positions_y()) * g.pool_cols + b * g.pool_cols / g.positions_x();
       ++count[static_cast<size_t>(rho)];
       for (int64_t j = 0; j < m; ++j) {
         for (int64_t k = 0; k < r; ++k) {
-          double u = e.bias()[static_cast<size_t>(j)];
+          const bool per_row = static_cast<int64_t>(e.bias().size()) != m;
+          double u = e.bias()[static_cast<size_t>(per_row ? j * r + k : j)];
           for (int64_t t = 0; t < d; ++t)
             u += bank[static_cast<size_t>((j * r + k) * d + t)] * p[static_cast<size_t>(t)];
           for (int64_t c = 0; c < f; ++c) {
@@ -353,7 +357,7 @@ TEST(PatchEncoderTest, Bf16BankMatchesTheNaiveDefinitionOfTheRoundedBank) {
 }
 
 TEST(PatchEncoderTest, ExtractPatchesAndNormalizePatch) {
-  PatchGeometry g{3, 4, 2, 2, 2, 1};  // positions 1 × 2
+  PatchGeometry g = PatchGeometry::Square(3, 4, 2, 2, 2, 1);  // positions 1 × 2
   std::vector<float> image(24);
   for (int i = 0; i < 24; ++i) image[static_cast<size_t>(i)] = float(i);
   std::vector<float> patches(static_cast<size_t>(g.num_positions() * g.patch_dim()));
@@ -376,7 +380,7 @@ TEST(PatchEncoderTest, CreateRejectsBadOptionsNamingTheField) {
   auto base = [] { return Options(8, 2, 3, 1, 2, PatchResponse::kThreshold); };
   {
     Case c{base(), "patch.patch_size must be at most"};
-    c.options.geometry.patch_size = 9;
+    c.options.geometry.patch_height = c.options.geometry.patch_width = 9;
     cases.push_back(c);
   }
   {
@@ -386,7 +390,7 @@ TEST(PatchEncoderTest, CreateRejectsBadOptionsNamingTheField) {
   }
   {
     Case c{base(), "patch.pool_grid must be at most"};
-    c.options.geometry.pool_grid = 7;
+    c.options.geometry.pool_rows = c.options.geometry.pool_cols = 7;
     cases.push_back(c);
   }
   {
@@ -396,7 +400,7 @@ TEST(PatchEncoderTest, CreateRejectsBadOptionsNamingTheField) {
   }
   {
     Case c{base(), "patch: the bank has dimension 18"};
-    c.options.geometry.patch_size = 4;
+    c.options.geometry.patch_height = c.options.geometry.patch_width = 4;
     cases.push_back(c);
   }
   {
@@ -448,6 +452,137 @@ TEST(PatchEncoderTest, CreateRejectsBadOptionsNamingTheField) {
   EXPECT_EQ((*ok)->d_in(), 8 * 8 * 2);
   EXPECT_EQ((*ok)->d_out(), 4 * 2 * 5);
   EXPECT_EQ((*ok)->patch_features(), 10);
+}
+
+// ---- Spectrogram geometry (docs/math.md §11): rectangular patches, zero
+// padding, frequency bands, one bias per bank row.
+
+// A Gaussian bank of m templates × r copies (rows j·r + k) of length d.
+Projector GaussianBank(int64_t m, int64_t r, int64_t d, uint64_t seed) {
+  FloatMatrix rows = Gaussian(m * r, d, 1.0 / std::sqrt(double(d)), seed);
+  auto bank = TemplateBank::FromRows(std::move(rows), m, r);
+  EXPECT_TRUE(bank.ok()) << bank.status();
+  return Projector::OverBank(*std::move(bank));
+}
+
+PatchOptions SpectrogramOptions(PatchResponse response) {
+  PatchOptions o;
+  o.geometry.height = 12;  // frequency bins
+  o.geometry.width = 10;   // frames
+  o.geometry.channels = 1;
+  o.geometry.patch_height = 4;
+  o.geometry.patch_width = 3;
+  o.geometry.pad_rows = 3;  // PADDING_ZERO: k_h − 1
+  o.geometry.pad_cols = 2;
+  o.geometry.pool_rows = 3;  // frequency bands
+  o.geometry.pool_cols = 1;
+  o.response = response;
+  o.num_bins = 5;
+  o.range = 1.0;
+  o.threshold = 0.1;
+  o.normalize_patches = true;
+  return o;
+}
+
+TEST(PatchEncoderSpectrogramTest, PaddedRectangularBandsMatchTheNaiveDefinition) {
+  const FloatMatrix images = Gaussian(3, 12 * 10, 1.0, 21);
+  for (PatchResponse response : {PatchResponse::kThreshold, PatchResponse::kCdf}) {
+    for (bool per_row_bias : {false, true}) {
+      const PatchOptions o = SpectrogramOptions(response);
+      ASSERT_EQ(o.geometry.positions_y(), 15);
+      ASSERT_EQ(o.geometry.positions_x(), 12);
+      const int64_t m = 7, r = 3;
+      std::vector<float> bias = Bias(per_row_bias ? m * r : m, 23);
+      auto e = PatchEncoder::Create(o, GaussianBank(m, r, 12, 22), std::move(bias));
+      ASSERT_TRUE(e.ok()) << e.status();
+      EXPECT_EQ((*e)->d_out(), 3 * (*e)->responses_per_template() * m);
+      ExpectMatchesNaive(**e, images,
+                         "response " + std::to_string(int(response)) +
+                             (per_row_bias ? " per-row bias" : " per-template bias"));
+    }
+  }
+}
+
+// An F × T spectrogram that is zero except a random block at (y0, x0).
+FloatMatrix BlockSpectrogram(int64_t f, int64_t t, int64_t y0, int64_t x0, uint64_t seed) {
+  const FloatMatrix block = Gaussian(1, 6 * 5, 1.0, seed);
+  FloatMatrix x = FloatMatrix::Zeros(1, f * t);
+  for (int64_t dy = 0; dy < 6; ++dy) {
+    for (int64_t dx = 0; dx < 5; ++dx)
+      x.mutable_data()[(y0 + dy) * t + x0 + dx] = block.row(0)[dy * 5 + dx];
+  }
+  return x;
+}
+
+TEST(PatchEncoderSpectrogramTest, WholePlanePoolingIsExactlyInvariantToShiftsAwayFromTheEdges) {
+  // One region over every position of a zero-padded plane: a translation of
+  // content that stays inside the input permutes the patches that see it,
+  // and every other patch is zero, so the pooled CDF (counts) is the same
+  // bits and the mean responses the same up to float summation order.
+  for (PatchResponse response : {PatchResponse::kCdf, PatchResponse::kThreshold}) {
+    PatchOptions o = SpectrogramOptions(response);
+    o.geometry.height = 20;
+    o.geometry.width = 16;
+    o.geometry.pool_rows = 1;
+    auto e = PatchEncoder::Create(o, GaussianBank(9, 2, 12, 31), Bias(9, 32));
+    ASSERT_TRUE(e.ok()) << e.status();
+    const FloatMatrix base = EncodeAll(**e, BlockSpectrogram(20, 16, 7, 5, 33));
+    for (const auto& [dy, dx] :
+         std::vector<std::pair<int, int>>{{1, 0}, {-7, 0}, {7, 3}, {0, -5}, {-4, 6}}) {
+      const FloatMatrix moved = EncodeAll(**e, BlockSpectrogram(20, 16, 7 + dy, 5 + dx, 33));
+      for (int64_t c = 0; c < (*e)->d_out(); ++c) {
+        if (response == PatchResponse::kCdf) {
+          ASSERT_EQ(moved.row(0)[c], base.row(0)[c])
+              << "shift " << dy << ", " << dx << " feature " << c;
+        } else {
+          ASSERT_NEAR(moved.row(0)[c], base.row(0)[c], 1e-6) << "shift " << dy << ", " << dx;
+        }
+      }
+    }
+    // Frequency bands are not invariant: the same shift moves the pooled
+    // responses between bands (the test would pass vacuously otherwise).
+    PatchOptions banded = o;
+    banded.geometry.pool_rows = 3;
+    auto b = PatchEncoder::Create(banded, GaussianBank(9, 2, 12, 31), Bias(9, 32));
+    ASSERT_TRUE(b.ok()) << b.status();
+    const FloatMatrix b0 = EncodeAll(**b, BlockSpectrogram(20, 16, 7, 5, 33));
+    const FloatMatrix b1 = EncodeAll(**b, BlockSpectrogram(20, 16, 0, 5, 33));
+    double moved = 0;
+    for (int64_t c = 0; c < (*b)->d_out(); ++c) moved += std::abs(b1.row(0)[c] - b0.row(0)[c]);
+    EXPECT_GT(moved, 0.1);
+  }
+}
+
+TEST(PatchEncoderSpectrogramTest, ValidPaddingIsInvariantWhileTheContentStaysAPatchFromTheEdges) {
+  PatchOptions o = SpectrogramOptions(PatchResponse::kCdf);
+  o.geometry.height = 20;
+  o.geometry.width = 16;
+  o.geometry.pad_rows = o.geometry.pad_cols = 0;
+  o.geometry.pool_rows = 1;
+  auto e = PatchEncoder::Create(o, GaussianBank(9, 1, 12, 41), Bias(9, 42));
+  ASSERT_TRUE(e.ok()) << e.status();
+  // Rows 3..16 and columns 2..13 keep a k − 1 margin around the 6 × 5 block.
+  const FloatMatrix base = EncodeAll(**e, BlockSpectrogram(20, 16, 3, 2, 43));
+  const FloatMatrix moved = EncodeAll(**e, BlockSpectrogram(20, 16, 11, 9, 43));
+  for (int64_t c = 0; c < (*e)->d_out(); ++c) ASSERT_EQ(moved.row(0)[c], base.row(0)[c]) << c;
+  // At the edge the patches that overlap the block only in part are lost.
+  const FloatMatrix edge = EncodeAll(**e, BlockSpectrogram(20, 16, 0, 2, 43));
+  double moved_at_edge = 0;
+  for (int64_t c = 0; c < (*e)->d_out(); ++c)
+    moved_at_edge += std::abs(edge.row(0)[c] - base.row(0)[c]);
+  EXPECT_GT(moved_at_edge, 0.0);
+}
+
+TEST(PatchEncoderSpectrogramTest, RejectsPaddingOfAWholePatch) {
+  PatchOptions o = SpectrogramOptions(PatchResponse::kCdf);
+  o.geometry.pad_rows = 4;  // k_h = 4
+  auto e = PatchEncoder::Create(o, GaussianBank(2, 1, 12, 51), Bias(2, 52));
+  ASSERT_FALSE(e.ok());
+  EXPECT_THAT(std::string(e.status().message()), HasSubstr("patch.padding"));
+  o.geometry.pad_rows = 3;
+  auto wrong_bias = PatchEncoder::Create(o, GaussianBank(2, 3, 12, 51), Bias(5, 52));
+  ASSERT_FALSE(wrong_bias.ok());
+  EXPECT_THAT(std::string(wrong_bias.status().message()), HasSubstr("bias has 5 values"));
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ FloatMatrix Gaussian(int64_t rows, int64_t cols, uint64_t seed) {
 }
 
 TEST(SamplePatchesTest, EverySampleIsARealPatch) {
-  const PatchGeometry g{7, 6, 2, 3, 2, 1};  // positions 3 × 2
+  const PatchGeometry g = PatchGeometry::Square(7, 6, 2, 3, 2, 1);  // positions 3 × 2
   const FloatMatrix images = Gaussian(4, g.image_dim(), 1);
   Rng rng(2);
   auto sampled = SamplePatches(g, images, 200, false, 1e-3, rng);
@@ -59,7 +59,7 @@ TEST(SamplePatchesTest, EverySampleIsARealPatch) {
 }
 
 TEST(SamplePatchesTest, RejectsBadInput) {
-  const PatchGeometry g{8, 8, 1, 3, 1, 1};
+  const PatchGeometry g = PatchGeometry::Square(8, 8, 1, 3, 1, 1);
   Rng rng(1);
   EXPECT_THAT(std::string(SamplePatches(g, FloatMatrix(), 10, false, 1e-3, rng).status().message()),
               HasSubstr("no images"));
@@ -70,7 +70,7 @@ TEST(SamplePatchesTest, RejectsBadInput) {
       std::string(SamplePatches(g, Gaussian(2, 64, 1), 0, false, 1e-3, rng).status().message()),
       HasSubstr("statistics_patches must be >= 1"));
   PatchGeometry bad = g;
-  bad.patch_size = 9;
+  bad.patch_height = bad.patch_width = 9;
   const auto s = SamplePatches(bad, Gaussian(2, 64, 1), 10, false, 1e-3, rng).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(s.message()), HasSubstr("patch.patch_size"));

@@ -441,5 +441,106 @@ TEST(PatchKindTest, StoredElementsOfAFiniteGroupMustBeItsElements) {
               HasSubstr("tensor 'encoder/group_elements' row 1 is not an element of"));
 }
 
+// Tempo-warped copies: 4 × 3 patches (rows × columns) of the 8 × 8 × 3 bar
+// images read as spectrograms, one row of bank and bias per copy.
+v1::EncoderSpec TempoSpec() {
+  v1::EncoderSpec spec = PatchSpec();
+  v1::PatchParams* p = spec.mutable_patch();
+  p->set_patch_size(0);
+  p->set_patch_height(4);
+  p->set_patch_width(3);
+  p->set_padding(v1::PatchParams::PADDING_ZERO);
+  p->set_pool_rows(2);
+  p->set_pool_cols(1);
+  for (double a : {1.0, 0.5, 2.0}) p->add_tempo_factors(a);
+  spec.mutable_group()->Clear();
+  spec.mutable_group()->mutable_identity()->set_dim(4 * 3 * 3);
+  return spec;
+}
+
+TEST(PatchKindTest, TempoFactorsDrawOneWarpedCopyPerFactor) {
+  const int64_t n = 200;
+  const testing::BarImageSet images = BarImages(n, 1);
+  int calls = 0;
+  auto model = DrawModel(TempoSpec(), images.x, n, &calls);
+  ASSERT_TRUE(model.ok()) << model.status();
+  const v1::PatchParams& p = (*model)->manifest().encoder().patch();
+  EXPECT_EQ(p.num_group_elements(), 3);
+  EXPECT_EQ((*model)->feature_dim(), 2 * 2 * 6);  // G_y·G_x · f · m
+  const FloatMatrix& bank = (*model)->tensors().f32.at("encoder/bank");
+  const FloatMatrix& bias = (*model)->tensors().f32.at("encoder/bias");
+  ASSERT_EQ(bank.rows(), 6 * 3);
+  ASSERT_EQ(bank.cols(), 36);
+  ASSERT_EQ(bias.cols(), 6 * 3);  // −⟨copy, μ⟩ per copy
+  for (int64_t j = 0; j < 6; ++j) {
+    double norm[3] = {0, 0, 0}, differ = 0;
+    for (int64_t k = 0; k < 3; ++k) {
+      for (int64_t c = 0; c < 36; ++c)
+        norm[k] += double(bank.row(j * 3 + k)[c]) * bank.row(j * 3 + k)[c];
+    }
+    for (int64_t c = 0; c < 36; ++c)
+      differ += std::abs(bank.row(j * 3 + 1)[c] - bank.row(j * 3)[c]);
+    EXPECT_NEAR(norm[1], norm[0], 1e-4 * norm[0])
+        << "template " << j;  // rescaled to the filter's length
+    EXPECT_NEAR(norm[2], norm[0], 1e-4 * norm[0]) << "template " << j;
+    EXPECT_GT(differ, 1e-3) << "template " << j;
+    // Factor 2 reads column c + 2(x − c), c = 1: the centre column alone,
+    // scaled by one positive factor; the outer columns are zero.
+    double dot = 0, sq = 0;
+    for (int64_t y = 0; y < 4; ++y) {
+      for (int64_t ch = 0; ch < 3; ++ch) {
+        const double f1 = bank.row(j * 3)[(y * 3 + 1) * 3 + ch];
+        const double f2 = bank.row(j * 3 + 2)[(y * 3 + 1) * 3 + ch];
+        dot += f1 * f2;
+        sq += f1 * f1;
+        EXPECT_EQ(bank.row(j * 3 + 2)[(y * 3 + 0) * 3 + ch], 0.f);
+        EXPECT_EQ(bank.row(j * 3 + 2)[(y * 3 + 2) * 3 + ch], 0.f);
+      }
+    }
+    const double scale = dot / sq;
+    EXPECT_GT(scale, 1.0);
+    for (int64_t y = 0; y < 4; ++y) {
+      for (int64_t ch = 0; ch < 3; ++ch) {
+        const double f1 = bank.row(j * 3)[(y * 3 + 1) * 3 + ch];
+        EXPECT_NEAR(bank.row(j * 3 + 2)[(y * 3 + 1) * 3 + ch], scale * f1, 1e-4);
+      }
+    }
+  }
+  // Saved and loaded, the same features.
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            absl::StrCat("patch_kind_tempo_", getpid(), ".bundle"))
+                               .string();
+  ASSERT_TRUE((*model)->Save(path).ok());
+  auto loaded = Model::Load(path);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  std::vector<float> a(static_cast<size_t>(5 * (*model)->feature_dim())), b(a.size());
+  (*model)->Featurize(5, images.x.data(), a.data());
+  (*loaded)->Featurize(5, images.x.data(), b.data());
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0);
+}
+
+TEST(PatchKindTest, SpectrogramFieldsAreCheckedNamingTheField) {
+  v1::EncoderSpec spec = TempoSpec();
+  spec.mutable_patch()->set_tempo_factors(1, 1.0);
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("encoder.patch.tempo_factors must be distinct"));
+  spec = TempoSpec();
+  spec.mutable_patch()->set_tempo_factors(2, 8.0);
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("encoder.patch.tempo_factors[2] must be in [0.25, 4]"));
+  spec = TempoSpec();
+  spec.mutable_group()->Clear();
+  spec.mutable_group()->mutable_dihedral()->set_height(4);
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("encoder.group must be the identity"));
+  spec = TempoSpec();
+  spec.mutable_patch()->set_patch_height(9);
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("encoder.patch.patch_height must be in [1, 8], got 9"));
+  spec = TempoSpec();
+  spec.mutable_patch()->set_pad_cols(3);
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("encoder.patch.pad_cols must be in [0, 2], got 3"));
+  spec = TempoSpec();
+  spec.mutable_patch()->set_pool_rows(99);
+  EXPECT_THAT(ErrorOf(spec), HasSubstr("encoder.patch.pool_rows must be in [1, 11], got 99"));
+}
+
 }  // namespace
 }  // namespace invariant
