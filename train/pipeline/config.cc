@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/audio/front_end.h"
 #include "core/base/file.h"
 #include "core/base/status_macros.h"
 #include "core/groups/group_factory.h"
@@ -200,6 +201,18 @@ absl::Status ValidateTrainConfig(v1::TrainConfig& c) {
       return absl::InvalidArgumentError(
           "data.audio is classification only (labels from file names or the manifest): "
           "learner.task must be TASK_CLASSIFICATION");
+    }
+    // A spectrogram is an F × T × 1 image: an encoder that reads the input's
+    // shape (patch) gets it from the front end unless the config says.
+    if (c.encoder().input_shape().empty()) {
+      absl::StatusOr<v1::AudioFrontEnd> fe = audio::AudioFrontEnd::Complete(a.front_end());
+      if (!fe.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("data.audio.front_end: ", fe.status().message()));
+      }
+      for (int64_t side : {int64_t{fe->frequency_bins()}, int64_t{fe->frames()}, int64_t{1}}) {
+        c.mutable_encoder()->add_input_shape(side);
+      }
     }
   }
   if (c.data().has_fashion_mnist() && c.data().fashion_mnist().dir().empty()) {

@@ -69,6 +69,50 @@ TEST(TrainConfigTest, SpectralEncoderDefaultsToLeastSquaresSpecAvg) {
   EXPECT_THAT(misplaced.message(), HasSubstr("RIDGE"));
 }
 
+// A sound source's spectrogram is an F × T × 1 image: a patch encoder gets
+// its input_shape from the front end when the config leaves it out.
+TEST(TrainConfigTest, AudioSpectrogramShapeFillsThePatchInputShape) {
+  const std::string text = R"pb(
+    data {
+      audio {
+        manifest: "clips.csv"
+        front_end {
+          sample_rate: 8000
+          clip_seconds: 1.0
+          frame_length: 128
+          hop_length: 128
+          min_frequency: 100
+          bins_per_octave: 12
+          frequency_bins: 64
+        }
+      }
+    }
+    encoder {
+      patch {
+        patch_height: 56
+        patch_width: 8
+        pad_rows: 8
+        num_templates: 4
+        num_group_elements: 1
+        pool_rows: 1
+        pool_cols: 6
+      }
+      group { identity { dim: 448 } }
+    }
+    learner { kind: RIDGE task: TASK_CLASSIFICATION }
+  )pb";
+  absl::StatusOr<v1::TrainConfig> c = ParseTrainConfig(text, "cfg");
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->encoder().input_shape_size(), 3);
+  EXPECT_EQ(c->encoder().input_shape(0), 64);
+  EXPECT_EQ(c->encoder().input_shape(1), 62);  // (8000 − 128) / 128 + 1
+  EXPECT_EQ(c->encoder().input_shape(2), 1);
+  // A bad front end is named before the encoder is checked.
+  std::string bad = text;
+  bad.replace(bad.find("frame_length: 128"), 17, "frame_length: 1");
+  EXPECT_THAT(std::string(Parse(bad).message()), HasSubstr("data.audio.front_end"));
+}
+
 TEST(TrainConfigTest, UnknownFieldIsAnErrorWithItsPosition) {
   absl::Status s = Parse(std::string(kXpermConfig) + "\nnum_epochs: 3\n");
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
