@@ -290,7 +290,7 @@ TEST(AudioTrainTest, TheAudioSourceFieldsAreChecked) {
 }
 
 // train/configs/spoken_digits.textproto, with FSDD_DIR replaced by a folder
-// of FSDD-named clips: valid, its group fits its front end (64 bins × 61
+// of FSDD-named clips: valid, its certificate group fits its front end (64 bins × 62
 // frames), and the speaker jackson is the test set.
 TEST(AudioTrainTest, TheShippedSpokenDigitsConfigPlans) {
   TempDir dir;
@@ -303,8 +303,8 @@ TEST(AudioTrainTest, TheShippedSpokenDigitsConfigPlans) {
   absl::StatusOr<DataPlan> plan = Plan(text);
   ASSERT_TRUE(plan.ok()) << plan.status();
   ASSERT_TRUE(plan->schema.audio.has_value());
-  EXPECT_EQ(plan->schema.audio->frames(), 61);
-  EXPECT_THAT(plan->schema.input_shape, ElementsAre(64, 61, 1));
+  EXPECT_EQ(plan->schema.audio->frames(), 62);
+  EXPECT_THAT(plan->schema.input_shape, ElementsAre(64, 62, 1));
   EXPECT_THAT(plan->schema.class_names,
               ElementsAre("0", "1", "2", "3", "4", "5", "6", "7", "8", "9"));
   EXPECT_EQ(plan->test.rows(), 10);
