@@ -167,6 +167,26 @@ void Model::Featurize(int64_t n, const float* x, float* features) const {
   featurizer_->Encode(n, x, features);
 }
 
+void Model::FeaturizeAndPredict(int64_t n, const float* x, float* out) const {
+  if (n == 0) return;
+  const int64_t f = feature_dim();
+  const int64_t t = output_dim();
+  // The blocks of Predict, so that the scores are its bits.
+  constexpr int64_t kRows = 256;
+  std::vector<float> phi(static_cast<size_t>(std::min(n, kRows) * f));
+  std::vector<float> scores(static_cast<size_t>(std::min(n, kRows) * t));
+  for (int64_t i0 = 0; i0 < n; i0 += kRows) {
+    const int64_t b = std::min(kRows, n - i0);
+    featurizer_->Encode(b, x + i0 * input_dim(), phi.data());
+    ApplyLinearModel(head_, b, phi.data(), scores.data());
+    for (int64_t i = 0; i < b; ++i) {
+      float* row = out + (i0 + i) * (f + t);
+      std::copy_n(phi.data() + i * f, f, row);
+      std::copy_n(scores.data() + i * t, t, row + f);
+    }
+  }
+}
+
 void Model::Predict(int64_t n, const float* x, float* scores) const {
   if (n == 0) return;
   const int64_t f = feature_dim();

@@ -51,7 +51,8 @@
 // "unknown" (metrics_interceptor.h) or a REST route name (rest_service.h);
 // grpc_code a canonical code name; model a model name from the models
 // directory (registry observers, or the name a lookup resolved to), never the
-// name a request asked for; method "Featurize" or "Predict".
+// name a request asked for; method "Featurize", "Predict" or
+// "FeaturizePredict" (a protocol call asking for features and a head output).
 // Every method is thread-safe.
 #ifndef INVARIANT_SERVER_COMMON_METRICS_H_
 #define INVARIANT_SERVER_COMMON_METRICS_H_

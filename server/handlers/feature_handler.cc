@@ -4,6 +4,7 @@
 #include <cmath>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -17,6 +18,7 @@ namespace {
 // Method names used as batch keys and metric labels.
 constexpr char kFeaturize[] = "Featurize";
 constexpr char kPredict[] = "Predict";
+constexpr char kFeaturizePredict[] = "FeaturizePredict";
 
 // Bytes a response row takes on the wire, bounded from above: packed floats,
 // and for classifiers the predicted index and the longest class name.
@@ -58,6 +60,18 @@ absl::StatusOr<Registry::Handle> FeatureHandler::Resolve(const v1::ModelSpec& sp
   return registry_->Lookup(spec.name(), spec.version(), spec.version_label());
 }
 
+absl::StatusOr<Registry::Handle> FeatureHandler::ResolveWithHead(const v1::ModelSpec& spec) const {
+  absl::StatusOr<Registry::Handle> handle = Resolve(spec);
+  if (!handle.ok()) return handle.status();
+  if (!handle->servable->has_head()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("model '", handle->name, "' version ", handle->version,
+                     " has no linear head: expected a model with a head for Predict, received a "
+                     "featurize-only model (use Featurize)"));
+  }
+  return handle;
+}
+
 absl::Status FeatureHandler::CheckResponseSize(int64_t rows, int64_t bytes_per_row) const {
   const int64_t budget = std::max<int64_t>(0, max_response_bytes_ - kResponseOverheadBytes);
   const int64_t max_rows = budget / std::max<int64_t>(1, bytes_per_row);
@@ -72,7 +86,7 @@ absl::StatusOr<std::shared_ptr<Lease>> FeatureHandler::AdmitMemory(int64_t rows,
                                                                    const char* field,
                                                                    const CallContext& call) const {
   auto lease = std::make_shared<Lease>();
-  if (admission_.memory == nullptr || call.admitted) return lease;
+  if (admission_.memory == nullptr) return lease;
   // The lease ends when the call does, or when the front end has encoded
   // the answer (CallContext::answer_leases).
   if (call.answer_leases != nullptr) {
@@ -153,7 +167,7 @@ void FeatureHandler::Run(const v1::InputBatch& inputs, const Registry::Handle& h
         "clip_seconds=",
         front_end->spec().clip_seconds(), ")");
   };
-  if (admission_.audio != nullptr && admission_.audio->limit() > 0 && !call.admitted) {
+  if (admission_.audio != nullptr && admission_.audio->limit() > 0) {
     // Before a clip is looked at (a WAV header costs a parse): the clips'
     // spans alone are a lower bound of their cost.
     const auto spans = static_cast<int64_t>(std::ceil(clips * front_end->spec().clip_seconds()));
@@ -168,7 +182,7 @@ void FeatureHandler::Run(const v1::InputBatch& inputs, const Registry::Handle& h
       AdmitMemory(clips, model, method, "inputs.clips", call);
   if (!memory.ok()) return done(memory.status());
   auto audio_lease = std::make_shared<Lease>();
-  if (admission_.audio != nullptr && !call.admitted) {
+  if (admission_.audio != nullptr) {
     // Whole seconds, rounded up: the budget counts in seconds.
     absl::StatusOr<Lease> granted = admission_.audio->Acquire(
         call.peer, static_cast<int64_t>(std::ceil(*seconds)), "inputs.clips", ask_less);
@@ -259,15 +273,9 @@ void FeatureHandler::Predict(const v1::PredictRequest& request, v1::PredictRespo
                              absl::Time deadline, DoneFn done,
                              const std::shared_ptr<CancelToken>& cancel,
                              const CallContext& call) const {
-  absl::StatusOr<Registry::Handle> handle = Resolve(request.model());
+  absl::StatusOr<Registry::Handle> handle = ResolveWithHead(request.model());
   if (!handle.ok()) return done(handle.status());
   std::shared_ptr<const Model> model = handle->servable;
-  if (!model->has_head()) {
-    return done(absl::FailedPreconditionError(
-        absl::StrCat("model '", handle->name, "' version ", handle->version,
-                     " has no linear head: expected a model with a head for Predict, received a "
-                     "featurize-only model (use Featurize)")));
-  }
   Method method;
   method.name = kPredict;
   method.out_dim = model->output_dim();
@@ -284,6 +292,61 @@ void FeatureHandler::Predict(const v1::PredictRequest& request, v1::PredictRespo
   method.finish = [model, response] { FillPredictedClasses(*model, response); };
   Run(request.inputs(), *handle, std::move(method), PredictBytesPerRow(*model), deadline,
       std::move(done), cancel, call);
+}
+
+void FeatureHandler::FeaturizeAndPredict(const v1::PredictRequest& request,
+                                         v1::FeaturizeResponse* features,
+                                         v1::PredictResponse* scores, absl::Time deadline,
+                                         DoneFn done, const std::shared_ptr<CancelToken>& cancel,
+                                         const CallContext& call) const {
+  absl::StatusOr<Registry::Handle> handle = ResolveWithHead(request.model());
+  if (!handle.ok()) return done(handle.status());
+  std::shared_ptr<const Model> model = handle->servable;
+  const int64_t f = model->feature_dim(), t = model->output_dim();
+  // Rows of [features | scores] from one compute, split into the two
+  // responses once computed.
+  auto rows_out = std::make_shared<std::vector<float>>();
+  Method method;
+  method.name = kFeaturizePredict;
+  method.out_dim = f + t;
+  method.compute = [model](int64_t n, const float* x, float* out) {
+    model->FeaturizeAndPredict(n, x, out);
+  };
+  method.prepare = [features, scores, rows_out, name = handle->name, version = handle->version,
+                    model, f, t](int64_t rows) {
+    features->set_model_name(name);
+    features->set_model_version(version);
+    features->set_num_rows(rows);
+    features->set_feature_dim(f);
+    scores->set_model_name(name);
+    scores->set_model_version(version);
+    scores->set_num_rows(rows);
+    scores->set_output_dim(t);
+    scores->set_task(model->task());
+    rows_out->assign(static_cast<size_t>(rows * (f + t)), 0.0f);
+    return rows_out->data();
+  };
+  method.finish = [features, scores, rows_out, model, f, t] {
+    const int64_t rows = features->num_rows();
+    features->mutable_features()->Resize(static_cast<int>(rows * f), 0.0f);
+    scores->mutable_scores()->Resize(static_cast<int>(rows * t), 0.0f);
+    float* phi = features->mutable_features()->mutable_data();
+    float* sc = scores->mutable_scores()->mutable_data();
+    for (int64_t i = 0; i < rows; ++i) {
+      const float* row = rows_out->data() + i * (f + t);
+      std::copy_n(row, f, phi + i * f);
+      std::copy_n(row + f, t, sc + i * t);
+    }
+    rows_out->clear();
+    rows_out->shrink_to_fit();
+    FillPredictedClasses(*model, scores);
+  };
+  // The combined rows are split into the two responses: one more copy of
+  // every value in flight.
+  CallContext priced = call;
+  priced.copy_bytes_per_value += 4;
+  Run(request.inputs(), *handle, std::move(method), 4 * f + PredictBytesPerRow(*model), deadline,
+      std::move(done), cancel, priced);
 }
 
 absl::Status FeatureHandler::ListModels(v1::ListModelsResponse* response) const {

@@ -79,11 +79,6 @@ struct CallContext {
   // Inference Protocol's response message, 0 for invariant.v1's).
   int64_t answer_bytes_per_value = 4;
   int64_t copy_bytes_per_value = 0;
-  // True for the second half of a protocol call asking for features and a
-  // head output (two handler calls on the same rows today): the first half's
-  // leases price the call, so this half is not admitted again (it would
-  // count twice against one connection's share and the budgets).
-  bool admitted = false;
   // > 0: the largest encoded answer (answer_bytes_per_value per value) the
   // front end will write; a larger one is refused before any work with
   // INVALID_ARGUMENT naming `answer_limit_name` and `answer_hint` (how to ask
@@ -130,6 +125,15 @@ class FeatureHandler {
                absl::Time deadline, DoneFn done,
                const std::shared_ptr<CancelToken>& cancel = nullptr,
                const CallContext& call = {}) const;
+  // The features and the head's outputs of the same rows in one batch job,
+  // the features computed once (an Open Inference Protocol call asking for
+  // both): `features` and `scores` are filled as Featurize and Predict fill
+  // theirs, with the same bits; the model and inputs are `request`'s.
+  // FAILED_PRECONDITION when the model has no head.
+  void FeaturizeAndPredict(const v1::PredictRequest& request, v1::FeaturizeResponse* features,
+                           v1::PredictResponse* scores, absl::Time deadline, DoneFn done,
+                           const std::shared_ptr<CancelToken>& cancel = nullptr,
+                           const CallContext& call = {}) const;
   absl::Status ListModels(v1::ListModelsResponse* response) const;
   // The most rows one request may carry (as configured).
   int64_t max_request_rows() const { return max_request_rows_; }
@@ -151,6 +155,9 @@ class FeatureHandler {
   };
 
   absl::StatusOr<Registry::Handle> Resolve(const v1::ModelSpec& spec) const;
+  // The model `spec` names, which must have a head (FAILED_PRECONDITION
+  // naming the featurize-only model otherwise).
+  absl::StatusOr<Registry::Handle> ResolveWithHead(const v1::ModelSpec& spec) const;
   // INVALID_ARGUMENT when `rows` rows of `bytes_per_row` exceed max_response_bytes_.
   absl::Status CheckResponseSize(int64_t rows, int64_t bytes_per_row) const;
   // Checks, admits, decodes (clips on the decoding workers) and submits

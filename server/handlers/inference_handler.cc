@@ -1,9 +1,7 @@
 #include "server/handlers/inference_handler.h"
 
 #include <algorithm>
-#include <atomic>
 #include <memory>
-#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -56,7 +54,8 @@ absl::StatusOr<Registry::Handle> ResolveProtocolModel(const Registry& registry,
   return handle;
 }
 
-// One ModelInfer in flight: the invariant.v1 calls it makes and their results.
+// One ModelInfer in flight: the one invariant.v1 handler call it makes and
+// its results (both responses when it asked for features and a head output).
 struct InferCall {
   const inference::ModelInferRequest* request = nullptr;
   inference::ModelInferResponse* response = nullptr;
@@ -71,29 +70,15 @@ struct InferCall {
   v1::PredictRequest predict_request;
   v1::PredictResponse predict_response;
 
-  std::atomic<int> pending{0};
-  std::mutex mu;
-  absl::Status status;  // the first error of the v1 calls
-
-  // Records one v1 call's outcome; the last one assembles the response.
-  void Finished(const absl::Status& call_status) {
-    if (!call_status.ok()) {
-      std::lock_guard<std::mutex> lock(mu);
-      if (status.ok()) status = call_status;
-    }
-    if (pending.fetch_sub(1) != 1) return;
-    absl::Status outcome;
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      outcome = status;
-    }
-    if (outcome.ok()) {
+  // The handler call's outcome: assembles the response, or names the
+  // protocol's fields in the error.
+  void Finished(const absl::Status& status) {
+    if (status.ok()) {
       Assemble();
-    } else {
-      outcome = WithProtocolFieldNames(outcome, kInferNameField, kInferVersionField, raw,
-                                       AudioInputIndex(*request));
+      return done(status);
     }
-    done(outcome);
+    done(WithProtocolFieldNames(status, kInferNameField, kInferVersionField, raw,
+                                AudioInputIndex(*request)));
   }
 
   void Assemble() {
@@ -206,41 +191,31 @@ void InferenceHandler::ModelInfer(const inference::ModelInferRequest& request,
       call->predict = true;
     }
   }
-  // Pin the resolved version, so that both calls use the same one even if a
-  // reload changes the newest version in between.
+  // Pin the resolved version, so that the call uses the one resolved here
+  // even if a reload changes the newest version in between.
   v1::ModelSpec pinned;
   pinned.set_name(handle->name);
   pinned.set_version(handle->version);
-  call->pending = (call->featurize ? 1 : 0) + (call->predict ? 1 : 0);
-  if (call->featurize) {
-    *call->featurize_request.mutable_model() = pinned;
-    if (call->predict) {
-      *call->featurize_request.mutable_inputs() = *batch;
-    } else {
-      *call->featurize_request.mutable_inputs() = *std::move(batch);
-    }
-  }
+  // One handler call, so one batch job: both outputs of one compute when
+  // the call asks for features and a head output.
+  auto finished = [call](absl::Status status) { call->Finished(status); };
   if (call->predict) {
     *call->predict_request.mutable_model() = pinned;
     *call->predict_request.mutable_inputs() = *std::move(batch);
+    if (call->featurize) {
+      features_->FeaturizeAndPredict(call->predict_request, &call->featurize_response,
+                                     &call->predict_response, deadline, std::move(finished), cancel,
+                                     call_context);
+    } else {
+      features_->Predict(call->predict_request, &call->predict_response, deadline,
+                         std::move(finished), cancel, call_context);
+    }
+    return;
   }
-  // The call keeps itself alive through the callbacks; `done` may run inside
-  // either Featurize or Predict below.
-  const bool featurize = call->featurize;
-  const bool predict = call->predict;
-  if (featurize) {
-    features_->Featurize(
-        call->featurize_request, &call->featurize_response, deadline,
-        [call](absl::Status status) { call->Finished(status); }, cancel, call_context);
-  }
-  if (predict) {
-    // Both halves read the same rows: the first one's leases price the call.
-    CallContext second = call_context;
-    second.admitted = second.admitted || featurize;
-    features_->Predict(
-        call->predict_request, &call->predict_response, deadline,
-        [call](absl::Status status) { call->Finished(status); }, cancel, second);
-  }
+  *call->featurize_request.mutable_model() = pinned;
+  *call->featurize_request.mutable_inputs() = *std::move(batch);
+  features_->Featurize(call->featurize_request, &call->featurize_response, deadline,
+                       std::move(finished), cancel, call_context);
 }
 
 absl::StatusOr<inference::ModelInferResponse> InferenceHandler::ModelInfer(

@@ -5,10 +5,12 @@
 // (inference_service.h) and an HTTP/JSON front end (after converting the JSON
 // body to the request message) share it. ModelInfer runs on the invariant.v1
 // path: it checks the protocol tensor (inference_tensors.h), pins the model
-// version, and hands the rows to FeatureHandler::Featurize and/or
-// FeatureHandler::Predict, so the validation, the batcher, the response size
-// limit and the batch metrics are those of invariant.v1; the outputs are then
-// copied into protocol tensors (raw when the input came raw). Errors keep the
+// version, and hands the rows to one FeatureHandler call — Featurize,
+// Predict, or FeaturizeAndPredict when both the features and a head output
+// are asked for (one batch job, the features computed once) — so the
+// validation, the batcher, the response size limit and the batch metrics
+// are those of invariant.v1; the outputs are then copied into protocol
+// tensors (raw when the input came raw). Errors keep the
 // invariant.v1 codes (NOT_FOUND unknown model/version, INVALID_ARGUMENT
 // malformed request, RESOURCE_EXHAUSTED full queue, DEADLINE_EXCEEDED) with
 // the protocol's field names in the message.

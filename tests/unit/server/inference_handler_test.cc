@@ -5,6 +5,9 @@
 
 #include <cstring>
 #include <limits>
+#include <map>
+#include <mutex>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
@@ -127,6 +130,64 @@ TEST_F(InferenceHandlerTest, TypedInferEqualsFeaturizeAndPredict) {
   for (int i = 0; i < 10; ++i) {
     EXPECT_EQ(response->outputs(3).contents().int_contents(i), expected.predicted_indices(i));
   }
+}
+
+// Counts the rows every batch computes, by method.
+class OneJobPerInferTest : public InferenceHandlerTest {
+ protected:
+  OneJobPerInferTest() {
+    batch_observers_.on_batch = [this](const std::string&, const std::string& method, int64_t rows,
+                                       double) {
+      std::lock_guard<std::mutex> lock(mu_);
+      rows_by_method_[method] += rows;
+    };
+  }
+  std::map<std::string, int64_t> RowsByMethod() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return rows_by_method_;
+  }
+  std::mutex mu_;
+  std::map<std::string, int64_t> rows_by_method_;
+};
+
+TEST_F(OneJobPerInferTest, FeaturesAndScoresAreOneBatchJobComputedOnce) {
+  const std::vector<float> x = RandomRows(10, 7);
+  // Every output (features, scores, class, index): the 10 rows are computed
+  // once, by one job (in pieces of max_batch_rows = 4), never as a featurize
+  // and a predict job.
+  auto both = handler_->ModelInfer(Request("clf", x, /*raw=*/true), absl::InfiniteFuture());
+  ASSERT_TRUE(both.ok()) << both.status();
+  EXPECT_THAT(RowsByMethod(),
+              ElementsAre(std::pair<const std::string, int64_t>("FeaturizePredict", 10)));
+  // The same bits as invariant.v1's two calls.
+  const v1::FeaturizeResponse features = Featurize("clf", x);
+  const v1::PredictResponse scores = Predict("clf", x);
+  ASSERT_EQ(both->raw_output_contents_size(), 4);
+  EXPECT_EQ(both->raw_output_contents(0),
+            std::string(reinterpret_cast<const char*>(features.features().data()),
+                        features.features_size() * sizeof(float)));
+  EXPECT_EQ(both->raw_output_contents(1),
+            std::string(reinterpret_cast<const char*>(scores.scores().data()),
+                        scores.scores_size() * sizeof(float)));
+  // Features alone and scores alone are one job each too.
+  rows_by_method_.clear();
+  auto only_features = Request("feat", x, /*raw=*/false);
+  only_features.add_outputs()->set_name("features");
+  ASSERT_TRUE(handler_->ModelInfer(only_features, absl::InfiniteFuture()).ok());
+  auto only_scores = Request("clf", x, /*raw=*/false);
+  only_scores.add_outputs()->set_name("scores");
+  ASSERT_TRUE(handler_->ModelInfer(only_scores, absl::InfiniteFuture()).ok());
+  EXPECT_THAT(RowsByMethod(), ElementsAre(std::pair<const std::string, int64_t>("Featurize", 10),
+                                          std::pair<const std::string, int64_t>("Predict", 10)));
+}
+
+TEST_F(OneJobPerInferTest, AFeaturizeOnlyModelAskedForScoresIsRefusedBeforeAnyWork) {
+  auto request = Request("feat", RandomRows(2, 8), /*raw=*/false);
+  request.add_outputs()->set_name("features");
+  request.add_outputs()->set_name("scores");
+  auto response = handler_->ModelInfer(request, absl::InfiniteFuture());
+  ASSERT_FALSE(response.ok());
+  EXPECT_TRUE(RowsByMethod().empty());
 }
 
 TEST_F(InferenceHandlerTest, RawInputGivesRawOutputs) {

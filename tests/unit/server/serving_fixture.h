@@ -49,6 +49,7 @@ class ServingFixture : public ::testing::Test {
     BatcherOptions batcher_options;
     batcher_options.max_batch_rows = 4;  // 10-row requests are split into pieces
     batcher_options.max_concurrent_batches = 2;
+    batcher_options.observers = batch_observers_;
     batcher_ = std::make_unique<Batcher>(batcher_options);
     features_ = std::make_unique<FeatureHandler>(registry_.get(), batcher_.get(), 100);
   }
@@ -78,6 +79,9 @@ class ServingFixture : public ::testing::Test {
 
   std::string prefix_;
   std::string root_;
+  // The batcher's observers (a test sets them before SetUp, e.g. in its
+  // constructor, to count the batches and their methods).
+  BatcherObservers batch_observers_;
   std::unique_ptr<Registry> registry_;
   std::unique_ptr<Batcher> batcher_;
   std::unique_ptr<FeatureHandler> features_;
