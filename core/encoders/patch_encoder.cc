@@ -86,6 +86,7 @@ struct ResponseKernel {
   double output_scale;                // 1/√m for kFourier, else 1
   const float* thresholds = nullptr;  // kCdf: the f = 2n + 1 thresholds
   bool per_row_bias = false;          // the bias holds m·r values, one per bank row
+  bool max_pooling = false;           // kThreshold: the region's largest response, not the mean
 
   // Accumulator bytes per column of a region: f doubles and f floats.
   int64_t AccumulatorBytesPerColumn() const { return f * 12; }
@@ -133,7 +134,8 @@ void AccumulateRows(const ResponseKernel& rk, const patch_internal::RowKernels& 
     float* a0 = s.chunk_acc.data() + rho * rk.f * cols;
     float* a1 = a0 + cols;
     if (rk.kind == PatchResponse::kThreshold) {
-      kernels.threshold(cols, tile + i * cols, bias, rk.alpha, a0, a1);
+      (rk.max_pooling ? kernels.threshold_max : kernels.threshold)(cols, tile + i * cols, bias,
+                                                                   rk.alpha, a0, a1);
     } else if (rk.kind == PatchResponse::kCdf) {
       // 1[u ≤ t_c] for each threshold: counts, exact in float.
       for (int64_t c = 0; c < rk.f; ++c) {
@@ -145,8 +147,8 @@ void AccumulateRows(const ResponseKernel& rk, const patch_internal::RowKernels& 
     }
   }
   for (int64_t rho : s.touched_list) {
-    kernels.fold(rk.f * cols, s.chunk_acc.data() + rho * rk.f * cols,
-                 s.acc.data() + rho * rk.f * cols);
+    (rk.max_pooling ? kernels.fold_max : kernels.fold)(
+        rk.f * cols, s.chunk_acc.data() + rho * rk.f * cols, s.acc.data() + rho * rk.f * cols);
     s.touched[static_cast<size_t>(rho)] = 0;
   }
 }
@@ -159,7 +161,9 @@ void FinishRegion(const ResponseKernel& rk, const TaskScratch& s, int64_t region
                   float* dst) {
   const int64_t r = rk.r;
   const int64_t cols = nt * r;
-  const double denom = static_cast<double>(r) * static_cast<double>(count);
+  // Max pooling keeps each element's largest response: averaged over the r
+  // elements only.
+  const double denom = static_cast<double>(r) * (rk.max_pooling ? 1.0 : static_cast<double>(count));
   const double scale = rk.output_scale / denom;
   // kCdf sums integer counts (exact in double) and divides them: the
   // fraction of the r·count projections at or below each threshold.
@@ -322,6 +326,11 @@ absl::StatusOr<std::unique_ptr<PatchEncoder>> PatchEncoder::Create(const PatchOp
       return absl::InvalidArgumentError(
           absl::StrCat("patch.response: unknown response ", static_cast<int>(options.response)));
   }
+  if (options.max_pooling && options.response != PatchResponse::kThreshold) {
+    return absl::InvalidArgumentError(
+        "patch.pooling: max pooling applies to the threshold response only (a CDF is a mean of "
+        "steps, a Fourier feature a mean of cos / sin)");
+  }
   if (options.normalize_patches &&
       (!(options.contrast_epsilon > 0.0) || !std::isfinite(options.contrast_epsilon))) {
     return absl::InvalidArgumentError(
@@ -380,6 +389,7 @@ ResponseKernel MakeKernel(const PatchOptions& o, const Projector& projector,
                         : 1.0;
   if (o.response == PatchResponse::kCdf) rk.thresholds = thresholds.data();
   rk.per_row_bias = static_cast<int64_t>(bias_size) != projector.num_templates();
+  rk.max_pooling = o.max_pooling;
   return rk;
 }
 

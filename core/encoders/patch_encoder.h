@@ -13,6 +13,8 @@
 //   u_{j,k}(p) = ⟨g_k⁻¹·w_j, p⟩ + b_{j,k}        (one PackedDot per patch)
 //   φ_{j,c}(p) = (1/r) Σ_k h_c(u_{j,k}(p))        (the orbit average)
 //   out[(ρ·f + c)·m + j] = mean over the positions of region ρ of φ_{j,c}
+//                          (max_pooling, kThreshold only: (1/r) Σ_k of the
+//                          largest h_c(u_{j,k}(p)) over the region)
 //
 // where the regions are a G_y × G_x grid over the positions (position (a, b)
 // is in region (⌊a·G_y/P_y⌋, ⌊b·G_x/P_x⌋), ρ row-major), and the responses
@@ -128,6 +130,9 @@ struct PatchOptions {
   double threshold = 0.25;  // kThreshold: α
   bool normalize_patches = false;
   double contrast_epsilon = 1e-3;
+  // kThreshold only: each region's feature is the largest response over its
+  // positions (averaged over the r elements) instead of the mean.
+  bool max_pooling = false;
 };
 
 class PatchEncoder final : public Encoder {

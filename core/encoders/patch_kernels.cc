@@ -17,7 +17,8 @@ const RowKernels& ActiveRowKernels() {
 #if INVARIANT_X86_SIMD
   if (ActiveKernelPath() != KernelPath::kScalar) return Avx2RowKernels();
 #endif
-  static const RowKernels kPortable = {ThresholdLoop, AddBiasLoop, StepLoop, AddLoop, FoldLoop};
+  static const RowKernels kPortable = {ThresholdLoop, ThresholdMaxLoop, AddBiasLoop, StepLoop,
+                                       AddLoop,       FoldLoop,         FoldMaxLoop};
   return kPortable;
 }
 

@@ -20,6 +20,10 @@ namespace invariant::patch_internal {
 struct RowKernels {
   // u = t[c] + b[c]; a0[c] += max(0, u − α); a1[c] += max(0, −u − α).
   void (*threshold)(int64_t n, const float* t, const float* b, float alpha, float* a0, float* a1);
+  // The same responses, kept as running maxima (max pooling; a0, a1 start
+  // at 0, the least response): a0[c] = max(a0[c], u − α), likewise a1.
+  void (*threshold_max)(int64_t n, const float* t, const float* b, float alpha, float* a0,
+                        float* a1);
   // t[c] += b[c].
   void (*add_bias)(int64_t n, float* t, const float* b);
   // a[c] += 1 when t[c] ≤ threshold, else 0 (NaN counts 0); exact counts.
@@ -28,6 +32,8 @@ struct RowKernels {
   void (*add)(int64_t n, const float* v, float* a);
   // d[c] += a[c]; a[c] = 0.
   void (*fold)(int64_t n, float* a, double* d);
+  // d[c] = max(d[c], a[c]); a[c] = 0.
+  void (*fold_max)(int64_t n, float* a, double* d);
 };
 
 // The loops of the active kernel path.

@@ -12,7 +12,8 @@ namespace {
 }  // namespace
 
 const RowKernels& Avx2RowKernels() {
-  static const RowKernels kAvx2 = {ThresholdLoop, AddBiasLoop, StepLoop, AddLoop, FoldLoop};
+  static const RowKernels kAvx2 = {ThresholdLoop, ThresholdMaxLoop, AddBiasLoop, StepLoop,
+                                   AddLoop,       FoldLoop,         FoldMaxLoop};
   return kAvx2;
 }
 

@@ -282,6 +282,20 @@ absl::StatusOr<PatchOptions> PatchOptionsOf(const v1::EncoderSpec& spec, int64_t
   o.threshold = p.threshold();
   o.normalize_patches = p.normalize_patches();
   o.contrast_epsilon = p.contrast_epsilon();
+  switch (p.pooling()) {
+    case v1::PatchParams::POOLING_MEAN:
+      break;
+    case v1::PatchParams::POOLING_MAX:
+      if (o.response != PatchResponse::kThreshold) {
+        return absl::InvalidArgumentError(
+            "encoder.patch.pooling POOLING_MAX applies to RESPONSE_THRESHOLD only");
+      }
+      o.max_pooling = true;
+      break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "encoder.patch.pooling must be POOLING_MEAN or POOLING_MAX, got ", p.pooling()));
+  }
   return o;
 }
 
@@ -365,6 +379,7 @@ absl::Status ValidatePatchConfig(v1::EncoderSpec& e) {
     std::unique_ptr<GroupDistribution> q;
     RETURN_IF_ERROR(ImageGroupElements(e, g, q).status());
   }
+  RETURN_IF_ERROR(PatchOptionsOf(e, 0).status());           // the pooling against the response
   if (p.tempo_factors_size() > 0) return absl::OkStatus();  // the identity, checked above
   return CheckPatchGroup(e, g.patch_dim());
 }

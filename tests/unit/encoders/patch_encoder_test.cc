@@ -573,6 +573,43 @@ TEST(PatchEncoderSpectrogramTest, ValidPaddingIsInvariantWhileTheContentStaysAPa
   EXPECT_GT(moved_at_edge, 0.0);
 }
 
+TEST(PatchEncoderSpectrogramTest, MaxPoolingKeepsEachRegionsLargestResponse) {
+  // r = 1: each feature is the largest per-patch response (EncodePatches)
+  // over the region's positions.
+  PatchOptions o = SpectrogramOptions(PatchResponse::kThreshold);
+  o.max_pooling = true;
+  const int64_t m = 5;
+  auto e = PatchEncoder::Create(o, GaussianBank(m, 1, 12, 61), Bias(m, 62));
+  ASSERT_TRUE(e.ok()) << e.status();
+  const PatchGeometry& g = o.geometry;
+  const FloatMatrix images = Gaussian(2, g.image_dim(), 1.0, 63);
+  const FloatMatrix got = EncodeAll(**e, images);
+  const int64_t f = (*e)->responses_per_template();
+  for (int64_t i = 0; i < images.rows(); ++i) {
+    FloatMatrix patches = FloatMatrix::Zeros(g.num_positions(), g.patch_dim());
+    ExtractPatches(g, images.row(i), patches.mutable_data());
+    const FloatMatrix phi = EncodePatchesAll(**e, patches);
+    std::vector<float> want(static_cast<size_t>((*e)->d_out()), 0.f);
+    for (int64_t a = 0; a < g.positions_y(); ++a) {
+      for (int64_t b = 0; b < g.positions_x(); ++b) {
+        const int64_t rho = g.RegionOf(a, b);
+        for (int64_t c = 0; c < f * m; ++c) {
+          float& w = want[static_cast<size_t>(rho * f * m + c)];
+          w = std::max(w, phi.row(a * g.positions_x() + b)[c]);
+        }
+      }
+    }
+    for (int64_t c = 0; c < (*e)->d_out(); ++c) {
+      ASSERT_EQ(got.row(i)[c], want[static_cast<size_t>(c)]) << "image " << i << " feature " << c;
+    }
+  }
+  PatchOptions cdf = SpectrogramOptions(PatchResponse::kCdf);
+  cdf.max_pooling = true;
+  auto refused = PatchEncoder::Create(cdf, GaussianBank(m, 1, 12, 61), Bias(m, 62));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("patch.pooling"));
+}
+
 TEST(PatchEncoderSpectrogramTest, RejectsPaddingOfAWholePatch) {
   PatchOptions o = SpectrogramOptions(PatchResponse::kCdf);
   o.geometry.pad_rows = 4;  // k_h = 4

@@ -538,6 +538,12 @@ TEST(PatchKindTest, SpectrogramFieldsAreCheckedNamingTheField) {
   spec.mutable_patch()->set_pad_cols(3);
   EXPECT_THAT(ErrorOf(spec), HasSubstr("encoder.patch.pad_cols must be in [0, 2], got 3"));
   spec = TempoSpec();
+  spec.mutable_patch()->set_response(v1::PatchParams::RESPONSE_CDF);
+  spec.mutable_patch()->set_num_bins(4);
+  spec.mutable_patch()->set_pooling(v1::PatchParams::POOLING_MAX);
+  EXPECT_THAT(ErrorOf(spec),
+              HasSubstr("encoder.patch.pooling POOLING_MAX applies to RESPONSE_THRESHOLD only"));
+  spec = TempoSpec();
   spec.mutable_patch()->set_pool_rows(99);
   EXPECT_THAT(ErrorOf(spec), HasSubstr("encoder.patch.pool_rows must be in [1, 11], got 99"));
 }
