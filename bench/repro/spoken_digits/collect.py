@@ -2,9 +2,14 @@
 """CSV rows of one invariant-train run of bench/repro/spoken_digits.sh.
 
 Usage: collect.py REPORT_JSON TIME_V PROTOCOL METHOD TEMPLATES BINS R HELD_OUT TEST_SET RUN
+                  FRONT_END BINARY [--cert-pitch=BASE] [--cert-enum=BASE]
 
 REPORT_JSON is the run's report.json, TIME_V the output of /usr/bin/time -v
-around it. Prints (no header; the columns are HEADER):
+around it, FRONT_END a label of the front end ("256/128 64x61": frame/hop
+samples, bins x frames), BINARY the trainer's commit. --cert-KIND=BASE:
+BASE.json holds `invariant-train certify`'s JSON and BASE.err its stderr;
+the column id_rel_KIND gets its relative_mean_discrepancy, or "refused"
+when the trainer refused the group (BASE.err's last line goes to stderr). Prints (no header; the columns are HEADER):
   a one-split run (standard, mismatch): one row;
   a leave-one-group-out run: one row per round (held_out = the round's
   group, accuracy = its test accuracy; no times), then one row held_out =
@@ -13,12 +18,13 @@ around it. Prints (no header; the columns are HEADER):
 `--header` prints the header.
 """
 import json
+import os
 import re
 import sys
 
 HEADER = ("protocol,method,templates,bins,r,held_out,test_set,feature_dim,accuracy,"
           "accuracy_std,accuracy_pooled,lambda,id_rel_mean,featurize_s,wall_s,peak_rss_mib,"
-          "solver,run")
+          "solver,run,front_end,binary,id_rel_pitch,id_rel_enum")
 
 
 def time_v(path):
@@ -33,20 +39,34 @@ def time_v(path):
     return seconds, int(rss.group(1)) / 1024
 
 
+def cert(base):
+    """relative_mean_discrepancy of a certify run, or "refused"."""
+    try:
+        return f"{json.load(open(base + '.json'))['relative_mean_discrepancy']:.4g}"
+    except (OSError, ValueError, KeyError):
+        err = open(base + ".err").read().strip().splitlines() if os.path.exists(base + ".err") else []
+        print(f"collect.py: certify {base}: {err[-1] if err else 'no output'}", file=sys.stderr)
+        return "refused"
+
+
 def main():
     if sys.argv[1:] == ["--header"]:
         print(HEADER)
         return
-    if len(sys.argv) != 11:
+    args = [a for a in sys.argv[1:] if not a.startswith("--cert-")]
+    certs = dict(a[len("--cert-"):].split("=", 1) for a in sys.argv[1:] if a.startswith("--cert-"))
+    if len(args) != 12:
         sys.exit("usage: collect.py REPORT_JSON TIME_V PROTOCOL METHOD TEMPLATES BINS R "
-                 "HELD_OUT TEST_SET RUN")
-    report_path, time_path, protocol, method, templates, bins, r, held, test_set, run = sys.argv[1:]
+                 "HELD_OUT TEST_SET RUN FRONT_END BINARY [--cert-pitch=BASE] [--cert-enum=BASE]")
+    (report_path, time_path, protocol, method, templates, bins, r, held, test_set, run,
+     front_end, binary) = args
+    tail = [front_end, binary] + [cert(certs[k]) if k in certs else "" for k in ("pitch", "enum")]
     rep = json.load(open(report_path))
     wall, rss = time_v(time_path)
     common = [protocol, method, templates, bins, r]
     id_rel = rep["invariance"]["relative_mean_discrepancy"]
     times = [f"{rep['featurize_seconds']:.2f}", f"{wall:.1f}", f"{rss:.0f}",
-             rep["solver"]["kind"], run]
+             rep["solver"]["kind"], run] + tail
     cv = rep.get("cross_validation")
     if cv is None:
         print(",".join(str(v) for v in common + [held, test_set, rep["feature_dim"],
@@ -57,7 +77,7 @@ def main():
         print(",".join(str(v) for v in common + [fold.get("group", ""), "speaker",
                                                  rep["feature_dim"], fold["test"]["accuracy"],
                                                  "", "", fold["lambda"], "", "", "", "", "",
-                                                 run]))
+                                                 run, front_end, binary, "", ""]))
     print(",".join(str(v) for v in common + ["mean", "speaker", rep["feature_dim"],
                                              cv["mean"]["accuracy"], cv["std"]["accuracy"],
                                              cv["pooled"]["accuracy"], rep["lambda"],

@@ -12,8 +12,14 @@ OUT_DIR/manifests/ (CSV: path,label,group[,split]; paths absolute):
                            as recorded, test
   mismatch_<S>_shifted.csv the same training clips; S's clips shifted up by
                            their own seeded random 300-600 cents test
-and OUT_DIR/shifted/<name>.wav (made by `sox -G IN OUT pitch CENTS`, kept
-between runs when present) with OUT_DIR/manifests/shifts.csv (file, cents).
+  mismatch_<S>_down.csv    the same training clips; S's clips shifted down by
+                           their own seeded random 300-600 cents test
+and OUT_DIR/shifted/<name>.wav (up), OUT_DIR/shifted_down/<name>.wav (down),
+made by `sox -G IN OUT pitch CENTS` and kept between runs when present, with
+OUT_DIR/manifests/shifts.csv (file, cents, cents_down: the signed shifts).
+The up shifts are drawn first, in file-name order, then the down shifts from
+the same generator, so the up shifts (and the cached up files) are those of
+the runs before the down shifts existed.
 Prints the speakers, one a line. Errors (no clips, a file name that is not
 digit_speaker_take.wav, sox failing) exit with status 1 and a message.
 """
@@ -58,36 +64,43 @@ def main():
     speakers = sorted({c[2] for c in clips})
     os.makedirs(f"{out}/manifests", exist_ok=True)
     os.makedirs(f"{out}/shifted", exist_ok=True)
+    os.makedirs(f"{out}/shifted_down", exist_ok=True)
 
     rows = [(f"{data}/{f}", d, s, "test" if t < 5 else "train") for f, d, s, t in clips]
     write(f"{out}/manifests/standard.csv", rows, True)
     write(f"{out}/manifests/all.csv", rows, False)
 
-    # One seeded shift per clip, drawn in file-name order, whatever is held out.
+    # One seeded shift per clip, drawn in file-name order, whatever is held
+    # out: first every up shift (as before the down shifts existed), then
+    # every down shift from the same generator.
     rng = random.Random(seed)
     cents = {f: round(rng.uniform(300, 600), 1) for f, _, _, _ in clips}
+    cents_down = {f: -round(rng.uniform(300, 600), 1) for f, _, _, _ in clips}
     with open(f"{out}/manifests/shifts.csv", "w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
-        w.writerow(["file", "cents"])
+        w.writerow(["file", "cents", "cents_down"])
         for name in sorted(cents):
-            w.writerow([name, cents[name]])
-    for f, _, _, _ in clips:
-        target = f"{out}/shifted/{f}"
-        if os.path.exists(target):
-            continue
-        # -G: guard against clipping (the front end peak-normalises anyway).
-        done = subprocess.run(["sox", "-G", f"{data}/{f}", target + ".tmp.wav", "pitch",
-                               str(cents[f])], capture_output=True, text=True)
-        if done.returncode != 0:
-            fail(f"sox on {f}: {done.stderr.strip()}")
-        os.replace(target + ".tmp.wav", target)
+            w.writerow([name, cents[name], cents_down[name]])
+    for folder, table in (("shifted", cents), ("shifted_down", cents_down)):
+        for f, _, _, _ in clips:
+            target = f"{out}/{folder}/{f}"
+            if os.path.exists(target):
+                continue
+            # -G: guard against clipping (the front end peak-normalises anyway).
+            done = subprocess.run(["sox", "-G", f"{data}/{f}", target + ".tmp.wav", "pitch",
+                                   str(table[f])], capture_output=True, text=True)
+            if done.returncode != 0:
+                fail(f"sox on {f}: {done.stderr.strip()}")
+            os.replace(target + ".tmp.wav", target)
 
     for held in speakers:
         train = [(f"{data}/{f}", d, s, "train") for f, d, s, _ in clips if s != held]
         plain = [(f"{data}/{f}", d, s, "test") for f, d, s, _ in clips if s == held]
         shifted = [(f"{out}/shifted/{f}", d, s, "test") for f, d, s, _ in clips if s == held]
+        down = [(f"{out}/shifted_down/{f}", d, s, "test") for f, d, s, _ in clips if s == held]
         write(f"{out}/manifests/mismatch_{held}_plain.csv", train + plain, True)
         write(f"{out}/manifests/mismatch_{held}_shifted.csv", train + shifted, True)
+        write(f"{out}/manifests/mismatch_{held}_down.csv", train + down, True)
     print("\n".join(speakers))
 
 
