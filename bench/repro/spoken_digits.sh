@@ -154,11 +154,11 @@ if [[ "$APPEND" != 1 || ! -s "$CSV" ]]; then
   python3 "$HERE/collect.py" --header >"$CSV"
 fi
 # The last commit touching the trainer's sources, recorded with every row (the
-# binary is assumed built from it; a warning when it is older).
+# binary is taken as built from it unless a source file under core/, train/
+# or proto/ is newer than the binary: then a warning and a "?" after it).
 BINARY="$(git -C "$ROOT" log -1 --format=%h -- core train proto 2>/dev/null || echo unknown)"
-if [[ "$BINARY" != unknown ]] &&
-   (( $(stat -c %Y "$TRAIN") < $(git -C "$ROOT" log -1 --format=%ct "$BINARY") )); then
-  echo "spoken_digits.sh: $TRAIN is older than commit $BINARY: rebuild it" >&2
+if [[ -n "$(cd "$ROOT" && find core train proto -newer "$TRAIN" \( -name '*.cc' -o -name '*.h' -o -name '*.proto' \) -print -quit)" ]]; then
+  echo "spoken_digits.sh: sources newer than $TRAIN: rebuild it" >&2
   BINARY="$BINARY?"
 fi
 
