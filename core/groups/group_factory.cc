@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -186,7 +187,9 @@ absl::StatusOr<std::unique_ptr<GroupDistribution>> MakeImage(const v1::ImageTran
       std::make_unique<ImageTransform>(p.height(), p.width(), p.channels()), law);
 }
 
-absl::StatusOr<std::unique_ptr<GroupDistribution>> MakeAudio(const v1::AudioTransformGroup& p) {
+// `enumerate`: the integer shifts of the law (IntegerShifts), listed.
+absl::StatusOr<std::unique_ptr<GroupDistribution>> MakeAudio(const v1::AudioTransformGroup& p,
+                                                             bool enumerate) {
   RETURN_IF_ERROR(IntRange("group.audio.frequency_bins", p.frequency_bins(), 1, kMaxFrequencyBins));
   RETURN_IF_ERROR(IntRange("group.audio.frames", p.frames(), 1, kMaxFrames));
   RETURN_IF_ERROR(
@@ -204,8 +207,14 @@ absl::StatusOr<std::unique_ptr<GroupDistribution>> MakeAudio(const v1::AudioTran
     ASSIGN_OR_RETURN(law.time_shift, MakeScalar("group.audio.time_shift", p.time_shift(),
                                                 ScalarRole::kTranslation));
   }
-  return std::make_unique<AudioTransformDistribution>(
-      std::make_unique<AudioTransform>(p.frequency_bins(), p.frames(), p.bins_per_octave()), law);
+  auto action =
+      std::make_unique<AudioTransform>(p.frequency_bins(), p.frames(), p.bins_per_octave());
+  if (enumerate) {
+    ASSIGN_OR_RETURN(std::vector<GroupElement> elements, IntegerShifts(*action, law));
+    return std::make_unique<AudioTransformDistribution>(std::move(action), law,
+                                                        std::move(elements));
+  }
+  return std::make_unique<AudioTransformDistribution>(std::move(action), law);
 }
 
 absl::StatusOr<std::unique_ptr<GroupDistribution>> MakeDihedral(const v1::DihedralGroup& p) {
@@ -288,8 +297,7 @@ absl::StatusOr<std::unique_ptr<GroupDistribution>> MakeUnchecked(const v1::Group
       why_not_enumerable = "image transforms form a continuous group";
       return MakeImage(spec.image());
     case v1::GroupSpec::kAudio:
-      why_not_enumerable = "audio transforms form a continuous group";
-      return MakeAudio(spec.audio());
+      return MakeAudio(spec.audio(), spec.enumerate());
     case v1::GroupSpec::kDihedral:
       return MakeDihedral(spec.dihedral());
     case v1::GroupSpec::kIdentity: {

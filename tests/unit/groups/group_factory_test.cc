@@ -178,8 +178,9 @@ TEST(GroupFactoryTest, RejectsBadSpecsNamingTheField) {
        "group.enumerate requires an enumerable group: the (noisy) sort"},
       {"image { height: 8 width: 8 channels: 1 } enumerate: true",
        "group.enumerate requires an enumerable group: image transforms"},
-      {"audio { frequency_bins: 8 frames: 8 bins_per_octave: 4 } enumerate: true",
-       "group.enumerate requires an enumerable group: audio transforms"},
+      {"audio { frequency_bins: 8 frames: 8 bins_per_octave: 4 tempo { fixed { value: 2 } } } "
+       "enumerate: true",
+       "group.enumerate needs group.audio.tempo unset or fixed at 1"},
   };
   for (const auto& [text, message] : cases) {
     const auto made = MakeGroupDistribution(Spec(text));
