@@ -430,6 +430,9 @@ void FillInferenceModelMetadata(const v1::GetModelMetadataResponse& metadata,
   properties["encoder"] = JsonOf(metadata.encoder());
   properties["group"] = JsonOf(metadata.encoder().group());
   if (metadata.has_certificate()) properties["certificate"] = JsonOf(metadata.certificate());
+  if (metadata.has_pairs_certificate()) {
+    properties["pairs_certificate"] = JsonOf(metadata.pairs_certificate());
+  }
   properties["input_shape"] = ShapeText(shape.input_shape);
   properties["input_dim"] = absl::StrCat(shape.input_dim);
   properties["feature_dim"] = absl::StrCat(shape.feature_dim);

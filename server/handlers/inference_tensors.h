@@ -120,8 +120,8 @@ void AppendBytesOutput(const std::string& name,
 
 // Fills `out` from the v1 metadata of one model version: name, `versions`
 // (ready versions, newest first), platform "invariant", the input and output
-// tensors, and properties: encoder_kind, encoder, group and certificate (as
-// JSON), input_shape, input_dim, feature_dim, output_dim, task, class_names /
+// tensors, and properties: encoder_kind, encoder, group, certificate and
+// (when the model has one) pairs_certificate (as JSON), input_shape, input_dim, feature_dim, output_dim, task, class_names /
 // target_names (JSON arrays), metrics (JSON object), model_bytes, version.
 // A model of sound has the inputs "input" FP32 [-1, -1] and "input_lengths"
 // INT64 [-1] (the metadata has one datatype per tensor: INT16 samples,

@@ -91,6 +91,9 @@ void ManifestToApi(const v1::Manifest& manifest, v1::GetModelMetadataResponse* o
   CopyMirror(manifest.encoder(), out->mutable_encoder());
   if (manifest.has_head()) CopyMirror(manifest.head(), out->mutable_head());
   if (manifest.has_certificate()) CopyMirror(manifest.certificate(), out->mutable_certificate());
+  if (manifest.has_pairs_certificate()) {
+    CopyMirror(manifest.pairs_certificate(), out->mutable_pairs_certificate());
+  }
   *out->mutable_metrics() = manifest.metrics();
   *out->mutable_input_columns() = manifest.input_columns();
   out->set_input_scaling(manifest.input_scaling());

@@ -196,6 +196,38 @@ absl::StatusOr<v1::InvarianceCertificate> CertifyPatchMap(const Model& model,
 
 }  // namespace
 
+void Discrepancy::Add(const float* a, const float* b, int64_t m) {
+  for (int64_t i = 0; i < m; ++i) {
+    const double diff = std::fabs(static_cast<double>(a[i]) - b[i]);
+    max_abs = std::max(max_abs, diff);
+    sum_abs += diff;
+  }
+  count += m;
+}
+
+double MeanPairwiseDifference(const float* scores, int64_t n, int64_t k) {
+  double sum = 0;
+  int64_t pairs = 0;
+  for (int64_t s = 1; s <= std::min<int64_t>(n - 1, kMaxPairShifts); ++s) {
+    for (int64_t i = 0; i < n; ++i) {
+      const float* a = scores + i * k;
+      const float* b = scores + ((i + s) % n) * k;
+      for (int64_t c = 0; c < k; ++c) sum += std::fabs(static_cast<double>(a[c]) - b[c]);
+    }
+    pairs += n * k;
+  }
+  return pairs > 0 ? sum / static_cast<double>(pairs) : 0;
+}
+
+void SetDiscrepancyFigures(const Discrepancy& d, double max_abs_score, double spread,
+                           v1::InvarianceCertificate& c) {
+  c.set_max_discrepancy(d.max_abs);
+  c.set_mean_discrepancy(d.mean());
+  c.set_relative_max_discrepancy(max_abs_score > 0 ? d.max_abs / max_abs_score : 0);
+  c.set_mean_pairwise_difference(spread);
+  c.set_relative_mean_discrepancy(spread > 0 ? d.mean() / spread : 0);
+}
+
 absl::StatusOr<v1::InvarianceCertificate> CertifyPredictor(
     const BatchFunction& f, int64_t num_outputs, const v1::EncoderSpec& spec,
     const FloatMatrix& test_x, const v1::CertificateConfig& config, uint64_t seed) {
@@ -229,7 +261,8 @@ absl::StatusOr<v1::InvarianceCertificate> CertifyPredictor(
       drawn.push_back(e.per_input->SampleFor(test_x.row(i), e.draws_per_input, rng));
     }
   }
-  double scale = 0, max_abs = 0, sum_abs = 0;
+  double scale = 0;
+  Discrepancy discrepancy;
   for (float v : base) scale = std::max(scale, static_cast<double>(std::fabs(v)));
   for (int64_t round = 0; round < e.rounds(); ++round) {
     if (e.per_input) {
@@ -244,34 +277,10 @@ absl::StatusOr<v1::InvarianceCertificate> CertifyPredictor(
       e.transforms[static_cast<size_t>(round)](n, test_x.data(), gx.data());
     }
     f(n, gx.data(), moved.data());
-    for (size_t i = 0; i < base.size(); ++i) {
-      const double diff = std::fabs(static_cast<double>(moved[i]) - base[i]);
-      max_abs = std::max(max_abs, diff);
-      sum_abs += diff;
-    }
+    discrepancy.Add(moved.data(), base.data(), static_cast<int64_t>(base.size()));
   }
-  // The spread of f between different points: pairs (i, (i + s) mod n).
-  double pair_sum = 0;
-  int64_t pairs = 0;
-  for (int64_t s = 1; s <= std::min<int64_t>(n - 1, kMaxPairShifts); ++s) {
-    for (int64_t i = 0; i < n; ++i) {
-      const float* a = base.data() + i * k;
-      const float* b = base.data() + ((i + s) % n) * k;
-      for (int64_t c = 0; c < k; ++c) {
-        pair_sum += std::fabs(static_cast<double>(a[c]) - b[c]);
-      }
-    }
-    pairs += n * k;
-  }
-  const double mean_abs =
-      e.rounds() > 0 ? sum_abs / static_cast<double>(base.size() * e.rounds()) : 0;
-  const double spread = pairs > 0 ? pair_sum / static_cast<double>(pairs) : 0;
   v1::InvarianceCertificate c;
-  c.set_max_discrepancy(max_abs);
-  c.set_mean_discrepancy(mean_abs);
-  c.set_relative_max_discrepancy(scale > 0 ? max_abs / scale : 0);
-  c.set_mean_pairwise_difference(spread);
-  c.set_relative_mean_discrepancy(spread > 0 ? mean_abs / spread : 0);
+  SetDiscrepancyFigures(discrepancy, scale, MeanPairwiseDifference(base.data(), n, k), c);
   c.set_num_points(n);
   c.set_num_group_elements(e.rounds());
   c.set_exhaustive(e.exhaustive);

@@ -59,6 +59,29 @@ inline constexpr int64_t kMaxPairShifts = 64;
 // f(n, x, out) writes n × num_outputs values for n inputs (row-major).
 using BatchFunction = std::function<void(int64_t n, const float* x, float* out)>;
 
+// |a − b| summed and maximised over matched outputs: the discrepancy of a
+// certificate (|f(x) − f(g·x)|, or |f(x) − f(x')| over real pairs).
+struct Discrepancy {
+  double max_abs = 0;
+  double sum_abs = 0;
+  int64_t count = 0;  // values added
+  // Adds |a[i] − b[i]| for i < m.
+  void Add(const float* a, const float* b, int64_t m);
+  double mean() const { return count > 0 ? sum_abs / static_cast<double>(count) : 0; }
+};
+
+// The spread above, mean |f(x_i) − f(x_{(i+s) mod n})| over
+// 1 ≤ s ≤ min(n − 1, kMaxPairShifts), every i and every output, of n rows of
+// k scores (row-major); 0 when n < 2.
+double MeanPairwiseDifference(const float* scores, int64_t n, int64_t k);
+
+// Sets the figures of `c` from `d`: max_discrepancy, mean_discrepancy,
+// relative_max_discrepancy (d.max_abs / max_abs_score, 0 when that is 0),
+// mean_pairwise_difference (`spread`) and relative_mean_discrepancy
+// (d.mean() / spread, 0 when spread is 0).
+void SetDiscrepancyFigures(const Discrepancy& d, double max_abs_score, double spread,
+                           v1::InvarianceCertificate& c);
+
 // The certificate of any predictor against config.group when it is set
 // (INVALID_ARGUMENT when its action does not fit test_x's row length), else
 // against the group of `spec` (its group, or the generators of

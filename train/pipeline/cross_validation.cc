@@ -17,9 +17,6 @@ namespace {
 
 using Curve = std::map<double, double>;  // λ → accuracy or mean squared error
 
-// inner[f][g]: round f's inner curve validated on fold g (g ≠ f).
-using InnerScores = std::vector<std::vector<Curve>>;
-
 // The best λ of a curve (BestLambdaIndex's rule: ties to the larger λ).
 double BestLambda(const Curve& curve, RlsTask task) {
   std::vector<double> lambdas, values;
@@ -28,6 +25,13 @@ double BestLambda(const Curve& curve, RlsTask task) {
     values.push_back(score);
   }
   return lambdas[static_cast<size_t>(BestLambdaIndex(lambdas, values, task))];
+}
+
+// `curve` on the λ of `grid` (each of which it holds).
+Curve On(const Curve& curve, const std::set<double>& grid) {
+  Curve out;
+  for (double lambda : grid) out[lambda] = curve.at(lambda);
+  return out;
 }
 
 // The sums of every fold but `skip_a` and `skip_b` (-1: none).
@@ -54,51 +58,16 @@ absl::StatusOr<double> Score(const LinearModel& model, const FoldRows& fold, Rls
   return MeanSquaredError(scores, fold.y);
 }
 
-// Scores `lambdas` on every inner split: the solve on the folds other than
-// {f, g} validates round f on fold g and round g on fold f.
-absl::Status ScoreInnerSplits(const std::vector<FoldRows>& folds,
-                              const std::vector<double>& lambdas, RlsTask task,
-                              const SolverFactory& make_solver, InnerScores& inner) {
-  // Largest λ first (an iterative solver warm-starts down the grid).
-  std::vector<double> order = lambdas;
-  std::sort(order.begin(), order.end(), std::greater<double>());
-  const int k = static_cast<int>(folds.size());
-  for (int f = 0; f < k; ++f) {
-    for (int g = f + 1; g < k; ++g) {
-      std::unique_ptr<RidgeSolver> solver;
-      {
-        ASSIGN_OR_RETURN(GramAccumulator train, SumExcept(folds, f, g));
-        ASSIGN_OR_RETURN(solver, make_solver(train));
-      }
-      for (double lambda : order) {
-        ASSIGN_OR_RETURN(LinearModel model, solver->Solve(lambda));
-        ASSIGN_OR_RETURN(inner[f][g][lambda], Score(model, folds[static_cast<size_t>(g)], task));
-        ASSIGN_OR_RETURN(inner[g][f][lambda], Score(model, folds[static_cast<size_t>(f)], task));
-      }
-    }
+// The kMaxLambdaGridExtensions decades beyond the low (or high) end of
+// `grid`, nearest first.
+std::vector<double> Decades(const std::set<double>& grid, bool low) {
+  std::vector<double> out;
+  double next = low ? *grid.begin() : *grid.rbegin();
+  for (int i = 0; i < kMaxLambdaGridExtensions; ++i) {
+    next = low ? next / 10 : next * 10;
+    out.push_back(next);
   }
-  return absl::OkStatus();
-}
-
-// Round f's inner curve on `grid`: the mean over its K−1 inner folds.
-Curve RoundCurve(const InnerScores& inner, int f, const std::set<double>& grid) {
-  Curve curve;
-  const double n = static_cast<double>(inner.size() - 1);
-  for (int g = 0; g < static_cast<int>(inner.size()); ++g) {
-    if (g == f) continue;
-    for (double lambda : grid) curve[lambda] += inner[f][g].at(lambda) / n;
-  }
-  return curve;
-}
-
-// The rounds' inner curves averaged.
-Curve MeanCurve(const InnerScores& inner, const std::set<double>& grid) {
-  Curve mean;
-  const double k = static_cast<double>(inner.size());
-  for (int f = 0; f < static_cast<int>(inner.size()); ++f) {
-    for (const auto& [lambda, score] : RoundCurve(inner, f, grid)) mean[lambda] += score / k;
-  }
-  return mean;
+  return out;
 }
 
 std::vector<std::pair<double, double>> Reported(const Curve& curve, RlsTask task) {
@@ -109,38 +78,17 @@ std::vector<std::pair<double, double>> Reported(const Curve& curve, RlsTask task
   return out;
 }
 
-// extend_grid: grows `grid` by decades beyond the end the averaged curve
-// chose, while it keeps choosing that end (at most kMaxLambdaGridExtensions).
-// The candidate decades are scored in one pass; the walk over them is the
-// one an ordinary run makes one decade at a time.
-absl::Status ExtendGrid(const std::vector<FoldRows>& folds, RlsTask task,
-                        const SolverFactory& make_solver, InnerScores& inner,
-                        std::set<double>& grid) {
-  if (grid.size() < 2) return absl::OkStatus();
-  const double best = BestLambda(MeanCurve(inner, grid), task);
-  const bool low = best <= *grid.begin();
-  if (!low && best < *grid.rbegin()) return absl::OkStatus();
-  std::vector<double> decades;
-  double next = low ? *grid.begin() : *grid.rbegin();
-  for (int i = 0; i < kMaxLambdaGridExtensions; ++i) {
-    next = low ? next / 10 : next * 10;
-    decades.push_back(next);
+// The rounds' inner curves on `grid`, averaged.
+Curve MeanCurve(const std::vector<RoundOutcome>& rounds, const std::set<double>& grid) {
+  Curve mean;
+  const double k = static_cast<double>(rounds.size());
+  for (const RoundOutcome& round : rounds) {
+    for (const auto& [lambda, score] : On(round.curve, grid)) mean[lambda] += score / k;
   }
-  RETURN_IF_ERROR(ScoreInnerSplits(folds, decades, task, make_solver, inner));
-  for (double lambda : decades) {
-    const double chosen = BestLambda(MeanCurve(inner, grid), task);
-    if (chosen != (low ? *grid.begin() : *grid.rbegin())) break;
-    grid.insert(lambda);
-  }
-  return absl::OkStatus();
+  return mean;
 }
 
-}  // namespace
-
-absl::StatusOr<CrossValidationResult> CrossValidate(const std::vector<FoldRows>& folds,
-                                                    std::vector<double> grid, bool extend_grid,
-                                                    RlsTask task,
-                                                    const SolverFactory& make_solver) {
+absl::Status CheckFolds(const std::vector<FoldRows>& folds, const std::vector<double>& grid) {
   const int k = static_cast<int>(folds.size());
   if (k < 3) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -154,35 +102,139 @@ absl::StatusOr<CrossValidationResult> CrossValidate(const std::vector<FoldRows>&
     }
   }
   if (grid.empty()) return absl::InvalidArgumentError("cross-validation: empty lambda grid");
-  std::set<double> lambdas(grid.begin(), grid.end());
-  InnerScores inner(static_cast<size_t>(k), std::vector<Curve>(static_cast<size_t>(k)));
-  RETURN_IF_ERROR(ScoreInnerSplits(folds, grid, task, make_solver, inner));
-  if (extend_grid) RETURN_IF_ERROR(ExtendGrid(folds, task, make_solver, inner, lambdas));
+  return absl::OkStatus();
+}
 
+}  // namespace
+
+absl::StatusOr<RoundOutcome> CrossValidateRound(int f, const std::vector<FoldRows>& folds,
+                                                const std::vector<double>& grid, bool extend_grid,
+                                                RlsTask task, const SolverFactory& make_solver) {
+  RETURN_IF_ERROR(CheckFolds(folds, grid));
+  const int k = static_cast<int>(folds.size());
+  if (f < 0 || f >= k) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cross-validation: round ", f, " of ", k, " folds"));
+  }
+  const std::set<double> base(grid.begin(), grid.end());
+  std::set<double> extra;  // the decades an extension may add, both ends
+  if (extend_grid && base.size() >= 2) {
+    for (bool low : {true, false}) {
+      for (double lambda : Decades(base, low)) extra.insert(lambda);
+    }
+  }
+  RoundOutcome out;
+  out.round = f;
+  const FoldRows& test = folds[static_cast<size_t>(f)];
+  out.test_rows = test.phi.rows();
+  for (const FoldRows& fold : folds) out.train_rows += fold.phi.rows();
+  out.train_rows -= out.test_rows;
+  // Largest λ first (an iterative solver warm-starts down the grid).
+  std::vector<double> order(base.begin(), base.end());
+  order.insert(order.end(), extra.begin(), extra.end());
+  std::sort(order.begin(), order.end(), std::greater<double>());
+  std::set<double> failed;  // extension decades some inner solve could not solve
+  const double inner_folds = static_cast<double>(k - 1);
+  for (int g = 0; g < k; ++g) {
+    if (g == f) continue;
+    const FoldRows& validation = folds[static_cast<size_t>(g)];
+    out.inner_validation_rows.push_back(validation.phi.rows());
+    out.inner_train_rows.push_back(out.train_rows - validation.phi.rows());
+    std::unique_ptr<RidgeSolver> solver;
+    {
+      ASSIGN_OR_RETURN(GramAccumulator train, SumExcept(folds, f, g));
+      ASSIGN_OR_RETURN(solver, make_solver(train));
+    }
+    for (double lambda : order) {
+      absl::StatusOr<LinearModel> model = solver->Solve(lambda);
+      if (!model.ok()) {
+        if (base.count(lambda)) return model.status();
+        failed.insert(lambda);
+        continue;
+      }
+      ASSIGN_OR_RETURN(double score, Score(*model, validation, task));
+      out.curve[lambda] += score / inner_folds;
+    }
+  }
+  for (double lambda : failed) out.curve.erase(lambda);
+  // The λ this round may choose: its best on the grid and on every grid an
+  // extension can grow to (the grid and the first j decades beyond one end,
+  // each scored).
+  std::set<double> candidates = {BestLambda(On(out.curve, base), task)};
+  if (!extra.empty()) {
+    for (bool low : {true, false}) {
+      std::set<double> grown = base;
+      for (double lambda : Decades(base, low)) {
+        if (!out.curve.count(lambda)) break;
+        grown.insert(lambda);
+        candidates.insert(BestLambda(On(out.curve, grown), task));
+      }
+    }
+  }
+  ASSIGN_OR_RETURN(GramAccumulator train, SumExcept(folds, f, -1));
+  ASSIGN_OR_RETURN(std::unique_ptr<RidgeSolver> solver, make_solver(train));
+  for (double lambda : candidates) {
+    absl::StatusOr<LinearModel> model = solver->SolveFinal(lambda);
+    if (!model.ok()) {
+      out.refit_errors[lambda] = model.status();
+      continue;
+    }
+    ASSIGN_OR_RETURN(FloatMatrix scores, ApplyLinearModel(*model, test.phi));
+    out.refits[lambda] = RoundRefit{*std::move(model), std::move(scores)};
+  }
+  out.test_y = test.y;
+  return out;
+}
+
+absl::StatusOr<CrossValidationResult> CombineRounds(std::vector<RoundOutcome> rounds,
+                                                    const std::vector<double>& grid,
+                                                    bool extend_grid, RlsTask task) {
+  const int k = static_cast<int>(rounds.size());
+  if (k < 3) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cross-validation needs at least 3 rounds, got ", k));
+  }
+  if (grid.empty()) return absl::InvalidArgumentError("cross-validation: empty lambda grid");
+  std::set<double> lambdas(grid.begin(), grid.end());
+  // extend_grid: grow the grid by decades beyond the end the averaged curve
+  // chooses, while it keeps choosing that end and every round scored the
+  // decade (the walk an ordinary run makes one decade at a time).
+  if (extend_grid && lambdas.size() >= 2) {
+    const double best = BestLambda(MeanCurve(rounds, lambdas), task);
+    const bool low = best <= *lambdas.begin();
+    if (low || best >= *lambdas.rbegin()) {
+      for (double lambda : Decades(lambdas, low)) {
+        const double chosen = BestLambda(MeanCurve(rounds, lambdas), task);
+        if (chosen != (low ? *lambdas.begin() : *lambdas.rbegin())) break;
+        bool scored = true;
+        for (const RoundOutcome& round : rounds) scored = scored && round.curve.count(lambda) > 0;
+        if (!scored) break;
+        lambdas.insert(lambda);
+      }
+    }
+  }
   CrossValidationResult out;
   std::vector<FoldPredictions> predictions;
-  int64_t n = 0;
-  for (const FoldRows& fold : folds) n += fold.phi.rows();
-  for (int f = 0; f < k; ++f) {
-    const FoldRows& test = folds[static_cast<size_t>(f)];
+  for (RoundOutcome& round : rounds) {
     FoldResult r;
-    const Curve curve = RoundCurve(inner, f, lambdas);
+    const Curve curve = On(round.curve, lambdas);
     r.lambda = BestLambda(curve, task);
     r.inner_curve = Reported(curve, task);
-    r.test_rows = test.phi.rows();
-    r.train_rows = n - r.test_rows;
-    for (int g = 0; g < k; ++g) {
-      if (g == f) continue;
-      r.inner_validation_rows.push_back(folds[static_cast<size_t>(g)].phi.rows());
-      r.inner_train_rows.push_back(r.train_rows - r.inner_validation_rows.back());
+    r.train_rows = round.train_rows;
+    r.inner_train_rows = round.inner_train_rows;
+    r.inner_validation_rows = round.inner_validation_rows;
+    r.test_rows = round.test_rows;
+    auto refit = round.refits.find(r.lambda);
+    if (refit == round.refits.end()) {
+      auto error = round.refit_errors.find(r.lambda);
+      return error != round.refit_errors.end()
+                 ? error->second
+                 : absl::InternalError(absl::StrCat("cross-validation: round ", round.round,
+                                                    " has no refit at lambda ", r.lambda));
     }
-    {
-      ASSIGN_OR_RETURN(GramAccumulator train, SumExcept(folds, f, -1));
-      ASSIGN_OR_RETURN(std::unique_ptr<RidgeSolver> solver, make_solver(train));
-      ASSIGN_OR_RETURN(r.model, solver->SolveFinal(r.lambda));
-    }
-    ASSIGN_OR_RETURN(FloatMatrix scores, ApplyLinearModel(r.model, test.phi));
-    predictions.push_back(FoldPredictions{std::move(scores), test.y});
+    r.model = std::move(refit->second.model);
+    predictions.push_back(
+        FoldPredictions{std::move(refit->second.test_scores), std::move(round.test_y)});
     out.folds.push_back(std::move(r));
   }
   ASSIGN_OR_RETURN(FoldMetrics metrics, SummarizeFolds(predictions, task));
@@ -193,14 +245,36 @@ absl::StatusOr<CrossValidationResult> CrossValidate(const std::vector<FoldRows>&
   out.stddev = metrics.stddev;
   out.pooled = metrics.pooled;
   out.pooled_rows = metrics.pooled_rows;
-  const Curve mean = MeanCurve(inner, lambdas);
+  const Curve mean = MeanCurve(rounds, lambdas);
   out.refit_lambda = BestLambda(mean, task);
   out.mean_curve = Reported(mean, task);
+  return out;
+}
+
+absl::Status RefitOnAllRows(const GramAccumulator& all, const SolverFactory& make_solver,
+                            CrossValidationResult& cv) {
+  cv.refit_rows = all.count();
+  ASSIGN_OR_RETURN(std::unique_ptr<RidgeSolver> solver, make_solver(all));
+  ASSIGN_OR_RETURN(cv.refit, solver->SolveFinal(cv.refit_lambda));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<CrossValidationResult> CrossValidate(const std::vector<FoldRows>& folds,
+                                                    std::vector<double> grid, bool extend_grid,
+                                                    RlsTask task,
+                                                    const SolverFactory& make_solver) {
+  RETURN_IF_ERROR(CheckFolds(folds, grid));
+  std::vector<RoundOutcome> rounds;
+  for (int f = 0; f < static_cast<int>(folds.size()); ++f) {
+    ASSIGN_OR_RETURN(RoundOutcome round,
+                     CrossValidateRound(f, folds, grid, extend_grid, task, make_solver));
+    rounds.push_back(std::move(round));
+  }
+  ASSIGN_OR_RETURN(CrossValidationResult out,
+                   CombineRounds(std::move(rounds), grid, extend_grid, task));
   // The written model: every row at λ*.
   ASSIGN_OR_RETURN(GramAccumulator all, SumExcept(folds, -1, -1));
-  out.refit_rows = all.count();
-  ASSIGN_OR_RETURN(std::unique_ptr<RidgeSolver> solver, make_solver(all));
-  ASSIGN_OR_RETURN(out.refit, solver->SolveFinal(out.refit_lambda));
+  RETURN_IF_ERROR(RefitOnAllRows(all, make_solver, out));
   return out;
 }
 

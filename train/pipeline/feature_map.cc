@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -18,13 +19,45 @@
 namespace invariant::train {
 namespace {
 
+// The rows a feature map is fitted on: every training row, or with
+// held_out >= 0 those outside fold `held_out` (a cross-validation round's).
+struct FitRows {
+  int held_out = -1;
+  int64_t count = 0;
+};
+
+// ForEachTrainBlock over the fitted rows only: with a held-out fold, each
+// block is compacted to its rows outside that fold (x only: labels and y are
+// null, first_ordinal counts fitted rows).
+absl::Status ForEachFitBlock(DataPlan& plan, int64_t block_rows, const FitRows& rows,
+                             const std::function<absl::Status(const TrainBlock&)>& fn) {
+  if (rows.held_out < 0) return ForEachTrainBlock(plan, block_rows, 0, 1, fn);
+  const int64_t d = plan.schema.dim;
+  std::vector<float> kept;
+  int64_t ordinal = 0;
+  return ForEachTrainBlock(plan, block_rows, 0, 1, [&](const TrainBlock& b) {
+    kept.resize(static_cast<size_t>(b.n * d));
+    int64_t n = 0;
+    for (int64_t i = 0; i < b.n; ++i) {
+      if (plan.fold[static_cast<size_t>(b.first_ordinal + i)] == rows.held_out) continue;
+      std::memcpy(kept.data() + n * d, b.x + i * d, sizeof(float) * d);
+      ++n;
+    }
+    if (n == 0) return absl::OkStatus();
+    TrainBlock out{n, kept.data(), nullptr, nullptr, ordinal};
+    ordinal += n;
+    return fn(out);
+  });
+}
+
 // Per-coordinate mean and standard deviation of the training rows. With
 // per_channel, the statistics of each channel (the last axis of an
 // `input_shape` [H, W, C], channels last; [H, W] is one channel) pooled over
 // every pixel, repeated at every coordinate of that channel: a block of n
 // rows of d values is n·d/C rows of the C channels.
 absl::Status FitPreprocess(const v1::Preprocess& pre, absl::Span<const int64_t> input_shape,
-                           DataPlan& plan, int64_t block_rows, ModelTensors& t) {
+                           DataPlan& plan, const FitRows& rows, int64_t block_rows,
+                           ModelTensors& t) {
   const int64_t d = plan.schema.dim;
   int64_t channels = 1;
   if (pre.per_channel()) {
@@ -50,7 +83,7 @@ absl::Status FitPreprocess(const v1::Preprocess& pre, absl::Span<const int64_t> 
   }
   if (!pre.center() && !pre.scale()) return absl::OkStatus();
   ColumnStatistics stats(pre.per_channel() ? channels : d);
-  RETURN_IF_ERROR(ForEachTrainBlock(plan, block_rows, 0, 1, [&](const TrainBlock& b) {
+  RETURN_IF_ERROR(ForEachFitBlock(plan, block_rows, rows, [&](const TrainBlock& b) {
     stats.Add(pre.per_channel() ? b.n * (d / channels) : b.n, b.x);
     return absl::OkStatus();
   }));
@@ -69,22 +102,22 @@ absl::Status FitPreprocess(const v1::Preprocess& pre, absl::Span<const int64_t> 
   return absl::OkStatus();
 }
 
-// m distinct training rows (seeded), preprocessed like every input. `field`
+// m distinct fitted rows (seeded), preprocessed like every input. `field`
 // names the count in errors (templates drawn from data, or landmarks).
 absl::StatusOr<FloatMatrix> DrawLandmarks(int64_t m, uint64_t seed, DataPlan& plan,
-                                          int64_t block_rows, const Encoder* preprocess,
-                                          const char* field) {
-  if (m > plan.train_rows) {
+                                          const FitRows& rows, int64_t block_rows,
+                                          const Encoder* preprocess, const char* field) {
+  if (m > rows.count) {
     return absl::InvalidArgumentError(
-        absl::StrCat(field, " must be <= the training rows (", plan.train_rows, "), got ", m));
+        absl::StrCat(field, " must be <= the training rows (", rows.count, "), got ", m));
   }
-  std::vector<int64_t> order = ShuffledIndices(plan.train_rows, seed);
+  std::vector<int64_t> order = ShuffledIndices(rows.count, seed);
   std::vector<int64_t> pick(order.begin(), order.begin() + m);
   std::sort(pick.begin(), pick.end());
   const int64_t d = plan.schema.dim;
   FloatMatrix raw = FloatMatrix::Zeros(m, d);
   int64_t ordinal = 0, next = 0;
-  RETURN_IF_ERROR(ForEachTrainBlock(plan, block_rows, 0, 1, [&](const TrainBlock& b) {
+  RETURN_IF_ERROR(ForEachFitBlock(plan, block_rows, rows, [&](const TrainBlock& b) {
     for (int64_t i = 0; i < b.n && next < m; ++i, ++ordinal) {
       if (ordinal != pick[static_cast<size_t>(next)]) continue;
       std::memcpy(raw.mutable_row(next++), b.x + i * d, sizeof(float) * d);
@@ -99,7 +132,16 @@ absl::StatusOr<FloatMatrix> DrawLandmarks(int64_t m, uint64_t seed, DataPlan& pl
 
 }  // namespace
 
-absl::StatusOr<FeatureMap> BuildFeatureMap(const v1::TrainConfig& config, DataPlan& plan) {
+absl::StatusOr<FeatureMap> BuildFeatureMap(const v1::TrainConfig& config, DataPlan& plan,
+                                           int held_out_fold) {
+  FitRows rows{held_out_fold, plan.train_rows};
+  if (held_out_fold >= 0) {
+    if (held_out_fold >= plan.num_folds) {
+      return absl::InvalidArgumentError(absl::StrCat("feature map: held-out fold ", held_out_fold,
+                                                     " of a plan with ", plan.num_folds, " folds"));
+    }
+    for (int32_t f : plan.fold) rows.count -= (f == held_out_fold);
+  }
   FeatureMap fm;
   v1::Manifest& m = fm.manifest;
   m.set_input_dim(plan.schema.dim);
@@ -118,7 +160,7 @@ absl::StatusOr<FeatureMap> BuildFeatureMap(const v1::TrainConfig& config, DataPl
   }
   const std::vector<int64_t> input_shape(spec.input_shape().begin(), spec.input_shape().end());
   RETURN_IF_ERROR(
-      FitPreprocess(config.preprocess(), input_shape, plan, config.block_rows(), fm.tensors));
+      FitPreprocess(config.preprocess(), input_shape, plan, rows, config.block_rows(), fm.tensors));
   std::unique_ptr<PreprocessEncoder> preprocess;
   const v1::Preprocess& pre = config.preprocess();
   if (pre.center() || pre.scale() || pre.l2_normalize()) {
@@ -133,9 +175,9 @@ absl::StatusOr<FeatureMap> BuildFeatureMap(const v1::TrainConfig& config, DataPl
   }
   EncoderTrainingData data;
   data.input_dim = plan.schema.dim;
-  data.train_rows = plan.train_rows;
+  data.train_rows = rows.count;
   data.draw_rows = [&](int64_t m, uint64_t seed) {
-    return DrawLandmarks(m, seed, plan, config.block_rows(), preprocess.get(),
+    return DrawLandmarks(m, seed, plan, rows, config.block_rows(), preprocess.get(),
                          spec.has_cdf()     ? "encoder.cdf.num_templates (TEMPLATE_DATA)"
                          : spec.has_patch() ? "encoder.patch (statistics images)"
                                             : "encoder.nystrom.num_landmarks");

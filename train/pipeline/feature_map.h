@@ -24,6 +24,14 @@
 //   second_layer "second_layer/frequencies" ~ N(0, σ⁻² I), Rng(second_layer.seed)
 // Every draw is seeded from the config, so every shard of a sharded run and
 // the reduce step rebuild the same feature map bit for bit.
+//
+// With held_out_fold = f (a cross-validation round, cv_rounds.h) the map is
+// fitted on the training rows outside fold f only: the preprocess
+// statistics, every row drawn (templates from data, landmarks, patch
+// statistics) and the train_rows the encoder sees (e.g. the spectral
+// default budget) come from them; nothing is read from fold f's rows. The
+// draws keep the config's seeds (the same seed in every round), applied to
+// the round's own rows.
 #ifndef INVARIANT_TRAIN_PIPELINE_FEATURE_MAP_H_
 #define INVARIANT_TRAIN_PIPELINE_FEATURE_MAP_H_
 
@@ -43,8 +51,11 @@ struct FeatureMap {
 };
 
 // Reads the training rows once or twice (statistics, landmarks) when the
-// config needs them. Errors name the config field.
-absl::StatusOr<FeatureMap> BuildFeatureMap(const v1::TrainConfig& config, DataPlan& plan);
+// config needs them. held_out_fold: -1 fits on every training row; f in
+// [0, plan.num_folds) on those outside fold f (INVALID_ARGUMENT otherwise).
+// Errors name the config field.
+absl::StatusOr<FeatureMap> BuildFeatureMap(const v1::TrainConfig& config, DataPlan& plan,
+                                           int held_out_fold = -1);
 
 }  // namespace invariant::train
 

@@ -31,6 +31,7 @@
 #include "train/pipeline/certificate.h"
 #include "train/pipeline/config.h"
 #include "train/pipeline/cross_validation.h"
+#include "train/pipeline/cv_rounds.h"
 #include "train/pipeline/data_plan.h"
 #include "train/pipeline/feature_map.h"
 #include "train/pipeline/progress.h"
@@ -424,98 +425,17 @@ absl::StatusOr<std::string> FinishKernelRidge(Run& run) {
   return WriteVersion(run, version, nullptr);
 }
 
-// split.k_fold or leave_one_group_out: one featurize pass fills every
-// fold's rows and sums, the rounds and the refit run on them
-// (cross_validation.h), and the refit is written. The certificate checks the
-// refit on fold 1's rows.
+// split.k_fold or leave_one_group_out: every round on a feature map of its
+// own training rows, the refit on all rows with run.map (cv_rounds.h); the
+// refit is written. The certificate checks it on fold 1's rows.
 absl::StatusOr<std::string> FinishCrossValidated(Run& run) {
-  const Model& model = *run.map.model;
-  const int k = run.plan.num_folds;
-  const int64_t f = model.feature_dim(), d = run.plan.schema.dim;
-  const int64_t t = std::max<int64_t>(1, run.plan.target_dim());
-  std::vector<int64_t> sizes(static_cast<size_t>(k), 0), next(static_cast<size_t>(k), 0);
-  for (int32_t fold : run.plan.fold) ++sizes[static_cast<size_t>(fold)];
-  std::vector<FoldRows> folds;
-  for (int i = 0; i < k; ++i) {
-    ASSIGN_OR_RETURN(GramAccumulator sums, GramAccumulator::Create(f, t));
-    folds.push_back(FoldRows{FloatMatrix::Zeros(sizes[static_cast<size_t>(i)], f),
-                             FloatMatrix::Zeros(sizes[static_cast<size_t>(i)], t),
-                             std::move(sums)});
-  }
-  Dataset first;  // fold 1's raw rows, for the certificate
-  first.name = "fold 1";
-  first.x = FloatMatrix::Zeros(sizes[0], d);
-  Progress progress("featurize", run.plan.train_rows);
-  std::vector<float> phi;
-  double features = 0, accumulate = 0;  // accumulate: sorting into folds, the folds' sums
-  RETURN_IF_ERROR(
-      ForEachTrainBlock(run.plan, run.config.block_rows(), 0, 1, [&](const TrainBlock& b) {
-        phi.resize(static_cast<size_t>(b.n * f));
-        const auto start = std::chrono::steady_clock::now();
-        ParallelFeaturize(model, b.n, b.x, phi.data());
-        features += SecondsSince(start);
-        ASSIGN_OR_RETURN(FloatMatrix y, BlockTargets(run.plan, b));
-        const auto copy_start = std::chrono::steady_clock::now();
-        for (int64_t i = 0; i < b.n; ++i) {
-          const size_t fold =
-              static_cast<size_t>(run.plan.fold[static_cast<size_t>(b.first_ordinal + i)]);
-          const int64_t row = next[fold]++;
-          std::memcpy(folds[fold].phi.mutable_row(row), phi.data() + i * f, sizeof(float) * f);
-          std::memcpy(folds[fold].y.mutable_row(row), y.row(i), sizeof(float) * t);
-          if (fold == 0) std::memcpy(first.x.mutable_row(row), b.x + i * d, sizeof(float) * d);
-        }
-        accumulate += SecondsSince(copy_start);
-        progress.Advance(b.n);
-        return absl::OkStatus();
-      }));
-  const auto sums_start = std::chrono::steady_clock::now();
-  for (FoldRows& fold : folds) {
-    RETURN_IF_ERROR(fold.sums.Add(fold.phi.rows(), fold.phi.data(), fold.y.data()));
-  }
-  accumulate += SecondsSince(sums_start);
-  progress.Finish(FeaturizeLine(run.plan.train_rows, features, accumulate, progress.seconds()));
-  run.CountFeaturized(run.plan.train_rows, features);
-  run.CountAccumulated(run.plan.train_rows, accumulate);
-  run.EndStage("featurize");
-
-  const v1::LearnerConfig& l = run.config.learner();
-  const HeadSolver kind = ChooseHeadSolver(l, f, /*rows=*/0);
-  run.report.solver = HeadSolverName(kind);
-  std::vector<double> grid(l.lambda_grid().begin(), l.lambda_grid().end());
-  ASSIGN_OR_RETURN(
-      CrossValidationResult cv,
-      CrossValidate(folds, grid, l.extend_lambda_grid(), TaskOf(run), GramSolverFactory(kind, l)));
-  folds.clear();
-  const bool regression = !run.plan.classification();
-  TrainReport& r = run.report;
-  r.k_fold = k;
-  r.validation_metric = regression ? "rmse" : "accuracy";
-  r.validation_curve = cv.mean_curve;
-  r.lambda = cv.refit_lambda;
-  r.stratified = run.config.split().stratify();
-  r.fold_groups = run.plan.fold_groups;
-  r.test_metrics = cv.mean;
-  r.test_metrics_std = cv.stddev;
-  r.test_metrics_pooled = cv.pooled;
-  r.pooled_rows = cv.pooled_rows;
-  for (size_t i = 0; i < cv.folds.size(); ++i) {
-    const FoldResult& fr = cv.folds[i];
-    r.folds.push_back({fr.train_rows, fr.inner_train_rows, fr.inner_validation_rows, fr.test_rows,
-                       fr.lambda, fr.test_metrics,
-                       i < run.plan.fold_groups.size() ? run.plan.fold_groups[i] : ""});
-  }
-  r.written_model =
-      absl::StrCat("refit on all ", cv.refit_rows, " rows at lambda ", cv.refit_lambda,
-                   " (best inner validation score averaged over the ", k,
-                   " rounds); its test metrics are estimated by the rounds (mean, std, pooled)");
-  std::vector<double> curve_grid;
-  for (const auto& [lambda, unused] : cv.mean_curve) curve_grid.push_back(lambda);
-  WarnAtGridEnd(run.report, curve_grid);
-  run.EndStage("solve");
+  ASSIGN_OR_RETURN(CrossValidationRun cv,
+                   RunCrossValidation(run.config, run.plan, *run.map.model, run.report));
+  run.stage_start = std::chrono::steady_clock::now();
   std::fprintf(stderr, "%s", CrossValidationConsole(run.report).c_str());
-  run.plan.test = std::move(first);
+  run.plan.test = std::move(cv.first);
   run.cross_validated = true;
-  return Finish(run, &cv.refit);
+  return Finish(run, &cv.cv.refit);
 }
 
 }  // namespace

@@ -367,11 +367,13 @@ TEST(KFoldTrainingTest, StratifiedRunReportsRowsMeanStdAndPooledMetrics) {
   ASSERT_TRUE(model.ok()) << model.status();
   EXPECT_EQ((*model)->manifest().metrics().at("test_rmse_pooled"),
             summary.test_metrics_pooled.at("rmse"));
-  // Featurize time is the feature map's alone; the accumulation is apart.
-  EXPECT_THAT(json, HasSubstr("\"featurized_rows\": 300"));
-  EXPECT_THAT(json, HasSubstr("\"accumulate\": {\"rows\": 300"));
+  // Featurize time is the feature maps' alone; the accumulation is apart.
+  // Every round featurizes the 300 rows with its own map, the written
+  // model's map once more: 6 × 300.
+  EXPECT_THAT(json, HasSubstr("\"featurized_rows\": 1800"));
+  EXPECT_THAT(json, HasSubstr("\"accumulate\": {\"rows\": 1800"));
   const double features = JsonNumberAfter(json, "\"featurize_seconds\": ");
-  const double accumulate = JsonNumberAfter(json, "\"accumulate\": {\"rows\": 300, \"seconds\": ");
+  const double accumulate = JsonNumberAfter(json, "\"accumulate\": {\"rows\": 1800, \"seconds\": ");
   const double stage = JsonNumberAfter(json, "\"featurize\": ");
   EXPECT_GE(features, 0);
   EXPECT_GE(accumulate, 0);
