@@ -29,6 +29,7 @@
 #include "core/spectral/von_mises_krr.h"
 #include "google/protobuf/text_format.h"
 #include "train/pipeline/certificate.h"
+#include "train/pipeline/pair_certificate.h"
 #include "train/pipeline/config.h"
 #include "train/pipeline/cross_validation.h"
 #include "train/pipeline/cv_rounds.h"
@@ -357,6 +358,7 @@ absl::StatusOr<std::string> Finish(Run& run, const LinearModel* head) {
   ASSIGN_OR_RETURN(*manifest.mutable_certificate(),
                    CertifyModel(*model, run.plan.test.x, run.config.certificate(),
                                 run.config.encoder().seed() ^ kCertificateSeedSalt));
+  RETURN_IF_ERROR(AddPairsCertificate(*model, run.config.certificate(), &manifest));
   run.EndStage("evaluate");
   ASSIGN_OR_RETURN(model, Model::Assemble(manifest, std::move(tensors)));
   FillReport(run, model->manifest());
