@@ -1,5 +1,6 @@
-// rest_codec_bench.cc: the REST infer codec (server/rest/rest_codec.h) in MB/s of
-// body, next to the JSON library's own speed on the same bytes.
+// rest_codec_bench.cc: the REST infer codec (server/rest/rest_infer_request.h and
+// rest_codec.h) in MB/s of body, next to the JSON library's own speed on the same
+// bytes.
 //
 //   build/bin/invariant-bench-rest [--benchmark_filter=...]
 //
@@ -35,6 +36,7 @@
 #include "rapidjson/memorystream.h"
 #include "rapidjson/reader.h"
 #include "server/rest/rest_codec.h"
+#include "server/rest/rest_infer_request.h"
 
 namespace {
 

@@ -17,6 +17,7 @@
 #include "server/common/status_util.h"
 #include "server/handlers/validation.h"
 #include "server/rest/rest_codec.h"
+#include "server/rest/rest_infer_request.h"
 
 namespace invariant::server {
 namespace {

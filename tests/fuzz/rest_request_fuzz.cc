@@ -1,5 +1,6 @@
 // rest_request_fuzz.cc: libFuzzer target for the REST infer body
-// (server/rest/rest_codec.h: InferRequestFromHttp, then InferResponseToHttp).
+// (server/rest/rest_infer_request.h: InferRequestFromHttp, then rest_codec.h:
+// InferResponseToHttp).
 //
 // Input: one control byte, then the body. Control bit 0 set: the request has
 // the header Inference-Header-Content-Length, whose value is the decimal of
@@ -22,6 +23,7 @@
 #include "absl/strings/match.h"
 #include "core/base/json.h"
 #include "server/rest/rest_codec.h"
+#include "server/rest/rest_infer_request.h"
 #include "tests/fuzz/fuzz_util.h"
 
 namespace {

@@ -18,7 +18,7 @@
 #include "server/handlers/audio_clips.h"
 #include "server/handlers/inference_handler.h"
 #include "server/handlers/model_warmup.h"
-#include "server/rest/rest_codec.h"
+#include "server/rest/rest_infer_request.h"
 #include "tests/unit/server/audio_test_util.h"
 #include "tests/unit/server/serving_fixture.h"
 #include "tools/test_models/test_audio_model.h"

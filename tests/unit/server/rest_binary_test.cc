@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/json.h"
 #include "server/rest/rest_codec.h"
+#include "server/rest/rest_infer_request.h"
 
 namespace invariant::server {
 namespace {

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "core/base/json.h"
 #include "core/base/random.h"
+#include "server/rest/rest_infer_request.h"
 
 namespace invariant::server {
 namespace {
