@@ -45,6 +45,7 @@
 #include "core/base/thread_pool.h"
 #include "core/model/repository.h"
 #include "google/protobuf/util/json_util.h"
+#include "train/pipeline/certificate.h"
 #include "train/pipeline/fold_metrics.h"
 #include "train/pipeline/pair_certificate.h"
 #include "train/pipeline/trainer.h"
@@ -158,7 +159,7 @@ int main(int argc, char** argv) {
     std::string group_text, pairs_text;
     if (!o.config_path.empty()) {
       absl::StatusOr<invariant::v1::InvarianceCertificate> c =
-          invariant::train::RunCertify(o, model);
+          invariant::train::CertifySavedModel(o.config_path, model);
       if (!c.ok()) {
         std::fprintf(stderr, "invariant-train: %s\n", c.status().ToString().c_str());
         return 1;

@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <functional>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/file.h"
 #include "core/base/random.h"
 #include "core/base/status_macros.h"
 #include "core/encoders/patch_statistics.h"
@@ -19,6 +22,7 @@
 #include "core/spectral/spectral_encoder.h"
 #include "core/spectral/spectral_proto.h"
 #include "core/spectral/torus_group.h"
+#include "train/pipeline/config.h"
 
 namespace invariant::train {
 namespace {
@@ -348,6 +352,33 @@ absl::StatusOr<FloatMatrix> CertificationRows(DataPlan& plan, int64_t max_rows) 
         absl::StrCat("certificate: fold 1 should hold ", n, " rows, the stream gave ", next));
   }
   return x;
+}
+
+absl::StatusOr<std::shared_ptr<const Model>> LoadModelAt(const std::string& model_path) {
+  std::error_code ec;
+  const std::string bundle = std::filesystem::is_directory(model_path, ec)
+                                 ? (std::filesystem::path(model_path) / kBundleFileName).string()
+                                 : model_path;
+  return Model::Load(bundle);
+}
+
+absl::StatusOr<v1::InvarianceCertificate> CertifySavedModel(const std::string& config_path,
+                                                            const std::string& model_path) {
+  std::optional<std::string> text = ReadWholeFile(config_path);
+  if (!text.has_value()) {
+    return absl::NotFoundError(absl::StrCat(config_path, ": cannot open the config file"));
+  }
+  ASSIGN_OR_RETURN(v1::TrainConfig config, ParseTrainConfig(*text, config_path));
+  ASSIGN_OR_RETURN(std::shared_ptr<const Model> model, LoadModelAt(model_path));
+  ASSIGN_OR_RETURN(DataPlan plan, PlanData(config));
+  ASSIGN_OR_RETURN(plan.test.x, CertificationRows(plan, config.certificate().num_points()));
+  if (plan.test.x.cols() != model->input_dim()) {
+    return absl::InvalidArgumentError(absl::StrCat(config_path, ": the test rows have ",
+                                                   plan.test.x.cols(), " values, but ", model_path,
+                                                   " takes input_dim ", model->input_dim()));
+  }
+  return CertifyModel(*model, plan.test.x, config.certificate(),
+                      config.encoder().seed() ^ kCertificateSeedSalt);
 }
 
 }  // namespace invariant::train

@@ -43,6 +43,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "core/base/tensor.h"
@@ -108,6 +110,22 @@ absl::StatusOr<v1::InvarianceCertificate> CertifyModel(const Model& model,
 // training rows for a k-fold plan. Errors: no such rows (INVALID_ARGUMENT),
 // the source's read errors.
 absl::StatusOr<FloatMatrix> CertificationRows(DataPlan& plan, int64_t max_rows);
+
+// The certificate's draws: seeded from the encoder's seed, a stream of their own.
+inline constexpr uint64_t kCertificateSeedSalt = 0xce47;
+
+// The model at `model_path`: a version directory (its model.bundle) or a
+// bundle file. Errors: Model::Load's.
+absl::StatusOr<std::shared_ptr<const Model>> LoadModelAt(const std::string& model_path);
+
+// `invariant-train certify --config`: certifies an existing model
+// (`model_path` as LoadModelAt) on the test rows of config_path's data and
+// split, against that config's certificate.group (default: the model's own
+// group), with its certificate.num_points and num_group_elements. Nothing is
+// written. Errors: the config, model or data cannot be loaded, the data rows
+// do not have the model's input_dim, the group does not fit the input.
+absl::StatusOr<v1::InvarianceCertificate> CertifySavedModel(const std::string& config_path,
+                                                            const std::string& model_path);
 
 }  // namespace invariant::train
 

@@ -431,4 +431,36 @@ absl::StatusOr<FloatMatrix> DatasetTargets(const DataPlan& plan, const Dataset& 
   return data.y;
 }
 
+std::string DescribeDataPlan(const v1::SplitConfig& sc, const DataPlan& plan) {
+  const long long dim = static_cast<long long>(plan.schema.dim);
+  if (plan.num_folds > 0) {
+    std::vector<int64_t> sizes(static_cast<size_t>(plan.num_folds), 0);
+    for (int32_t f : plan.fold) ++sizes[static_cast<size_t>(f)];
+    const auto [lo, hi] = std::minmax_element(sizes.begin(), sizes.end());
+    const std::string kind =
+        !plan.fold_groups.empty()
+            ? "one per group: leave one group out"
+            : (sc.stratify()
+                   ? (plan.classification() ? "stratified by class" : "stratified by the target")
+                   : "random");
+    return absl::StrCat("data: ", plan.train_rows, " rows of ", dim, " values in ", plan.num_folds,
+                        " folds of ", *lo, *hi > *lo ? absl::StrCat("-", *hi) : "", " rows (", kind,
+                        "), every row tested once: no separate validation or test rows");
+  }
+  const int64_t classes = static_cast<int64_t>(plan.schema.class_names.size());
+  if (sc.per_class_train() > 0 && classes > 0) {
+    return absl::StrCat("data: ", plan.train_rows, " train (", sc.per_class_train(),
+                        " per class), ", plan.validation.rows(), " validation (",
+                        plan.validation.rows() / classes, " per class), ", plan.test.rows(),
+                        " test rows of ", dim, " values");
+  }
+  return absl::StrCat(
+      "data: ", plan.train_rows, " train, ", plan.validation.rows(), " validation, ",
+      plan.test.rows(), " test rows of ", dim, " values",
+      sc.test_groups().empty()
+          ? ""
+          : absl::StrCat(" (test: the rows of group", sc.test_groups_size() > 1 ? "s " : " ",
+                         absl::StrJoin(sc.test_groups(), ", "), ")"));
+}
+
 }  // namespace invariant::train

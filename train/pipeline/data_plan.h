@@ -104,6 +104,14 @@ absl::StatusOr<FloatMatrix> BlockTargets(const DataPlan& plan, const TrainBlock&
 // The same for an in-memory data set (validation, test).
 absl::StatusOr<FloatMatrix> DatasetTargets(const DataPlan& plan, const Dataset& data);
 
+// The data stage's line: what every count is. "data: 5232 train, 500
+// validation, 1433 test rows of 529 values"; per_class_train adds the
+// per-class counts ("1000 validation (100 per class)"); a k-fold run gives
+// its folds instead ("data: 7165 rows of 529 values in 5 folds of 1433 rows
+// (stratified by the target), every row tested once: no separate validation
+// or test rows"); test_groups name the groups of the test rows.
+std::string DescribeDataPlan(const v1::SplitConfig& sc, const DataPlan& plan);
+
 }  // namespace invariant::train
 
 #endif  // INVARIANT_TRAIN_PIPELINE_DATA_PLAN_H_

@@ -95,14 +95,6 @@ absl::Status TextRow(const std::string& path, const std::string& data, int64_t d
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::shared_ptr<const Model>> LoadModelAt(const std::string& model_path) {
-  std::error_code ec;
-  const std::string bundle = fs::is_directory(model_path, ec)
-                                 ? (fs::path(model_path) / kBundleFileName).string()
-                                 : model_path;
-  return Model::Load(bundle);
-}
-
 }  // namespace
 
 InputReader ModelInputReader(const Model& model) {

@@ -4,6 +4,8 @@
 
 #include <cstdio>
 
+#include "absl/strings/str_format.h"
+
 namespace invariant::train {
 
 Progress::Progress(std::string stage, int64_t total)
@@ -52,6 +54,14 @@ double Progress::Finish(const std::string& line) {
   if (tty_) std::fprintf(stderr, "\r");
   std::fprintf(stderr, "%s%s\n", line.c_str(), tty_ ? "        " : "");
   return s;
+}
+
+std::string FeaturizeLine(int64_t rows, double features, double accumulate, double stage) {
+  return absl::StrFormat(
+      "featurize %lld training rows: features %.2fs (%.0f rows/s), accumulate Phi'Phi and Phi'Y "
+      "%.2fs; stage %.2fs",
+      static_cast<long long>(rows), features, features > 0 ? rows / features : 0.0, accumulate,
+      stage);
 }
 
 }  // namespace invariant::train

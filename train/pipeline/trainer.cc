@@ -26,15 +26,14 @@
 #include "core/rls/lambda_selection.h"
 #include "core/rls/linear_model.h"
 #include "core/rls/metrics.h"
-#include "core/spectral/von_mises_krr.h"
 #include "google/protobuf/text_format.h"
 #include "train/pipeline/certificate.h"
-#include "train/pipeline/pair_certificate.h"
 #include "train/pipeline/config.h"
 #include "train/pipeline/cross_validation.h"
 #include "train/pipeline/cv_rounds.h"
 #include "train/pipeline/data_plan.h"
 #include "train/pipeline/feature_map.h"
+#include "train/pipeline/pair_certificate.h"
 #include "train/pipeline/progress.h"
 #include "train/pipeline/publish.h"
 #include "train/pipeline/report.h"
@@ -48,18 +47,6 @@ namespace fs = std::filesystem;
 
 double SecondsSince(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
-}
-
-// The featurize stage's last line: the feature map's rate alone, the
-// accumulation apart, and the whole stage (also reading the rows), e.g.
-// "featurize 10000 training rows: features 5.10s (1961 rows/s), accumulate
-// Phi'Phi and Phi'Y 28.29s; stage 33.39s".
-std::string FeaturizeLine(int64_t rows, double features, double accumulate, double stage) {
-  return absl::StrFormat(
-      "featurize %lld training rows: features %.2fs (%.0f rows/s), accumulate Phi'Phi and Phi'Y "
-      "%.2fs; stage %.2fs",
-      static_cast<long long>(rows), features, features > 0 ? rows / features : 0.0, accumulate,
-      stage);
 }
 
 // The run's state, shared by the stages.
@@ -111,51 +98,10 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
   return *std::move(text);
 }
 
-// The certificate's draws: seeded from the encoder's seed, a stream of their own.
-constexpr uint64_t kCertificateSeedSalt = 0xce47;
-
 std::string ModelDir(const TrainOptions& o) { return invariant::ModelDir(o.models_dir, o.name); }
 
 std::string ShardDir(const TrainOptions& o) {
   return o.shard_dir.empty() ? (fs::path(ModelDir(o)) / "shards").string() : o.shard_dir;
-}
-
-// The data stage's line: what every count is. "data: 5232 train, 500
-// validation, 1433 test rows of 529 values"; per_class_train adds the
-// per-class counts ("1000 validation (100 per class)"); a k-fold run gives
-// its folds instead ("data: 7165 rows of 529 values in 5 folds of 1433 rows
-// (stratified by the target), every row tested once: no separate validation
-// or test rows"); test_groups name the groups of the test rows.
-std::string DataLine(const v1::SplitConfig& sc, const DataPlan& plan) {
-  const long long dim = static_cast<long long>(plan.schema.dim);
-  if (plan.num_folds > 0) {
-    std::vector<int64_t> sizes(static_cast<size_t>(plan.num_folds), 0);
-    for (int32_t f : plan.fold) ++sizes[static_cast<size_t>(f)];
-    const auto [lo, hi] = std::minmax_element(sizes.begin(), sizes.end());
-    const std::string kind =
-        !plan.fold_groups.empty()
-            ? "one per group: leave one group out"
-            : (sc.stratify()
-                   ? (plan.classification() ? "stratified by class" : "stratified by the target")
-                   : "random");
-    return absl::StrCat("data: ", plan.train_rows, " rows of ", dim, " values in ", plan.num_folds,
-                        " folds of ", *lo, *hi > *lo ? absl::StrCat("-", *hi) : "", " rows (", kind,
-                        "), every row tested once: no separate validation or test rows");
-  }
-  const int64_t classes = static_cast<int64_t>(plan.schema.class_names.size());
-  if (sc.per_class_train() > 0 && classes > 0) {
-    return absl::StrCat("data: ", plan.train_rows, " train (", sc.per_class_train(),
-                        " per class), ", plan.validation.rows(), " validation (",
-                        plan.validation.rows() / classes, " per class), ", plan.test.rows(),
-                        " test rows of ", dim, " values");
-  }
-  return absl::StrCat(
-      "data: ", plan.train_rows, " train, ", plan.validation.rows(), " validation, ",
-      plan.test.rows(), " test rows of ", dim, " values",
-      sc.test_groups().empty()
-          ? ""
-          : absl::StrCat(" (test: the rows of group", sc.test_groups_size() > 1 ? "s " : " ",
-                         absl::StrJoin(sc.test_groups(), ", "), ")"));
 }
 
 // Stages data and bank.
@@ -166,7 +112,7 @@ absl::StatusOr<Run> Prepare(const TrainOptions& options) {
   ASSIGN_OR_RETURN(run.config, ParseTrainConfig(run.config_text, options.config_path));
   ASSIGN_OR_RETURN(run.plan, PlanData(run.config));
   run.EndStage("data");
-  std::fprintf(stderr, "%s\n", DataLine(run.config.split(), run.plan).c_str());
+  std::fprintf(stderr, "%s\n", DescribeDataPlan(run.config.split(), run.plan).c_str());
   ASSIGN_OR_RETURN(run.map, BuildFeatureMap(run.config, run.plan));
   run.EndStage("bank");
   std::fprintf(stderr, "bank: %s encoder, %lld features, %.1f MiB of parameters\n",
@@ -174,19 +120,6 @@ absl::StatusOr<Run> Prepare(const TrainOptions& options) {
                static_cast<long long>(run.map.model->feature_dim()),
                static_cast<double>(run.map.model->bytes()) / (1 << 20));
   return run;
-}
-
-// model.Featurize over n rows in row chunks on the process thread pool
-// (each chunk's encoder splits its work further on the same pool). Every
-// row's features depend only on that row (the encoders' kernels are
-// batch-independent), so the result is the same bits as one call.
-void ParallelFeaturize(const Model& model, int64_t n, const float* x, float* out) {
-  constexpr int64_t kChunkRows = 256;
-  ParallelFor((n + kChunkRows - 1) / kChunkRows, [&](int64_t chunk) {
-    const int64_t start = chunk * kChunkRows;
-    const int64_t rows = std::min(kChunkRows, n - start);
-    model.Featurize(rows, x + start * model.input_dim(), out + start * model.feature_dim());
-  });
 }
 
 // Stage featurize: ΦᵀΦ and ΦᵀY over this shard's training rows, or with
@@ -209,7 +142,7 @@ absl::StatusOr<TrainingSet> Featurize(Run& run, int shard, int num_shards, bool 
         if (!keep_rows) buffer.resize(static_cast<size_t>(b.n * f));
         float* out = keep_rows ? phi.mutable_data() : buffer.data();
         const auto start = std::chrono::steady_clock::now();
-        ParallelFeaturize(model, b.n, b.x, out);
+        FeaturizeInParallel(model, b.n, b.x, out);
         features += SecondsSince(start);
         ASSIGN_OR_RETURN(FloatMatrix y, BlockTargets(run.plan, b));
         if (keep_rows) {
@@ -233,7 +166,7 @@ absl::StatusOr<TrainingSet> Featurize(Run& run, int shard, int num_shards, bool 
 
 FloatMatrix FeaturizeAll(const Model& model, const Dataset& data) {
   FloatMatrix phi = FloatMatrix::Zeros(data.rows(), model.feature_dim());
-  ParallelFeaturize(model, data.rows(), data.x.data(), phi.mutable_data());
+  FeaturizeInParallel(model, data.rows(), data.x.data(), phi.mutable_data());
   return phi;
 }
 
@@ -365,68 +298,6 @@ absl::StatusOr<std::string> Finish(Run& run, const LinearModel* head) {
   return WriteVersion(run, version, model.get());
 }
 
-// KERNEL_RIDGE_VON_MISES: the non-invariant baseline; evaluated and reported,
-// not served (it has no finite feature map), so no bundle is written.
-absl::StatusOr<std::string> FinishKernelRidge(Run& run) {
-  const int64_t d = run.plan.schema.dim;
-  Dataset train;
-  train.x = FloatMatrix::Zeros(run.plan.train_rows, d);
-  train.y = FloatMatrix::Zeros(run.plan.train_rows, 1);
-  int64_t row = 0;
-  RETURN_IF_ERROR(
-      ForEachTrainBlock(run.plan, run.config.block_rows(), 0, 1, [&](const TrainBlock& b) {
-        std::memcpy(train.x.mutable_row(row), b.x, sizeof(float) * b.n * d);
-        std::memcpy(train.y.mutable_row(row), b.y, sizeof(float) * b.n);
-        row += b.n;
-        return absl::OkStatus();
-      }));
-  run.EndStage("featurize");
-  const v1::LearnerConfig& l = run.config.learner();
-  std::vector<double> grid(l.lambda_grid().begin(), l.lambda_grid().end());
-  ASSIGN_OR_RETURN(VonMisesKrr krr,
-                   VonMisesKrr::Fit(static_cast<int32_t>(d), train.rows(), train.x.data(),
-                                    train.y.data(), l.von_mises_eta(), grid));
-  const Dataset& val = run.plan.validation;
-  std::vector<float> out(static_cast<size_t>(val.rows() * krr.num_models()));
-  krr.Predict(val.rows(), val.x.data(), out.data());
-  int64_t best = 0;
-  run.report.validation_metric = "rmse";
-  for (int64_t m = 0; m < krr.num_models(); ++m) {
-    double mse = 0;
-    for (int64_t i = 0; i < val.rows(); ++i) {
-      const double e = out[static_cast<size_t>(i * krr.num_models() + m)] - val.y.row(i)[0];
-      mse += e * e / static_cast<double>(val.rows());
-    }
-    run.report.validation_curve.emplace_back(grid[static_cast<size_t>(m)], std::sqrt(mse));
-    if (std::sqrt(mse) <= run.report.validation_curve[static_cast<size_t>(best)].second) best = m;
-  }
-  run.report.lambda = grid[static_cast<size_t>(best)];
-  WarnAtGridEnd(run.report, grid);
-  run.EndStage("solve");
-  const int64_t k = krr.num_models();
-  BatchFunction f = [&](int64_t n, const float* x, float* y) {
-    std::vector<float> all(static_cast<size_t>(n * k));
-    krr.Predict(n, x, all.data());
-    for (int64_t i = 0; i < n; ++i) y[i] = all[static_cast<size_t>(i * k + best)];
-  };
-  FloatMatrix scores = FloatMatrix::Zeros(run.plan.test.rows(), 1);
-  f(run.plan.test.rows(), run.plan.test.x.data(), scores.mutable_data());
-  v1::Manifest manifest = run.map.manifest;
-  RETURN_IF_ERROR(Evaluate(run, scores, manifest));
-  ASSIGN_OR_RETURN(
-      *manifest.mutable_certificate(),
-      CertifyPredictor(f, 1, run.config.encoder(), run.plan.test.x, run.config.certificate(),
-                       run.config.encoder().seed() ^ kCertificateSeedSalt));
-  run.EndStage("evaluate");
-  ASSIGN_OR_RETURN(int64_t version, ChooseVersion(ModelDir(run.options), run.options.version));
-  manifest.set_model_name(run.options.name);
-  manifest.set_version(version);
-  FillReport(run, manifest);
-  run.report.encoder_kind = "kernel_ridge_von_mises";
-  run.report.feature_dim = 0;
-  return WriteVersion(run, version, nullptr);
-}
-
 // split.k_fold or leave_one_group_out: every round on a feature map of its
 // own training rows, the refit on all rows with run.map (cv_rounds.h); the
 // refit is written. The certificate checks it on fold 1's rows.
@@ -447,8 +318,6 @@ absl::StatusOr<std::string> RunTraining(const TrainOptions& options, TrainSummar
   ASSIGN_OR_RETURN(Run run, Prepare(options));
   run.summary = summary;
   switch (run.config.learner().kind()) {
-    case v1::LearnerConfig::KERNEL_RIDGE_VON_MISES:
-      return FinishKernelRidge(run);
     case v1::LearnerConfig::NONE:
       return Finish(run, nullptr);
     default: {
@@ -520,26 +389,6 @@ absl::StatusOr<std::string> RunReduce(const TrainOptions& options, TrainSummary*
   set = TrainingSet();
   run.EndStage("solve");
   return Finish(run, &head);
-}
-
-absl::StatusOr<v1::InvarianceCertificate> RunCertify(const TrainOptions& options,
-                                                     const std::string& model_path) {
-  ASSIGN_OR_RETURN(std::string text, ReadFile(options.config_path));
-  ASSIGN_OR_RETURN(v1::TrainConfig config, ParseTrainConfig(text, options.config_path));
-  std::error_code ec;
-  const std::string bundle = fs::is_directory(model_path, ec)
-                                 ? (fs::path(model_path) / kBundleFileName).string()
-                                 : model_path;
-  ASSIGN_OR_RETURN(std::shared_ptr<const Model> model, Model::Load(bundle));
-  ASSIGN_OR_RETURN(DataPlan plan, PlanData(config));
-  ASSIGN_OR_RETURN(plan.test.x, CertificationRows(plan, config.certificate().num_points()));
-  if (plan.test.x.cols() != model->input_dim()) {
-    return absl::InvalidArgumentError(absl::StrCat(options.config_path, ": the test rows have ",
-                                                   plan.test.x.cols(), " values, but ", bundle,
-                                                   " takes input_dim ", model->input_dim()));
-  }
-  return CertifyModel(*model, plan.test.x, config.certificate(),
-                      config.encoder().seed() ^ kCertificateSeedSalt);
 }
 
 }  // namespace invariant::train

@@ -67,15 +67,6 @@ absl::StatusOr<std::string> RunShard(const TrainOptions& options);
 // the same config: checked by a fingerprint of its text) and finishes the run.
 absl::StatusOr<std::string> RunReduce(const TrainOptions& options, TrainSummary* summary = nullptr);
 
-// Certifies an existing model (`model_path`: a version directory or its
-// model.bundle) on the test rows of options.config_path's data and split,
-// against that config's certificate.group (default: the model's own group),
-// with its certificate.num_points and num_group_elements. Nothing is
-// written. Errors: the model or data cannot be loaded, the data rows do not
-// have the model's input_dim, the group does not fit the input.
-absl::StatusOr<v1::InvarianceCertificate> RunCertify(const TrainOptions& options,
-                                                     const std::string& model_path);
-
 }  // namespace invariant::train
 
 #endif  // INVARIANT_TRAIN_PIPELINE_TRAINER_H_

@@ -190,7 +190,7 @@ TEST(CertifyTest, CertifiesAKFoldModelOnFoldOneRows) {
   ASSERT_TRUE(model.ok()) << model.status();
   const v1::InvarianceCertificate& trained = (*model)->manifest().certificate();
 
-  auto c = RunCertify(o, *version);
+  auto c = CertifySavedModel(o.config_path, *version);
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->num_points(), 20);
   EXPECT_EQ(c->num_group_elements(), 4);
@@ -259,8 +259,8 @@ TEST(CertifyTest, RelativeCertificateOfAPlainModelIsLargerOnRotatedImages) {
   auto plain = RunTraining(RunOptions(dir, raw, "plain"));
   ASSERT_TRUE(invariant.ok() && plain.ok()) << invariant.status() << plain.status();
   const TrainOptions o = RunOptions(dir, invariant_config, "unused");
-  auto inv = RunCertify(o, *invariant);
-  auto raw_cert = RunCertify(o, *plain);
+  auto inv = CertifySavedModel(o.config_path, *invariant);
+  auto raw_cert = CertifySavedModel(o.config_path, *plain);
   ASSERT_TRUE(inv.ok() && raw_cert.ok()) << inv.status() << raw_cert.status();
   EXPECT_THAT(inv->method(), HasSubstr("8 elements drawn from"));
   EXPECT_EQ(inv->method(), raw_cert->method());

@@ -16,6 +16,7 @@
 #include "tests/unit/train/run_options.h"
 #include "tests/unit/train/synthetic_images.h"
 #include "tests/unit/train/train_test_util.h"
+#include "train/pipeline/certificate.h"
 #include "train/pipeline/config.h"
 #include "train/pipeline/data_plan.h"
 #include "train/pipeline/trainer.h"
@@ -100,7 +101,7 @@ TEST(PatchTrainTest, LearnsTheBarsAndIsCertifiedOnPatchesAndOnImageShifts) {
                 "certificate { num_points: 60 num_group_elements: 8 group { image { height: 8 "
                 "width: 8 channels: 3 translation_x { uniform { low: 0.999 high: 1.001 } } "
                 "translation_y { uniform { low: -1.001 high: -0.999 } } } } }"}});
-  auto moved = RunCertify(RunOptions(dir, shifts, "unused"), *out);
+  auto moved = CertifySavedModel(RunOptions(dir, shifts, "unused").config_path, *out);
   ASSERT_TRUE(moved.ok()) << moved.status();
   EXPECT_FALSE(moved->exhaustive());
   EXPECT_EQ(moved->num_group_elements(), 8);
@@ -116,7 +117,7 @@ TEST(PatchTrainTest, LearnsTheBarsAndIsCertifiedOnPatchesAndOnImageShifts) {
                 "group { identity { dim: 192 } } seed: 3 }\n  ");
   auto plain_run = RunTraining(RunOptions(dir, plain, "plain"));
   ASSERT_TRUE(plain_run.ok()) << plain_run.status();
-  auto plain_moved = RunCertify(RunOptions(dir, shifts, "unused"), *plain_run);
+  auto plain_moved = CertifySavedModel(RunOptions(dir, shifts, "unused").config_path, *plain_run);
   ASSERT_TRUE(plain_moved.ok()) << plain_moved.status();
   EXPECT_GT(plain_moved->relative_mean_discrepancy(), 0.5);
   EXPECT_LT(moved->relative_mean_discrepancy(), 0.5 * plain_moved->relative_mean_discrepancy());
@@ -125,7 +126,7 @@ TEST(PatchTrainTest, LearnsTheBarsAndIsCertifiedOnPatchesAndOnImageShifts) {
   const std::string misfit = absl::StrReplaceAll(
       config, {{"certificate { num_points: 60 }",
                 "certificate { num_points: 60 group { cyclic_shift { length: 10 } } }"}});
-  auto refused = RunCertify(RunOptions(dir, misfit, "unused"), *out);
+  auto refused = CertifySavedModel(RunOptions(dir, misfit, "unused").config_path, *out);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(refused.status().message(),
               HasSubstr("certificate.group acts on vectors of length 10, but the model's inputs "
