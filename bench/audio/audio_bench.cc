@@ -6,45 +6,66 @@
 // 8 kHz (the model's rate) and 16 kHz (resampled by the front end).
 // The model has the shipped spoken-digit shape
 // (train/configs/spoken_digits.textproto): front end 8 kHz, 1 s, trim,
-// peak, 256 / 128 frames, 64 bins from 100 Hz at 12 per octave, per-bin mean
-// removal, compression gain 10 → rows of 64 × 61 = 3904 values; preprocess
-// centre + l2; random Fourier, s = 1500 frequencies, r = 40 audio-group
-// elements (pitch ±400 cents, tempo log-normal 0.35, shift ±8 frames) on the
-// input (PLACEMENT_INPUT); a 10-class head. Bank, mean and head are seeded
-// random (speed does not depend on their values), assembled by
-// Model::Assemble as a bundle is.
+// peak, 128 / 128 frames, 64 bins from 100 Hz at 12 per octave, per-bin mean
+// removal, compression gain 10 → rows of 64 × 62 = 3968 values, read as a
+// 64 × 62 × 1 image; no preprocess; the patch encoder: 56 × 8 patches,
+// pad_rows 8 (25 frequency × 55 time positions = 1375 patches of 448
+// values), normalize_patches, 512 templates whitened and folded into the
+// bank (one bias each), soft-threshold responses, pool_rows 1 × pool_cols 6
+// (6144 features); a 10-class head. The bank is drawn through the patch
+// kind's descriptor as invariant-train draws it, from the bench's own
+// front-end rows, with fewer statistics patches (4096) and one k-means
+// iteration (the shipped config: 100,000 and 10; speed does not depend on
+// the values); the head is seeded random; assembled by Model::Assemble as a
+// bundle is.
 //
 // Benchmarks (each reports clips_per_second; audio_table.py prints ratios):
-//   BM_KissFft            61 KissFFT 256-point real FFTs of windowed frames
-//   BM_FftFilterBank      window + FFT + |·| + the triangular filter bank
-//                         (the front_end.h weights, rebuilt here) for the 61
-//                         frames: the reference of the front end
-//   BM_FrontEnd/RATE      AudioFrontEnd::Apply on one clip
-//   BM_Sgemm/N            cblas_sgemm (N·r) × d times d × s, OpenBLAS with the
-//                         pool's threads: the GEMM the encoder must do
-//   BM_SgemmOneThread/N   the same on one OpenBLAS thread
-//   BM_Encoder/N          Model::Featurize of N rows (preprocess, the orbit of
-//                         every row, the projections, cos / sin)
-//   BM_FeatureMap/RATE/N  N clips → features: the front end per clip on the
-//                         calling thread (as the server's handler does), then
-//                         Featurize of the N rows
-//   BM_Predict/RATE/N     the same, then the head (what a Predict serves)
+//   BM_KissFft              62 KissFFT 128-point real FFTs of windowed frames
+//   BM_FftFilterBank        window + FFT + |·| + the triangular filter bank
+//                           (the front_end.h weights, rebuilt here) for the
+//                           62 frames: the reference of the front end
+//   BM_FrontEnd/RATE        AudioFrontEnd::Apply on one clip
+//   BM_Sgemm/N              cblas_sgemm (1375·N) × 448 times 448 × 512 (the
+//                           N clips' normalised patches times the bank),
+//                           OpenBLAS with the pool's threads: the GEMM the
+//                           encoder does
+//   BM_SgemmOneThread/N     the same on one OpenBLAS thread
+//   BM_FftCorrelation/N     the same responses through KissFFT
+//                           (fft_correlation.h): per clip the 2-D real FFT of
+//                           the zero-padded 80 × 62 plane (on an 80 × 64
+//                           grid), then per template a pointwise product with
+//                           its precomputed spectrum and an inverse 2-D FFT
+//                           (the full correlation map the encoder pools);
+//                           (clip, 64-template block) tasks on the pool
+//   BM_FftCorrelationOneThread/N  the same on the calling thread
+//   BM_Encoder/N            Model::Featurize of N rows (patches extracted and
+//                           normalised, the products, thresholds, pooling)
+//   BM_FeatureMap/RATE/N    N clips → features: the front end per clip on
+//                           the calling thread (as the server's handler
+//                           does), then Featurize of the N rows
+//   BM_Predict/RATE/N       the same, then the head (what a Predict serves)
 #include <cblas.h>
 #include <kiss_fftr.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "bench/audio/fft_correlation.h"
 #include "benchmark/benchmark.h"
 #include "core/audio/front_end.h"
 #include "core/base/random.h"
 #include "core/base/thread_pool.h"
+#include "core/encoders/patch_encoder.h"
 #include "core/encoders/templates.h"
+#include "core/model/bank_tensors.h"
 #include "core/model/encoder_kinds.h"
 #include "core/model/model.h"
+#include "core/model/patch_kind.h"
 
 namespace invariant {
 namespace {
@@ -52,9 +73,12 @@ namespace {
 constexpr double kPi = 3.14159265358979323846;
 constexpr int kModelRate = 8000;
 constexpr int kMaxBatch = 64;
-constexpr int kNumFeatures = 1500;  // s
-constexpr int kGroupElements = 40;  // r (the shipped config)
 constexpr int kClasses = 10;
+// The shipped encoder (train/configs/spoken_digits.textproto).
+constexpr int kPatchHeight = 56, kPatchWidth = 8, kPadRows = 8;
+constexpr int kTemplates = 512;
+constexpr int kPoolRows = 1, kPoolCols = 6;
+constexpr int kFftTemplateBlock = 64;  // templates per BM_FftCorrelation task
 
 v1::AudioFrontEnd ShippedFrontEnd() {
   v1::AudioFrontEnd a;
@@ -63,7 +87,7 @@ v1::AudioFrontEnd ShippedFrontEnd() {
   a.set_clip_policy(v1::AudioFrontEnd::CLIP_POLICY_CENTRE);
   a.set_trim_silence(true);
   a.set_normalisation(v1::AudioFrontEnd::NORMALISATION_PEAK);
-  a.set_frame_length(256);
+  a.set_frame_length(128);
   a.set_hop_length(128);
   a.set_min_frequency(100);
   a.set_bins_per_octave(12);
@@ -139,60 +163,63 @@ FilterBank MakeFilterBank(const v1::AudioFrontEnd& s) {
 struct Setup {
   v1::AudioFrontEnd spec;
   std::shared_ptr<const Model> model;
+  PatchGeometry geometry;
   std::map<int, std::vector<std::vector<float>>> clips;  // rate → kMaxBatch clips
   FloatMatrix rows;                                      // kMaxBatch front-end rows (8 kHz)
-  FloatMatrix orbit_inputs;                              // (kMaxBatch·r) × d, for BM_Sgemm
+  FloatMatrix patches;  // (kMaxBatch·positions) × patch_dim, normalised, for BM_Sgemm
+  std::unique_ptr<bench_audio::FftCorrelation> fft;  // over the model's bank
   FilterBank filter_bank;
 };
 
-// The model of the shipped shape, assembled as a bundle is loaded.
+// The model of the shipped shape, drawn through the patch kind's descriptor
+// from `rows` and assembled as a bundle is loaded.
 std::shared_ptr<const Model> MakeModel(const v1::AudioFrontEnd& front_end,
                                        const FloatMatrix& rows) {
   const int64_t bins = front_end.frequency_bins(), frames = front_end.frames();
   const int64_t d = bins * frames;
   v1::Manifest manifest;
   manifest.set_format_version(1);
-  manifest.set_model_name("spoken_digits_rf");
+  manifest.set_model_name("spoken_digits_patch");
   manifest.set_version(1);
   manifest.set_input_dim(d);
-  manifest.set_feature_dim(2 * kNumFeatures);
   *manifest.mutable_audio() = front_end;
-  manifest.mutable_preprocess()->set_center(true);
-  manifest.mutable_preprocess()->set_l2_normalize(true);
   v1::EncoderSpec& e = *manifest.mutable_encoder();
   e.set_seed(11);
   for (int64_t v : {bins, frames, int64_t{1}}) e.add_input_shape(v);
-  e.mutable_random_fourier()->set_num_features(kNumFeatures);
-  e.mutable_random_fourier()->set_num_group_elements(kGroupElements);
-  e.mutable_random_fourier()->set_sigma(1.0);
-  v1::GroupSpec& g = *e.mutable_group();
-  g.set_placement(v1::GroupSpec::PLACEMENT_INPUT);
-  v1::AudioTransformGroup& a = *g.mutable_audio();
-  a.set_frequency_bins(static_cast<int32_t>(bins));
-  a.set_frames(static_cast<int32_t>(frames));
-  a.set_bins_per_octave(front_end.bins_per_octave());
-  a.mutable_pitch_cents()->mutable_uniform()->set_low(-400);
-  a.mutable_pitch_cents()->mutable_uniform()->set_high(400);
-  a.mutable_tempo()->mutable_log_normal()->set_log_stddev(0.35);
-  a.mutable_time_shift()->mutable_uniform()->set_low(-8);
-  a.mutable_time_shift()->mutable_uniform()->set_high(8);
+  v1::PatchParams& p = *e.mutable_patch();
+  p.set_patch_height(kPatchHeight);
+  p.set_patch_width(kPatchWidth);
+  p.set_pad_rows(kPadRows);
+  p.set_num_templates(kTemplates);
+  p.set_num_group_elements(1);
+  p.set_response(v1::PatchParams::RESPONSE_THRESHOLD);
+  p.set_pool_rows(kPoolRows);
+  p.set_pool_cols(kPoolCols);
+  p.set_whiten(true);
+  p.set_normalize_patches(true);
+  p.set_kmeans_iterations(1);      // shipped: 10
+  p.set_statistics_patches(4096);  // shipped: the default 100,000
+  e.mutable_group()->mutable_identity()->set_dim(kPatchHeight * kPatchWidth);
 
   const EncoderKind* kind = *FindEncoderKind(e, "encoder");
   ModelTensors tensors;
   EncoderTrainingData data;
   data.input_dim = d;
+  data.train_rows = rows.rows();
+  data.draw_rows = [&rows, d](int64_t m, uint64_t) -> absl::StatusOr<FloatMatrix> {
+    FloatMatrix x = FloatMatrix::Zeros(m, d);
+    for (int64_t i = 0; i < m; ++i) std::copy_n(rows.row(i % rows.rows()), d, x.mutable_row(i));
+    return x;
+  };
   if (absl::Status s = kind->validate_config(e); !s.ok()) std::abort();
   if (absl::Status s = kind->draw(e, data, tensors); !s.ok()) std::abort();
-  FloatMatrix mean = FloatMatrix::Zeros(1, d);
-  for (int64_t i = 0; i < rows.rows(); ++i) {
-    for (int64_t j = 0; j < d; ++j) mean.mutable_data()[j] += rows.row(i)[j] / rows.rows();
-  }
-  tensors.f32["preprocess/mean"] = std::move(mean);
+  const int64_t features = int64_t{kPoolRows} * kPoolCols * 2 * kTemplates;
+  manifest.set_feature_dim(features);
   v1::LinearHead& head = *manifest.mutable_head();
   head.set_task(v1::TASK_CLASSIFICATION);
   for (int c = 0; c < kClasses; ++c) head.add_class_names(std::to_string(c));
   Rng rng(3);
-  tensors.f32[kHeadWeightsTensor] = *SampleGaussianTemplates(2 * kNumFeatures, kClasses, 1.0, rng);
+  tensors.f32[kHeadWeightsTensor] = *SampleGaussianTemplates(features, kClasses, 1.0, rng);
   tensors.f32[kHeadBiasTensor] = FloatMatrix::Zeros(1, kClasses);
   absl::StatusOr<std::shared_ptr<const Model>> model =
       Model::Assemble(std::move(manifest), std::move(tensors));
@@ -216,8 +243,22 @@ const Setup& GetSetup() {
       }
     }
     s->model = MakeModel(s->spec, s->rows);
-    Rng rng(5);
-    s->orbit_inputs = *SampleGaussianTemplates(int64_t{kMaxBatch} * kGroupElements, d, 1.0, rng);
+    const PatchOptions options = *PatchOptionsOf(s->model->manifest().encoder(), d);
+    s->geometry = options.geometry;
+    const PatchGeometry& g = s->geometry;
+    const int64_t positions = g.num_positions(), pd = g.patch_dim();
+    s->patches = FloatMatrix::Zeros(kMaxBatch * positions, pd);
+    for (int64_t i = 0; i < kMaxBatch; ++i) {
+      float* dst = s->patches.mutable_row(i * positions);
+      ExtractPatches(g, s->rows.row(i), dst);
+      for (int64_t q = 0; q < positions; ++q) {
+        NormalizePatch(pd, options.contrast_epsilon, dst + q * pd);
+      }
+    }
+    const FloatMatrix& bank = s->model->tensors().f32.at(kBankTensor);  // m × k_h·k_w
+    s->fft = std::make_unique<bench_audio::FftCorrelation>(g.height, g.width, g.pad_rows,
+                                                           g.pad_cols, g.patch_height,
+                                                           g.patch_width, bank.rows(), bank.data());
     s->filter_bank = MakeFilterBank(s->spec);
     return s;
   }();
@@ -312,24 +353,81 @@ void BM_FrontEnd(benchmark::State& state) {
 void RunSgemm(benchmark::State& state, int threads) {
   const Setup& s = GetSetup();
   const int64_t batch = state.range(0);
-  const int64_t m = batch * kGroupElements, d = s.rows.cols();
-  const FloatMatrix& templates = s.model->tensors().f32.at("encoder/bank");  // s × d
+  const int64_t m = batch * s.geometry.num_positions(), d = s.geometry.patch_dim();
+  const FloatMatrix& bank = s.model->tensors().f32.at(kBankTensor);  // templates × d
+  const int64_t n = bank.rows();
   openblas_set_num_threads(threads);
-  std::vector<float> p(static_cast<size_t>(m * kNumFeatures));
+  std::vector<float> p(static_cast<size_t>(m * n));
   for (auto _ : state) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(m), kNumFeatures,
-                static_cast<blasint>(d), 1.0f, s.orbit_inputs.data(), static_cast<blasint>(d),
-                templates.data(), static_cast<blasint>(d), 0.0f, p.data(), kNumFeatures);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(m),
+                static_cast<blasint>(n), static_cast<blasint>(d), 1.0f, s.patches.data(),
+                static_cast<blasint>(d), bank.data(), static_cast<blasint>(d), 0.0f, p.data(),
+                static_cast<blasint>(n));
     benchmark::DoNotOptimize(p.data());
     benchmark::ClobberMemory();
   }
   ReportClips(state, batch);
   state.counters["threads"] = static_cast<double>(openblas_get_num_threads());
   state.SetLabel(openblas_get_corename());
+  openblas_set_num_threads(DefaultThreadCount());
 }
 
 void BM_Sgemm(benchmark::State& state) { RunSgemm(state, DefaultThreadCount()); }
 void BM_SgemmOneThread(benchmark::State& state) { RunSgemm(state, 1); }
+
+// A thread's KissFFT workspace and correlation maps (kFftTemplateBlock
+// templates × positions) for the bench's one FftCorrelation.
+struct FftScratch {
+  std::unique_ptr<bench_audio::FftCorrelation::Workspace> ws;
+  std::vector<float> maps;
+};
+
+FftScratch& LocalFftScratch(const bench_audio::FftCorrelation& fft) {
+  thread_local FftScratch scratch;
+  if (!scratch.ws) {
+    scratch.ws = fft.NewWorkspace();
+    scratch.maps.resize(static_cast<size_t>(kFftTemplateBlock * fft.num_positions()));
+  }
+  return scratch;
+}
+
+// N rows: the spectrum of each padded plane, then every template's
+// correlation map, in (clip, template block) tasks on the pool or serially.
+void RunFftCorrelation(benchmark::State& state, bool pool) {
+  const Setup& s = GetSetup();
+  const bench_audio::FftCorrelation& fft = *s.fft;
+  const int64_t batch = state.range(0), d = s.rows.cols();
+  const int64_t blocks = (fft.num_templates() + kFftTemplateBlock - 1) / kFftTemplateBlock;
+  std::vector<kiss_fft_cpx> spectra(static_cast<size_t>(batch * fft.spectrum_size()));
+  auto forward = [&](int64_t i) {
+    fft.Forward(*LocalFftScratch(fft).ws, s.rows.row(i), spectra.data() + i * fft.spectrum_size());
+  };
+  auto correlate = [&](int64_t task) {
+    const int64_t i = task / blocks, j0 = (task % blocks) * kFftTemplateBlock;
+    const int64_t j1 = std::min<int64_t>(fft.num_templates(), j0 + kFftTemplateBlock);
+    FftScratch& scratch = LocalFftScratch(fft);
+    fft.Correlate(*scratch.ws, spectra.data() + i * fft.spectrum_size(), j0, j1,
+                  scratch.maps.data());
+    benchmark::DoNotOptimize(scratch.maps.data());
+  };
+  for (auto _ : state) {
+    if (pool) {
+      ParallelFor(batch, forward);
+      ParallelFor(batch * blocks, correlate);
+    } else {
+      for (int64_t i = 0; i < batch; ++i) forward(i);
+      for (int64_t t = 0; t < batch * blocks; ++t) correlate(t);
+    }
+    benchmark::ClobberMemory();
+  }
+  ReportClips(state, batch);
+  state.counters["threads"] = pool ? static_cast<double>(DefaultThreadCount()) : 1.0;
+  state.SetLabel("fft " + std::to_string(fft.fft_rows()) + "x" + std::to_string(fft.fft_cols()) +
+                 ", d " + std::to_string(d));
+}
+
+void BM_FftCorrelation(benchmark::State& state) { RunFftCorrelation(state, true); }
+void BM_FftCorrelationOneThread(benchmark::State& state) { RunFftCorrelation(state, false); }
 
 void BM_Encoder(benchmark::State& state) {
   const Setup& s = GetSetup();
@@ -376,10 +474,10 @@ void BM_FeatureMap(benchmark::State& state) { RunClips(state, false); }
 void BM_Predict(benchmark::State& state) { RunClips(state, true); }
 
 void Batches(benchmark::internal::Benchmark* b) {
-  b->Arg(1)->Arg(kMaxBatch)->Unit(benchmark::kMillisecond)->UseRealTime();
+  b->Arg(1)->Arg(8)->Arg(kMaxBatch)->Unit(benchmark::kMillisecond)->UseRealTime();
 }
-void RatesAndBatches(benchmark::internal::Benchmark* b) {
-  for (int rate : {8000, 16000}) b->Args({rate, 1})->Args({rate, kMaxBatch});
+void ClipBatches(benchmark::internal::Benchmark* b) {
+  b->Args({8000, 1})->Args({8000, 8})->Args({8000, kMaxBatch})->Args({16000, 1});
   b->Unit(benchmark::kMillisecond)->UseRealTime();
 }
 
@@ -388,9 +486,16 @@ BENCHMARK(BM_FftFilterBank)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_FrontEnd)->Arg(8000)->Arg(16000)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_Sgemm)->Apply(Batches);
 BENCHMARK(BM_SgemmOneThread)->Apply(Batches);
+BENCHMARK(BM_FftCorrelation)->Apply(Batches);
+BENCHMARK(BM_FftCorrelationOneThread)->Arg(1)->Arg(8)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Encoder)->Apply(Batches);
-BENCHMARK(BM_FeatureMap)->Apply(RatesAndBatches);
-BENCHMARK(BM_Predict)->Args({8000, 1})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_FeatureMap)->Apply(ClipBatches);
+BENCHMARK(BM_Predict)
+    ->Args({8000, 1})
+    ->Args({8000, 8})
+    ->Args({8000, kMaxBatch})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace invariant
