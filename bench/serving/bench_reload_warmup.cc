@@ -26,10 +26,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "client/loadgen/loadgen.h"
 #include "core/base/random.h"
 #include "server/server.h"
-#include "tools/loadgen/loadgen.h"
-#include "tools/test_models/test_models.h"
+#include "tests/test_models/test_models.h"
 
 ABSL_FLAG(int64_t, input_dim, 784, "d");
 ABSL_FLAG(int, features, 640, "s: random Fourier frequencies");

@@ -34,10 +34,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "client/loadgen/loadgen.h"
 #include "core/base/random.h"
 #include "server/server.h"
-#include "tools/loadgen/loadgen.h"
-#include "tools/test_models/test_models.h"
+#include "tests/test_models/test_models.h"
 
 ABSL_FLAG(int64_t, input_dim, 784, "d");
 ABSL_FLAG(int, features, 640, "s: random Fourier frequencies");
@@ -54,7 +54,7 @@ namespace {
 
 using loadgen::Quantile;
 
-// One closed-loop batch-1 Predict load run (tools/loadgen/loadgen.h).
+// One closed-loop batch-1 Predict load run (client/loadgen/loadgen.h).
 struct LoadResult {
   double qps = 0, p50_us = 0, p99_us = 0;
   int64_t failures = 0;

@@ -2,7 +2,7 @@
 // (tests/cli/audio_cli_test.cc, tests/python via python_test_helper.cc), and
 // 16-bit WAV files written by hand (the tests need no audio library).
 //
-// The model is tools/test_models/test_audio_model.h's (8 kHz, 0.25 s clips,
+// The model is tests/test_models/test_audio_model.h's (8 kHz, 0.25 s clips,
 // 16 bins × 14 frames, random Fourier features over them) with 16 features,
 // the classes "yes", "no", "maybe" and a 10 s clip limit.
 #ifndef INVARIANT_TESTS_CLI_AUDIO_TEST_MODEL_H_
@@ -15,7 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/base/random.h"
-#include "tools/test_models/test_audio_model.h"
+#include "tests/test_models/test_audio_model.h"
 
 namespace invariant::testing_models {
 

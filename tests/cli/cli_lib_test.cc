@@ -12,8 +12,8 @@
 #include "absl/flags/flag.h"
 #include "client/cli/flag_parser.h"
 #include "client/cli/format.h"
+#include "client/loadgen/loadgen.h"
 #include "core/base/random.h"
-#include "tools/loadgen/loadgen.h"
 
 ABSL_FLAG(int, test_count, 1, "test flag");
 ABSL_FLAG(bool, test_switch, false, "test flag");

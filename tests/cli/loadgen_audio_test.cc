@@ -1,7 +1,7 @@
 // loadgen_audio_test.cc: invariant-loadgen's clips for models of sound.
 // First the packing without a server (clip_codec.h: REST bodies, v1 clips,
 // seeded clips, metadata, option checks), then the REAL invariant-loadgen
-// binary against the REAL invariant-server serving tools/test_models' audio
+// binary against the REAL invariant-server serving tests/test_models' audio
 // model (8 kHz, 0.25 s clips) beside a model of rows: seeded clips and WAV
 // files, every clip encoding, gRPC unary and stream, REST JSON and binary.
 // The JSON report's counts must equal the server's Prometheus counters.
@@ -14,12 +14,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "client/loadgen/clip_codec.h"
+#include "client/loadgen/loadgen.h"
 #include "core/audio/wav.h"
 #include "tests/cli/cli_test_support.h"
 #include "tests/integration/integration_env.h"
-#include "tools/loadgen/clip_codec.h"
-#include "tools/loadgen/loadgen.h"
-#include "tools/test_models/test_audio_model.h"
+#include "tests/test_models/test_audio_model.h"
 
 namespace invariant::cli_test {
 namespace {

@@ -24,9 +24,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "tools/loadgen/loadgen.h"
-#include "tools/loadgen/oip_codec.h"
-#include "tools/loadgen/rest_client.h"
+#include "client/loadgen/loadgen.h"
+#include "client/loadgen/oip_codec.h"
+#include "client/loadgen/rest_client.h"
 
 namespace invariant::loadgen {
 namespace {

@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "client/loadgen/loadgen.h"
+#include "client/loadgen/oip_codec.h"
+#include "client/loadgen/rest_client.h"
 #include "core/base/json.h"
-#include "tools/loadgen/loadgen.h"
-#include "tools/loadgen/oip_codec.h"
-#include "tools/loadgen/rest_client.h"
 
 namespace invariant::loadgen {
 namespace {

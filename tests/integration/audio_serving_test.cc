@@ -15,8 +15,8 @@
 #include "gtest/gtest.h"
 #include "invariant/v1/feature_service.grpc.pb.h"
 #include "tests/integration/integration_env.h"
+#include "tests/test_models/test_audio_model.h"
 #include "tests/unit/server/audio_test_util.h"
-#include "tools/test_models/test_audio_model.h"
 
 namespace invariant {
 namespace {

@@ -13,7 +13,7 @@
 #include "client/client.h"
 #include "core/base/random.h"
 #include "tests/integration/server_process.h"
-#include "tools/test_models/test_models.h"
+#include "tests/test_models/test_models.h"
 
 namespace invariant::testing_server {
 

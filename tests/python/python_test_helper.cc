@@ -26,7 +26,7 @@
 
 #include "client/client.h"
 #include "tests/cli/audio_test_model.h"
-#include "tools/test_models/test_models.h"
+#include "tests/test_models/test_models.h"
 
 namespace {
 

@@ -10,8 +10,8 @@
 #include "core/model/model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tools/test_models/test_audio_model.h"
-#include "tools/test_models/test_models.h"
+#include "tests/test_models/test_audio_model.h"
+#include "tests/test_models/test_models.h"
 
 namespace invariant {
 namespace {

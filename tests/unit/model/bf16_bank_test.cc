@@ -23,7 +23,7 @@
 #include "core/encoders/kernel_path.h"
 #include "core/model/model.h"
 #include "gtest/gtest.h"
-#include "tools/test_models/test_models.h"
+#include "tests/test_models/test_models.h"
 
 namespace invariant {
 namespace {

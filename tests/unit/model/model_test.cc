@@ -10,7 +10,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tools/test_models/test_models.h"
+#include "tests/test_models/test_models.h"
 
 namespace invariant {
 namespace {

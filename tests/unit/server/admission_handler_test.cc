@@ -20,9 +20,9 @@
 #include "server/handlers/audio_clips.h"
 #include "server/handlers/feature_handler.h"
 #include "server/handlers/inference_handler.h"
+#include "tests/test_models/test_audio_model.h"
 #include "tests/unit/server/audio_test_util.h"
 #include "tests/unit/server/serving_fixture.h"
-#include "tools/test_models/test_audio_model.h"
 
 namespace invariant::server {
 namespace {

@@ -11,8 +11,8 @@
 
 #include "server/grpc/admin_service.h"
 #include "server/grpc/metrics_interceptor.h"
+#include "tests/test_models/test_models.h"
 #include "tests/unit/server/serving_fixture.h"
-#include "tools/test_models/test_models.h"
 
 namespace invariant::server {
 namespace {

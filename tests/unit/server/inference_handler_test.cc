@@ -12,8 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "server/handlers/inference_tensors.h"
+#include "tests/test_models/test_models.h"
 #include "tests/unit/server/serving_fixture.h"
-#include "tools/test_models/test_models.h"
 
 namespace invariant::server {
 namespace {

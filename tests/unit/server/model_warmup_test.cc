@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "tools/test_models/test_models.h"
+#include "tests/test_models/test_models.h"
 
 namespace invariant::server {
 namespace {

@@ -19,8 +19,8 @@
 #include "server/batching/batcher.h"
 #include "server/handlers/feature_handler.h"
 #include "server/lifecycle/registry.h"
-#include "tools/test_models/test_audio_model.h"
-#include "tools/test_models/test_models.h"
+#include "tests/test_models/test_audio_model.h"
+#include "tests/test_models/test_models.h"
 
 namespace invariant::server {
 
@@ -58,7 +58,7 @@ class ServingFixture : public ::testing::Test {
     std::filesystem::remove_all(root_);
   }
 
-  // Writes the test audio model "sound" (tools/test_models/test_audio_model.h)
+  // Writes the test audio model "sound" (tests/test_models/test_audio_model.h)
   // beside the others and loads it.
   std::shared_ptr<const Model> AddSoundModel() {
     testing_models::TestAudioModelSpec spec;

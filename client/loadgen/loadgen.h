@@ -44,8 +44,8 @@
 // Thread-safety: RunLoad / RunRestLoad may be called from any thread; the
 // Client is shared by the workers (Client is thread-safe); each REST worker
 // owns its connection.
-#ifndef INVARIANT_TOOLS_LOADGEN_LOADGEN_H_
-#define INVARIANT_TOOLS_LOADGEN_LOADGEN_H_
+#ifndef INVARIANT_CLIENT_LOADGEN_LOADGEN_H_
+#define INVARIANT_CLIENT_LOADGEN_LOADGEN_H_
 
 #include <cstdint>
 #include <map>
@@ -56,8 +56,8 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "client/client.h"
-#include "tools/loadgen/clip_codec.h"
-#include "tools/loadgen/oip_codec.h"
+#include "client/loadgen/clip_codec.h"
+#include "client/loadgen/oip_codec.h"
 
 namespace invariant::loadgen {
 
@@ -173,4 +173,4 @@ const char* EncodingName(const LoadOptions& options);
 
 }  // namespace invariant::loadgen
 
-#endif  // INVARIANT_TOOLS_LOADGEN_LOADGEN_H_
+#endif  // INVARIANT_CLIENT_LOADGEN_LOADGEN_H_

@@ -36,8 +36,8 @@
 //
 // Thread-safety: every function is pure; distinct objects may be used from
 // different threads at once.
-#ifndef INVARIANT_TOOLS_LOADGEN_OIP_CODEC_H_
-#define INVARIANT_TOOLS_LOADGEN_OIP_CODEC_H_
+#ifndef INVARIANT_CLIENT_LOADGEN_OIP_CODEC_H_
+#define INVARIANT_CLIENT_LOADGEN_OIP_CODEC_H_
 
 #include <cstdint>
 #include <string>
@@ -46,12 +46,12 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "client/binary_tensor_data.h"
+#include "protocol/binary_tensor_data.h"
 
 namespace invariant::loadgen {
 
 inline constexpr char kOipInputName[] = "input";
-using ::invariant::kInferenceHeaderContentLength;  // client/binary_tensor_data.h
+using ::invariant::kInferenceHeaderContentLength;  // protocol/binary_tensor_data.h
 inline constexpr int kMaxJsonDepth = 32;
 
 enum class RestEncoding { kJson, kBinary };
@@ -107,4 +107,4 @@ std::string ErrorMessageFromBody(absl::string_view body);
 
 }  // namespace invariant::loadgen
 
-#endif  // INVARIANT_TOOLS_LOADGEN_OIP_CODEC_H_
+#endif  // INVARIANT_CLIENT_LOADGEN_OIP_CODEC_H_

@@ -1,4 +1,4 @@
-#include "tools/test_models/test_models.h"
+#include "tests/test_models/test_models.h"
 
 #include <cmath>
 #include <filesystem>
@@ -23,7 +23,7 @@ absl::StatusOr<std::shared_ptr<const Model>> MakeTestModel(const TestModelSpec& 
   manifest.set_model_name(spec.name);
   manifest.set_version(spec.version);
   manifest.set_input_dim(d);
-  manifest.set_created_by("tools/test_models");
+  manifest.set_created_by("tests/test_models");
   for (const std::string& column : spec.input_columns) manifest.add_input_columns(column);
   manifest.set_input_scaling(v1::INPUT_SCALING_NONE);
   v1::EncoderSpec* encoder = manifest.mutable_encoder();

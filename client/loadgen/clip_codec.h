@@ -24,8 +24,8 @@
 // (ValidateClipRequest).
 //
 // Thread-safety: pure functions (ReadLoadClips reads files).
-#ifndef INVARIANT_TOOLS_LOADGEN_CLIP_CODEC_H_
-#define INVARIANT_TOOLS_LOADGEN_CLIP_CODEC_H_
+#ifndef INVARIANT_CLIENT_LOADGEN_CLIP_CODEC_H_
+#define INVARIANT_CLIENT_LOADGEN_CLIP_CODEC_H_
 
 #include <cstdint>
 #include <string>
@@ -33,8 +33,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "client/loadgen/oip_codec.h"
 #include "invariant/v1/feature_service.pb.h"
-#include "tools/loadgen/oip_codec.h"
 
 namespace invariant::loadgen {
 
@@ -83,4 +83,4 @@ absl::StatusOr<int> SampleRateFromModelMetadata(absl::string_view body);
 
 }  // namespace invariant::loadgen
 
-#endif  // INVARIANT_TOOLS_LOADGEN_CLIP_CODEC_H_
+#endif  // INVARIANT_CLIENT_LOADGEN_CLIP_CODEC_H_

@@ -1,4 +1,4 @@
-#include "tools/loadgen/clip_codec.h"
+#include "client/loadgen/clip_codec.h"
 
 #include <algorithm>
 #include <cmath>

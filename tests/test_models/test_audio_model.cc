@@ -1,4 +1,4 @@
-#include "tools/test_models/test_audio_model.h"
+#include "tests/test_models/test_audio_model.h"
 
 #include <cmath>
 #include <utility>
@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/audio/front_end.h"
 #include "core/base/random.h"
-#include "tools/test_models/test_models.h"
+#include "tests/test_models/test_models.h"
 
 namespace invariant::testing_models {
 
@@ -41,7 +41,7 @@ absl::StatusOr<std::shared_ptr<const Model>> MakeTestAudioModel(const TestAudioM
   manifest.set_model_name(spec.name);
   manifest.set_version(spec.version);
   manifest.set_input_dim(d);
-  manifest.set_created_by("tools/test_models (audio)");
+  manifest.set_created_by("tests/test_models (audio)");
   *manifest.mutable_audio() = front_end;
   v1::EncoderSpec* encoder = manifest.mutable_encoder();
   encoder->set_seed(spec.seed);

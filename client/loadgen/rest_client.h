@@ -20,8 +20,8 @@
 //
 // Thread-safety: a RestConnection is used by one thread at a time; distinct
 // connections may be used from different threads at once.
-#ifndef INVARIANT_TOOLS_LOADGEN_REST_CLIENT_H_
-#define INVARIANT_TOOLS_LOADGEN_REST_CLIENT_H_
+#ifndef INVARIANT_CLIENT_LOADGEN_REST_CLIENT_H_
+#define INVARIANT_CLIENT_LOADGEN_REST_CLIENT_H_
 
 #include <cstdint>
 #include <string>
@@ -82,4 +82,4 @@ std::string EscapePathSegment(absl::string_view text);
 
 }  // namespace invariant::loadgen
 
-#endif  // INVARIANT_TOOLS_LOADGEN_REST_CLIENT_H_
+#endif  // INVARIANT_CLIENT_LOADGEN_REST_CLIENT_H_

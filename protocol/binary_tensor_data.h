@@ -1,11 +1,11 @@
 // binary_tensor_data.h: the facts of Triton's binary tensor data extension to
 // the Open Inference Protocol's HTTP binding, shared by the server's REST
-// codec (server/rest/rest_codec.h) and the REST clients (tools/loadgen/oip_codec.h):
+// codec (server/rest/rest_codec.h) and the REST clients (client/loadgen/oip_codec.h):
 // the header that splits a body into its JSON part and the raw tensors after
 // it, the parameter names, and the bytes per element of each datatype.
 // Header-only; every function is pure.
-#ifndef INVARIANT_CLIENT_BINARY_TENSOR_DATA_H_
-#define INVARIANT_CLIENT_BINARY_TENSOR_DATA_H_
+#ifndef INVARIANT_PROTOCOL_BINARY_TENSOR_DATA_H_
+#define INVARIANT_PROTOCOL_BINARY_TENSOR_DATA_H_
 
 #include <cstddef>
 
@@ -36,4 +36,4 @@ inline size_t BinaryElementBytes(absl::string_view datatype) {
 
 }  // namespace invariant
 
-#endif  // INVARIANT_CLIENT_BINARY_TENSOR_DATA_H_
+#endif  // INVARIANT_PROTOCOL_BINARY_TENSOR_DATA_H_

@@ -8,8 +8,8 @@
 // the 16 × 14 = 224 values, identity group (one element), input_shape
 // [16, 14, 1]; a seeded linear classifier head over `num_classes` classes
 // (0 = featurize-only), named word_0, word_1, … unless class_names is given.
-#ifndef INVARIANT_TOOLS_TEST_MODELS_TEST_AUDIO_MODEL_H_
-#define INVARIANT_TOOLS_TEST_MODELS_TEST_AUDIO_MODEL_H_
+#ifndef INVARIANT_TESTS_TEST_MODELS_TEST_AUDIO_MODEL_H_
+#define INVARIANT_TESTS_TEST_MODELS_TEST_AUDIO_MODEL_H_
 
 #include <cstdint>
 #include <memory>
@@ -42,4 +42,4 @@ absl::StatusOr<std::string> WriteTestAudioModel(const std::string& models_root,
 
 }  // namespace invariant::testing_models
 
-#endif  // INVARIANT_TOOLS_TEST_MODELS_TEST_AUDIO_MODEL_H_
+#endif  // INVARIANT_TESTS_TEST_MODELS_TEST_AUDIO_MODEL_H_

@@ -4,8 +4,8 @@
 // g_k⁻¹·ω_j) with Model::Assemble and writes them as bundles under a models
 // root with Model::Save. Swap this for invariant-train output when the
 // training job can be driven from tests.
-#ifndef INVARIANT_TOOLS_TEST_MODELS_TEST_MODELS_H_
-#define INVARIANT_TOOLS_TEST_MODELS_TEST_MODELS_H_
+#ifndef INVARIANT_TESTS_TEST_MODELS_TEST_MODELS_H_
+#define INVARIANT_TESTS_TEST_MODELS_TEST_MODELS_H_
 
 #include <cstdint>
 #include <memory>
@@ -54,4 +54,4 @@ absl::StatusOr<std::string> WriteCorruptModel(const std::string& models_root,
 
 }  // namespace invariant::testing_models
 
-#endif  // INVARIANT_TOOLS_TEST_MODELS_TEST_MODELS_H_
+#endif  // INVARIANT_TESTS_TEST_MODELS_TEST_MODELS_H_

@@ -1,4 +1,4 @@
-#include "tools/loadgen/rest_client.h"
+#include "client/loadgen/rest_client.h"
 
 #include <curl/curl.h>
 
@@ -9,7 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "tools/loadgen/oip_codec.h"
+#include "client/loadgen/oip_codec.h"
 
 namespace invariant::loadgen {
 namespace {

@@ -47,8 +47,8 @@
 #include "client/cli/format.h"
 #include "client/cli/rows.h"
 #include "client/client.h"
+#include "client/loadgen/loadgen.h"
 #include "core/base/random.h"
-#include "tools/loadgen/loadgen.h"
 
 ABSL_FLAG(std::string, target, "",
           "Server address host:port: the gRPC port (default 127.0.0.1:8500) or, with "
@@ -176,7 +176,7 @@ int Run(int argc, char** argv) {
   const cli::ParsedCommandLine parsed = cli::ParseFlags(argc, argv);
   if (parsed.outcome == cli::ParsedCommandLine::Outcome::kHelp) {
     std::cout << kUsage
-              << cli::DescribeFlags({"tools/loadgen/main.cc", "client/cli/connection_flags.cc"});
+              << cli::DescribeFlags({"client/loadgen/main.cc", "client/cli/connection_flags.cc"});
     return cli::kExitOk;
   }
   if (parsed.outcome == cli::ParsedCommandLine::Outcome::kError) return Usage(parsed.error);

@@ -1,4 +1,4 @@
-#include "tools/loadgen/loadgen.h"
+#include "client/loadgen/loadgen.h"
 
 #include <algorithm>
 #include <atomic>
@@ -12,7 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "client/cli/format.h"
-#include "tools/loadgen/rest_client.h"
+#include "client/loadgen/rest_client.h"
 
 namespace invariant::loadgen {
 namespace {

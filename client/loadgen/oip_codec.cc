@@ -1,4 +1,4 @@
-#include "tools/loadgen/oip_codec.h"
+#include "client/loadgen/oip_codec.h"
 
 #include <cstring>
 #include <vector>
