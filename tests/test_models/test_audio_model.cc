@@ -36,22 +36,13 @@ absl::StatusOr<std::shared_ptr<const Model>> MakeTestAudioModel(const TestAudioM
   const double sigma = std::sqrt(static_cast<double>(d));
   Rng rng(spec.seed);
 
-  v1::Manifest manifest;
-  manifest.set_format_version(1);
-  manifest.set_model_name(spec.name);
-  manifest.set_version(spec.version);
-  manifest.set_input_dim(d);
-  manifest.set_created_by("tests/test_models (audio)");
+  v1::Manifest manifest = TestManifest(spec.name, spec.version, d, "tests/test_models (audio)",
+                                       spec.seed, s, /*num_group_elements=*/1, sigma);
   *manifest.mutable_audio() = front_end;
   v1::EncoderSpec* encoder = manifest.mutable_encoder();
-  encoder->set_seed(spec.seed);
   encoder->add_input_shape(bins);
   encoder->add_input_shape(frames);
   encoder->add_input_shape(1);
-  v1::RandomFourierParams* rf = encoder->mutable_random_fourier();
-  rf->set_num_features(s);
-  rf->set_num_group_elements(1);
-  rf->set_sigma(sigma);
   v1::GroupSpec* group = encoder->mutable_group();
   group->mutable_identity()->set_dim(static_cast<int32_t>(d));
   group->set_placement(v1::GroupSpec::PLACEMENT_TEMPLATES);
@@ -63,17 +54,13 @@ absl::StatusOr<std::shared_ptr<const Model>> MakeTestAudioModel(const TestAudioM
   }
   tensors.f32["encoder/bank"] = std::move(bank);
   if (spec.num_classes > 0) {
-    const int64_t f = 2 * static_cast<int64_t>(s);
-    const int64_t t = spec.num_classes;
-    v1::LinearHead* head = manifest.mutable_head();
-    head->set_lambda(1e-3);
-    head->set_task(v1::TASK_CLASSIFICATION);
-    for (int64_t c = 0; c < t; ++c) {
-      head->add_class_names(c < static_cast<int64_t>(spec.class_names.size())
-                                ? spec.class_names[static_cast<size_t>(c)]
-                                : absl::StrCat("word_", c));
+    std::vector<std::string> names;
+    for (int c = 0; c < spec.num_classes; ++c) {
+      names.push_back(c < static_cast<int>(spec.class_names.size())
+                          ? spec.class_names[static_cast<size_t>(c)]
+                          : absl::StrCat("word_", c));
     }
-    AddSeededHead(f, t, rng, &tensors);
+    AddTestHead(s, v1::TASK_CLASSIFICATION, names, rng, &manifest, &tensors);
   }
   return Model::Assemble(std::move(manifest), std::move(tensors));
 }

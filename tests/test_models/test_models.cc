@@ -3,6 +3,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/base/random.h"
@@ -18,21 +20,12 @@ absl::StatusOr<std::shared_ptr<const Model>> MakeTestModel(const TestModelSpec& 
   const double sigma = std::sqrt(static_cast<double>(d));
   Rng rng(spec.seed);
 
-  v1::Manifest manifest;
-  manifest.set_format_version(1);
-  manifest.set_model_name(spec.name);
-  manifest.set_version(spec.version);
-  manifest.set_input_dim(d);
-  manifest.set_created_by("tests/test_models");
+  v1::Manifest manifest =
+      TestManifest(spec.name, spec.version, d, "tests/test_models", spec.seed, s, r, sigma);
   for (const std::string& column : spec.input_columns) manifest.add_input_columns(column);
   manifest.set_input_scaling(v1::INPUT_SCALING_NONE);
   v1::EncoderSpec* encoder = manifest.mutable_encoder();
-  encoder->set_seed(spec.seed);
   encoder->add_input_shape(d);
-  v1::RandomFourierParams* rf = encoder->mutable_random_fourier();
-  rf->set_num_features(s);
-  rf->set_num_group_elements(r);
-  rf->set_sigma(sigma);
   v1::GroupSpec* group = encoder->mutable_group();
   group->mutable_cyclic_shift()->set_length(static_cast<int32_t>(d));
   group->mutable_cyclic_shift()->set_max_shift(0);
@@ -54,20 +47,48 @@ absl::StatusOr<std::shared_ptr<const Model>> MakeTestModel(const TestModelSpec& 
   tensors.f32["encoder/bank"] = std::move(bank);
 
   if (spec.num_classes > 0) {
-    const int64_t f = 2 * static_cast<int64_t>(s);
-    const int64_t t = spec.num_classes;
-    v1::LinearHead* head = manifest.mutable_head();
-    head->set_lambda(1e-3);
-    if (spec.regression) {
-      head->set_task(v1::TASK_REGRESSION);
-      for (int64_t c = 0; c < t; ++c) head->add_target_names(absl::StrCat("target_", c));
-    } else {
-      head->set_task(v1::TASK_CLASSIFICATION);
-      for (int64_t c = 0; c < t; ++c) head->add_class_names(absl::StrCat("class_", c));
+    std::vector<std::string> names;
+    for (int c = 0; c < spec.num_classes; ++c) {
+      names.push_back(absl::StrCat(spec.regression ? "target_" : "class_", c));
     }
-    AddSeededHead(f, t, rng, &tensors);
+    AddTestHead(s, spec.regression ? v1::TASK_REGRESSION : v1::TASK_CLASSIFICATION, names, rng,
+                &manifest, &tensors);
   }
   return Model::Assemble(std::move(manifest), std::move(tensors));
+}
+
+v1::Manifest TestManifest(const std::string& name, int64_t version, int64_t input_dim,
+                          const std::string& created_by, uint64_t seed, int num_features,
+                          int num_group_elements, double sigma) {
+  v1::Manifest manifest;
+  manifest.set_format_version(1);
+  manifest.set_model_name(name);
+  manifest.set_version(version);
+  manifest.set_input_dim(input_dim);
+  manifest.set_created_by(created_by);
+  v1::EncoderSpec* encoder = manifest.mutable_encoder();
+  encoder->set_seed(seed);
+  v1::RandomFourierParams* rf = encoder->mutable_random_fourier();
+  rf->set_num_features(num_features);
+  rf->set_num_group_elements(num_group_elements);
+  rf->set_sigma(sigma);
+  return manifest;
+}
+
+void AddTestHead(int num_features, v1::Task task, const std::vector<std::string>& names, Rng& rng,
+                 v1::Manifest* manifest, ModelTensors* tensors) {
+  v1::LinearHead* head = manifest->mutable_head();
+  head->set_lambda(1e-3);
+  head->set_task(task);
+  for (const std::string& name : names) {
+    if (task == v1::TASK_REGRESSION) {
+      head->add_target_names(name);
+    } else {
+      head->add_class_names(name);
+    }
+  }
+  AddSeededHead(2 * static_cast<int64_t>(num_features), static_cast<int64_t>(names.size()), rng,
+                tensors);
 }
 
 void AddSeededHead(int64_t f, int64_t t, Rng& rng, ModelTensors* tensors) {

@@ -44,6 +44,21 @@ absl::StatusOr<std::string> WriteTestModel(const std::string& models_root,
 // standard normal, then "head/bias" 1 × t normal with standard deviation 0.1.
 void AddSeededHead(int64_t f, int64_t t, Rng& rng, ModelTensors* tensors);
 
+// What every test model's manifest shares: format 1, `name`, `version`,
+// `input_dim`, `created_by`, and a random-Fourier encoder seeded with `seed`
+// (`num_features` s, `num_group_elements` r, bandwidth `sigma`); the caller
+// adds the input shape and the group.
+v1::Manifest TestManifest(const std::string& name, int64_t version, int64_t input_dim,
+                          const std::string& created_by, uint64_t seed, int num_features,
+                          int num_group_elements, double sigma);
+
+// A seeded linear head over the 2s features of a random-Fourier encoder with
+// `num_features` s: λ 1e-3, `task`, one name an output (class names for
+// classification, target names for regression), its tensors from
+// AddSeededHead(2s, names.size(), rng).
+void AddTestHead(int num_features, v1::Task task, const std::vector<std::string>& names, Rng& rng,
+                 v1::Manifest* manifest, ModelTensors* tensors);
+
 // Saves `model` to ROOT/<manifest name>/<manifest version>/model.bundle and
 // returns the bundle path.
 absl::StatusOr<std::string> SaveToRepository(const std::string& models_root, const Model& model);
