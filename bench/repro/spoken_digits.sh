@@ -37,8 +37,9 @@
 # bench/repro/plot.sh the figure docs/results/spoken_digits.png. The
 # standard-split models are also certified (`invariant-train certify`)
 # against pitch shifts alone (±400 cents) and, the patch models, against the
-# enumerated integer shifts (±4 bins × ±8 frames) when the trainer accepts
-# `enumerate: true` for an audio group (else the column says "refused").
+# enumerated integer shifts (±4 bins × ±8 frames, and ±4 bins alone) when the
+# trainer accepts `enumerate: true` for an audio group (else the column says
+# "refused").
 #
 # Usage: bench/repro/spoken_digits.sh DATA_DIR [OUT_DIR]
 #   DATA_DIR  the FSDD recordings folder (digit_speaker_take.wav); never
@@ -120,6 +121,9 @@ group_pitch() { # frames: pitch shifts alone
 group_enum() { # frames: every integer pitch-bin shift in ±4 × frame shift in ±8
   echo "group { audio { frequency_bins: 64 frames: $1 bins_per_octave: 12 pitch_cents { uniform { low: -400 high: 400 } } time_shift { uniform { low: -8 high: 8 } } } enumerate: true placement: PLACEMENT_INPUT }"
 }
+group_enum_pitch() { # frames: every integer pitch-bin shift in ±4 alone
+  echo "group { audio { frequency_bins: 64 frames: $1 bins_per_octave: 12 pitch_cents { uniform { low: -400 high: 400 } } } enumerate: true placement: PLACEMENT_INPUT }"
+}
 G61="$(group_g 61)"
 IDENTITY='group { identity { dim: 3904 } }'
 PATCH_COMMON='patch_height: 56 patch_width: 8 pad_rows: 8 pool_rows: 1 pool_cols: 6 whiten: true kmeans_iterations: 10 normalize_patches: true'
@@ -165,7 +169,8 @@ fi
 # One training: config, /usr/bin/time -v, the CSV row(s). Every model is
 # certified against G (50 test clips × 16 elements), the plain ones too; the
 # standard-split ones also against pitch shifts alone and, the patch ones,
-# the enumerated integer shifts (`invariant-train certify`, same 50 clips).
+# the enumerated integer shifts, pitch × time and pitch alone
+# (`invariant-train certify`, same 50 clips).
 run() { # protocol method templates bins held_out test_set manifest split
   local protocol=$1 method=$2 m=$3 n=$4 held=$5 test_set=$6 manifest=$7 split=$8
   local name="$protocol-$method" frames fl pre="preprocess { center: true l2_normalize: true }"
@@ -192,10 +197,14 @@ EOF
   local certs=()
   if [[ "$protocol" == standard ]]; then
     local kinds="pitch"
-    is_patch "$method" && kinds+=" enum"
+    is_patch "$method" && kinds+=" enum enum_pitch"
     for kind in $kinds; do
       local ccfg="$OUT_DIR/configs/$name.cert-$kind.textproto" group
-      if [[ $kind == pitch ]]; then group=$(group_pitch "$frames"); else group=$(group_enum "$frames"); fi
+      case $kind in
+        pitch) group=$(group_pitch "$frames") ;;
+        enum) group=$(group_enum "$frames") ;;
+        enum_pitch) group=$(group_enum_pitch "$frames") ;;
+      esac
       sed '/^certificate /d' "$cfg" >"$ccfg"
       echo "certificate { num_points: 50 num_group_elements: 16 $group }" >>"$ccfg"
       # A refusal (e.g. an audio group that cannot be enumerated) is recorded, not fatal.

@@ -2,7 +2,7 @@
 """CSV rows of one invariant-train run of bench/repro/spoken_digits.sh.
 
 Usage: collect.py REPORT_JSON TIME_V PROTOCOL METHOD TEMPLATES BINS R HELD_OUT TEST_SET RUN
-                  FRONT_END BINARY [--cert-pitch=BASE] [--cert-enum=BASE]
+                  FRONT_END BINARY [--cert-pitch=BASE] [--cert-enum=BASE] [--cert-enum_pitch=BASE]
 
 REPORT_JSON is the run's report.json, TIME_V the output of /usr/bin/time -v
 around it, FRONT_END a label of the front end ("256/128 64x61": frame/hop
@@ -24,7 +24,7 @@ import sys
 
 HEADER = ("protocol,method,templates,bins,r,held_out,test_set,feature_dim,accuracy,"
           "accuracy_std,accuracy_pooled,lambda,id_rel_mean,featurize_s,wall_s,peak_rss_mib,"
-          "solver,run,front_end,binary,id_rel_pitch,id_rel_enum")
+          "solver,run,front_end,binary,id_rel_pitch,id_rel_enum,id_rel_enum_pitch")
 
 
 def time_v(path):
@@ -57,10 +57,10 @@ def main():
     certs = dict(a[len("--cert-"):].split("=", 1) for a in sys.argv[1:] if a.startswith("--cert-"))
     if len(args) != 12:
         sys.exit("usage: collect.py REPORT_JSON TIME_V PROTOCOL METHOD TEMPLATES BINS R "
-                 "HELD_OUT TEST_SET RUN FRONT_END BINARY [--cert-pitch=BASE] [--cert-enum=BASE]")
+                 "HELD_OUT TEST_SET RUN FRONT_END BINARY [--cert-pitch=BASE] [--cert-enum=BASE] [--cert-enum_pitch=BASE]")
     (report_path, time_path, protocol, method, templates, bins, r, held, test_set, run,
      front_end, binary) = args
-    tail = [front_end, binary] + [cert(certs[k]) if k in certs else "" for k in ("pitch", "enum")]
+    tail = [front_end, binary] + [cert(certs[k]) if k in certs else "" for k in ("pitch", "enum", "enum_pitch")]
     rep = json.load(open(report_path))
     wall, rss = time_v(time_path)
     common = [protocol, method, templates, bins, r]
@@ -77,7 +77,7 @@ def main():
         print(",".join(str(v) for v in common + [fold.get("group", ""), "speaker",
                                                  rep["feature_dim"], fold["test"]["accuracy"],
                                                  "", "", fold["lambda"], "", "", "", "", "",
-                                                 run, front_end, binary, "", ""]))
+                                                 run, front_end, binary, "", "", ""]))
     print(",".join(str(v) for v in common + ["mean", "speaker", rep["feature_dim"],
                                              cv["mean"]["accuracy"], cv["std"]["accuracy"],
                                              cv["pooled"]["accuracy"], rep["lambda"],
