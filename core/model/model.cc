@@ -167,38 +167,41 @@ void Model::Featurize(int64_t n, const float* x, float* features) const {
   featurizer_->Encode(n, x, features);
 }
 
+void Model::EncodeInBlocks(
+    int64_t n, const float* x,
+    const std::function<void(int64_t i0, int64_t b, const float* phi)>& use) const {
+  // Blocks of rows keep the feature scratch bounded for large requests.
+  constexpr int64_t kRows = 256;
+  std::vector<float> phi(static_cast<size_t>(std::min(n, kRows) * feature_dim()));
+  for (int64_t i0 = 0; i0 < n; i0 += kRows) {
+    const int64_t b = std::min(kRows, n - i0);
+    featurizer_->Encode(b, x + i0 * input_dim(), phi.data());
+    use(i0, b, phi.data());
+  }
+}
+
 void Model::FeaturizeAndPredict(int64_t n, const float* x, float* out) const {
   if (n == 0) return;
   const int64_t f = feature_dim();
   const int64_t t = output_dim();
-  // The blocks of Predict, so that the scores are its bits.
-  constexpr int64_t kRows = 256;
-  std::vector<float> phi(static_cast<size_t>(std::min(n, kRows) * f));
-  std::vector<float> scores(static_cast<size_t>(std::min(n, kRows) * t));
-  for (int64_t i0 = 0; i0 < n; i0 += kRows) {
-    const int64_t b = std::min(kRows, n - i0);
-    featurizer_->Encode(b, x + i0 * input_dim(), phi.data());
-    ApplyLinearModel(head_, b, phi.data(), scores.data());
+  std::vector<float> scores;
+  EncodeInBlocks(n, x, [&](int64_t i0, int64_t b, const float* phi) {
+    scores.resize(static_cast<size_t>(b * t));
+    ApplyLinearModel(head_, b, phi, scores.data());
     for (int64_t i = 0; i < b; ++i) {
       float* row = out + (i0 + i) * (f + t);
-      std::copy_n(phi.data() + i * f, f, row);
+      std::copy_n(phi + i * f, f, row);
       std::copy_n(scores.data() + i * t, t, row + f);
     }
-  }
+  });
 }
 
 void Model::Predict(int64_t n, const float* x, float* scores) const {
   if (n == 0) return;
-  const int64_t f = feature_dim();
   const int64_t t = output_dim();
-  // Blocks of rows keep the feature scratch bounded for large requests.
-  constexpr int64_t kRows = 256;
-  std::vector<float> phi(static_cast<size_t>(std::min(n, kRows) * f));
-  for (int64_t i0 = 0; i0 < n; i0 += kRows) {
-    const int64_t b = std::min(kRows, n - i0);
-    featurizer_->Encode(b, x + i0 * input_dim(), phi.data());
-    ApplyLinearModel(head_, b, phi.data(), scores + i0 * t);
-  }
+  EncodeInBlocks(n, x, [&](int64_t i0, int64_t b, const float* phi) {
+    ApplyLinearModel(head_, b, phi, scores + i0 * t);
+  });
 }
 
 }  // namespace invariant

@@ -15,6 +15,7 @@
 #define INVARIANT_CORE_MODEL_MODEL_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -94,6 +95,11 @@ class Model {
   const LinearModel& head() const { return head_; }
 
  private:
+  // Encodes x in blocks of rows (bounded scratch) and hands each block's
+  // features to `use` (its first row i0, its b rows, b × feature_dim values).
+  void EncodeInBlocks(
+      int64_t n, const float* x,
+      const std::function<void(int64_t i0, int64_t b, const float* phi)>& use) const;
   Model() = default;
   v1::Manifest manifest_;
   ModelTensors tensors_;

@@ -105,6 +105,14 @@ void WarpColumns(const PatchGeometry& g, double a, const float* in, float* out) 
   for (int64_t i = 0; i < g.patch_dim(); ++i) out[i] = static_cast<float>(out[i] * scale);
 }
 
+// b = −⟨w, μ⟩ (μ the mean whitened-space patch), accumulated in double: the
+// bias that centres a whitened filter's response.
+float MeanBias(const float* w, const PatchWhitening& whitening, int64_t d) {
+  double dot = 0;
+  for (int64_t c = 0; c < d; ++c) dot += static_cast<double>(w[c]) * whitening.mean.row(0)[c];
+  return static_cast<float>(-dot);
+}
+
 // The elements of encoder.patch.image_group: every turn and mirror of a
 // dihedral group of the whole image (a group, so the average over them is
 // invariant); INVALID_ARGUMENT naming the field otherwise.
@@ -423,12 +431,10 @@ absl::Status DrawPatchEncoder(v1::EncoderSpec& spec, const EncoderTrainingData& 
         const float* wa = white.row(a);
         for (int64_t c = 0; c < d; ++c) acc[static_cast<size_t>(c)] += tja * wa[c];
       }
-      double dot = 0;
       for (int64_t c = 0; c < d; ++c) {
         w.mutable_row(j)[c] = static_cast<float>(acc[static_cast<size_t>(c)]);
-        dot += static_cast<double>(w.row(j)[c]) * whitening.mean.row(0)[c];
       }
-      bias.mutable_data()[j] = static_cast<float>(-dot);
+      bias.mutable_data()[j] = MeanBias(w.row(j), whitening, d);
     }
   }
   if (p.tempo_factors_size() > 0) {
@@ -441,11 +447,7 @@ absl::Status DrawPatchEncoder(v1::EncoderSpec& spec, const EncoderTrainingData& 
       for (int64_t k = 0; k < r; ++k) {
         float* dst = rows.mutable_row(j * r + k);
         WarpColumns(g, p.tempo_factors(static_cast<int>(k)), w.row(j), dst);
-        if (!p.whiten()) continue;
-        double dot = 0;
-        for (int64_t c = 0; c < d; ++c)
-          dot += static_cast<double>(dst[c]) * whitening.mean.row(0)[c];
-        row_bias.mutable_data()[j * r + k] = static_cast<float>(-dot);
+        if (p.whiten()) row_bias.mutable_data()[j * r + k] = MeanBias(dst, whitening, d);
       }
     }
     StoreBank(spec, rows, t);

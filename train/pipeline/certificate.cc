@@ -302,18 +302,11 @@ absl::StatusOr<v1::InvarianceCertificate> CertifyModel(const Model& model,
     ASSIGN_OR_RETURN(bool on_patches, CertifiesPatches(spec, model.input_dim(), config));
     if (on_patches) return CertifyPatchMap(model, test_x, config, seed);
   }
-  const bool head = model.has_head();
-  BatchFunction f = [&](int64_t n, const float* x, float* out) {
-    if (head) {
-      model.Predict(n, x, out);
-    } else {
-      model.Featurize(n, x, out);
-    }
-  };
+  int64_t outputs = 0;
+  const BatchFunction f = ModelOutputs(model, &outputs);
   ASSIGN_OR_RETURN(v1::InvarianceCertificate c,
-                   CertifyPredictor(f, head ? model.output_dim() : model.feature_dim(),
-                                    model.manifest().encoder(), test_x, config, seed));
-  if (model.manifest().encoder().has_spectral() && head) {
+                   CertifyPredictor(f, outputs, model.manifest().encoder(), test_x, config, seed));
+  if (model.manifest().encoder().has_spectral() && model.has_head()) {
     ASSIGN_OR_RETURN(double r, SpectralGeneratorResidual(model));
     c.set_generator_residual(r);
   }
@@ -352,6 +345,18 @@ absl::StatusOr<FloatMatrix> CertificationRows(DataPlan& plan, int64_t max_rows) 
         absl::StrCat("certificate: fold 1 should hold ", n, " rows, the stream gave ", next));
   }
   return x;
+}
+
+BatchFunction ModelOutputs(const Model& model, int64_t* num_outputs) {
+  const bool head = model.has_head();
+  *num_outputs = head ? model.output_dim() : model.feature_dim();
+  return [&model, head](int64_t n, const float* x, float* out) {
+    if (head) {
+      model.Predict(n, x, out);
+    } else {
+      model.Featurize(n, x, out);
+    }
+  };
 }
 
 absl::StatusOr<std::shared_ptr<const Model>> LoadModelAt(const std::string& model_path) {

@@ -61,6 +61,10 @@ inline constexpr int64_t kMaxPairShifts = 64;
 // f(n, x, out) writes n × num_outputs values for n inputs (row-major).
 using BatchFunction = std::function<void(int64_t n, const float* x, float* out)>;
 
+// What a certificate checks of a model: its scores, or its features when it
+// has no head; `num_outputs` gets their count. `model` must outlive it.
+BatchFunction ModelOutputs(const Model& model, int64_t* num_outputs);
+
 // |a − b| summed and maximised over matched outputs: the discrepancy of a
 // certificate (|f(x) − f(g·x)|, or |f(x) − f(x')| over real pairs).
 struct Discrepancy {

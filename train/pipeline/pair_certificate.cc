@@ -214,15 +214,9 @@ absl::StatusOr<v1::InvarianceCertificate> CertifyPairs(const BatchFunction& f, i
 absl::StatusOr<v1::InvarianceCertificate> CertifyModelOnPairs(const Model& model,
                                                               const std::string& manifest) {
   ASSIGN_OR_RETURN(PairRows rows, ReadPairs(manifest, model.input_dim(), ModelInputReader(model)));
-  const bool head = model.has_head();
-  BatchFunction f = [&](int64_t n, const float* x, float* out) {
-    if (head) {
-      model.Predict(n, x, out);
-    } else {
-      model.Featurize(n, x, out);
-    }
-  };
-  return CertifyPairs(f, head ? model.output_dim() : model.feature_dim(), rows, manifest);
+  int64_t outputs = 0;
+  const BatchFunction f = ModelOutputs(model, &outputs);
+  return CertifyPairs(f, outputs, rows, manifest);
 }
 
 absl::Status AddPairsCertificate(const Model& model, const v1::CertificateConfig& config,
