@@ -24,16 +24,15 @@ struct Samples {
   std::vector<float> values;
 };
 
-std::string ClipField(int index) { return absl::StrCat("inputs.clips[", index, "]"); }
-
 // The rate of raw samples: the clip's, or the model's when 0.
-absl::StatusOr<int> RawRate(const v1::AudioClip& clip, int index, int model_rate) {
-  const int rate = clip.sample_rate() == 0 ? model_rate : clip.sample_rate();
+absl::StatusOr<int> RawRate(const ClipView& clip, int64_t index, int model_rate,
+                            const InferFieldNames& names) {
+  const int rate = clip.sample_rate == 0 ? model_rate : clip.sample_rate;
   if (rate < audio::kMinSampleRate || rate > audio::kMaxSampleRate) {
     return absl::InvalidArgumentError(
-        absl::StrCat(ClipField(index), ".sample_rate: expected 0 (the model's ", model_rate,
-                     " Hz) or a rate in [", audio::kMinSampleRate, ", ", audio::kMaxSampleRate,
-                     "] Hz, received ", clip.sample_rate()));
+        absl::StrCat(names.Clip(index, ClipPart::kSampleRate), ": expected 0 (the model's ",
+                     model_rate, " Hz) or a rate in [", audio::kMinSampleRate, ", ",
+                     audio::kMaxSampleRate, "] Hz, received ", clip.sample_rate));
   }
   return rate;
 }
@@ -59,19 +58,21 @@ absl::Status CheckLength(int64_t count, int rate, double max_clip_seconds,
 // The cheap checks of one clip, before any memory is allocated for the
 // batch: a WAV's header is read (not its samples) and its length held to its
 // own rate. Returns the clip's length in seconds.
-absl::StatusOr<double> CheckClip(const v1::AudioClip& clip, int index, int model_rate,
-                                 double max_clip_seconds) {
-  switch (clip.data_case()) {
-    case v1::AudioClip::DATA_NOT_SET:
-      return absl::InvalidArgumentError(absl::StrCat(
-          ClipField(index), ": no samples: expected one of wav, float32_le or int16_le"));
-    case v1::AudioClip::kWav: {
-      const std::string field = ClipField(index) + ".wav";
-      if (clip.wav().empty()) {
+absl::StatusOr<double> CheckClip(const ClipView& clip, int64_t index, int model_rate,
+                                 double max_clip_seconds, const InferFieldNames& names) {
+  using Format = ClipView::Format;
+  switch (clip.format) {
+    case Format::kNone:
+      return absl::InvalidArgumentError(
+          absl::StrCat(names.Clip(index, ClipPart::kClip),
+                       ": no samples: expected one of wav, float32_le or int16_le"));
+    case Format::kWav: {
+      const std::string field = names.Clip(index, ClipPart::kWav);
+      if (clip.bytes.empty()) {
         return absl::InvalidArgumentError(
             absl::StrCat(field, ": expected a whole WAV file, received 0 bytes (zero samples)"));
       }
-      absl::StatusOr<audio::WavHeader> header = audio::ReadWavHeader(clip.wav(), field);
+      absl::StatusOr<audio::WavHeader> header = audio::ReadWavHeader(clip.bytes, field);
       if (!header.ok()) return header.status();
       if (absl::Status s = CheckRatio(header->sample_rate, model_rate, field); !s.ok()) return s;
       if (absl::Status s =
@@ -81,28 +82,27 @@ absl::StatusOr<double> CheckClip(const v1::AudioClip& clip, int index, int model
       }
       return static_cast<double>(header->samples) / header->sample_rate;
     }
-    case v1::AudioClip::kFloat32Le:
-    case v1::AudioClip::kInt16Le: {
-      const bool f32 = clip.data_case() == v1::AudioClip::kFloat32Le;
-      const std::string& bytes = f32 ? clip.float32_le() : clip.int16_le();
+    case Format::kFloat32:
+    case Format::kInt16: {
+      const bool f32 = clip.format == Format::kFloat32;
       const size_t width = f32 ? sizeof(float) : sizeof(int16_t);
-      const std::string field = ClipField(index) + (f32 ? ".float32_le" : ".int16_le");
-      if (bytes.empty()) {
+      const std::string field = names.Clip(index, f32 ? ClipPart::kFloat32 : ClipPart::kInt16);
+      if (clip.bytes.empty()) {
         return absl::InvalidArgumentError(
             absl::StrCat(field, ": expected at least one sample, received 0 bytes (zero samples)"));
       }
-      if (bytes.size() % width != 0) {
+      if (clip.bytes.size() % width != 0) {
         return absl::InvalidArgumentError(
             absl::StrCat(field, ": expected a multiple of ", width, " bytes (little-endian ",
-                         f32 ? "float32" : "int16", " samples), received ", bytes.size()));
+                         f32 ? "float32" : "int16", " samples), received ", clip.bytes.size()));
       }
-      absl::StatusOr<int> rate = RawRate(clip, index, model_rate);
+      absl::StatusOr<int> rate = RawRate(clip, index, model_rate, names);
       if (!rate.ok()) return rate.status();
-      if (absl::Status s = CheckRatio(*rate, model_rate, ClipField(index) + ".sample_rate");
+      if (absl::Status s = CheckRatio(*rate, model_rate, names.Clip(index, ClipPart::kSampleRate));
           !s.ok()) {
         return s;
       }
-      const int64_t samples = static_cast<int64_t>(bytes.size() / width);
+      const int64_t samples = static_cast<int64_t>(clip.bytes.size() / width);
       if (absl::Status s = CheckLength(samples, *rate, max_clip_seconds, field); !s.ok()) return s;
       return static_cast<double>(samples) / *rate;
     }
@@ -111,13 +111,13 @@ absl::StatusOr<double> CheckClip(const v1::AudioClip& clip, int index, int model
 }
 
 // The samples of a clip CheckClip passed.
-absl::StatusOr<Samples> DecodeClip(const v1::AudioClip& clip, int index, int model_rate,
-                                   double max_clip_seconds) {
+absl::StatusOr<Samples> DecodeClip(const ClipView& clip, int64_t index, int model_rate,
+                                   double max_clip_seconds, const InferFieldNames& names) {
   Samples out;
-  if (clip.data_case() == v1::AudioClip::kWav) {
-    const std::string field = ClipField(index) + ".wav";
+  if (clip.format == ClipView::Format::kWav) {
+    const std::string field = names.Clip(index, ClipPart::kWav);
     absl::StatusOr<audio::Clip> wav = audio::DecodeWav(
-        clip.wav(), MaxClipSamples(max_clip_seconds, audio::kMaxSampleRate), field);
+        clip.bytes, MaxClipSamples(max_clip_seconds, audio::kMaxSampleRate), field);
     if (!wav.ok()) return wav.status();
     if (wav->samples.empty()) {
       return absl::InvalidArgumentError(
@@ -133,22 +133,22 @@ absl::StatusOr<Samples> DecodeClip(const v1::AudioClip& clip, int index, int mod
     out.values = std::move(wav->samples);
     return out;
   }
-  absl::StatusOr<int> rate = RawRate(clip, index, model_rate);
+  absl::StatusOr<int> rate = RawRate(clip, index, model_rate, names);
   if (!rate.ok()) return rate.status();
   out.sample_rate = *rate;
-  if (clip.data_case() == v1::AudioClip::kFloat32Le) {
-    out.values.resize(clip.float32_le().size() / sizeof(float));
-    std::memcpy(out.values.data(), clip.float32_le().data(), clip.float32_le().size());
+  if (clip.format == ClipView::Format::kFloat32) {
+    out.values.resize(clip.bytes.size() / sizeof(float));
+    std::memcpy(out.values.data(), clip.bytes.data(), clip.bytes.size());
     for (size_t i = 0; i < out.values.size(); ++i) {
       if (!std::isfinite(out.values[i])) {
-        return absl::InvalidArgumentError(absl::StrCat(ClipField(index), ".float32_le[", i,
-                                                       "]: expected a finite sample, received ",
+        return absl::InvalidArgumentError(absl::StrCat(names.Clip(index, ClipPart::kFloat32), "[",
+                                                       i, "]: expected a finite sample, received ",
                                                        out.values[i]));
       }
     }
   } else {
-    std::vector<int16_t> pcm(clip.int16_le().size() / sizeof(int16_t));
-    std::memcpy(pcm.data(), clip.int16_le().data(), clip.int16_le().size());
+    std::vector<int16_t> pcm(clip.bytes.size() / sizeof(int16_t));
+    std::memcpy(pcm.data(), clip.bytes.data(), clip.bytes.size());
     out.values = audio::Int16ToFloat(pcm);
   }
   return out;
@@ -169,20 +169,21 @@ int64_t MaxClipSamples(double max_clip_seconds, int sample_rate) {
   return static_cast<int64_t>(std::floor(max_clip_seconds * sample_rate));
 }
 
-absl::StatusOr<double> PlanClipBatch(const v1::InputBatch& batch,
+absl::StatusOr<double> PlanClipBatch(const InferRequest& request,
                                      const audio::AudioFrontEnd& front_end, int64_t max_rows,
                                      double max_clip_seconds) {
-  const int64_t n = batch.clips_size();
+  const InferFieldNames& names = request.fields;
+  const int64_t n = static_cast<int64_t>(request.clips.size());
   if (n == 0) {
     return absl::InvalidArgumentError(
-        "inputs.clips: empty batch: expected at least one clip, received 0");
+        absl::StrCat(names.clips, ": empty batch: expected at least one clip, received 0"));
   }
-  if (batch.num_rows() != 0 && batch.num_rows() != n) {
+  if (request.declared_rows != 0 && request.declared_rows != n) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "inputs.num_rows: expected ", n, " (one row per clip), received ", batch.num_rows()));
+        names.num_rows, ": expected ", n, " (one row per clip), received ", request.declared_rows));
   }
   if (n > max_rows) {
-    return absl::InvalidArgumentError(absl::StrCat("inputs.clips: expected at most ", max_rows,
+    return absl::InvalidArgumentError(absl::StrCat(names.clips, ": expected at most ", max_rows,
                                                    " clips per request, received ", n));
   }
   const int model_rate = front_end.spec().sample_rate();
@@ -190,32 +191,35 @@ absl::StatusOr<double> PlanClipBatch(const v1::InputBatch& batch,
   // costs its own length (decoding, resampling) and the front end's span.
   const double span = front_end.spec().clip_seconds();
   double seconds = 0;
-  for (int i = 0; i < n; ++i) {
-    absl::StatusOr<double> length = CheckClip(batch.clips(i), i, model_rate, max_clip_seconds);
+  for (int64_t i = 0; i < n; ++i) {
+    absl::StatusOr<double> length =
+        CheckClip(request.clips[i], i, model_rate, max_clip_seconds, names);
     if (!length.ok()) return length.status();
     seconds += *length + span;
   }
   return seconds;
 }
 
-absl::StatusOr<DecodedRows> DecodeClipBatch(const v1::InputBatch& batch,
+absl::StatusOr<DecodedRows> DecodeClipBatch(const InferRequest& request,
                                             const audio::AudioFrontEnd& front_end, int64_t max_rows,
                                             double max_clip_seconds,
                                             const std::function<absl::Status()>& keep_going) {
-  absl::StatusOr<double> planned = PlanClipBatch(batch, front_end, max_rows, max_clip_seconds);
+  absl::StatusOr<double> planned = PlanClipBatch(request, front_end, max_rows, max_clip_seconds);
   if (!planned.ok()) return planned.status();
-  const int64_t n = batch.clips_size();
+  const int64_t n = static_cast<int64_t>(request.clips.size());
   const int model_rate = front_end.spec().sample_rate();
   const int64_t dim = front_end.output_dim();
   std::vector<float> rows(static_cast<size_t>(n * dim));
-  for (int i = 0; i < n; ++i) {
+  for (int64_t i = 0; i < n; ++i) {
     if (keep_going) {
       if (absl::Status s = keep_going(); !s.ok()) return s;
     }
-    absl::StatusOr<Samples> samples = DecodeClip(batch.clips(i), i, model_rate, max_clip_seconds);
+    absl::StatusOr<Samples> samples =
+        DecodeClip(request.clips[i], i, model_rate, max_clip_seconds, request.fields);
     if (!samples.ok()) return samples.status();
-    if (absl::Status s = front_end.Apply(samples->values, samples->sample_rate,
-                                         rows.data() + i * dim, ClipField(i));
+    if (absl::Status s =
+            front_end.Apply(samples->values, samples->sample_rate, rows.data() + i * dim,
+                            request.fields.Clip(i, ClipPart::kClip));
         !s.ok()) {
       return s;
     }

@@ -29,7 +29,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/audio/front_end.h"
-#include "invariant/v1/feature_service.pb.h"
+#include "server/handlers/infer_request.h"
 #include "server/handlers/validation.h"
 
 namespace invariant::server {
@@ -44,21 +44,21 @@ double EffectiveMaxClipSeconds(const audio::AudioFrontEnd& front_end, double ser
 // The most samples a clip at `sample_rate` Hz may have under `max_clip_seconds`.
 int64_t MaxClipSamples(double max_clip_seconds, int sample_rate);
 
-// The checks of `batch`'s clips that need no decoding (count, fields, rates,
+// The checks of `request`'s clips that need no decoding (count, fields, rates,
 // lengths: a WAV's header is read, not its samples, and its length held to
 // its own rate), and what decoding them costs: the seconds of audio of every
 // clip plus, per clip, the front end's clip_seconds (every clip is cut or
 // padded to it, so a one-sample clip costs a whole clip).
-absl::StatusOr<double> PlanClipBatch(const v1::InputBatch& batch,
+absl::StatusOr<double> PlanClipBatch(const InferRequest& request,
                                      const audio::AudioFrontEnd& front_end, int64_t max_rows,
                                      double max_clip_seconds);
 
-// `batch`'s clips (values and raw_values empty, num_rows 0 or the clip count)
-// → clips_size() rows of front_end.output_dim() floats. `keep_going` (may be
+// `request`'s clips (declared_rows 0 or the clip count) → one row of
+// front_end.output_dim() floats per clip. `keep_going` (may be
 // empty) is asked before each clip; its first error (the call was cancelled
 // or its deadline passed) ends the decoding with that status, so abandoned
 // work stops at the next clip.
-absl::StatusOr<DecodedRows> DecodeClipBatch(const v1::InputBatch& batch,
+absl::StatusOr<DecodedRows> DecodeClipBatch(const InferRequest& request,
                                             const audio::AudioFrontEnd& front_end, int64_t max_rows,
                                             double max_clip_seconds,
                                             const std::function<absl::Status()>& keep_going = {});

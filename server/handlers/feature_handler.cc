@@ -36,54 +36,37 @@ int64_t PredictBytesPerRow(const Model& model) {
   return bytes;
 }
 
-// Fills the argmax index and class name of every row of a classifier (the
-// head's ArgmaxRows: NaN never wins; a row of only NaN gets index -1 and an
-// empty class name).
-void FillPredictedClasses(const Model& model, v1::PredictResponse* response) {
-  if (model.task() != v1::TASK_CLASSIFICATION) return;
-  const auto& names = model.manifest().head().class_names();
-  for (int32_t best :
-       ArgmaxRows(response->num_rows(), response->output_dim(), response->scores().data())) {
-    response->add_predicted_indices(best);
-    if (best < 0) {
-      response->add_predicted_classes("");
-    } else {
-      response->add_predicted_classes(best < names.size() ? names[best] : absl::StrCat(best));
-    }
-  }
-}
-
 }  // namespace
 
-absl::StatusOr<Registry::Handle> FeatureHandler::Resolve(const v1::ModelSpec& spec) const {
-  if (absl::Status s = ValidateModelSpec(spec); !s.ok()) return s;
-  return registry_->Lookup(spec.name(), spec.version(), spec.version_label());
+std::string PredictedClassName(const Model& model, int32_t index) {
+  if (index < 0) return "";
+  const auto& names = model.manifest().head().class_names();
+  return index < names.size() ? names[index] : absl::StrCat(index);
 }
 
-absl::StatusOr<Registry::Handle> FeatureHandler::ResolveWithHead(const v1::ModelSpec& spec) const {
-  absl::StatusOr<Registry::Handle> handle = Resolve(spec);
-  if (!handle.ok()) return handle.status();
-  if (!handle->servable->has_head()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("model '", handle->name, "' version ", handle->version,
-                     " has no linear head: expected a model with a head for Predict, received a "
-                     "featurize-only model (use Featurize)"));
+absl::StatusOr<Registry::Handle> FeatureHandler::Resolve(const InferRequest& request) const {
+  const LookupFieldNames& fields = request.fields.model;
+  if (absl::Status s = ValidateModelRef(request.model_name, request.model_version, fields);
+      !s.ok()) {
+    return s;
   }
-  return handle;
+  return registry_->Lookup(request.model_name, request.model_version, request.version_label,
+                           fields);
 }
 
-absl::Status FeatureHandler::CheckResponseSize(int64_t rows, int64_t bytes_per_row) const {
+absl::Status FeatureHandler::CheckResponseSize(int64_t rows, int64_t bytes_per_row,
+                                               const std::string& field) const {
   const int64_t budget = std::max<int64_t>(0, max_response_bytes_ - kResponseOverheadBytes);
   const int64_t max_rows = budget / std::max<int64_t>(1, bytes_per_row);
   if (rows <= max_rows) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
-      "inputs: expected at most ", max_rows, " rows so that the response (", bytes_per_row,
+      field, ": expected at most ", max_rows, " rows so that the response (", bytes_per_row,
       " bytes per row) fits max_message_bytes=", max_response_bytes_, ", received ", rows));
 }
 
 absl::StatusOr<std::shared_ptr<Lease>> FeatureHandler::AdmitMemory(int64_t rows, const Model& model,
                                                                    const Method& method,
-                                                                   const char* field,
+                                                                   const std::string& field,
                                                                    const CallContext& call) const {
   auto lease = std::make_shared<Lease>();
   if (admission_.memory == nullptr) return lease;
@@ -107,55 +90,63 @@ absl::StatusOr<std::shared_ptr<Lease>> FeatureHandler::AdmitMemory(int64_t rows,
   return lease;
 }
 
-void FeatureHandler::Run(const v1::InputBatch& inputs, const Registry::Handle& handle,
-                         Method method, int64_t bytes_per_row, absl::Time deadline, DoneFn done,
-                         const std::shared_ptr<CancelToken>& cancel,
+void FeatureHandler::Run(std::shared_ptr<const InferRequest> request,
+                         const Registry::Handle& handle, Method method, absl::Time deadline,
+                         DoneFn done, const std::shared_ptr<CancelToken>& cancel,
                          const CallContext& call) const {
   const Model& model = *handle.servable;
-  const int64_t clips = inputs.clips_size();
-  const bool has_values = inputs.values_size() > 0;
-  const bool has_raw = !inputs.raw_values().empty();
-  const char* rows_field = has_raw ? "inputs.raw_values" : "inputs.values";
-  if (clips > 0 && (has_values || has_raw)) {
-    return done(absl::InvalidArgumentError(
-        absl::StrCat("inputs: expected exactly one of values, raw_values or clips, received ",
-                     clips, " clips and ", has_raw ? "raw_values" : "values")));
+  const InferFieldNames& names = request->fields;
+  const int64_t clips = static_cast<int64_t>(request->clips.size());
+  const bool has_raw = !request->raw_values.empty();
+  const std::string& rows_field = has_raw ? names.raw_values : names.values;
+  if (clips > 0 && request->has_rows()) {
+    return done(absl::InvalidArgumentError(absl::StrCat(
+        names.inputs, ": expected exactly one of values, raw_values or clips, received ", clips,
+        " clips and ", has_raw ? "raw_values" : "values")));
   }
   const audio::AudioFrontEnd* front_end = model.audio_front_end();
   if (front_end == nullptr) {
     if (clips > 0) {
-      return done(absl::InvalidArgumentError(absl::StrCat(
-          "inputs.clips: expected rows of input_dim=", model.input_dim(),
-          " floats in inputs.values or inputs.raw_values (the model is not a model of sound: it "
-          "has no audio front end), received ",
-          clips, " clips")));
+      return done(absl::InvalidArgumentError(
+          absl::StrCat(names.clips, ": expected rows of input_dim=", model.input_dim(),
+                       " floats in ", names.values, " or ", names.raw_values,
+                       " (the model is not a model of sound: it has no audio front end), received ",
+                       clips, " clips")));
     }
-    absl::StatusOr<DecodedRows> rows =
-        DecodeInputBatch(inputs, model.input_dim(), max_request_rows_);
+    absl::StatusOr<DecodedRows> rows = DecodeRows(*request, model.input_dim(), max_request_rows_);
     if (!rows.ok()) return done(rows.status());
-    if (absl::Status s = CheckResponseSize(rows->num_rows(), bytes_per_row); !s.ok()) {
-      return done(s);
+    if (request->response_bytes_per_row > 0) {
+      if (absl::Status s =
+              CheckResponseSize(rows->num_rows(), request->response_bytes_per_row, names.inputs);
+          !s.ok()) {
+        return done(s);
+      }
     }
     absl::StatusOr<std::shared_ptr<Lease>> memory =
         AdmitMemory(rows->num_rows(), model, method, rows_field, call);
     if (!memory.ok()) return done(memory.status());
-    return Submit(std::make_shared<DecodedRows>(*std::move(rows)), handle, std::move(method),
-                  *std::move(memory), deadline, std::move(done), cancel);
+    return Submit(std::make_shared<DecodedRows>(*std::move(rows)), std::move(request), handle,
+                  std::move(method), *std::move(memory), deadline, std::move(done), cancel);
   }
-  if (has_values || has_raw) {
-    return done(absl::InvalidArgumentError(absl::StrCat(
-        rows_field,
-        ": expected clips in inputs.clips (the model is a model of sound: its rows of input_dim=",
-        model.input_dim(), " come from its audio front end), received rows")));
+  if (request->has_rows()) {
+    return done(absl::InvalidArgumentError(
+        absl::StrCat(rows_field, ": expected clips in ", names.clips,
+                     " (the model is a model of sound: its rows of input_dim=", model.input_dim(),
+                     " come from its audio front end), received rows")));
   }
   if (clips <= max_request_rows_) {
     // Before any clip is decoded: the response, and the rows the clips become.
-    if (absl::Status s = CheckResponseSize(clips, bytes_per_row); !s.ok()) return done(s);
+    if (request->response_bytes_per_row > 0) {
+      if (absl::Status s = CheckResponseSize(clips, request->response_bytes_per_row, names.inputs);
+          !s.ok()) {
+        return done(s);
+      }
+    }
     const int64_t row_bytes = static_cast<int64_t>(sizeof(float)) * model.input_dim();
     const int64_t max_clips = max_response_bytes_ / std::max<int64_t>(1, row_bytes);
     if (clips > max_clips) {
       return done(absl::InvalidArgumentError(absl::StrCat(
-          "inputs.clips: expected at most ", max_clips, " clips so that their rows (", row_bytes,
+          names.clips, ": expected at most ", max_clips, " clips so that their rows (", row_bytes,
           " bytes each after the audio front end) fit max_message_bytes=", max_response_bytes_,
           ", received ", clips)));
     }
@@ -172,24 +163,24 @@ void FeatureHandler::Run(const v1::InputBatch& inputs, const Registry::Handle& h
     // spans alone are a lower bound of their cost.
     const auto spans = static_cast<int64_t>(std::ceil(clips * front_end->spec().clip_seconds()));
     if (spans > admission_.audio->limit()) {
-      return done(admission_.audio->Acquire(call.peer, spans, "inputs.clips", ask_less).status());
+      return done(admission_.audio->Acquire(call.peer, spans, names.clips, ask_less).status());
     }
   }
   absl::StatusOr<double> seconds =
-      PlanClipBatch(inputs, *front_end, max_request_rows_, max_clip_seconds);
+      PlanClipBatch(*request, *front_end, max_request_rows_, max_clip_seconds);
   if (!seconds.ok()) return done(seconds.status());
   absl::StatusOr<std::shared_ptr<Lease>> memory =
-      AdmitMemory(clips, model, method, "inputs.clips", call);
+      AdmitMemory(clips, model, method, names.clips, call);
   if (!memory.ok()) return done(memory.status());
   auto audio_lease = std::make_shared<Lease>();
   if (admission_.audio != nullptr) {
     // Whole seconds, rounded up: the budget counts in seconds.
     absl::StatusOr<Lease> granted = admission_.audio->Acquire(
-        call.peer, static_cast<int64_t>(std::ceil(*seconds)), "inputs.clips", ask_less);
+        call.peer, static_cast<int64_t>(std::ceil(*seconds)), names.clips, ask_less);
     if (!granted.ok()) return done(granted.status());
     *audio_lease = *std::move(granted);
   }
-  auto decode = [this, &inputs, handle, method = std::move(method), memory = *std::move(memory),
+  auto decode = [this, request, handle, method = std::move(method), memory = *std::move(memory),
                  audio_lease, deadline, done = std::move(done), cancel,
                  max_clip_seconds]() mutable {
     const audio::AudioFrontEnd& front = *handle.servable->audio_front_end();
@@ -204,7 +195,7 @@ void FeatureHandler::Run(const v1::InputBatch& inputs, const Registry::Handle& h
       return absl::OkStatus();
     };
     absl::StatusOr<DecodedRows> rows =
-        DecodeClipBatch(inputs, front, max_request_rows_, max_clip_seconds, keep_going);
+        DecodeClipBatch(*request, front, max_request_rows_, max_clip_seconds, keep_going);
     audio_lease->Release();
     if (!rows.ok()) {
       const absl::StatusCode code = rows.status().code();
@@ -215,16 +206,18 @@ void FeatureHandler::Run(const v1::InputBatch& inputs, const Registry::Handle& h
       memory.reset();
       return done(rows.status());
     }
-    Submit(std::make_shared<DecodedRows>(*std::move(rows)), handle, std::move(method),
-           std::move(memory), deadline, std::move(done), cancel);
+    Submit(std::make_shared<DecodedRows>(*std::move(rows)), std::move(request), handle,
+           std::move(method), std::move(memory), deadline, std::move(done), cancel);
   };
   if (admission_.decoders == nullptr) return decode();
   admission_.decoders->Post(std::move(decode));
 }
 
-void FeatureHandler::Submit(std::shared_ptr<DecodedRows> rows, const Registry::Handle& handle,
-                            Method method, std::shared_ptr<Lease> memory, absl::Time deadline,
-                            DoneFn done, const std::shared_ptr<CancelToken>& cancel) const {
+void FeatureHandler::Submit(std::shared_ptr<DecodedRows> rows,
+                            std::shared_ptr<const InferRequest> request,
+                            const Registry::Handle& handle, Method method,
+                            std::shared_ptr<Lease> memory, absl::Time deadline, DoneFn done,
+                            const std::shared_ptr<CancelToken>& cancel) const {
   const std::shared_ptr<const Model>& model = handle.servable;
   BatchJob job;
   job.key = model.get();
@@ -237,8 +230,8 @@ void FeatureHandler::Submit(std::shared_ptr<DecodedRows> rows, const Registry::H
   job.x = rows->data();
   job.out = method.prepare(rows->num_rows());
   job.deadline = deadline;
-  job.done = [rows, memory = std::move(memory), finish = std::move(method.finish),
-              done](absl::Status status) mutable {
+  job.done = [rows, request = std::move(request), memory = std::move(memory),
+              finish = std::move(method.finish), done](absl::Status status) mutable {
     if (status.ok() && finish) finish();
     memory.reset();  // given back, or handed to the front end's answer_leases
     done(status);
@@ -246,18 +239,104 @@ void FeatureHandler::Submit(std::shared_ptr<DecodedRows> rows, const Registry::H
   if (absl::Status s = batcher_->Submit(std::move(job), cancel); !s.ok()) done(s);
 }
 
+FeatureHandler::Method FeatureHandler::MethodFor(const InferRequest& request,
+                                                 std::shared_ptr<const Model> model,
+                                                 InferSinks sinks) {
+  const int64_t f = model->feature_dim(), t = model->output_dim();
+  Method method;
+  if (!request.head) {
+    method.name = kFeaturize;
+    method.out_dim = f;
+    method.compute = [model](int64_t n, const float* x, float* out) {
+      model->Featurize(n, x, out);
+    };
+    method.prepare = std::move(sinks.features);
+    return method;
+  }
+  // The scores go to their sink, or to a buffer of ours when only the
+  // predicted classes are wanted; with the features as well, the rows of
+  // [features | scores] of one compute are split into the two sinks.
+  struct Outputs {
+    int64_t rows = 0;
+    float* features = nullptr;
+    float* scores = nullptr;
+    std::vector<float> combined;
+    std::vector<float> own_scores;
+  };
+  auto state = std::make_shared<Outputs>();
+  const bool both = request.features;
+  method.name = both ? kFeaturizePredict : kPredict;
+  method.out_dim = both ? f + t : t;
+  if (both) {
+    method.compute = [model](int64_t n, const float* x, float* out) {
+      model->FeaturizeAndPredict(n, x, out);
+    };
+  } else {
+    method.compute = [model](int64_t n, const float* x, float* out) { model->Predict(n, x, out); };
+  }
+  method.prepare = [state, both, f, t, sinks](int64_t n) {
+    state->rows = n;
+    if (sinks.scores) {
+      state->scores = sinks.scores(n);
+    } else {
+      state->own_scores.assign(static_cast<size_t>(n * t), 0.0f);
+      state->scores = state->own_scores.data();
+    }
+    if (!both) return state->scores;
+    state->features = sinks.features(n);
+    state->combined.assign(static_cast<size_t>(n * (f + t)), 0.0f);
+    return state->combined.data();
+  };
+  method.finish = [state, both, f, t, model, predicted = std::move(sinks.predicted)] {
+    if (both) {
+      for (int64_t i = 0; i < state->rows; ++i) {
+        const float* row = state->combined.data() + i * (f + t);
+        std::copy_n(row, f, state->features + i * f);
+        std::copy_n(row + f, t, state->scores + i * t);
+      }
+      state->combined = {};
+    }
+    if (predicted && model->task() == v1::TASK_CLASSIFICATION) {
+      predicted(ArgmaxRows(state->rows, t, state->scores));
+    }
+  };
+  return method;
+}
+
+void FeatureHandler::Infer(const Registry::Handle& handle,
+                           std::shared_ptr<const InferRequest> request, InferSinks sinks,
+                           absl::Time deadline, DoneFn done,
+                           const std::shared_ptr<CancelToken>& cancel,
+                           const CallContext& call) const {
+  const std::shared_ptr<const Model>& model = handle.servable;
+  if (request->head && !model->has_head()) {
+    return done(absl::FailedPreconditionError(
+        absl::StrCat("model '", handle.name, "' version ", handle.version,
+                     " has no linear head: expected a model with a head for Predict, received a "
+                     "featurize-only model (use Featurize)")));
+  }
+  Method method = MethodFor(*request, model, std::move(sinks));
+  CallContext priced = call;
+  if (request->features && request->head) {
+    // The combined rows are split into the two sinks: one more copy of
+    // every value in flight.
+    priced.copy_bytes_per_value += 4;
+  }
+  Run(std::move(request), handle, std::move(method), deadline, std::move(done), cancel, priced);
+}
+
 void FeatureHandler::Featurize(const v1::FeaturizeRequest& request, v1::FeaturizeResponse* response,
                                absl::Time deadline, DoneFn done,
                                const std::shared_ptr<CancelToken>& cancel,
                                const CallContext& call) const {
-  absl::StatusOr<Registry::Handle> handle = Resolve(request.model());
+  auto infer = std::make_shared<InferRequest>(InferRequestOfV1(request.model(), request.inputs()));
+  infer->features = true;
+  absl::StatusOr<Registry::Handle> handle = Resolve(*infer);
   if (!handle.ok()) return done(handle.status());
   std::shared_ptr<const Model> model = handle->servable;
-  Method method;
-  method.name = kFeaturize;
-  method.out_dim = model->feature_dim();
-  method.compute = [model](int64_t n, const float* x, float* out) { model->Featurize(n, x, out); };
-  method.prepare = [response, name = handle->name, version = handle->version, model](int64_t rows) {
+  infer->response_bytes_per_row = 4 * model->feature_dim();
+  InferSinks sinks;
+  sinks.features = [response, name = handle->name, version = handle->version, model](int64_t rows) {
     response->set_model_name(name);
     response->set_model_version(version);
     response->set_num_rows(rows);
@@ -265,22 +344,21 @@ void FeatureHandler::Featurize(const v1::FeaturizeRequest& request, v1::Featuriz
     response->mutable_features()->Resize(static_cast<int>(rows * model->feature_dim()), 0.0f);
     return response->mutable_features()->mutable_data();
   };
-  Run(request.inputs(), *handle, std::move(method), 4 * model->feature_dim(), deadline,
-      std::move(done), cancel, call);
+  Infer(*handle, std::move(infer), std::move(sinks), deadline, std::move(done), cancel, call);
 }
 
 void FeatureHandler::Predict(const v1::PredictRequest& request, v1::PredictResponse* response,
                              absl::Time deadline, DoneFn done,
                              const std::shared_ptr<CancelToken>& cancel,
                              const CallContext& call) const {
-  absl::StatusOr<Registry::Handle> handle = ResolveWithHead(request.model());
+  auto infer = std::make_shared<InferRequest>(InferRequestOfV1(request.model(), request.inputs()));
+  infer->head = true;
+  absl::StatusOr<Registry::Handle> handle = Resolve(*infer);
   if (!handle.ok()) return done(handle.status());
   std::shared_ptr<const Model> model = handle->servable;
-  Method method;
-  method.name = kPredict;
-  method.out_dim = model->output_dim();
-  method.compute = [model](int64_t n, const float* x, float* out) { model->Predict(n, x, out); };
-  method.prepare = [response, name = handle->name, version = handle->version, model](int64_t rows) {
+  infer->response_bytes_per_row = PredictBytesPerRow(*model);
+  InferSinks sinks;
+  sinks.scores = [response, name = handle->name, version = handle->version, model](int64_t rows) {
     response->set_model_name(name);
     response->set_model_version(version);
     response->set_num_rows(rows);
@@ -289,64 +367,13 @@ void FeatureHandler::Predict(const v1::PredictRequest& request, v1::PredictRespo
     response->mutable_scores()->Resize(static_cast<int>(rows * model->output_dim()), 0.0f);
     return response->mutable_scores()->mutable_data();
   };
-  method.finish = [model, response] { FillPredictedClasses(*model, response); };
-  Run(request.inputs(), *handle, std::move(method), PredictBytesPerRow(*model), deadline,
-      std::move(done), cancel, call);
-}
-
-void FeatureHandler::FeaturizeAndPredict(const v1::PredictRequest& request,
-                                         v1::FeaturizeResponse* features,
-                                         v1::PredictResponse* scores, absl::Time deadline,
-                                         DoneFn done, const std::shared_ptr<CancelToken>& cancel,
-                                         const CallContext& call) const {
-  absl::StatusOr<Registry::Handle> handle = ResolveWithHead(request.model());
-  if (!handle.ok()) return done(handle.status());
-  std::shared_ptr<const Model> model = handle->servable;
-  const int64_t f = model->feature_dim(), t = model->output_dim();
-  // Rows of [features | scores] from one compute, split into the two
-  // responses once computed.
-  auto rows_out = std::make_shared<std::vector<float>>();
-  Method method;
-  method.name = kFeaturizePredict;
-  method.out_dim = f + t;
-  method.compute = [model](int64_t n, const float* x, float* out) {
-    model->FeaturizeAndPredict(n, x, out);
-  };
-  method.prepare = [features, scores, rows_out, name = handle->name, version = handle->version,
-                    model, f, t](int64_t rows) {
-    features->set_model_name(name);
-    features->set_model_version(version);
-    features->set_num_rows(rows);
-    features->set_feature_dim(f);
-    scores->set_model_name(name);
-    scores->set_model_version(version);
-    scores->set_num_rows(rows);
-    scores->set_output_dim(t);
-    scores->set_task(model->task());
-    rows_out->assign(static_cast<size_t>(rows * (f + t)), 0.0f);
-    return rows_out->data();
-  };
-  method.finish = [features, scores, rows_out, model, f, t] {
-    const int64_t rows = features->num_rows();
-    features->mutable_features()->Resize(static_cast<int>(rows * f), 0.0f);
-    scores->mutable_scores()->Resize(static_cast<int>(rows * t), 0.0f);
-    float* phi = features->mutable_features()->mutable_data();
-    float* sc = scores->mutable_scores()->mutable_data();
-    for (int64_t i = 0; i < rows; ++i) {
-      const float* row = rows_out->data() + i * (f + t);
-      std::copy_n(row, f, phi + i * f);
-      std::copy_n(row + f, t, sc + i * t);
+  sinks.predicted = [response, model](std::vector<int32_t> best) {
+    for (int32_t index : best) {
+      response->add_predicted_indices(index);
+      response->add_predicted_classes(PredictedClassName(*model, index));
     }
-    rows_out->clear();
-    rows_out->shrink_to_fit();
-    FillPredictedClasses(*model, scores);
   };
-  // The combined rows are split into the two responses: one more copy of
-  // every value in flight.
-  CallContext priced = call;
-  priced.copy_bytes_per_value += 4;
-  Run(request.inputs(), *handle, std::move(method), 4 * f + PredictBytesPerRow(*model), deadline,
-      std::move(done), cancel, priced);
+  Infer(*handle, std::move(infer), std::move(sinks), deadline, std::move(done), cancel, call);
 }
 
 absl::Status FeatureHandler::ListModels(v1::ListModelsResponse* response) const {
@@ -356,7 +383,8 @@ absl::Status FeatureHandler::ListModels(v1::ListModelsResponse* response) const 
 
 absl::Status FeatureHandler::GetModelMetadata(const v1::GetModelMetadataRequest& request,
                                               v1::GetModelMetadataResponse* response) const {
-  absl::StatusOr<Registry::Handle> handle = Resolve(request.model());
+  absl::StatusOr<Registry::Handle> handle =
+      Resolve(InferRequestOfV1(request.model(), v1::InputBatch::default_instance()));
   if (!handle.ok()) return handle.status();
   FillModelMetadata(handle->name, handle->version, *handle->servable, response,
                     max_audio_clip_seconds_);

@@ -1,7 +1,11 @@
-// feature_handler.h: the request logic of FeatureService, free of gRPC.
+// feature_handler.h: the request logic of both APIs, free of any transport.
 //
-// Each call runs: validate the request → look the model up in the registry →
-// submit the rows to the batcher → fill the response. `done` is called exactly
+// The core is Resolve + Infer on a transport-free InferRequest
+// (infer_request.h), which invariant.v1's Featurize / Predict (here) and the
+// Open Inference Protocol's ModelInfer (inference_handler.h) decode their
+// calls into. Each call runs: look the model up in the registry (once) →
+// check the input → submit the rows to the batcher in one job → write the
+// answer through the front end's sinks. `done` is called exactly
 // once with the outcome — synchronously when the request is refused before
 // queueing or computed inline on an idle server, otherwise from a batcher
 // thread — and the request and response must stay valid until then. The
@@ -17,9 +21,10 @@
 // is refused with INVALID_ARGUMENT before any output memory is allocated, so
 // a small request cannot make the server allocate a huge response.
 //
-// Models of sound (Model::audio_front_end() set) take InputBatch.clips and
-// nothing else; every other model takes rows and no clips (INVALID_ARGUMENT
-// naming inputs.clips / inputs.values and what the model takes). The clips'
+// Models of sound (Model::audio_front_end() set) take clips and nothing
+// else; every other model takes rows and no clips (INVALID_ARGUMENT naming
+// the clips or the values field, as the caller's protocol calls it, and
+// what the model takes). The clips'
 // cheap checks run on the calling thread (a WAV's header is read, not its
 // samples); clips longer than the smaller of the model's max_clip_seconds and
 // `max_audio_clip_seconds` are refused there. They are then decoded and put
@@ -54,6 +59,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -62,6 +68,7 @@
 #include "server/admission/worker_queue.h"
 #include "server/batching/batcher.h"
 #include "server/handlers/audio_clips.h"
+#include "server/handlers/infer_request.h"
 #include "server/handlers/model_metadata.h"
 
 namespace invariant::server {
@@ -102,6 +109,26 @@ struct HandlerAdmission {
   std::function<void(const char* stage, const absl::Status& status)> on_abandoned;
 };
 
+// Where FeatureHandler::Infer writes its answer: the front end's own message
+// fields, so nothing is copied after the compute (but for splitting the
+// features from the scores when both were computed together). Each
+// function is called at most once and may be called on any thread.
+struct InferSinks {
+  // Before the compute: the buffer for rows × feature_dim features; must be
+  // set when the request asks for the features.
+  std::function<float*(int64_t rows)> features;
+  // Before the compute: the buffer for rows × output_dim scores; may be
+  // empty when only the predicted classes are wanted.
+  std::function<float*(int64_t rows)> scores;
+  // After the compute, for a classifier: each row's best output index (the
+  // head's ArgmaxRows: NaN never wins, a row of NaN gets −1); may be empty.
+  std::function<void(std::vector<int32_t> best)> predicted;
+};
+
+// The class name of output `index` of `model`'s head: its class name, the
+// index in decimal when unnamed, "" for −1 (a row of NaN).
+std::string PredictedClassName(const Model& model, int32_t index);
+
 class FeatureHandler {
  public:
   // `registry` and `batcher` must outlive the handler.
@@ -116,6 +143,21 @@ class FeatureHandler {
         max_audio_clip_seconds_(max_audio_clip_seconds),
         admission_(std::move(admission)) {}
 
+  // The core, which both front ends call. Resolve: the ready version
+  // `request` names (one registry lookup; errors name request.fields.model).
+  absl::StatusOr<Registry::Handle> Resolve(const InferRequest& request) const;
+  // Answers `request` with the model `handle` resolved: checks the input
+  // (rows or clips, as the model takes), admits it, decodes clips on the
+  // decoding workers, and computes the features and/or the head's outputs
+  // in ONE batch job (method "Featurize", "Predict" or "FeaturizePredict"),
+  // writing them through `sinks`. FAILED_PRECONDITION when the head is
+  // asked of a featurize-only model. `request` is held until `done`.
+  void Infer(const Registry::Handle& handle, std::shared_ptr<const InferRequest> request,
+             InferSinks sinks, absl::Time deadline, DoneFn done,
+             const std::shared_ptr<CancelToken>& cancel = nullptr,
+             const CallContext& call = {}) const;
+
+  // invariant.v1, decoded into an InferRequest (InferRequestOfV1) and answered by Infer.
   void Featurize(const v1::FeaturizeRequest& request, v1::FeaturizeResponse* response,
                  absl::Time deadline, DoneFn done,
                  const std::shared_ptr<CancelToken>& cancel = nullptr,
@@ -125,15 +167,6 @@ class FeatureHandler {
                absl::Time deadline, DoneFn done,
                const std::shared_ptr<CancelToken>& cancel = nullptr,
                const CallContext& call = {}) const;
-  // The features and the head's outputs of the same rows in one batch job,
-  // the features computed once (an Open Inference Protocol call asking for
-  // both): `features` and `scores` are filled as Featurize and Predict fill
-  // theirs, with the same bits; the model and inputs are `request`'s.
-  // FAILED_PRECONDITION when the model has no head.
-  void FeaturizeAndPredict(const v1::PredictRequest& request, v1::FeaturizeResponse* features,
-                           v1::PredictResponse* scores, absl::Time deadline, DoneFn done,
-                           const std::shared_ptr<CancelToken>& cancel = nullptr,
-                           const CallContext& call = {}) const;
   absl::Status ListModels(v1::ListModelsResponse* response) const;
   // The most rows one request may carry (as configured).
   int64_t max_request_rows() const { return max_request_rows_; }
@@ -143,9 +176,9 @@ class FeatureHandler {
                                 v1::GetModelMetadataResponse* response) const;
 
  private:
-  // What one method does with the rows: its name (batch key and metric
-  // label), the width of its output, how it sizes the response for `rows`
-  // rows (returning the output buffer), and what it fills in once computed.
+  // What one batch job computes: its name (batch key and metric label), the
+  // width of its output, how it sizes the output for `rows` rows (returning
+  // the buffer), and what it does once computed.
   struct Method {
     const char* name;
     int64_t out_dim = 0;
@@ -154,25 +187,25 @@ class FeatureHandler {
     std::function<void()> finish;  // may be empty
   };
 
-  absl::StatusOr<Registry::Handle> Resolve(const v1::ModelSpec& spec) const;
-  // The model `spec` names, which must have a head (FAILED_PRECONDITION
-  // naming the featurize-only model otherwise).
-  absl::StatusOr<Registry::Handle> ResolveWithHead(const v1::ModelSpec& spec) const;
-  // INVALID_ARGUMENT when `rows` rows of `bytes_per_row` exceed max_response_bytes_.
-  absl::Status CheckResponseSize(int64_t rows, int64_t bytes_per_row) const;
+  // The batch job's method for what `request` asks of `model`, writing through `sinks`.
+  static Method MethodFor(const InferRequest& request, std::shared_ptr<const Model> model,
+                          InferSinks sinks);
+  // INVALID_ARGUMENT naming `field` when `rows` rows of `bytes_per_row` exceed max_response_bytes_.
+  absl::Status CheckResponseSize(int64_t rows, int64_t bytes_per_row,
+                                 const std::string& field) const;
   // Checks, admits, decodes (clips on the decoding workers) and submits
-  // `inputs` to the batcher for `method`; `done` runs once.
-  void Run(const v1::InputBatch& inputs, const Registry::Handle& handle, Method method,
-           int64_t bytes_per_row, absl::Time deadline, DoneFn done,
+  // `request`'s input to the batcher for `method`; `done` runs once.
+  void Run(std::shared_ptr<const InferRequest> request, const Registry::Handle& handle,
+           Method method, absl::Time deadline, DoneFn done,
            const std::shared_ptr<CancelToken>& cancel, const CallContext& call) const;
   // The memory lease of `rows` rows of `model` for `method` (see above).
   absl::StatusOr<std::shared_ptr<Lease>> AdmitMemory(int64_t rows, const Model& model,
-                                                     const Method& method, const char* field,
+                                                     const Method& method, const std::string& field,
                                                      const CallContext& call) const;
-  // Hands decoded rows to the batcher; the leases are held until `done`.
-  void Submit(std::shared_ptr<DecodedRows> rows, const Registry::Handle& handle, Method method,
-              std::shared_ptr<Lease> memory, absl::Time deadline, DoneFn done,
-              const std::shared_ptr<CancelToken>& cancel) const;
+  // Hands decoded rows to the batcher; the leases and `request` are held until `done`.
+  void Submit(std::shared_ptr<DecodedRows> rows, std::shared_ptr<const InferRequest> request,
+              const Registry::Handle& handle, Method method, std::shared_ptr<Lease> memory,
+              absl::Time deadline, DoneFn done, const std::shared_ptr<CancelToken>& cancel) const;
 
   const Registry* registry_;
   Batcher* batcher_;

@@ -124,7 +124,13 @@ absl::StatusOr<std::vector<int64_t>> Lengths(const TensorData* lengths, int64_t 
 }
 
 // BYTES [n]: one WAV file per element.
-absl::Status WavClips(const TensorData& input, int64_t n, v1::InputBatch* batch) {
+absl::Status WavClips(const TensorData& input, int64_t n, InferRequest* out) {
+  const auto add = [out](std::string_view bytes) {
+    ClipView clip;
+    clip.format = ClipView::Format::kWav;
+    clip.bytes = bytes;
+    out->clips.push_back(clip);
+  };
   if (absl::Status s = CheckContentsField(input, "bytes_contents"); !s.ok()) return s;
   if (input.raw == nullptr) {
     const auto& elements = input.tensor->contents().bytes_contents();
@@ -133,7 +139,7 @@ absl::Status WavClips(const TensorData& input, int64_t n, v1::InputBatch* batch)
                      absl::StrCat(n, " elements (WAV files) for shape [", n, "]"),
                      absl::StrCat(elements.size()));
     }
-    for (const std::string& wav : elements) batch->add_clips()->set_wav(wav);
+    for (const std::string& wav : elements) add(wav);
     return absl::OkStatus();
   }
   const std::string& raw = *input.raw;
@@ -153,7 +159,7 @@ absl::Status WavClips(const TensorData& input, int64_t n, v1::InputBatch* batch)
           absl::StrCat("element ", i, " of ", length, " bytes within the ", raw.size(), " bytes"),
           absl::StrCat(raw.size() - offset, " bytes left"));
     }
-    batch->add_clips()->set_wav(raw.substr(offset, length));
+    add(std::string_view(raw).substr(offset, length));
     offset += length;
   }
   if (offset != raw.size()) {
@@ -165,8 +171,14 @@ absl::Status WavClips(const TensorData& input, int64_t n, v1::InputBatch* batch)
 
 // FP32 / INT16 [n, L] with lengths: one clip of samples per row.
 absl::Status SampleClips(const TensorData& input, int64_t n, int64_t length,
-                         const std::vector<int64_t>& lengths, int sample_rate,
-                         v1::InputBatch* batch) {
+                         const std::vector<int64_t>& lengths, int sample_rate, InferRequest* out) {
+  const auto add = [out, sample_rate](bool f32, std::string_view bytes) {
+    ClipView clip;
+    clip.format = f32 ? ClipView::Format::kFloat32 : ClipView::Format::kInt16;
+    clip.bytes = bytes;
+    clip.sample_rate = sample_rate;
+    out->clips.push_back(clip);
+  };
   const bool fp32 = input.tensor->datatype() == "FP32";
   const size_t width = fp32 ? sizeof(float) : sizeof(int16_t);
   const std::string shape = EchoShape(input.tensor->shape());
@@ -185,11 +197,8 @@ absl::Status SampleClips(const TensorData& input, int64_t n, int64_t length,
           absl::StrCat(raw.size()));
     }
     for (int64_t i = 0; i < n; ++i) {
-      v1::AudioClip* clip = batch->add_clips();
-      std::string bytes = raw.substr(static_cast<size_t>(i * length) * width,
-                                     static_cast<size_t>(lengths[i]) * width);
-      fp32 ? clip->set_float32_le(std::move(bytes)) : clip->set_int16_le(std::move(bytes));
-      clip->set_sample_rate(sample_rate);
+      add(fp32, std::string_view(raw).substr(static_cast<size_t>(i * length) * width,
+                                             static_cast<size_t>(lengths[i]) * width));
     }
     return absl::OkStatus();
   }
@@ -201,12 +210,14 @@ absl::Status SampleClips(const TensorData& input, int64_t n, int64_t length,
     return Invalid(field, absl::StrCat(count, " samples for shape ", shape), absl::StrCat(have));
   }
   for (int64_t i = 0; i < n; ++i) {
-    v1::AudioClip* clip = batch->add_clips();
-    std::string bytes(static_cast<size_t>(lengths[i]) * width, '\0');
     if (fp32) {
-      std::memcpy(bytes.data(), contents.fp32_contents().data() + i * length, bytes.size());
-      clip->set_float32_le(std::move(bytes));
+      // The typed floats are the little-endian bytes: viewed, not copied.
+      add(true, std::string_view(
+                    reinterpret_cast<const char*>(contents.fp32_contents().data() + i * length),
+                    static_cast<size_t>(lengths[i]) * width));
     } else {
+      // INT16 samples come as int32 contents: narrowed into the request's storage.
+      std::string& bytes = out->storage.emplace_back(static_cast<size_t>(lengths[i]) * width, '\0');
       for (int64_t j = 0; j < lengths[i]; ++j) {
         const int32_t v = contents.int_contents(static_cast<int>(i * length + j));
         if (v < std::numeric_limits<int16_t>::min() || v > std::numeric_limits<int16_t>::max()) {
@@ -216,9 +227,8 @@ absl::Status SampleClips(const TensorData& input, int64_t n, int64_t length,
         const int16_t s = static_cast<int16_t>(v);
         std::memcpy(bytes.data() + 2 * j, &s, 2);
       }
-      clip->set_int16_le(std::move(bytes));
+      add(false, bytes);
     }
-    clip->set_sample_rate(sample_rate);
   }
   return absl::OkStatus();
 }
@@ -240,15 +250,8 @@ absl::StatusOr<int> SampleRate(const inference::ModelInferRequest& request) {
 
 }  // namespace
 
-int AudioInputIndex(const inference::ModelInferRequest& request) {
-  for (int i = 0; i < request.inputs_size(); ++i) {
-    if (request.inputs(i).name() == kInputName) return i;
-  }
-  return 0;
-}
-
-absl::StatusOr<v1::InputBatch> DecodeAudioInferInput(const inference::ModelInferRequest& request,
-                                                     int64_t max_rows, bool* raw_input) {
+absl::Status DecodeAudioInferInput(const inference::ModelInferRequest& request, int64_t max_rows,
+                                   InferRequest* out) {
   const int inputs = request.inputs_size();
   if (inputs < 1 || inputs > 2) {
     return Invalid("inputs",
@@ -256,8 +259,8 @@ absl::StatusOr<v1::InputBatch> DecodeAudioInferInput(const inference::ModelInfer
                                 kInputLengthsName, "' (a model of sound)"),
                    absl::StrCat(inputs, " tensors"));
   }
-  *raw_input = request.raw_input_contents_size() > 0;
-  if (*raw_input && request.raw_input_contents_size() != inputs) {
+  const bool raw_input = request.raw_input_contents_size() > 0;
+  if (raw_input && request.raw_input_contents_size() != inputs) {
     return Invalid("raw_input_contents", absl::StrCat(inputs, " entries (one per input tensor)"),
                    absl::StrCat(request.raw_input_contents_size()));
   }
@@ -265,7 +268,7 @@ absl::StatusOr<v1::InputBatch> DecodeAudioInferInput(const inference::ModelInfer
   bool has_input = false, has_lengths = false;
   for (int i = 0; i < inputs; ++i) {
     const Tensor& t = request.inputs(i);
-    TensorData data{&t, i, *raw_input ? &request.raw_input_contents(i) : nullptr};
+    TensorData data{&t, i, raw_input ? &request.raw_input_contents(i) : nullptr};
     if (t.name() == kInputName && !has_input) {
       input = data;
       has_input = true;
@@ -304,15 +307,16 @@ absl::StatusOr<v1::InputBatch> DecodeAudioInferInput(const inference::ModelInfer
     return Invalid(base + ".shape", absl::StrCat("at most ", max_rows, " rows per request"),
                    EchoShape(shape));
   }
-  v1::InputBatch batch;
-  batch.set_num_rows(n);
+  out->fields = ProtocolFieldNames(raw_input, input.index);
+  out->raw = raw_input;
+  out->declared_rows = n;
+  out->clips.reserve(static_cast<size_t>(n));
   if (wav) {
     if (has_lengths) {
       return Invalid(absl::StrCat("inputs[", lengths.index, "]"),
                      "no input_lengths with BYTES (WAV files) input", "input_lengths");
     }
-    if (absl::Status s = WavClips(input, n, &batch); !s.ok()) return s;
-    return batch;
+    return WavClips(input, n, out);
   }
   const int64_t length = shape[1];
   // Only reachable with a limit beyond what the byte count can hold.
@@ -323,8 +327,7 @@ absl::StatusOr<v1::InputBatch> DecodeAudioInferInput(const inference::ModelInfer
   if (!rate.ok()) return rate.status();
   absl::StatusOr<std::vector<int64_t>> valid = Lengths(has_lengths ? &lengths : nullptr, n, length);
   if (!valid.ok()) return valid.status();
-  if (absl::Status s = SampleClips(input, n, length, *valid, *rate, &batch); !s.ok()) return s;
-  return batch;
+  return SampleClips(input, n, length, *valid, *rate, out);
 }
 
 }  // namespace invariant::server

@@ -11,8 +11,9 @@
 // Either as typed contents (fp32_contents, int_contents, int64_contents,
 // bytes_contents) or as raw_input_contents (one entry per input,
 // little-endian; BYTES as a 4-byte little-endian length + the bytes each).
-// The result is a v1::InputBatch of n clips (float32_le / int16_le / wav),
-// checked further by the shared v1 validation (audio_clips.h).
+// The result is n clips viewed in place in the transport-free InferRequest
+// (typed INT16 samples are narrowed into its storage), checked further by
+// the shared clip checks (audio_clips.h) under the protocol's field names.
 //
 // Errors: INVALID_ARGUMENT naming the protocol field ("inputs[1].shape:
 // expected [2] (one length per row of input) ...", "raw_input_contents[0]:
@@ -24,21 +25,18 @@
 
 #include "absl/status/statusor.h"
 #include "inference/grpc_service.pb.h"
-#include "invariant/v1/feature_service.pb.h"
+#include "server/handlers/infer_request.h"
 
 namespace invariant::server {
 
 inline constexpr char kInputLengthsName[] = "input_lengths";
 inline constexpr char kSampleRateParameter[] = "sample_rate";
 
-// The request's tensors as clips (num_rows set); `*raw_input` tells whether
-// raw_input_contents carried them. At most `max_rows` rows, checked from the
-// shape before the contents are looked at.
-absl::StatusOr<v1::InputBatch> DecodeAudioInferInput(const inference::ModelInferRequest& request,
-                                                     int64_t max_rows, bool* raw_input);
-
-// The index of the input tensor named "input" in `request` (0 when none).
-int AudioInputIndex(const inference::ModelInferRequest& request);
+// The request's tensors as clips in `*out` (declared_rows, fields, raw
+// set): views into `request`, which must outlive `*out`. At most `max_rows`
+// rows, checked from the shape before the contents are looked at.
+absl::Status DecodeAudioInferInput(const inference::ModelInferRequest& request, int64_t max_rows,
+                                   InferRequest* out);
 
 }  // namespace invariant::server
 

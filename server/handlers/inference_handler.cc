@@ -7,9 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
-#include "server/handlers/inference_audio.h"
 #include "server/handlers/inference_tensors.h"
-#include "server/handlers/validation.h"
 
 namespace invariant::server {
 namespace {
@@ -35,71 +33,57 @@ std::vector<int64_t> ReadyVersions(const Registry& registry, const std::string& 
   return ready;
 }
 
-// The ready version the protocol's (name, version) strings address.
-absl::StatusOr<Registry::Handle> ResolveProtocolModel(const Registry& registry,
-                                                      const std::string& name,
-                                                      const std::string& version,
-                                                      const std::string& name_field,
-                                                      const std::string& version_field) {
+// The protocol's (name, version) strings as a request's model reference,
+// naming the request's fields.
+absl::Status SetProtocolModel(const std::string& name, const std::string& version,
+                              const std::string& name_field, const std::string& version_field,
+                              InferRequest* request) {
   absl::StatusOr<v1::ModelSpec> spec =
       ModelSpecFromProtocol(name, version, name_field, version_field);
   if (!spec.ok()) return spec.status();
-  absl::Status status = ValidateModelSpec(*spec);
-  absl::StatusOr<Registry::Handle> handle =
-      status.ok() ? registry.Lookup(spec->name(), spec->version(), spec->version_label())
-                  : absl::StatusOr<Registry::Handle>(status);
-  if (!handle.ok()) {
-    return WithProtocolFieldNames(handle.status(), name_field, version_field, false);
-  }
-  return handle;
+  request->model_name = spec->name();
+  request->model_version = spec->version();
+  request->version_label = spec->version_label();
+  request->fields.model = {name_field, version_field, version_field};
+  return absl::OkStatus();
 }
 
-// One ModelInfer in flight: the one invariant.v1 handler call it makes and
-// its results (both responses when it asked for features and a head output).
-struct InferCall {
-  const inference::ModelInferRequest* request = nullptr;
-  inference::ModelInferResponse* response = nullptr;
-  DoneFn done;
-  Registry::Handle handle;
-  std::vector<std::string> outputs;
-  bool raw = false;
-  bool featurize = false;
-  bool predict = false;
-  v1::FeaturizeRequest featurize_request;
-  v1::FeaturizeResponse featurize_response;
-  v1::PredictRequest predict_request;
-  v1::PredictResponse predict_response;
-
-  // The handler call's outcome: assembles the response, or names the
-  // protocol's fields in the error.
-  void Finished(const absl::Status& status) {
-    if (status.ok()) {
-      Assemble();
-      return done(status);
+// The response's output tensors, written in place by the one batch job.
+InferSinks ProtocolSinks(const std::vector<std::string>& outputs, const InferenceModelShape& shape,
+                         std::shared_ptr<const Model> model, bool raw,
+                         inference::ModelInferResponse* response) {
+  InferSinks sinks;
+  for (int i = 0; i < static_cast<int>(outputs.size()); ++i) {
+    const std::string& name = outputs[i];
+    if (name == kFeaturesOutputName) {
+      sinks.features = [i, raw, response, dim = shape.feature_dim](int64_t rows) {
+        return SizeFp32Output(i, rows * dim, raw, response);
+      };
+    } else if (name == kScoresOutputName) {
+      sinks.scores = [i, raw, response, dim = shape.output_dim](int64_t rows) {
+        return SizeFp32Output(i, rows * dim, raw, response);
+      };
     }
-    done(WithProtocolFieldNames(status, kInferNameField, kInferVersionField, raw,
-                                AudioInputIndex(*request)));
   }
-
-  void Assemble() {
-    response->set_model_name(handle.name);
-    response->set_model_version(absl::StrCat(handle.version));
-    response->set_id(request->id());
-    for (const std::string& name : outputs) {
-      if (name == kFeaturesOutputName) {
-        AppendFp32Output(name, featurize_response.num_rows(), featurize_response.feature_dim(),
-                         featurize_response.mutable_features(), raw, response);
-      } else if (name == kScoresOutputName) {
-        AppendFp32Output(name, predict_response.num_rows(), predict_response.output_dim(),
-                         predict_response.mutable_scores(), raw, response);
-      } else if (name == kPredictedClassOutputName) {
-        AppendBytesOutput(name, predict_response.predicted_classes(), raw, response);
-      } else if (name == kPredictedIndexOutputName) {
-        AppendInt32Output(name, predict_response.mutable_predicted_indices(), raw, response);
+  int class_output = -1, index_output = -1;
+  for (int i = 0; i < static_cast<int>(outputs.size()); ++i) {
+    if (outputs[i] == kPredictedClassOutputName) class_output = i;
+    if (outputs[i] == kPredictedIndexOutputName) index_output = i;
+  }
+  if (class_output >= 0 || index_output >= 0) {
+    sinks.predicted = [class_output, index_output, raw, response,
+                       model = std::move(model)](std::vector<int32_t> best) {
+      if (index_output >= 0) FillInt32Output(index_output, best, raw, response);
+      if (class_output >= 0) {
+        std::vector<std::string> names;
+        names.reserve(best.size());
+        for (int32_t index : best) names.push_back(PredictedClassName(*model, index));
+        FillBytesOutput(class_output, names, raw, response);
       }
-    }
+    };
   }
-};
+  return sinks;
+}
 
 }  // namespace
 
@@ -133,13 +117,19 @@ absl::Status InferenceHandler::ServerMetadata(const inference::ServerMetadataReq
 
 absl::Status InferenceHandler::ModelMetadata(const inference::ModelMetadataRequest& request,
                                              inference::ModelMetadataResponse* response) const {
-  absl::StatusOr<Registry::Handle> handle = ResolveProtocolModel(
-      *registry_, request.name(), request.version(), kNameField, kVersionField);
+  InferRequest model;
+  if (absl::Status s =
+          SetProtocolModel(request.name(), request.version(), kNameField, kVersionField, &model);
+      !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<Registry::Handle> handle = features_->Resolve(model);
   if (!handle.ok()) return handle.status();
   v1::GetModelMetadataResponse metadata;
   FillModelMetadata(handle->name, handle->version, *handle->servable, &metadata,
                     features_->max_audio_clip_seconds());
-  FillInferenceModelMetadata(metadata, ReadyVersions(*registry_, handle->name), response);
+  FillInferenceModelMetadata(metadata, ShapeOfModel(*handle->servable),
+                             ReadyVersions(*registry_, handle->name), response);
   return absl::OkStatus();
 }
 
@@ -147,75 +137,54 @@ void InferenceHandler::ModelInfer(const inference::ModelInferRequest& request,
                                   inference::ModelInferResponse* response, absl::Time deadline,
                                   DoneFn done, const std::shared_ptr<CancelToken>& cancel,
                                   const CallContext& call_context) const {
-  absl::StatusOr<Registry::Handle> handle =
-      ResolveProtocolModel(*registry_, request.model_name(), request.model_version(),
-                           kInferNameField, kInferVersionField);
+  auto infer = std::make_shared<InferRequest>();
+  if (absl::Status s = SetProtocolModel(request.model_name(), request.model_version(),
+                                        kInferNameField, kInferVersionField, infer.get());
+      !s.ok()) {
+    return done(s);
+  }
+  absl::StatusOr<Registry::Handle> handle = features_->Resolve(*infer);
   if (!handle.ok()) return done(handle.status());
-  v1::GetModelMetadataResponse metadata;
-  FillModelMetadata(handle->name, handle->version, *handle->servable, &metadata,
-                    features_->max_audio_clip_seconds());
-  const InferenceModelShape shape = ShapeFromMetadata(metadata);
-
-  auto call = std::make_shared<InferCall>();
-  absl::StatusOr<v1::InputBatch> batch =
-      DecodeInferInput(request, shape, features_->max_request_rows(), &call->raw);
-  if (!batch.ok()) return done(batch.status());
+  const InferenceModelShape shape = ShapeOfModel(*handle->servable);
+  if (absl::Status s = DecodeInferInput(request, shape, features_->max_request_rows(), infer.get());
+      !s.ok()) {
+    return done(s);
+  }
+  const int64_t rows = infer->declared_rows;
   absl::StatusOr<std::vector<std::string>> outputs = SelectOutputs(request, shape);
   if (!outputs.ok()) return done(outputs.status());
-  if (absl::Status s =
-          CheckInferResponseSize(batch->num_rows(), shape, *outputs, max_response_bytes_);
+  if (absl::Status s = CheckInferResponseSize(rows, shape, *outputs, max_response_bytes_);
       !s.ok()) {
     return done(s);
   }
   if (call_context.max_answer_bytes > 0) {
     const int64_t per_value = call_context.answer_bytes_per_value;
-    const int64_t values = batch->num_rows() * AnswerValuesPerRow(shape, *outputs);
+    const int64_t values = rows * AnswerValuesPerRow(shape, *outputs);
     if (values * per_value > call_context.max_answer_bytes) {
       return done(absl::InvalidArgumentError(
           absl::StrCat("outputs: the answer would take up to ", values * per_value, " bytes (",
-                       batch->num_rows(), " rows, ", values, " values of up to ", per_value,
+                       rows, " rows, ", values, " values of up to ", per_value,
                        " bytes each), over ", call_context.answer_limit_name, "=",
                        call_context.max_answer_bytes, "; ", call_context.answer_hint)));
     }
   }
-
-  call->request = &request;
-  call->response = response;
-  call->done = std::move(done);
-  call->handle = *handle;
-  call->outputs = *std::move(outputs);
-  for (const std::string& name : call->outputs) {
+  for (const std::string& name : *outputs) {
     if (name == kFeaturesOutputName) {
-      call->featurize = true;
+      infer->features = true;
     } else {
-      call->predict = true;
+      infer->head = true;
     }
   }
-  // Pin the resolved version, so that the call uses the one resolved here
-  // even if a reload changes the newest version in between.
-  v1::ModelSpec pinned;
-  pinned.set_name(handle->name);
-  pinned.set_version(handle->version);
-  // One handler call, so one batch job: both outputs of one compute when
-  // the call asks for features and a head output.
-  auto finished = [call](absl::Status status) { call->Finished(status); };
-  if (call->predict) {
-    *call->predict_request.mutable_model() = pinned;
-    *call->predict_request.mutable_inputs() = *std::move(batch);
-    if (call->featurize) {
-      features_->FeaturizeAndPredict(call->predict_request, &call->featurize_response,
-                                     &call->predict_response, deadline, std::move(finished), cancel,
-                                     call_context);
-    } else {
-      features_->Predict(call->predict_request, &call->predict_response, deadline,
-                         std::move(finished), cancel, call_context);
-    }
-    return;
-  }
-  *call->featurize_request.mutable_model() = pinned;
-  *call->featurize_request.mutable_inputs() = *std::move(batch);
-  features_->Featurize(call->featurize_request, &call->featurize_response, deadline,
-                       std::move(finished), cancel, call_context);
+  // The response is laid out now and filled in place by the one batch job
+  // that computes the features and the head's outputs together.
+  const bool raw = infer->raw;
+  response->set_model_name(handle->name);
+  response->set_model_version(absl::StrCat(handle->version));
+  response->set_id(request.id());
+  AddOutputTensors(*outputs, rows, shape, raw, response);
+  InferSinks sinks = ProtocolSinks(*outputs, shape, handle->servable, raw, response);
+  features_->Infer(*handle, std::move(infer), std::move(sinks), deadline, std::move(done), cancel,
+                   call_context);
 }
 
 absl::StatusOr<inference::ModelInferResponse> InferenceHandler::ModelInfer(

@@ -3,17 +3,17 @@
 // Every method takes a protocol request message and fills the protocol
 // response message or returns an absl::Status, so the gRPC service
 // (inference_service.h) and an HTTP/JSON front end (after converting the JSON
-// body to the request message) share it. ModelInfer runs on the invariant.v1
-// path: it checks the protocol tensor (inference_tensors.h), pins the model
-// version, and hands the rows to one FeatureHandler call — Featurize,
-// Predict, or FeaturizeAndPredict when both the features and a head output
-// are asked for (one batch job, the features computed once) — so the
-// validation, the batcher, the response size limit and the batch metrics
-// are those of invariant.v1; the outputs are then copied into protocol
-// tensors (raw when the input came raw). Errors keep the
+// body to the request message) share it. ModelInfer is the protocol's front
+// end over the same core as invariant.v1 (FeatureHandler::Resolve + Infer):
+// one registry lookup; the tensor "input" checked against the loaded model
+// and viewed in place in a transport-free InferRequest (inference_tensors.h,
+// inference_audio.h); the response's output tensors laid out, then written
+// in place by ONE batch job that computes the features and every head
+// output asked for (raw when the input came raw). The clip decoding,
+// admission, batcher and batch metrics are the core's. Errors keep the
 // invariant.v1 codes (NOT_FOUND unknown model/version, INVALID_ARGUMENT
-// malformed request, RESOURCE_EXHAUSTED full queue, DEADLINE_EXCEEDED) with
-// the protocol's field names in the message.
+// malformed request, RESOURCE_EXHAUSTED full queue, DEADLINE_EXCEEDED) and
+// are produced once, naming the protocol's fields (ProtocolFieldNames).
 //
 // Readiness: ServerLive is always true while the handler answers;
 // ServerReady asks `server_ready`; ModelReady is false (not an error) for an

@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/audio/front_end.h"
 #include "core/base/error_text.h"
 #include "core/base/json.h"
 #include "google/protobuf/struct.pb.h"
@@ -80,40 +81,6 @@ inference::ModelInferResponse::InferOutputTensor* AddOutputTensor(
   return tensor;
 }
 
-// Replaces `from` at the start of `message` by `to` when it is followed by
-// one of ':', '[' or ' ' (so "inputs" does not match "inputs.values").
-bool ReplacePrefix(std::string& message, absl::string_view from, absl::string_view to) {
-  if (!absl::StartsWith(message, from) || message.size() == from.size()) return false;
-  const char next = message[from.size()];
-  if (next != ':' && next != '[' && next != ' ') return false;
-  message = absl::StrCat(to, message.substr(from.size()));
-  return true;
-}
-
-// "inputs.clips[i](.member)(rest)" → "inputs[k][i](rest)", or the rate's
-// parameter; false when `message` does not start with a clip.
-bool ReplaceClipPrefix(std::string& message, int input_index) {
-  constexpr absl::string_view kClips = "inputs.clips[";
-  if (!absl::StartsWith(message, kClips)) return false;
-  const size_t close = message.find(']', kClips.size());
-  if (close == std::string::npos) return false;
-  const std::string index = message.substr(kClips.size(), close - kClips.size());
-  absl::string_view rest = absl::string_view(message).substr(close + 1);
-  if (absl::StartsWith(rest, ".sample_rate")) {
-    message = absl::StrCat("parameters.", kSampleRateParameter,
-                           rest.substr(std::string(".sample_rate").size()));
-    return true;
-  }
-  for (absl::string_view member : {".wav", ".float32_le", ".int16_le"}) {
-    if (absl::StartsWith(rest, member)) {
-      rest.remove_prefix(member.size());
-      break;
-    }
-  }
-  message = absl::StrCat("inputs[", input_index, "][", index, "]", rest);
-  return true;
-}
-
 }  // namespace
 
 absl::StatusOr<v1::ModelSpec> ModelSpecFromProtocol(const std::string& name,
@@ -147,24 +114,19 @@ absl::StatusOr<v1::ModelSpec> ModelSpecFromProtocol(const std::string& name,
   return spec;
 }
 
-absl::Status WithProtocolFieldNames(const absl::Status& status, const std::string& name_field,
-                                    const std::string& version_field, bool raw_input,
-                                    int input_index) {
-  if (status.ok()) return status;
-  std::string message(status.message());
-  if (ReplaceClipPrefix(message, input_index)) return absl::Status(status.code(), message);
-  if (ReplacePrefix(message, "inputs.clips", absl::StrCat("inputs[", input_index, "].shape"))) {
-    return absl::Status(status.code(), message);
-  }
-  // Longer names first: "inputs" is a prefix of the others.
-  ReplacePrefix(message, "model.name", name_field) ||
-      ReplacePrefix(message, "model.version_label", version_field) ||
-      ReplacePrefix(message, "model.version", version_field) ||
-      ReplacePrefix(message, "inputs.raw_values", "raw_input_contents[0]") ||
-      ReplacePrefix(message, "inputs.values", "inputs[0].contents.fp32_contents") ||
-      ReplacePrefix(message, "inputs.num_rows", "inputs[0].shape") ||
-      ReplacePrefix(message, "inputs", raw_input ? "raw_input_contents[0]" : "inputs[0]");
-  return absl::Status(status.code(), message);
+InferFieldNames ProtocolFieldNames(bool raw_input, int input_index) {
+  InferFieldNames names;
+  names.model = {"model_name", "model_version", "model_version"};
+  names.values = "inputs[0].contents.fp32_contents";
+  names.raw_values = "raw_input_contents[0]";
+  names.num_rows = "inputs[0].shape";
+  names.inputs = raw_input ? "raw_input_contents[0]" : "inputs[0]";
+  names.clips = absl::StrCat("inputs[", input_index, "].shape");
+  names.clip = [input_index](int64_t index, ClipPart part) {
+    if (part == ClipPart::kSampleRate) return absl::StrCat("parameters.", kSampleRateParameter);
+    return absl::StrCat("inputs[", input_index, "][", index, "]");
+  };
+  return names;
 }
 
 std::vector<std::string> OutputNames(const InferenceModelShape& model) {
@@ -177,10 +139,10 @@ std::vector<std::string> OutputNames(const InferenceModelShape& model) {
   return names;
 }
 
-absl::StatusOr<v1::InputBatch> DecodeInferInput(const inference::ModelInferRequest& request,
-                                                const InferenceModelShape& model, int64_t max_rows,
-                                                bool* raw_input) {
-  if (model.audio) return DecodeAudioInferInput(request, max_rows, raw_input);
+absl::Status DecodeInferInput(const inference::ModelInferRequest& request,
+                              const InferenceModelShape& model, int64_t max_rows,
+                              InferRequest* out) {
+  if (model.audio) return DecodeAudioInferInput(request, max_rows, out);
   if (request.inputs_size() != 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("inputs: expected exactly 1 input tensor named '", kInferenceInputName,
@@ -228,10 +190,10 @@ absl::StatusOr<v1::InputBatch> DecodeInferInput(const inference::ModelInferReque
   }
   const int64_t count = rows * model.input_dim;
 
-  v1::InputBatch batch;
-  batch.set_num_rows(rows);
-  *raw_input = request.raw_input_contents_size() > 0;
-  if (*raw_input) {
+  const bool raw = request.raw_input_contents_size() > 0;
+  out->fields = ProtocolFieldNames(raw, 0);
+  out->declared_rows = rows;
+  if (raw) {
     if (request.raw_input_contents_size() != request.inputs_size()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "raw_input_contents: expected ", request.inputs_size(),
@@ -242,15 +204,16 @@ absl::StatusOr<v1::InputBatch> DecodeInferInput(const inference::ModelInferReque
           "inputs[0].contents: expected no contents when raw_input_contents is used, received "
           "both");
     }
-    const std::string& raw = request.raw_input_contents(0);
+    const std::string& bytes = request.raw_input_contents(0);
     const int64_t expected_bytes = count * static_cast<int64_t>(sizeof(float));
-    if (static_cast<int64_t>(raw.size()) != expected_bytes) {
+    if (static_cast<int64_t>(bytes.size()) != expected_bytes) {
       return absl::InvalidArgumentError(absl::StrCat(
           "raw_input_contents[0]: expected ", expected_bytes, " bytes (", count,
-          " little-endian FP32 values for shape ", EchoShape(shape), "), received ", raw.size()));
+          " little-endian FP32 values for shape ", EchoShape(shape), "), received ", bytes.size()));
     }
-    batch.set_raw_values(raw);
-    return batch;
+    out->raw = true;
+    out->raw_values = bytes;
+    return absl::OkStatus();
   }
   const std::string other = OtherContentsField(input.contents());
   if (!other.empty()) {
@@ -263,8 +226,9 @@ absl::StatusOr<v1::InputBatch> DecodeInferInput(const inference::ModelInferReque
                                                    count, " values for shape ", EchoShape(shape),
                                                    ", received ", values.size()));
   }
-  *batch.mutable_values() = values;
-  return batch;
+  out->values = values.data();
+  out->value_count = values.size();
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<std::string>> SelectOutputs(const inference::ModelInferRequest& request,
@@ -332,41 +296,52 @@ absl::Status CheckInferResponseSize(int64_t rows, const InferenceModelShape& mod
                    ") fits max_message_bytes=", max_response_bytes, ", received ", rows));
 }
 
-void AppendFp32Output(const std::string& name, int64_t rows, int64_t cols,
-                      google::protobuf::RepeatedField<float>* values, bool raw,
+void AddOutputTensors(const std::vector<std::string>& outputs, int64_t rows,
+                      const InferenceModelShape& model, bool raw,
                       inference::ModelInferResponse* response) {
-  inference::ModelInferResponse::InferOutputTensor* tensor =
-      AddOutputTensor(name, kFp32, {rows, cols}, response);
-  if (raw) {
-    // The server runs on little-endian hosts only, so the bytes are the wire form.
-    std::string* bytes = response->add_raw_output_contents();
-    bytes->resize(values->size() * sizeof(float));
-    if (!values->empty()) std::memcpy(bytes->data(), values->data(), bytes->size());
-  } else {
-    tensor->mutable_contents()->mutable_fp32_contents()->Swap(values);
+  for (const std::string& name : outputs) {
+    if (name == kFeaturesOutputName) {
+      AddOutputTensor(name, kFp32, {rows, model.feature_dim}, response);
+    } else if (name == kScoresOutputName) {
+      AddOutputTensor(name, kFp32, {rows, model.output_dim}, response);
+    } else if (name == kPredictedClassOutputName) {
+      AddOutputTensor(name, kBytes, {rows}, response);
+    } else {
+      AddOutputTensor(name, kInt32, {rows}, response);
+    }
+    if (raw) response->add_raw_output_contents();
   }
 }
 
-void AppendInt32Output(const std::string& name, google::protobuf::RepeatedField<int32_t>* values,
-                       bool raw, inference::ModelInferResponse* response) {
-  inference::ModelInferResponse::InferOutputTensor* tensor =
-      AddOutputTensor(name, kInt32, {values->size()}, response);
+float* SizeFp32Output(int index, int64_t count, bool raw, inference::ModelInferResponse* response) {
   if (raw) {
-    std::string* bytes = response->add_raw_output_contents();
-    bytes->resize(values->size() * sizeof(int32_t));
-    if (!values->empty()) std::memcpy(bytes->data(), values->data(), bytes->size());
-  } else {
-    tensor->mutable_contents()->mutable_int_contents()->Swap(values);
+    // The server runs on little-endian hosts only, so the floats are the
+    // wire form; a heap string's bytes are aligned for floats.
+    std::string* bytes = response->mutable_raw_output_contents(index);
+    bytes->resize(static_cast<size_t>(count) * sizeof(float));
+    return reinterpret_cast<float*>(bytes->data());
   }
+  auto* values = response->mutable_outputs(index)->mutable_contents()->mutable_fp32_contents();
+  values->Resize(static_cast<int>(count), 0.0f);
+  return values->mutable_data();
 }
 
-void AppendBytesOutput(const std::string& name,
-                       const google::protobuf::RepeatedPtrField<std::string>& values, bool raw,
-                       inference::ModelInferResponse* response) {
-  inference::ModelInferResponse::InferOutputTensor* tensor =
-      AddOutputTensor(name, kBytes, {values.size()}, response);
+void FillInt32Output(int index, const std::vector<int32_t>& values, bool raw,
+                     inference::ModelInferResponse* response) {
   if (raw) {
-    std::string* bytes = response->add_raw_output_contents();
+    std::string* bytes = response->mutable_raw_output_contents(index);
+    bytes->resize(values.size() * sizeof(int32_t));
+    if (!values.empty()) std::memcpy(bytes->data(), values.data(), bytes->size());
+    return;
+  }
+  auto* contents = response->mutable_outputs(index)->mutable_contents()->mutable_int_contents();
+  contents->Add(values.begin(), values.end());
+}
+
+void FillBytesOutput(int index, const std::vector<std::string>& values, bool raw,
+                     inference::ModelInferResponse* response) {
+  if (raw) {
+    std::string* bytes = response->mutable_raw_output_contents(index);
     for (const std::string& value : values) {
       const uint32_t length = static_cast<uint32_t>(value.size());
       const char prefix[4] = {
@@ -375,35 +350,39 @@ void AppendBytesOutput(const std::string& name,
       bytes->append(prefix, sizeof(prefix));
       bytes->append(value);
     }
-  } else {
-    *tensor->mutable_contents()->mutable_bytes_contents() = values;
+    return;
   }
+  auto* contents = response->mutable_outputs(index)->mutable_contents()->mutable_bytes_contents();
+  for (const std::string& value : values) contents->Add(std::string(value));
 }
 
-InferenceModelShape ShapeFromMetadata(const v1::GetModelMetadataResponse& metadata) {
+InferenceModelShape ShapeOfModel(const Model& model) {
   InferenceModelShape shape;
-  shape.input_dim = metadata.input_dim();
-  shape.input_shape.assign(metadata.input_shape().begin(), metadata.input_shape().end());
+  shape.input_dim = model.input_dim();
+  const auto& input_shape = model.manifest().encoder().input_shape();
+  shape.input_shape.assign(input_shape.begin(), input_shape.end());
   if (shape.input_shape.empty()) shape.input_shape = {shape.input_dim};
-  shape.feature_dim = metadata.feature_dim();
-  shape.output_dim = metadata.output_dim();
-  shape.has_head = metadata.has_head() && metadata.output_dim() > 0;
-  shape.classifier = shape.has_head && metadata.head().task() == v1::TASK_CLASSIFICATION;
-  for (const std::string& name : metadata.head().class_names()) {
+  shape.feature_dim = model.feature_dim();
+  shape.has_head = model.has_head() && model.output_dim() > 0;
+  shape.output_dim = shape.has_head ? model.output_dim() : 0;
+  shape.classifier = shape.has_head && model.task() == v1::TASK_CLASSIFICATION;
+  for (const std::string& name : model.manifest().head().class_names()) {
     shape.longest_class_name =
         std::max(shape.longest_class_name, static_cast<int64_t>(name.size()));
   }
   // A class without a name is answered with its index.
   shape.longest_class_name = std::max<int64_t>(shape.longest_class_name, 20);
-  shape.audio = metadata.has_audio();
-  shape.sample_rate = metadata.audio().sample_rate();
+  if (const audio::AudioFrontEnd* front_end = model.audio_front_end(); front_end != nullptr) {
+    shape.audio = true;
+    shape.sample_rate = front_end->spec().sample_rate();
+  }
   return shape;
 }
 
 void FillInferenceModelMetadata(const v1::GetModelMetadataResponse& metadata,
+                                const InferenceModelShape& shape,
                                 const std::vector<int64_t>& versions,
                                 inference::ModelMetadataResponse* out) {
-  const InferenceModelShape shape = ShapeFromMetadata(metadata);
   out->set_name(metadata.model_name());
   for (int64_t v : versions) out->add_versions(absl::StrCat(v));
   out->set_platform("invariant");

@@ -4,10 +4,10 @@
 // protocol): they turn the protocol's version strings into a v1::ModelSpec,
 // check the one input tensor ("input", FP32, shape [n, input_dim] or
 // [n, *input_shape], data in contents.fp32_contents or raw_input_contents[0])
-// and convert it to a v1::InputBatch, pick the requested outputs, append
-// output tensors in the typed or the raw form, and describe a model as a
-// ModelMetadataResponse. Every error is INVALID_ARGUMENT naming the protocol
-// field (e.g. "inputs[0].shape: expected [n, 16] ..., received [2, 5]").
+// and view it in the transport-free InferRequest, pick the requested
+// outputs, lay out the output tensors (typed or raw) for the compute to
+// write into, and describe a model as a ModelMetadataResponse. Every error is INVALID_ARGUMENT
+// naming the protocol field (e.g. "inputs[0].shape: expected [n, 16] ..., received [2, 5]").
 //
 // A model of sound takes clips instead (inference_audio.h): "input" FP32 /
 // INT16 [n, L] with an optional "input_lengths" and parameter "sample_rate",
@@ -25,9 +25,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "google/protobuf/repeated_field.h"
+#include "core/model/model.h"
 #include "inference/grpc_service.pb.h"
 #include "invariant/v1/feature_service.pb.h"
+#include "server/handlers/infer_request.h"
 
 namespace invariant::server {
 
@@ -59,31 +60,27 @@ absl::StatusOr<v1::ModelSpec> ModelSpecFromProtocol(const std::string& name,
                                                     const std::string& name_field,
                                                     const std::string& version_field);
 
-// Rewrites the invariant.v1 field names at the start of an error message
-// (model.name, model.version, model.version_label, inputs, inputs.values,
-// inputs.raw_values, inputs.num_rows; for a model of sound inputs.clips[i]
-// and its members) into the protocol's, so that errors of the shared
-// validation name the field the protocol client sent: the clip of row i is
-// "inputs[k][i]" (k = `input_index`, the index of the tensor "input"), its
-// sample j "inputs[k][i][j]", its rate "parameters.sample_rate". OK stays OK.
-absl::Status WithProtocolFieldNames(const absl::Status& status, const std::string& name_field,
-                                    const std::string& version_field, bool raw_input,
-                                    int input_index = 0);
+// How the protocol names the fields the shared checks name
+// (InferFieldNames): "model_name", "model_version",
+// "inputs[0].contents.fp32_contents", "raw_input_contents[0]", the clip of
+// row i "inputs[k][i]" (k = `input_index`, the index of the tensor "input"),
+// its sample j "inputs[k][i][j]", its rate "parameters.sample_rate".
+InferFieldNames ProtocolFieldNames(bool raw_input, int input_index);
 
 // The output names `model` offers, in the order above.
 std::vector<std::string> OutputNames(const InferenceModelShape& model);
 
-// Checks the request's one input tensor against `model` and returns it as a
-// v1::InputBatch (num_rows set; values or raw_values copied; for a model of
-// sound, clips: DecodeAudioInferInput). `*raw_input`
-// tells whether raw_input_contents carried it. A shape of more than
-// `max_rows` rows (the server's configured rows per request,
+// Checks the request's one input tensor against `model` and views it in
+// `*out` (fields: ProtocolFieldNames; declared_rows, values or raw_values;
+// for a model of sound, clips: DecodeAudioInferInput); out->raw tells
+// whether raw_input_contents carried it. A shape of more than `max_rows`
+// rows (the server's configured rows per request,
 // FeatureHandler::max_request_rows) is refused naming that limit before the
-// contents are looked at. Finite values and the response size are checked
-// later by the shared v1 validation.
-absl::StatusOr<v1::InputBatch> DecodeInferInput(const inference::ModelInferRequest& request,
-                                                const InferenceModelShape& model, int64_t max_rows,
-                                                bool* raw_input);
+// contents are looked at. Finite values are checked later by the shared
+// validation (DecodeRows), naming the protocol's fields.
+absl::Status DecodeInferInput(const inference::ModelInferRequest& request,
+                              const InferenceModelShape& model, int64_t max_rows,
+                              InferRequest* out);
 
 // The outputs the request names (all of OutputNames(model) when it names
 // none), in request order; INVALID_ARGUMENT for an unknown or repeated name.
@@ -104,36 +101,39 @@ absl::Status CheckInferResponseSize(int64_t rows, const InferenceModelShape& mod
                                     const std::vector<std::string>& outputs,
                                     int64_t max_response_bytes);
 
-// Appends an output tensor of `rows` × `cols` floats (shape [rows, cols]),
-// `rows` int32 values or `rows` strings (shape [rows]) to `response`: in
-// raw_output_contents (little-endian; BYTES as 4-byte length + bytes) when
-// `raw`, otherwise in the tensor's contents. The float and int32 values are
-// moved out of `values`.
-void AppendFp32Output(const std::string& name, int64_t rows, int64_t cols,
-                      google::protobuf::RepeatedField<float>* values, bool raw,
+// The response's output tensors, written in place (nothing is copied
+// after the compute): AddOutputTensors adds one tensor per name of
+// `outputs` (datatype, shape [rows, cols] or [rows]) and, when `raw`, one
+// empty raw_output_contents entry each; SizeFp32Output then sizes output
+// `index` for `count` floats and returns where they go (typed contents, or
+// the raw bytes: little-endian); FillInt32Output / FillBytesOutput write
+// output `index` (raw BYTES as a 4-byte length + bytes each).
+void AddOutputTensors(const std::vector<std::string>& outputs, int64_t rows,
+                      const InferenceModelShape& model, bool raw,
                       inference::ModelInferResponse* response);
-void AppendInt32Output(const std::string& name, google::protobuf::RepeatedField<int32_t>* values,
-                       bool raw, inference::ModelInferResponse* response);
-void AppendBytesOutput(const std::string& name,
-                       const google::protobuf::RepeatedPtrField<std::string>& values, bool raw,
-                       inference::ModelInferResponse* response);
+float* SizeFp32Output(int index, int64_t count, bool raw, inference::ModelInferResponse* response);
+void FillInt32Output(int index, const std::vector<int32_t>& values, bool raw,
+                     inference::ModelInferResponse* response);
+void FillBytesOutput(int index, const std::vector<std::string>& values, bool raw,
+                     inference::ModelInferResponse* response);
 
-// Fills `out` from the v1 metadata of one model version: name, `versions`
+// Fills `out` from the v1 metadata of one model version (`shape`: ShapeOfModel
+// of the same model): name, `versions`
 // (ready versions, newest first), platform "invariant", the input and output
 // tensors, and properties: encoder_kind, encoder, group, certificate and
-// (when the model has one) pairs_certificate (as JSON), input_shape, input_dim, feature_dim, output_dim, task, class_names /
-// target_names (JSON arrays), metrics (JSON object), model_bytes, version.
-// A model of sound has the inputs "input" FP32 [-1, -1] and "input_lengths"
-// INT64 [-1] (the metadata has one datatype per tensor: INT16 samples,
-// INT32 lengths and BYTES [-1] WAV files are accepted too) and the
-// properties audio (the front end as JSON, AudioFrontEndInfo), sample_rate,
-// max_clip_seconds and audio_inputs (the accepted forms, in words).
+// (when the model has one) pairs_certificate (as JSON), input_shape, input_dim, feature_dim,
+// output_dim, task, class_names / target_names (JSON arrays), metrics (JSON object), model_bytes,
+// version. A model of sound has the inputs "input" FP32 [-1, -1] and "input_lengths" INT64 [-1]
+// (the metadata has one datatype per tensor: INT16 samples, INT32 lengths and BYTES [-1] WAV files
+// are accepted too) and the properties audio (the front end as JSON, AudioFrontEndInfo),
+// sample_rate, max_clip_seconds and audio_inputs (the accepted forms, in words).
 void FillInferenceModelMetadata(const v1::GetModelMetadataResponse& metadata,
+                                const InferenceModelShape& shape,
                                 const std::vector<int64_t>& versions,
                                 inference::ModelMetadataResponse* out);
 
-// The InferenceModelShape of a model described by `metadata`.
-InferenceModelShape ShapeFromMetadata(const v1::GetModelMetadataResponse& metadata);
+// What the loaded `model` computes, as the protocol's tensors see it.
+InferenceModelShape ShapeOfModel(const Model& model);
 
 }  // namespace invariant::server
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -20,66 +21,71 @@ int64_t FirstNonFinite(const float* x, int64_t count) {
 
 }  // namespace
 
-absl::Status ValidateModelSpec(const v1::ModelSpec& spec) {
-  if (spec.name().empty()) {
+absl::Status ValidateModelRef(const std::string& name, int64_t version,
+                              const LookupFieldNames& fields) {
+  if (name.empty()) {
     return absl::InvalidArgumentError(
-        "model.name: expected a model name, received an empty string");
+        absl::StrCat(fields.name, ": expected a model name, received an empty string"));
   }
-  if (spec.name().size() > kMaxModelNameBytes) {
+  if (name.size() > kMaxModelNameBytes) {
     return absl::InvalidArgumentError(
-        absl::StrCat("model.name: expected at most ", kMaxModelNameBytes, " bytes, received ",
-                     spec.name().size(), " bytes ('", EchoInput(spec.name()), "')"));
+        absl::StrCat(fields.name, ": expected at most ", kMaxModelNameBytes, " bytes, received ",
+                     name.size(), " bytes ('", EchoInput(name), "')"));
   }
-  if (spec.version() < 0) {
+  if (version < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "model.version: expected 0 (latest) or a positive version, received ", spec.version()));
+        fields.version, ": expected 0 (latest) or a positive version, received ", version));
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<DecodedRows> DecodeInputBatch(const v1::InputBatch& batch, int64_t input_dim,
-                                             int64_t max_rows) {
-  const bool has_values = batch.values_size() > 0;
-  const bool has_raw = !batch.raw_values().empty();
+absl::StatusOr<DecodedRows> DecodeRows(const InferRequest& request, int64_t input_dim,
+                                       int64_t max_rows) {
+  const InferFieldNames& names = request.fields;
+  const bool has_values = request.value_count > 0;
+  const bool has_raw = !request.raw_values.empty();
   if (has_values && has_raw) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "inputs: expected exactly one of values or raw_values, received both (",
-        batch.values_size(), " values and ", batch.raw_values().size(), " raw bytes)"));
+        names.inputs, ": expected exactly one of values or raw_values, received both (",
+        request.value_count, " values and ", request.raw_values.size(), " raw bytes)"));
   }
-  if (has_raw && batch.raw_values().size() % sizeof(float) != 0) {
+  if (has_raw && request.raw_values.size() % sizeof(float) != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "inputs.raw_values: expected a multiple of 4 bytes (little-endian float32), received ",
-        batch.raw_values().size(), " bytes"));
+        names.raw_values, ": expected a multiple of 4 bytes (little-endian float32), received ",
+        request.raw_values.size(), " bytes"));
   }
-  const char* field = has_raw ? "inputs.raw_values" : "inputs.values";
-  const int64_t count = has_raw ? static_cast<int64_t>(batch.raw_values().size() / sizeof(float))
-                                : batch.values_size();
+  const std::string& field = has_raw ? names.raw_values : names.values;
+  const int64_t count = has_raw ? static_cast<int64_t>(request.raw_values.size() / sizeof(float))
+                                : request.value_count;
   if (count == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("inputs: empty batch: expected at least one row of input_dim=", input_dim,
-                     " floats, received 0 values"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        names.inputs, ": empty batch: expected at least one row of input_dim=", input_dim,
+        " floats, received 0 values"));
   }
   if (count % input_dim != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         field, ": expected a multiple of input_dim=", input_dim, " floats, received ", count));
   }
   const int64_t rows = count / input_dim;
-  if (batch.num_rows() != 0 && batch.num_rows() != rows) {
-    return absl::InvalidArgumentError(absl::StrCat("inputs.num_rows: expected ", rows, " (", count,
+  if (request.declared_rows != 0 && request.declared_rows != rows) {
+    return absl::InvalidArgumentError(absl::StrCat(names.num_rows, ": expected ", rows, " (", count,
                                                    " values / input_dim=", input_dim,
-                                                   "), received ", batch.num_rows()));
+                                                   "), received ", request.declared_rows));
   }
   if (rows > max_rows) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("inputs: expected at most ", max_rows, " rows per request, received ", rows));
+    return absl::InvalidArgumentError(absl::StrCat(names.inputs, ": expected at most ", max_rows,
+                                                   " rows per request, received ", rows));
   }
   DecodedRows decoded;
-  if (has_raw) {
+  const char* raw = request.raw_values.data();
+  if (has_raw && reinterpret_cast<uintptr_t>(raw) % alignof(float) != 0) {
+    // Bytes not aligned for floats: the one case that copies.
     std::vector<float> owned(static_cast<size_t>(count));
-    std::memcpy(owned.data(), batch.raw_values().data(), batch.raw_values().size());
+    std::memcpy(owned.data(), raw, request.raw_values.size());
     decoded = DecodedRows(rows, std::move(owned));
   } else {
-    decoded = DecodedRows(rows, batch.values().data());
+    // Little-endian host (audio_clips.cc refuses others): the bytes are the floats.
+    decoded = DecodedRows(rows, has_raw ? reinterpret_cast<const float*>(raw) : request.values);
   }
   const int64_t bad = FirstNonFinite(decoded.data(), count);
   if (bad >= 0) {

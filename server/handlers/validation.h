@@ -18,7 +18,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "core/base/error_text.h"
-#include "invariant/v1/feature_service.pb.h"
+#include "server/handlers/infer_request.h"
+#include "server/lifecycle/registry.h"
 
 namespace invariant::server {
 
@@ -47,16 +48,19 @@ class DecodedRows {
 // The longest model name: a name is a directory name (NAME_MAX).
 inline constexpr size_t kMaxModelNameBytes = 255;
 
-// Checks `spec`: a non-empty name of at most kMaxModelNameBytes bytes and a
-// non-negative version.
-absl::Status ValidateModelSpec(const v1::ModelSpec& spec);
+// Checks a model reference: a non-empty name of at most kMaxModelNameBytes
+// bytes and a non-negative version, naming the fields as `fields` does.
+absl::Status ValidateModelRef(const std::string& name, int64_t version,
+                              const LookupFieldNames& fields = {});
 
-// Decodes and checks `batch` for a model taking rows of `input_dim` floats:
-// exactly one of values / raw_values is set, raw bytes are a multiple of 4,
-// the value count is a positive multiple of input_dim, num_rows (when set)
-// agrees, at most `max_rows` rows, every value finite.
-absl::StatusOr<DecodedRows> DecodeInputBatch(const v1::InputBatch& batch, int64_t input_dim,
-                                             int64_t max_rows);
+// Checks `request`'s rows for a model taking rows of `input_dim` floats and
+// views them (DecodedRows borrows the caller's floats; raw bytes are copied
+// only when not aligned for floats): exactly one of values / raw_values is
+// set, raw bytes are a multiple of 4, the value count is a positive multiple
+// of input_dim, declared_rows (when set) agrees, at most `max_rows` rows,
+// every value finite. Errors name request.fields.
+absl::StatusOr<DecodedRows> DecodeRows(const InferRequest& request, int64_t input_dim,
+                                       int64_t max_rows);
 
 }  // namespace invariant::server
 

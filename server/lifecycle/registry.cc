@@ -160,15 +160,16 @@ void VersionRegistry::UnloadVersions(const std::string& name, const std::vector<
   }
 }
 
-absl::StatusOr<VersionRegistry::Handle> VersionRegistry::Lookup(const std::string& name,
-                                                                int64_t version,
-                                                                const std::string& label) const {
+absl::StatusOr<VersionRegistry::Handle> VersionRegistry::Lookup(
+    const std::string& name, int64_t version, const std::string& label,
+    const LookupFieldNames& fields) const {
+  if (observers_.on_lookup) observers_.on_lookup(name);
   absl::MutexLock lock(&mu_);
   auto model_it = models_.find(name);
   if (model_it == models_.end()) {
     std::vector<std::string> known;
     for (const auto& [n, m] : models_) known.push_back(n);
-    return absl::NotFoundError(absl::StrCat("model.name: no model named '", EchoInput(name),
+    return absl::NotFoundError(absl::StrCat(fields.name, ": no model named '", EchoInput(name),
                                             "'; expected one of [", absl::StrJoin(known, ", "),
                                             "]"));
   }
@@ -184,7 +185,7 @@ absl::StatusOr<VersionRegistry::Handle> VersionRegistry::Lookup(const std::strin
       std::vector<std::string> labels;
       for (const auto& [l, v] : model.labels) labels.push_back(l);
       const std::string message =
-          absl::StrCat("model.version_label: model '", name, "' has no label '", EchoInput(label),
+          absl::StrCat(fields.label, ": model '", name, "' has no label '", EchoInput(label),
                        "'; expected one of [", absl::StrJoin(labels, ", "), "]");
       // With a version as well, the label is a claim about that version that
       // cannot be checked: a bad argument, not a missing model.
@@ -192,8 +193,8 @@ absl::StatusOr<VersionRegistry::Handle> VersionRegistry::Lookup(const std::strin
     }
     if (version != 0 && version != label_it->second) {
       return absl::InvalidArgumentError(
-          absl::StrCat("model.version_label: label '", EchoInput(label), "' of model '", name,
-                       "' names version ", label_it->second, ", but model.version asks for ",
+          absl::StrCat(fields.label, ": label '", EchoInput(label), "' of model '", name,
+                       "' names version ", label_it->second, ", but ", fields.version, " asks for ",
                        version, "; set one of them, or both in agreement"));
     }
     wanted = label_it->second;
@@ -214,9 +215,9 @@ absl::StatusOr<VersionRegistry::Handle> VersionRegistry::Lookup(const std::strin
     if (it != model.versions.end() && it->second.info.state == VersionState::kFailed) {
       absl::StrAppend(&state, " to load; the reason is in the server log and ModelAdmin");
     }
-    return absl::NotFoundError(
-        absl::StrCat("model.version: model '", name, "' version ", wanted, " is not ready (", state,
-                     "); expected one of the ready versions [", absl::StrJoin(ready, ", "), "]"));
+    return absl::NotFoundError(absl::StrCat(
+        fields.version, ": model '", name, "' version ", wanted, " is not ready (", state,
+        "); expected one of the ready versions [", absl::StrJoin(ready, ", "), "]"));
   }
   return Handle{name, wanted, it->second.info.servable};
 }

@@ -76,6 +76,9 @@ struct RegistryObservers {
   std::function<void(const std::string& name, int64_t version, const absl::Status& error)>
       on_failed;
   std::function<void(const std::string& name, int64_t version)> on_unloaded;
+  // Every Lookup, found or not, with the name asked for (the handler tests
+  // count the lookups of one request with it).
+  std::function<void(const std::string& name)> on_lookup;
 };
 
 // A ready version held by a request.
@@ -98,6 +101,15 @@ struct RegistryVersionInfo {
 // Retired versions (unloaded, or failed and not aspired) kept per model.
 inline constexpr int kMaxRetiredVersions = 8;
 
+// How the caller's API names the model's fields in Lookup's errors
+// (invariant.v1's by default; the Open Inference Protocol's "model_name",
+// "model_version").
+struct LookupFieldNames {
+  std::string name = "model.name";
+  std::string version = "model.version";
+  std::string label = "model.version_label";
+};
+
 // The registry over servables of any type (std::shared_ptr<const void>).
 class VersionRegistry {
  public:
@@ -113,8 +125,8 @@ class VersionRegistry {
         observers_(std::move(observers)) {}
 
   ScanReport Rescan() ABSL_LOCKS_EXCLUDED(scan_mu_, mu_);
-  absl::StatusOr<Handle> Lookup(const std::string& name, int64_t version,
-                                const std::string& label) const ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<Handle> Lookup(const std::string& name, int64_t version, const std::string& label,
+                                const LookupFieldNames& fields) const ABSL_LOCKS_EXCLUDED(mu_);
   std::map<std::string, std::vector<VersionInfo>> Snapshot() const ABSL_LOCKS_EXCLUDED(mu_);
   std::map<std::string, int64_t> Labels(const std::string& name) const ABSL_LOCKS_EXCLUDED(mu_);
   bool Serving() const ABSL_LOCKS_EXCLUDED(mu_);
@@ -178,10 +190,11 @@ class ModelRegistry {
   // NOT_FOUND names the model, the version or label, and what is available.
   // A version together with a label (other than "latest") must agree with
   // it: INVALID_ARGUMENT naming model.version_label when the label is
-  // unknown or names another version.
+  // unknown or names another version. Errors name the fields as `fields` does.
   absl::StatusOr<Handle> Lookup(const std::string& name, int64_t version = 0,
-                                const std::string& label = "") const {
-    absl::StatusOr<VersionRegistry::Handle> h = core_.Lookup(name, version, label);
+                                const std::string& label = "",
+                                const LookupFieldNames& fields = {}) const {
+    absl::StatusOr<VersionRegistry::Handle> h = core_.Lookup(name, version, label, fields);
     if (!h.ok()) return h.status();
     return Handle{h->name, h->version, std::static_pointer_cast<const T>(h->servable)};
   }
@@ -229,6 +242,7 @@ class ModelRegistry {
     }
     erased.on_failed = std::move(o.on_failed);
     erased.on_unloaded = std::move(o.on_unloaded);
+    erased.on_lookup = std::move(o.on_lookup);
     return erased;
   }
 

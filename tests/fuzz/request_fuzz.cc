@@ -64,15 +64,15 @@ const invariant::audio::AudioFrontEnd& FrontEnd() {
 }
 
 // Decodes and checks clips as FeatureHandler does for a model of sound.
-absl::StatusOr<server::DecodedRows> DecodeClips(const v1::InputBatch& inputs) {
+absl::StatusOr<server::DecodedRows> DecodeClips(const server::InferRequest& inputs) {
   const auto& front_end = FrontEnd();
-  if (inputs.values_size() > 0 || !inputs.raw_values().empty()) {
+  if (inputs.has_rows()) {
     return absl::InvalidArgumentError("inputs.values: expected clips");
   }
   absl::StatusOr<server::DecodedRows> rows =
       server::DecodeClipBatch(inputs, front_end, kMaxRows, front_end.spec().max_clip_seconds());
   if (rows.ok()) {
-    Check(rows->num_rows() == inputs.clips_size(), "one row per clip");
+    Check(rows->num_rows() == static_cast<int64_t>(inputs.clips.size()), "one row per clip");
     for (int64_t i = 0; i < rows->num_rows() * front_end.output_dim(); ++i) {
       Check(std::isfinite(rows->data()[i]), "the front end's rows are finite");
     }
@@ -95,16 +95,16 @@ void CheckRefusal(const absl::Status& status, std::initializer_list<const char*>
 // Validates an invariant.v1 model spec and input batch as FeatureHandler does.
 void ValidateV1(const v1::ModelSpec& spec, const v1::InputBatch& inputs, int64_t input_dim,
                 bool audio) {
-  if (absl::Status s = server::ValidateModelSpec(spec); !s.ok()) {
+  if (absl::Status s = server::ValidateModelRef(spec.name(), spec.version()); !s.ok()) {
     CheckRefusal(s, {"model."});
   }
+  const server::InferRequest request = server::InferRequestOfV1(spec, inputs);
   if (audio) {
-    const absl::StatusOr<server::DecodedRows> rows = DecodeClips(inputs);
+    const absl::StatusOr<server::DecodedRows> rows = DecodeClips(request);
     if (!rows.ok()) CheckRefusal(rows.status(), {"inputs"});
     return;
   }
-  const absl::StatusOr<server::DecodedRows> rows =
-      server::DecodeInputBatch(inputs, input_dim, kMaxRows);
+  const absl::StatusOr<server::DecodedRows> rows = server::DecodeRows(request, input_dim, kMaxRows);
   if (!rows.ok()) {
     CheckRefusal(rows.status(), {"inputs"});
     return;
@@ -126,56 +126,51 @@ void ValidateInfer(const inference::ModelInferRequest& request,
     CheckRefusal(spec.status(), {"model_name", "model_version"});
     return;
   }
-  if (absl::Status s = server::ValidateModelSpec(*spec); !s.ok()) {
-    CheckRefusal(server::WithProtocolFieldNames(s, "model_name", "model_version", false),
-                 {"model_name", "model_version"});
+  if (absl::Status s = server::ValidateModelRef(spec->name(), spec->version(),
+                                                {"model_name", "model_version", "model_version"});
+      !s.ok()) {
+    CheckRefusal(s, {"model_name", "model_version"});
     return;
   }
-  bool raw = false;
-  const absl::StatusOr<v1::InputBatch> batch =
-      server::DecodeInferInput(request, model, kMaxRows, &raw);
-  if (!batch.ok()) {
-    CheckRefusal(batch.status(), {"inputs", "raw_input_contents", "parameters.sample_rate"});
+  server::InferRequest batch;
+  if (absl::Status s = server::DecodeInferInput(request, model, kMaxRows, &batch); !s.ok()) {
+    CheckRefusal(s, {"inputs", "raw_input_contents", "parameters.sample_rate"});
     return;
   }
-  Check(batch->num_rows() >= 1, "a decoded OIP batch has rows");
+  const bool raw = batch.raw;
+  Check(batch.declared_rows >= 1, "a decoded OIP batch has rows");
   const auto outputs = server::SelectOutputs(request, model);
   if (!outputs.ok()) {
     CheckRefusal(outputs.status(), {"outputs["});
     return;
   }
   if (absl::Status s =
-          server::CheckInferResponseSize(batch->num_rows(), model, *outputs, kMaxResponseBytes);
+          server::CheckInferResponseSize(batch.declared_rows, model, *outputs, kMaxResponseBytes);
       !s.ok()) {
     CheckRefusal(s, {"inputs[0].shape", "inputs[1].shape"});
     return;
   }
   const absl::StatusOr<server::DecodedRows> rows =
-      model.audio ? DecodeClips(*batch)
-                  : server::DecodeInputBatch(*batch, model.input_dim, kMaxRows);
+      model.audio ? DecodeClips(batch) : server::DecodeRows(batch, model.input_dim, kMaxRows);
   if (!rows.ok()) {
-    CheckRefusal(server::WithProtocolFieldNames(rows.status(), "model_name", "model_version", raw,
-                                                server::AudioInputIndex(request)),
-                 {"inputs[", "raw_input_contents[", "parameters.sample_rate"});
+    CheckRefusal(rows.status(), {"inputs[", "raw_input_contents[", "parameters.sample_rate"});
     return;
   }
   const int64_t n = rows->num_rows();
-  Check(n == batch->num_rows(), "v1 rows agree with the OIP shape");
+  Check(n == batch.declared_rows, "the decoded rows agree with the OIP shape");
   inference::ModelInferResponse response;
-  for (const std::string& name : *outputs) {
+  server::AddOutputTensors(*outputs, n, model, raw, &response);
+  for (int i = 0; i < static_cast<int>(outputs->size()); ++i) {
+    const std::string& name = (*outputs)[i];
     if (name == server::kFeaturesOutputName || name == server::kScoresOutputName) {
       const int64_t cols = name == server::kFeaturesOutputName ? kFeatureDim : kOutputDim;
-      google::protobuf::RepeatedField<float> values;
-      values.Resize(static_cast<int>(n * cols), 0.5f);
-      server::AppendFp32Output(name, n, cols, &values, raw, &response);
+      float* out = server::SizeFp32Output(i, n * cols, raw, &response);
+      for (int64_t j = 0; j < n * cols; ++j) out[j] = 0.5f;
     } else if (name == server::kPredictedIndexOutputName) {
-      google::protobuf::RepeatedField<int32_t> values;
-      values.Resize(static_cast<int>(n), 1);
-      server::AppendInt32Output(name, &values, raw, &response);
+      server::FillInt32Output(i, std::vector<int32_t>(static_cast<size_t>(n), 1), raw, &response);
     } else {
-      google::protobuf::RepeatedPtrField<std::string> values;
-      for (int64_t i = 0; i < n; ++i) *values.Add() = "class";
-      server::AppendBytesOutput(name, values, raw, &response);
+      server::FillBytesOutput(i, std::vector<std::string>(static_cast<size_t>(n), "class"), raw,
+                              &response);
     }
   }
   Check(response.outputs_size() == static_cast<int>(outputs->size()), "one tensor per output");

@@ -187,8 +187,8 @@ TEST_F(AdmissionHandlerTest, ClipSecondsArePricedBeforeDecodingAndOneSampleCosts
   // The test front end's clip_seconds is its span: a one-sample clip costs it.
   const double span = sound_->audio_front_end()->spec().clip_seconds();
   ASSERT_GT(span, 0);
-  absl::StatusOr<double> cost =
-      PlanClipBatch(ClipsRequest(3, 1).inputs(), *sound_->audio_front_end(), 100, 30);
+  absl::StatusOr<double> cost = PlanClipBatch(InferRequestOfV1({}, ClipsRequest(3, 1).inputs()),
+                                              *sound_->audio_front_end(), 100, 30);
   ASSERT_TRUE(cost.ok()) << cost.status();
   EXPECT_DOUBLE_EQ(*cost, 3 * (1.0 / kRate + span));
 
@@ -246,7 +246,7 @@ TEST_F(AdmissionHandlerTest, DecodingStopsAtTheNextClipOnceAskedTo) {
   const v1::FeaturizeRequest request = ClipsRequest(5, 400);
   int asked = 0;
   absl::StatusOr<DecodedRows> rows = DecodeClipBatch(
-      request.inputs(), *sound_->audio_front_end(), 100, 30,
+      InferRequestOfV1({}, request.inputs()), *sound_->audio_front_end(), 100, 30,
       [&asked] { return ++asked <= 2 ? absl::OkStatus() : absl::CancelledError("gone"); });
   EXPECT_EQ(rows.status().code(), absl::StatusCode::kCancelled);
   EXPECT_EQ(asked, 3);  // two clips decoded, the third never started
@@ -258,7 +258,8 @@ TEST_F(AdmissionHandlerTest, AWavIsHeldToItsOwnRateBeforeItsSamplesAreDecoded) {
   v1::FeaturizeRequest request;
   request.mutable_model()->set_name("sound");
   request.mutable_inputs()->add_clips()->set_wav(Wav16(Pcm16(3 * kRate, 1), kRate));
-  absl::StatusOr<double> cost = PlanClipBatch(request.inputs(), *sound_->audio_front_end(), 100, 2);
+  absl::StatusOr<double> cost =
+      PlanClipBatch(InferRequestOfV1({}, request.inputs()), *sound_->audio_front_end(), 100, 2);
   ASSERT_EQ(cost.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(cost.status().message(),
             "inputs.clips[0].wav: expected at most 16000 samples (max_clip_seconds=2 at 8000 Hz), "

@@ -12,9 +12,9 @@
 
 int main() {
   const invariant::v1::ModelSpec empty;
-  const absl::Status status = invariant::server::ValidateModelSpec(empty);
+  const absl::Status status = invariant::server::ValidateModelRef(empty.name(), empty.version());
   if (status.code() != absl::StatusCode::kInvalidArgument) {
-    std::fprintf(stderr, "ValidateModelSpec(empty): expected INVALID_ARGUMENT, got %s\n",
+    std::fprintf(stderr, "ValidateModelRef(empty): expected INVALID_ARGUMENT, got %s\n",
                  status.ToString().c_str());
     return 1;
   }

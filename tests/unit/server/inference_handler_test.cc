@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -12,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "server/handlers/inference_tensors.h"
+#include "server/handlers/validation.h"
 #include "tests/test_models/test_models.h"
 #include "tests/unit/server/serving_fixture.h"
 
@@ -140,15 +142,47 @@ class OneJobPerInferTest : public InferenceHandlerTest {
                                        double) {
       std::lock_guard<std::mutex> lock(mu_);
       rows_by_method_[method] += rows;
+      ++jobs_;
+    };
+    registry_observers_.on_lookup = [this](const std::string&) {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++lookups_;
     };
   }
   std::map<std::string, int64_t> RowsByMethod() {
     std::lock_guard<std::mutex> lock(mu_);
     return rows_by_method_;
   }
+  // The registry lookups and batches since the last call.
+  std::pair<int, int> LookupsAndBatches() {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::pair<int, int> counts{lookups_, jobs_};
+    lookups_ = jobs_ = 0;
+    return counts;
+  }
   std::mutex mu_;
   std::map<std::string, int64_t> rows_by_method_;
+  int lookups_ = 0;
+  int jobs_ = 0;
 };
+
+TEST_F(OneJobPerInferTest, OneLookupAndOneBatchPerProtocolRequest) {
+  // 3 rows fit one batch (max_batch_rows = 4): a batch per job.
+  const std::vector<float> x = RandomRows(3, 7);
+  LookupsAndBatches();
+  for (bool raw : {false, true}) {
+    ASSERT_TRUE(handler_->ModelInfer(Request("clf", x, raw), absl::InfiniteFuture()).ok());
+    EXPECT_EQ(LookupsAndBatches(), std::make_pair(1, 1)) << "raw=" << raw;
+  }
+  // invariant.v1 goes through the same core: one lookup, one batch.
+  Predict("clf", x);
+  EXPECT_EQ(LookupsAndBatches(), std::make_pair(1, 1));
+  // A refused request: one lookup, no batch.
+  auto bad = Request("clf", x, false);
+  bad.add_outputs()->set_name("nope");
+  ASSERT_FALSE(handler_->ModelInfer(bad, absl::InfiniteFuture()).ok());
+  EXPECT_EQ(LookupsAndBatches(), std::make_pair(1, 0));
+}
 
 TEST_F(OneJobPerInferTest, FeaturesAndScoresAreOneBatchJobComputedOnce) {
   const std::vector<float> x = RandomRows(10, 7);
@@ -310,23 +344,48 @@ TEST(InferenceTensorsTest, VersionStrings) {
               StartsWith("model_name: expected a model name"));
 }
 
-TEST(InferenceTensorsTest, FieldNamesAreRewrittenOnlyAtTheStart) {
-  auto rename = [](const std::string& message, bool raw) {
-    return std::string(WithProtocolFieldNames(absl::InvalidArgumentError(message), "model_name",
-                                              "model_version", raw)
-                           .message());
-  };
-  EXPECT_EQ(rename("model.name: x", false), "model_name: x");
-  EXPECT_EQ(rename("model.version_label: x", false), "model_version: x");
-  EXPECT_EQ(rename("model.version: x", false), "model_version: x");
-  EXPECT_EQ(rename("inputs.values[row 1, column 2]: x", false),
-            "inputs[0].contents.fp32_contents[row 1, column 2]: x");
-  EXPECT_EQ(rename("inputs.raw_values: x", true), "raw_input_contents[0]: x");
-  EXPECT_EQ(rename("inputs: x", true), "raw_input_contents[0]: x");
-  EXPECT_EQ(rename("inputs: x", false), "inputs[0]: x");
-  EXPECT_EQ(rename("model 'm': no ready version", false), "model 'm': no ready version");
-  EXPECT_EQ(rename("inputsX: x", false), "inputsX: x");
-  EXPECT_TRUE(WithProtocolFieldNames(absl::OkStatus(), "a", "b", false).ok());
+TEST(InferenceTensorsTest, ProtocolFieldNamesNameWhatTheClientSent) {
+  const InferFieldNames typed = ProtocolFieldNames(false, 0);
+  const InferFieldNames raw = ProtocolFieldNames(true, 1);
+  EXPECT_EQ(typed.model.name, "model_name");
+  EXPECT_EQ(typed.model.version, "model_version");
+  EXPECT_EQ(typed.model.label, "model_version");
+  EXPECT_EQ(typed.values, "inputs[0].contents.fp32_contents");
+  EXPECT_EQ(typed.inputs, "inputs[0]");
+  EXPECT_EQ(raw.raw_values, "raw_input_contents[0]");
+  EXPECT_EQ(raw.inputs, "raw_input_contents[0]");
+  EXPECT_EQ(raw.clips, "inputs[1].shape");
+  EXPECT_EQ(raw.Clip(3, ClipPart::kWav), "inputs[1][3]");
+  EXPECT_EQ(raw.Clip(3, ClipPart::kFloat32), "inputs[1][3]");
+  EXPECT_EQ(raw.Clip(3, ClipPart::kSampleRate), "parameters.sample_rate");
+  // invariant.v1's names by default.
+  const InferFieldNames v1_names;
+  EXPECT_EQ(v1_names.Clip(3, ClipPart::kWav), "inputs.clips[3].wav");
+  EXPECT_EQ(v1_names.Clip(3, ClipPart::kSampleRate), "inputs.clips[3].sample_rate");
+}
+
+TEST(InferenceTensorsTest, TheSharedChecksNameTheProtocolsFieldsOnce) {
+  InferenceModelShape model;
+  model.input_dim = 2;
+  model.input_shape = {2};
+  model.feature_dim = 4;
+  inference::ModelInferRequest request;
+  auto* input = request.add_inputs();
+  input->set_name("input");
+  input->set_datatype("FP32");
+  input->add_shape(2);
+  input->add_shape(2);
+  for (float v : {1.0f, 2.0f, 3.0f, std::nanf("")}) {
+    input->mutable_contents()->add_fp32_contents(v);
+  }
+  InferRequest out;
+  ASSERT_TRUE(DecodeInferInput(request, model, 100, &out).ok());
+  EXPECT_EQ(out.value_count, 4);
+  EXPECT_EQ(out.values, input->contents().fp32_contents().data());  // viewed, not copied
+  absl::StatusOr<DecodedRows> rows = DecodeRows(out, model.input_dim, 100);
+  ASSERT_EQ(rows.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(rows.status().message()),
+              StartsWith("inputs[0].contents.fp32_contents[row 1, column 1]: expected a finite"));
 }
 
 TEST(InferenceTensorsTest, ClientStringsAndShapesAreEchoedBounded) {
@@ -344,14 +403,14 @@ TEST(InferenceTensorsTest, ClientStringsAndShapesAreEchoedBounded) {
   auto* input = request.add_inputs();
   input->set_name(long_text);
   input->set_datatype("FP32");
-  bool raw = false;
-  bounded(DecodeInferInput(request, model, 100, &raw).status());
+  InferRequest out;
+  bounded(DecodeInferInput(request, model, 100, &out));
   input->set_name("input");
   input->set_datatype(long_text);
-  bounded(DecodeInferInput(request, model, 100, &raw).status());
+  bounded(DecodeInferInput(request, model, 100, &out));
   input->set_datatype("FP32");
   for (int i = 0; i < 5000; ++i) input->add_shape(3);  // a 5000-dimensional shape
-  bounded(DecodeInferInput(request, model, 100, &raw).status());
+  bounded(DecodeInferInput(request, model, 100, &out));
   request.add_outputs()->set_name(long_text);
   bounded(SelectOutputs(request, model).status());
 }

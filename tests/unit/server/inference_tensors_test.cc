@@ -45,10 +45,9 @@ inference::ModelInferRequest Request(const std::vector<int64_t>& shape, int64_t 
 
 TEST(InferRowLimitTest, AHugeShapeHearsTheConfiguredLimit) {
   // 40 columns: the old message quoted INT64_MAX / 4 / 40 = 57646075230342348.
-  bool raw = false;
+  InferRequest out;
   const absl::Status status =
-      DecodeInferInput(Request({100000000000000000, 40}, 40), Model(40), kConfiguredRows, &raw)
-          .status();
+      DecodeInferInput(Request({100000000000000000, 40}, 40), Model(40), kConfiguredRows, &out);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(status.message(),
             "inputs[0].shape: expected at most 65536 rows per request, received "
@@ -57,26 +56,23 @@ TEST(InferRowLimitTest, AHugeShapeHearsTheConfiguredLimit) {
 }
 
 TEST(InferRowLimitTest, OneRowOverTheLimitIsRefusedBeforeTheContentsAreCounted) {
-  bool raw = false;
+  InferRequest out;
   // Only one row of values: the limit, not the value count, is what is wrong first.
   absl::Status status =
-      DecodeInferInput(Request({kConfiguredRows + 1, 40}, 40), Model(40), kConfiguredRows, &raw)
-          .status();
+      DecodeInferInput(Request({kConfiguredRows + 1, 40}, 40), Model(40), kConfiguredRows, &out);
   EXPECT_EQ(status.message(),
             "inputs[0].shape: expected at most 65536 rows per request, received [65537, 40]");
   // At the limit the shape passes and the contents are checked.
-  status = DecodeInferInput(Request({kConfiguredRows, 40}, 40), Model(40), kConfiguredRows, &raw)
-               .status();
+  status = DecodeInferInput(Request({kConfiguredRows, 40}, 40), Model(40), kConfiguredRows, &out);
   EXPECT_THAT(std::string(status.message()),
               StartsWith("inputs[0].contents.fp32_contents: expected 2621440 values"));
-  EXPECT_TRUE(DecodeInferInput(Request({3, 40}, 120), Model(40), kConfiguredRows, &raw).ok());
+  EXPECT_TRUE(DecodeInferInput(Request({3, 40}, 120), Model(40), kConfiguredRows, &out).ok());
 }
 
 TEST(InferRowLimitTest, ALimitBeyondTheByteCountStillRefusesAnOverflowingShape) {
-  bool raw = false;
+  InferRequest out;
   const absl::Status status = DecodeInferInput(Request({100000000000000000, 40}, 40), Model(40),
-                                               std::numeric_limits<int64_t>::max(), &raw)
-                                  .status();
+                                               std::numeric_limits<int64_t>::max(), &out);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(status.message()),
               StartsWith("inputs[0].shape: expected a shape whose byte count fits in 64 bits"));

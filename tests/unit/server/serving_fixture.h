@@ -43,7 +43,7 @@ class ServingFixture : public ::testing::Test {
     RegistryOptions options;
     options.root = root_;
     registry_ = std::make_unique<Registry>(
-        options, [](const std::string& path) { return Model::Load(path); });
+        options, [](const std::string& path) { return Model::Load(path); }, registry_observers_);
     registry_->Rescan();
     ASSERT_TRUE(registry_->Serving());
     BatcherOptions batcher_options;
@@ -82,6 +82,8 @@ class ServingFixture : public ::testing::Test {
   // The batcher's observers (a test sets them before SetUp, e.g. in its
   // constructor, to count the batches and their methods).
   BatcherObservers batch_observers_;
+  // The registry's observers, likewise (e.g. to count the lookups).
+  Registry::Observers registry_observers_;
   std::unique_ptr<Registry> registry_;
   std::unique_ptr<Batcher> batcher_;
   std::unique_ptr<FeatureHandler> features_;

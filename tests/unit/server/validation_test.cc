@@ -20,7 +20,7 @@ v1::InputBatch Values(std::initializer_list<float> values) {
 
 TEST(ValidationTest, PackedValuesAreBorrowed) {
   const v1::InputBatch batch = Values({1, 2, 3, 4, 5, 6});
-  absl::StatusOr<DecodedRows> rows = DecodeInputBatch(batch, 3, 10);
+  absl::StatusOr<DecodedRows> rows = DecodeRows(InferRequestOfV1({}, batch), 3, 10);
   ASSERT_TRUE(rows.ok()) << rows.status();
   EXPECT_EQ(rows->num_rows(), 2);
   EXPECT_EQ(rows->data(), batch.values().data());
@@ -31,21 +31,22 @@ TEST(ValidationTest, RawBytesAreDecodedLittleEndian) {
   v1::InputBatch batch;
   batch.set_raw_values(std::string(reinterpret_cast<const char*>(values), sizeof(values)));
   batch.set_num_rows(2);
-  absl::StatusOr<DecodedRows> rows = DecodeInputBatch(batch, 2, 10);
+  absl::StatusOr<DecodedRows> rows = DecodeRows(InferRequestOfV1({}, batch), 2, 10);
   ASSERT_TRUE(rows.ok()) << rows.status();
   ASSERT_EQ(rows->num_rows(), 2);
   EXPECT_EQ(std::memcmp(rows->data(), values, sizeof(values)), 0);
 }
 
 TEST(ValidationTest, WrongRowLengthNamesFieldExpectedAndReceived) {
-  absl::StatusOr<DecodedRows> rows = DecodeInputBatch(Values({1, 2, 3, 4, 5}), 3, 10);
+  absl::StatusOr<DecodedRows> rows =
+      DecodeRows(InferRequestOfV1({}, Values({1, 2, 3, 4, 5})), 3, 10);
   ASSERT_EQ(rows.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(rows.status().message(),
               HasSubstr("inputs.values: expected a multiple of input_dim=3 floats, received 5"));
 }
 
 TEST(ValidationTest, EmptyBatchIsRefused) {
-  absl::StatusOr<DecodedRows> rows = DecodeInputBatch(v1::InputBatch(), 784, 10);
+  absl::StatusOr<DecodedRows> rows = DecodeRows(InferRequestOfV1({}, v1::InputBatch()), 784, 10);
   ASSERT_EQ(rows.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(rows.status().message(), HasSubstr("empty batch"));
   EXPECT_THAT(rows.status().message(), HasSubstr("input_dim=784"));
@@ -54,18 +55,19 @@ TEST(ValidationTest, EmptyBatchIsRefused) {
 TEST(ValidationTest, NonFiniteValuesAreLocated) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float inf = std::numeric_limits<float>::infinity();
-  absl::StatusOr<DecodedRows> rows = DecodeInputBatch(Values({1, 2, 3, 4, nan, 6}), 3, 10);
+  absl::StatusOr<DecodedRows> rows =
+      DecodeRows(InferRequestOfV1({}, Values({1, 2, 3, 4, nan, 6})), 3, 10);
   ASSERT_EQ(rows.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(rows.status().message(),
               HasSubstr("inputs.values[row 1, column 1]: expected a finite float, received nan"));
-  rows = DecodeInputBatch(Values({inf, 2, 3}), 3, 10);
+  rows = DecodeRows(InferRequestOfV1({}, Values({inf, 2, 3})), 3, 10);
   ASSERT_EQ(rows.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(rows.status().message(), HasSubstr("[row 0, column 0]"));
   EXPECT_THAT(rows.status().message(), HasSubstr("received inf"));
 }
 
 TEST(ValidationTest, TooManyRowsIsRefused) {
-  absl::StatusOr<DecodedRows> rows = DecodeInputBatch(Values({1, 2, 3, 4}), 1, 3);
+  absl::StatusOr<DecodedRows> rows = DecodeRows(InferRequestOfV1({}, Values({1, 2, 3, 4})), 1, 3);
   ASSERT_EQ(rows.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(rows.status().message(),
               HasSubstr("inputs: expected at most 3 rows per request, received 4"));
@@ -74,7 +76,7 @@ TEST(ValidationTest, TooManyRowsIsRefused) {
 TEST(ValidationTest, RawBytesNotMultipleOfFourAreRefused) {
   v1::InputBatch batch;
   batch.set_raw_values(std::string(10, '\0'));
-  absl::StatusOr<DecodedRows> rows = DecodeInputBatch(batch, 1, 100);
+  absl::StatusOr<DecodedRows> rows = DecodeRows(InferRequestOfV1({}, batch), 1, 100);
   ASSERT_EQ(rows.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(rows.status().message(),
               HasSubstr("inputs.raw_values: expected a multiple of 4 bytes (little-endian "
@@ -84,7 +86,7 @@ TEST(ValidationTest, RawBytesNotMultipleOfFourAreRefused) {
 TEST(ValidationTest, BothEncodingsAreRefused) {
   v1::InputBatch batch = Values({1});
   batch.set_raw_values(std::string(4, '\0'));
-  absl::StatusOr<DecodedRows> rows = DecodeInputBatch(batch, 1, 100);
+  absl::StatusOr<DecodedRows> rows = DecodeRows(InferRequestOfV1({}, batch), 1, 100);
   ASSERT_EQ(rows.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(rows.status().message(), HasSubstr("exactly one of values or raw_values"));
 }
@@ -92,7 +94,7 @@ TEST(ValidationTest, BothEncodingsAreRefused) {
 TEST(ValidationTest, NumRowsMustAgree) {
   v1::InputBatch batch = Values({1, 2, 3, 4});
   batch.set_num_rows(3);
-  absl::StatusOr<DecodedRows> rows = DecodeInputBatch(batch, 2, 100);
+  absl::StatusOr<DecodedRows> rows = DecodeRows(InferRequestOfV1({}, batch), 2, 100);
   ASSERT_EQ(rows.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(rows.status().message(),
               HasSubstr("inputs.num_rows: expected 2 (4 values / input_dim=2), received 3"));
@@ -100,11 +102,11 @@ TEST(ValidationTest, NumRowsMustAgree) {
 
 TEST(ValidationTest, ModelSpecNeedsNameAndNonNegativeVersion) {
   v1::ModelSpec spec;
-  EXPECT_THAT(ValidateModelSpec(spec).message(), HasSubstr("model.name"));
+  EXPECT_THAT(ValidateModelRef(spec.name(), spec.version()).message(), HasSubstr("model.name"));
   spec.set_name("m");
-  EXPECT_TRUE(ValidateModelSpec(spec).ok());
+  EXPECT_TRUE(ValidateModelRef(spec.name(), spec.version()).ok());
   spec.set_version(-2);
-  const absl::Status status = ValidateModelSpec(spec);
+  const absl::Status status = ValidateModelRef(spec.name(), spec.version());
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("received -2"));
 }
@@ -112,9 +114,9 @@ TEST(ValidationTest, ModelSpecNeedsNameAndNonNegativeVersion) {
 TEST(ValidationTest, ModelNameLongerThanADirectoryNameIsRefusedWithABoundedEcho) {
   v1::ModelSpec spec;
   spec.set_name(std::string(kMaxModelNameBytes, 'n'));
-  EXPECT_TRUE(ValidateModelSpec(spec).ok());
+  EXPECT_TRUE(ValidateModelRef(spec.name(), spec.version()).ok());
   spec.set_name(std::string(8000, 'n'));
-  const absl::Status status = ValidateModelSpec(spec);
+  const absl::Status status = ValidateModelRef(spec.name(), spec.version());
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("model.name: expected at most 255 bytes, received 8000"));
   EXPECT_LT(status.message().size(), 200u);
