@@ -169,10 +169,11 @@ class Client {
   grpc::Status GetModelStatus(const std::string& model, v1::GetModelStatusResponse* response);
 
   const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
+  // A context with the deadline and the token applied, for calls on
+  // channel() through other stubs (e.g. the Open Inference Protocol's).
+  std::unique_ptr<grpc::ClientContext> NewContext() const;
 
  private:
-  // A context with the deadline and the token applied.
-  std::unique_ptr<grpc::ClientContext> NewContext() const;
   // Predict(request), then the scores and (when not null) the predicted classes.
   grpc::Status PredictInto(const v1::PredictRequest& request, std::vector<float>* scores,
                            std::vector<std::string>* predicted_classes);

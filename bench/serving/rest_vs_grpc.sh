@@ -2,12 +2,17 @@
 # REST vs gRPC: the same invariant-server, the same model, the same tool
 # (build/bin/invariant-loadgen), closed loop, for
 #   gRPC unary            (invariant.v1 Predict / Featurize, protobuf)
+#   OIP gRPC              (the Open Inference Protocol's ModelInfer, raw contents)
 #   REST JSON             (POST /v2/models/{name}/infer, JSON tensors)
 #   REST binary           (the same route, Triton's binary tensor extension)
 # at each batch size of BATCHES. Prints one table: rows/s, p50 and p99
 # latency, failed requests, TCP connections opened (REST: one per worker when
 # the server keeps connections alive, one per request when it closes them)
-# and each REST row's rows/s as a ratio of the gRPC row's at the same batch.
+# and each other row's rows/s as a ratio of the invariant.v1 gRPC row's at
+# the same batch. Then, for the two protocol paths (OIP gRPC, REST binary),
+# a second table: a call asking for the features and the scores together
+# against one asking for the features alone (the cost ratio, time per row;
+# both are one computation since the features are computed once).
 # A run in which every request failed (e.g. REST binary against a server
 # without the binary extension) is shown as failed with its first error; the
 # script goes on and exits 0 as long as the gRPC rows succeeded.
@@ -90,8 +95,17 @@ run() {
 echo "invariant-loadgen: $METHOD, $CONCURRENCY workers, ${RUN_SECONDS} s per run, batches $BATCHES" >&2
 for batch in $BATCHES; do
   run grpc "$batch" --protocol=grpc --target="127.0.0.1:$GRPC_PORT"
+  run oip-grpc "$batch" --protocol=oip_grpc --target="127.0.0.1:$GRPC_PORT"
   run rest-json "$batch" --protocol=rest --rest_encoding=json --target="127.0.0.1:$HTTP_PORT"
   run rest-binary "$batch" --protocol=rest --rest_encoding=binary --target="127.0.0.1:$HTTP_PORT"
+  if [[ "$METHOD" == predict ]]; then
+    # The features alone and the features with the scores, on both protocol paths.
+    for m in featurize featurize_predict; do
+      run "oip-grpc-$m" "$batch" --protocol=oip_grpc --method="$m" --target="127.0.0.1:$GRPC_PORT"
+      run "rest-binary-$m" "$batch" --protocol=rest --rest_encoding=binary --method="$m" \
+        --target="127.0.0.1:$HTTP_PORT"
+    done
+  fi
 done
 
 "$PY" - "$WORK" "$BATCHES" "${OUT:-}" "$(nproc)" "$LOAD_BEFORE" "$(cut -d' ' -f1-3 /proc/loadavg)" \
@@ -99,8 +113,8 @@ done
 import json, pathlib, sys
 work, batches, out, cores, load_before, load_after, conc, secs, method = sys.argv[1:10]
 work = pathlib.Path(work)
-runs = (("grpc", "gRPC unary (protobuf)"), ("rest-json", "REST JSON"),
-        ("rest-binary", "REST binary tensors"))
+runs = (("grpc", "gRPC unary (protobuf)"), ("oip-grpc", "OIP gRPC ModelInfer (raw)"),
+        ("rest-json", "REST JSON"), ("rest-binary", "REST binary tensors"))
 
 def result(name, batch):
     rc = int((work / f"{name}-{batch}.rc").read_text())
@@ -132,6 +146,19 @@ for batch in batches.split():
         lines.append(f"| {batch} | {label} | {r['rows_per_second']:,.0f} | "
                      f"{r['latency_us']['p50'] / 1000:.2f} | {r['latency_us']['p99'] / 1000:.2f} | "
                      f"{r['requests']['failed']} | {conns} | {ratio} |")
+if method == "predict":
+    lines += ["", "| batch | protocol | features rows/s | features + scores rows/s | cost ratio |",
+              "|---|---|---|---|---|"]
+    for batch in batches.split():
+        for name, label in (("oip-grpc", "OIP gRPC"), ("rest-binary", "REST binary")):
+            alone, why_a = result(f"{name}-featurize", batch)
+            both, why_b = result(f"{name}-featurize_predict", batch)
+            if alone is None or both is None:
+                lines.append(f"| {batch} | {label} | failed | | {why_a or why_b} |")
+                continue
+            ratio = alone["rows_per_second"] / both["rows_per_second"]
+            lines.append(f"| {batch} | {label} | {alone['rows_per_second']:,.0f} | "
+                         f"{both['rows_per_second']:,.0f} | {ratio:.2f} |")
 lines.append(f"\n{method}, closed loop, {conc} workers, {secs} s per run, {cores} cores shared by "
              f"the server and the load generator. Load average (1/5/15 min) before: "
              f"{load_before}; after: {load_after}.")

@@ -137,8 +137,8 @@ absl::Status ValidateRestClips(const std::vector<LoadClip>& clips, ClipEncoding 
 }
 
 EncodedInferRequest EncodeClipInferRequest(const std::vector<const LoadClip*>& clips,
-                                           const std::string& output, ClipEncoding encoding,
-                                           RestEncoding rest_encoding) {
+                                           const std::vector<std::string>& outputs,
+                                           ClipEncoding encoding, RestEncoding rest_encoding) {
   EncodedInferRequest request;
   std::string& body = request.body;
   const size_t n = clips.size();
@@ -209,9 +209,7 @@ EncodedInferRequest EncodeClipInferRequest(const std::vector<const LoadClip*>& c
     }
     body += "]";
   }
-  body += ",\"outputs\":[{\"name\":";
-  AppendJsonString(output, &body);
-  body += binary ? ",\"parameters\":{\"binary_data\":true}}]}" : "}]}";
+  AppendRequestedOutputs(outputs, binary, &body);
   request.json_bytes = static_cast<int64_t>(body.size());
   request.content_type = binary ? "application/octet-stream" : "application/json";
   body += tail;

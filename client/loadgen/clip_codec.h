@@ -70,10 +70,10 @@ v1::AudioClip ToAudioClip(const LoadClip& clip, ClipEncoding encoding);
 absl::Status ValidateRestClips(const std::vector<LoadClip>& clips, ClipEncoding encoding,
                                RestEncoding rest_encoding);
 
-// The REST infer body for `clips` (non-empty, one rate) asking for `output`.
+// The REST infer body for `clips` (non-empty, one rate) asking for `outputs`.
 EncodedInferRequest EncodeClipInferRequest(const std::vector<const LoadClip*>& clips,
-                                           const std::string& output, ClipEncoding encoding,
-                                           RestEncoding rest_encoding);
+                                           const std::vector<std::string>& outputs,
+                                           ClipEncoding encoding, RestEncoding rest_encoding);
 
 // The model's rate from its REST metadata (GET /v2/models/{name}): the
 // property "sample_rate"; 0 when the model is not a model of sound (no such

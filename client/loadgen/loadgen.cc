@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <thread>
@@ -13,6 +14,7 @@
 #include "absl/time/clock.h"
 #include "client/cli/format.h"
 #include "client/loadgen/rest_client.h"
+#include "inference/grpc_service.grpc.pb.h"
 
 namespace invariant::loadgen {
 namespace {
@@ -152,6 +154,60 @@ void Worker(const LoadOptions& options, const std::vector<Request>& requests, Sc
   if (stream != nullptr) stream->Finish();
 }
 
+// The distinct ModelInfer requests of rows (raw_input_contents, like
+// Triton's and KServe's gRPC clients), as MakeRequests builds invariant.v1's.
+std::vector<inference::ModelInferRequest> MakeInferRequests(const LoadOptions& options) {
+  const int64_t num_rows = NumInputs(options);
+  const int64_t distinct = std::min<int64_t>(16, std::max<int64_t>(1, num_rows));
+  std::vector<inference::ModelInferRequest> requests(static_cast<size_t>(distinct));
+  for (int64_t j = 0; j < distinct; ++j) {
+    inference::ModelInferRequest& r = requests[static_cast<size_t>(j)];
+    r.set_model_name(options.model);
+    if (options.version > 0) {
+      r.set_model_version(absl::StrCat(options.version));
+    } else {
+      r.set_model_version(options.version_label);
+    }
+    auto* input = r.add_inputs();
+    input->set_name(kOipInputName);
+    input->set_datatype("FP32");
+    input->add_shape(options.batch);
+    input->add_shape(options.input_dim);
+    std::string* raw = r.add_raw_input_contents();
+    raw->resize(static_cast<size_t>(options.batch * options.input_dim) * sizeof(float));
+    for (int64_t k = 0; k < options.batch; ++k) {
+      const int64_t row = (j * options.batch + k) % num_rows;
+      std::memcpy(raw->data() + k * options.input_dim * sizeof(float),
+                  options.rows.data() + row * options.input_dim, options.input_dim * sizeof(float));
+    }
+    for (const std::string& name : InferOutputNames(options.method)) {
+      r.add_outputs()->set_name(name);
+    }
+  }
+  return requests;
+}
+
+// OK when `response` carries `outputs` in order, each raw with `rows` rows.
+absl::Status CheckModelInferResponse(const inference::ModelInferResponse& response,
+                                     const std::vector<std::string>& outputs, int64_t rows) {
+  if (response.outputs_size() != static_cast<int>(outputs.size()) ||
+      response.raw_output_contents_size() != response.outputs_size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "expected ", outputs.size(), " raw outputs, received ", response.outputs_size(),
+        " outputs and ", response.raw_output_contents_size(), " raw contents"));
+  }
+  for (int i = 0; i < response.outputs_size(); ++i) {
+    const auto& tensor = response.outputs(i);
+    if (tensor.name() != outputs[i] || tensor.shape_size() != 2 || tensor.shape(0) != rows ||
+        response.raw_output_contents(i).size() !=
+            static_cast<size_t>(rows * tensor.shape(1)) * sizeof(float)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("outputs[", i, "]: expected '", outputs[i], "' FP32 [", rows, ", n] raw"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // The distinct REST request bodies, as MakeRequests builds the gRPC ones.
 std::vector<EncodedInferRequest> MakeRestRequests(const LoadOptions& options) {
   const int64_t num_rows = NumInputs(options);
@@ -164,7 +220,7 @@ std::vector<EncodedInferRequest> MakeRestRequests(const LoadOptions& options) {
         clips[static_cast<size_t>(k)] =
             &options.clips[static_cast<size_t>((j * options.batch + k) % num_rows)];
       }
-      requests.push_back(EncodeClipInferRequest(clips, RestOutputName(options.method),
+      requests.push_back(EncodeClipInferRequest(clips, InferOutputNames(options.method),
                                                 options.clip_encoding, options.rest_encoding));
     }
     return requests;
@@ -177,7 +233,7 @@ std::vector<EncodedInferRequest> MakeRestRequests(const LoadOptions& options) {
                   values.data() + k * options.input_dim);
     }
     requests.push_back(EncodeInferRequest(values.data(), options.batch, options.input_dim,
-                                          RestOutputName(options.method), options.rest_encoding));
+                                          InferOutputNames(options.method), options.rest_encoding));
   }
   return requests;
 }
@@ -186,7 +242,7 @@ void RestWorker(const LoadOptions& options, const RestTarget& target,
                 const std::vector<EncodedInferRequest>& requests, const std::string& path,
                 Schedule& schedule, WorkerStats& stats) {
   const bool binary = options.rest_encoding == RestEncoding::kBinary;
-  const std::string output = RestOutputName(options.method);
+  const std::vector<std::string> outputs = InferOutputNames(options.method);
   RestConnection connection(target.target, target.bearer_token, target.timeout);
   RestCallResult result;
   InferResponse response;
@@ -207,7 +263,9 @@ void RestWorker(const LoadOptions& options, const RestTarget& target,
     }
     absl::Status decoded =
         DecodeInferResponse(result.body, result.inference_header_length, &response);
-    if (decoded.ok()) decoded = CheckInferOutput(response, output, options.batch, binary);
+    for (const std::string& output : outputs) {
+      if (decoded.ok()) decoded = CheckInferOutput(response, output, options.batch, binary);
+    }
     if (!decoded.ok()) {
       RecordError(stats, "MALFORMED_RESPONSE", std::string(decoded.message()));
       continue;
@@ -252,18 +310,42 @@ LoadReport Summarize(const std::vector<WorkerStats>& stats, absl::Time start) {
 }  // namespace
 
 const char* MethodName(Method method) {
-  return method == Method::kPredict ? "predict" : "featurize";
+  switch (method) {
+    case Method::kPredict:
+      return "predict";
+    case Method::kFeaturize:
+      return "featurize";
+    case Method::kFeaturizePredict:
+      return "featurize_predict";
+  }
+  return "predict";
 }
 const char* ModeName(Mode mode) { return mode == Mode::kUnary ? "unary" : "stream"; }
 const char* ProtocolName(Protocol protocol) {
-  return protocol == Protocol::kGrpc ? "grpc" : "rest";
+  switch (protocol) {
+    case Protocol::kGrpc:
+      return "grpc";
+    case Protocol::kRest:
+      return "rest";
+    case Protocol::kOipGrpc:
+      return "oip_grpc";
+  }
+  return "grpc";
 }
 const char* EncodingName(const LoadOptions& options) {
-  if (options.protocol == Protocol::kGrpc) return "protobuf";
+  if (options.protocol != Protocol::kRest) return "protobuf";
   return options.rest_encoding == RestEncoding::kJson ? "json" : "binary";
 }
-const char* RestOutputName(Method method) {
-  return method == Method::kPredict ? "scores" : "features";
+std::vector<std::string> InferOutputNames(Method method) {
+  switch (method) {
+    case Method::kPredict:
+      return {"scores"};
+    case Method::kFeaturize:
+      return {"features"};
+    case Method::kFeaturizePredict:
+      return {"features", "scores"};
+  }
+  return {};
 }
 
 std::string RestModelPath(const LoadOptions& options) {
@@ -282,17 +364,29 @@ absl::Status ValidateLoadOptions(const LoadOptions& o) {
     return absl::InvalidArgumentError(
         absl::StrCat("--concurrency: expected 1..", kMaxConcurrency, ", got ", o.concurrency));
   }
-  if (o.protocol == Protocol::kRest && o.mode == Mode::kStream) {
+  const bool oip = o.protocol != Protocol::kGrpc;
+  if (oip && o.mode == Mode::kStream) {
     return absl::InvalidArgumentError(
-        "--mode=stream: streams are gRPC-only; with --protocol=rest use --mode=unary");
+        absl::StrCat("--mode=stream: streams are invariant.v1's only; with --protocol=",
+                     ProtocolName(o.protocol), " use --mode=unary"));
   }
-  if (o.protocol == Protocol::kRest && o.version > 0 && !o.version_label.empty()) {
+  if (oip && o.version > 0 && !o.version_label.empty()) {
     return absl::InvalidArgumentError(
-        "--version / --version_label: a REST path names one version, got both");
+        "--version / --version_label: the Open Inference Protocol names one version, got both");
   }
-  if (o.protocol == Protocol::kGrpc && o.rest_encoding != RestEncoding::kJson) {
+  if (o.protocol != Protocol::kRest && o.rest_encoding != RestEncoding::kJson) {
     return absl::InvalidArgumentError(
-        "--rest_encoding=binary: applies to --protocol=rest only, got --protocol=grpc");
+        absl::StrCat("--rest_encoding=binary: applies to --protocol=rest only, got --protocol=",
+                     ProtocolName(o.protocol)));
+  }
+  if (!oip && o.method == Method::kFeaturizePredict) {
+    return absl::InvalidArgumentError(
+        "--method=featurize_predict: one call for features and scores is the Open Inference "
+        "Protocol's (--protocol=rest or oip_grpc), got --protocol=grpc");
+  }
+  if (o.protocol == Protocol::kOipGrpc && !o.clips.empty()) {
+    return absl::InvalidArgumentError(
+        "--clip: --protocol=oip_grpc sends rows only; send clips with --protocol=rest or grpc");
   }
   if (o.duration < absl::ZeroDuration() || o.duration > kMaxDuration) {
     return absl::InvalidArgumentError(
@@ -348,10 +442,43 @@ double Quantile(std::vector<double>& samples, double q) {
 
 absl::StatusOr<LoadReport> RunLoad(Client& client, const LoadOptions& options) {
   if (absl::Status valid = ValidateLoadOptions(options); !valid.ok()) return valid;
-  if (options.protocol != Protocol::kGrpc) {
-    return absl::InvalidArgumentError("RunLoad: expected --protocol=grpc (RunRestLoad runs REST)");
+  if (options.protocol == Protocol::kRest) {
+    return absl::InvalidArgumentError(
+        "RunLoad: expected --protocol=grpc or oip_grpc (RunRestLoad runs REST)");
   }
   std::vector<WorkerStats> stats(static_cast<size_t>(options.concurrency));
+  if (options.protocol == Protocol::kOipGrpc) {
+    const std::vector<inference::ModelInferRequest> requests = MakeInferRequests(options);
+    const std::vector<std::string> outputs = InferOutputNames(options.method);
+    auto stub = inference::GRPCInferenceService::NewStub(client.channel());
+    const absl::Time start = absl::Now();
+    Schedule schedule(options, start);
+    std::vector<std::thread> threads;
+    for (int c = 0; c < options.concurrency; ++c) {
+      threads.emplace_back([&, c] {
+        WorkerStats& s = stats[static_cast<size_t>(c)];
+        Worker<inference::ModelInferRequest, inference::ModelInferResponse>(
+            options, requests, schedule,
+            [&](const inference::ModelInferRequest& r, inference::ModelInferResponse* out) {
+              out->Clear();
+              grpc::Status status = stub->ModelInfer(client.NewContext().get(), r, out);
+              if (!status.ok()) return status;
+              if (absl::Status shape = CheckModelInferResponse(*out, outputs, options.batch);
+                  !shape.ok()) {
+                return grpc::Status(grpc::StatusCode::DATA_LOSS, std::string(shape.message()));
+              }
+              return status;
+            },
+            [] {
+              return std::unique_ptr<
+                  Stream<inference::ModelInferRequest, inference::ModelInferResponse>>();
+            },
+            s);
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    return Summarize(stats, start);
+  }
   std::vector<v1::PredictRequest> predict_requests;
   std::vector<v1::FeaturizeRequest> featurize_requests;
   if (options.method == Method::kPredict) {

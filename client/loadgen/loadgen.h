@@ -67,9 +67,14 @@ inline constexpr absl::Duration kMaxDuration = absl::Hours(1);
 inline constexpr int64_t kMaxBatch = 65536;
 inline constexpr double kMaxRate = 1e6;
 
-enum class Method { kPredict, kFeaturize };
+// kFeaturizePredict: the features and the scores in one call (the Open
+// Inference Protocol only: invariant.v1 has no such call).
+enum class Method { kPredict, kFeaturize, kFeaturizePredict };
 enum class Mode { kUnary, kStream };
-enum class Protocol { kGrpc, kRest };
+// kGrpc: invariant.v1 over gRPC; kRest: the Open Inference Protocol over
+// REST; kOipGrpc: the Open Inference Protocol over gRPC (ModelInfer, rows
+// only, sent as raw_input_contents, unary).
+enum class Protocol { kGrpc, kRest, kOipGrpc };
 
 struct LoadOptions {
   std::string model;
@@ -120,9 +125,10 @@ struct LoadReport {
   LatencySummary latency;                             // over ok requests
 };
 
-// Runs the load over gRPC (after ValidateLoadOptions; an invalid `options`,
-// or one whose protocol is not kGrpc, is returned as its error without
-// sending anything).
+// Runs the load over gRPC, invariant.v1 or (kOipGrpc) the Open Inference
+// Protocol's ModelInfer on the client's channel (after ValidateLoadOptions;
+// an invalid `options`, or one whose protocol is kRest, is returned as its
+// error without sending anything).
 absl::StatusOr<LoadReport> RunLoad(Client& client, const LoadOptions& options);
 
 // Where and how the REST workers connect.
@@ -138,8 +144,9 @@ absl::StatusOr<LoadReport> RunRestLoad(const RestTarget& target, const LoadOptio
 // The REST path of the model options name: /v2/models/{name}, then
 // /versions/{version} or /versions/{label} when one is set (escaped).
 std::string RestModelPath(const LoadOptions& options);
-// The OIP output a method asks for: "scores" (predict) or "features".
-const char* RestOutputName(Method method);
+// The OIP outputs a method asks for: {"scores"} (predict), {"features"}, or
+// {"features", "scores"} (featurize_predict).
+std::vector<std::string> InferOutputNames(Method method);
 // The body of GET RestModelPath(options) (the model's metadata JSON);
 // UNAVAILABLE "HTTP_<status>: message" or "CURLE_…: message" when the call
 // fails.
@@ -165,10 +172,10 @@ std::string ReportJson(const LoadReport& report, const LoadOptions& options,
 std::string ReportTable(const LoadReport& report, const LoadOptions& options,
                         const std::string& target);
 
-const char* MethodName(Method method);        // "predict" | "featurize"
+const char* MethodName(Method method);        // "predict" | "featurize" | "featurize_predict"
 const char* ModeName(Mode mode);              // "unary" | "stream"
-const char* ProtocolName(Protocol protocol);  // "grpc" | "rest"
-// "protobuf" for gRPC; "json" | "binary" for REST.
+const char* ProtocolName(Protocol protocol);  // "grpc" | "rest" | "oip_grpc"
+// "protobuf" for gRPC (oip_grpc: raw contents); "json" | "binary" for REST.
 const char* EncodingName(const LoadOptions& options);
 
 }  // namespace invariant::loadgen

@@ -54,7 +54,8 @@ ABSL_FLAG(std::string, target, "",
           "Server address host:port: the gRPC port (default 127.0.0.1:8500) or, with "
           "--protocol=rest, the --http_port (default 127.0.0.1:8501).");
 ABSL_FLAG(std::string, protocol, "grpc",
-          "grpc | rest (the Open Inference Protocol's REST infer route).");
+          "grpc (invariant.v1) | rest (the Open Inference Protocol's REST infer route) | oip_grpc "
+          "(the Open Inference Protocol's gRPC ModelInfer, rows sent as raw_input_contents).");
 ABSL_FLAG(std::string, rest_encoding, "json",
           "With --protocol=rest: json (tensors as JSON arrays) | binary (Triton's binary "
           "tensor data extension).");
@@ -68,7 +69,9 @@ ABSL_FLAG(int64_t, requests, 0, "Requests to send (max 1e8); 0 = until --duratio
 ABSL_FLAG(int64_t, batch, 1, "Rows per request.");
 ABSL_FLAG(double, rate, 0, "Open loop: requests per second; 0 = closed loop.");
 ABSL_FLAG(std::string, mode, "unary", "unary | stream (one bidirectional stream per worker).");
-ABSL_FLAG(std::string, method, "predict", "predict | featurize.");
+ABSL_FLAG(std::string, method, "predict",
+          "predict | featurize | featurize_predict (features and scores in one call: "
+          "--protocol=rest or oip_grpc).");
 ABSL_FLAG(std::string, json_out, "", "Write the JSON report to this file.");
 ABSL_FLAG(std::string, input, "", "Rows file (CSV/TSV/IDX); default: --rows random rows.");
 ABSL_FLAG(int64_t, rows, 256,
@@ -208,16 +211,21 @@ int Run(int argc, char** argv) {
     load.method = Method::kPredict;
   } else if (method == "featurize") {
     load.method = Method::kFeaturize;
+  } else if (method == "featurize_predict") {
+    load.method = Method::kFeaturizePredict;
   } else {
-    return Usage("--method: expected predict or featurize, got '" + method + "'");
+    return Usage("--method: expected predict, featurize or featurize_predict, got '" + method +
+                 "'");
   }
   const std::string protocol = absl::GetFlag(FLAGS_protocol);
   if (protocol == "grpc") {
     load.protocol = Protocol::kGrpc;
   } else if (protocol == "rest") {
     load.protocol = Protocol::kRest;
+  } else if (protocol == "oip_grpc") {
+    load.protocol = Protocol::kOipGrpc;
   } else {
-    return Usage("--protocol: expected grpc or rest, got '" + protocol + "'");
+    return Usage("--protocol: expected grpc, rest or oip_grpc, got '" + protocol + "'");
   }
   const std::string rest_encoding = absl::GetFlag(FLAGS_rest_encoding);
   if (rest_encoding == "json") {
@@ -263,7 +271,7 @@ int Run(int argc, char** argv) {
   const cli::ConnectionFlags connection = cli::ConnectionFlagsFromCommandLine();
   std::string target = absl::GetFlag(FLAGS_target);
   if (target.empty()) {
-    target = load.protocol == Protocol::kGrpc ? "127.0.0.1:8500" : "127.0.0.1:8501";
+    target = load.protocol == Protocol::kRest ? "127.0.0.1:8501" : "127.0.0.1:8500";
   }
   const std::string input = absl::GetFlag(FLAGS_input);
   if (!input.empty()) {

@@ -250,8 +250,21 @@ class ResponseReader final : public JsonEvents {
 
 }  // namespace
 
+void AppendRequestedOutputs(const std::vector<std::string>& outputs, bool binary,
+                            std::string* body) {
+  *body += ",\"outputs\":[";
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (i > 0) *body += ',';
+    *body += "{\"name\":";
+    AppendJsonString(outputs[i], body);
+    *body += binary ? ",\"parameters\":{\"binary_data\":true}}" : "}";
+  }
+  *body += "]}";
+}
+
 EncodedInferRequest EncodeInferRequest(const float* values, int64_t rows, int64_t input_dim,
-                                       const std::string& output, RestEncoding encoding) {
+                                       const std::vector<std::string>& outputs,
+                                       RestEncoding encoding) {
   const size_t n = static_cast<size_t>(rows * input_dim);
   EncodedInferRequest request;
   std::string& body = request.body;
@@ -264,17 +277,14 @@ EncodedInferRequest EncodeInferRequest(const float* values, int64_t rows, int64_
       if (i > 0) body += ',';
       AppendJsonNumber(values[i], &body);
     }
-    body += "]}],\"outputs\":[{\"name\":";
-    AppendJsonString(output, &body);
-    body += "}]}";
+    body += "]}]";
+    AppendRequestedOutputs(outputs, false, &body);
     request.json_bytes = static_cast<int64_t>(body.size());
     request.content_type = "application/json";
     return request;
   }
-  absl::StrAppend(&body, ",\"parameters\":{\"binary_data_size\":", 4 * n,
-                  "}}],\"outputs\":[{\"name\":");
-  AppendJsonString(output, &body);
-  body += ",\"parameters\":{\"binary_data\":true}}]}";
+  absl::StrAppend(&body, ",\"parameters\":{\"binary_data_size\":", 4 * n, "}}]");
+  AppendRequestedOutputs(outputs, true, &body);
   request.json_bytes = static_cast<int64_t>(body.size());
   body.reserve(body.size() + 4 * n);
   for (size_t i = 0; i < n; ++i) {

@@ -3,7 +3,7 @@
 // free of any transport.
 //
 // Requests (EncodeInferRequest): one FP32 input "input" of shape
-// [rows, input_dim] and exactly one requested output, either
+// [rows, input_dim] and the requested outputs (one or more), either
 //   JSON    {"inputs":[{"name":"input","shape":[r,d],"datatype":"FP32",
 //            "data":[...]}],"outputs":[{"name":OUT}]}
 //           (floats by AppendJsonNumber: the shortest decimal that reads back
@@ -66,9 +66,15 @@ struct EncodedInferRequest {
 };
 
 // The body of an infer call with `rows` rows of `input_dim` floats from
-// `values` (row-major, rows · input_dim of them) asking for `output`.
+// `values` (row-major, rows · input_dim of them) asking for `outputs`.
 EncodedInferRequest EncodeInferRequest(const float* values, int64_t rows, int64_t input_dim,
-                                       const std::string& output, RestEncoding encoding);
+                                       const std::vector<std::string>& outputs,
+                                       RestEncoding encoding);
+// Appends the request's "outputs" member (with its leading ',') asking for
+// `outputs`, each with "binary_data": true when `binary`, and closes the
+// request object.
+void AppendRequestedOutputs(const std::vector<std::string>& outputs, bool binary,
+                            std::string* body);
 
 struct OutputTensor {
   std::string name;

@@ -42,7 +42,7 @@ LoadClip MakeClip(std::vector<float> samples, int rate) {
 TEST(LoadgenClipCodecTest, RestJsonInt16PadsRaggedClipsAndSendsTheirLengths) {
   const LoadClip a = MakeClip({0.5f, -1.0f, 1.0f}, 16000), b = MakeClip({0.25f}, 16000);
   const loadgen::EncodedInferRequest r = loadgen::EncodeClipInferRequest(
-      {&a, &b}, "scores", ClipEncoding::kInt16, RestEncoding::kJson);
+      {&a, &b}, {"scores"}, ClipEncoding::kInt16, RestEncoding::kJson);
   EXPECT_EQ(r.body,
             "{\"parameters\":{\"sample_rate\":16000},\"inputs\":[{\"name\":\"input\","
             "\"datatype\":\"INT16\",\"shape\":[2,3],\"data\":[16384,-32768,32767,8192,0,0]},"
@@ -55,7 +55,7 @@ TEST(LoadgenClipCodecTest, RestJsonInt16PadsRaggedClipsAndSendsTheirLengths) {
 TEST(LoadgenClipCodecTest, RestBinaryFp32OfEqualClipsHasNoLengths) {
   const LoadClip a = MakeClip({0.5f, -0.25f}, 8000), b = MakeClip({1.0f, 0.0f}, 8000);
   const loadgen::EncodedInferRequest r = loadgen::EncodeClipInferRequest(
-      {&a, &b}, "features", ClipEncoding::kFloat32, RestEncoding::kBinary);
+      {&a, &b}, {"features"}, ClipEncoding::kFloat32, RestEncoding::kBinary);
   const std::string json = r.body.substr(0, static_cast<size_t>(r.json_bytes));
   EXPECT_EQ(json,
             "{\"parameters\":{\"sample_rate\":8000},\"inputs\":[{\"name\":\"input\","
@@ -74,7 +74,7 @@ TEST(LoadgenClipCodecTest, RestBinaryFp32OfEqualClipsHasNoLengths) {
 TEST(LoadgenClipCodecTest, RestWavIsBytesWithLengthPrefixes) {
   const LoadClip a = MakeClip({0.5f, -0.25f}, 8000);
   const loadgen::EncodedInferRequest r = loadgen::EncodeClipInferRequest(
-      {&a, &a}, "scores", ClipEncoding::kWav, RestEncoding::kBinary);
+      {&a, &a}, {"scores"}, ClipEncoding::kWav, RestEncoding::kBinary);
   const size_t n = a.wav.size();
   const std::string json = r.body.substr(0, static_cast<size_t>(r.json_bytes));
   EXPECT_EQ(json, absl::StrCat("{\"inputs\":[{\"name\":\"input\",\"datatype\":\"BYTES\","

@@ -84,20 +84,24 @@ TEST(LoadgenRestOptionsTest, PathsAndOutputNames) {
   o.version = 0;
   o.version_label = "blue-2";
   EXPECT_EQ(RestModelPath(o), "/v2/models/my%20model%2Fx/versions/blue-2");
-  EXPECT_STREQ(RestOutputName(Method::kPredict), "scores");
-  EXPECT_STREQ(RestOutputName(Method::kFeaturize), "features");
+  EXPECT_EQ(InferOutputNames(Method::kPredict), std::vector<std::string>{"scores"});
+  EXPECT_EQ(InferOutputNames(Method::kFeaturize), std::vector<std::string>{"features"});
+  EXPECT_EQ(InferOutputNames(Method::kFeaturizePredict),
+            (std::vector<std::string>{"features", "scores"}));
   EXPECT_STREQ(ProtocolName(Protocol::kRest), "rest");
   EXPECT_STREQ(EncodingName(o), "json");
   o.rest_encoding = RestEncoding::kBinary;
   EXPECT_STREQ(EncodingName(o), "binary");
   o.protocol = Protocol::kGrpc;
   EXPECT_STREQ(EncodingName(o), "protobuf");
+  o.protocol = Protocol::kOipGrpc;
+  EXPECT_STREQ(ProtocolName(o.protocol), "oip_grpc");
 }
 
 TEST(LoadgenRestCodecTest, JsonRequestCarriesTheRowsAndAsksForOneOutput) {
   const std::vector<float> values = {1.0f, 0.5f, -2.0f, 0.1f};
   const EncodedInferRequest r =
-      EncodeInferRequest(values.data(), 2, 2, "scores", RestEncoding::kJson);
+      EncodeInferRequest(values.data(), 2, 2, {"scores"}, RestEncoding::kJson);
   EXPECT_EQ(r.body,
             "{\"inputs\":[{\"name\":\"input\",\"shape\":[2,2],\"datatype\":\"FP32\","
             "\"data\":[1,0.5,-2,0.1]}],\"outputs\":[{\"name\":\"scores\"}]}");
@@ -112,10 +116,41 @@ TEST(LoadgenRestCodecTest, JsonRequestCarriesTheRowsAndAsksForOneOutput) {
   EXPECT_EQ(back, 0.1f);
 }
 
+TEST(LoadgenRestCodecTest, ARequestMayAskForSeveralOutputs) {
+  const std::vector<float> values = {1.0f, 2.0f};
+  EncodedInferRequest r =
+      EncodeInferRequest(values.data(), 1, 2, {"features", "scores"}, RestEncoding::kJson);
+  EXPECT_THAT(r.body,
+              ::testing::EndsWith("\"outputs\":[{\"name\":\"features\"},{\"name\":\"scores\"}]}"));
+  r = EncodeInferRequest(values.data(), 1, 2, {"features", "scores"}, RestEncoding::kBinary);
+  const std::string json = r.body.substr(0, static_cast<size_t>(r.json_bytes));
+  EXPECT_THAT(json, ::testing::EndsWith(
+                        "\"outputs\":[{\"name\":\"features\",\"parameters\":{\"binary_data\":"
+                        "true}},{\"name\":\"scores\",\"parameters\":{\"binary_data\":true}}]}"));
+  EXPECT_TRUE(ParseJson(json).ok());
+}
+
+TEST(LoadgenOptionsTest, FeaturesAndScoresInOneCallNeedTheOpenInferenceProtocol) {
+  LoadOptions o;
+  o.model = "m";
+  o.max_requests = 1;
+  o.rows = {1.0f};
+  o.input_dim = 1;
+  o.method = Method::kFeaturizePredict;
+  o.protocol = Protocol::kGrpc;
+  const absl::Status status = ValidateLoadOptions(o);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr("--method=featurize_predict"));
+  o.protocol = Protocol::kOipGrpc;
+  EXPECT_TRUE(ValidateLoadOptions(o).ok());
+  o.mode = Mode::kStream;
+  EXPECT_FALSE(ValidateLoadOptions(o).ok());
+}
+
 TEST(LoadgenRestCodecTest, BinaryRequestIsJsonHeaderThenLittleEndianFloats) {
   const std::vector<float> values = {1.0f, -2.5f, 3.0f};
   const EncodedInferRequest r =
-      EncodeInferRequest(values.data(), 1, 3, "features", RestEncoding::kBinary);
+      EncodeInferRequest(values.data(), 1, 3, {"features"}, RestEncoding::kBinary);
   const std::string header =
       "{\"inputs\":[{\"name\":\"input\",\"shape\":[1,3],\"datatype\":\"FP32\","
       "\"parameters\":{\"binary_data_size\":12}}],"
