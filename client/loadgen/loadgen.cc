@@ -367,12 +367,14 @@ absl::Status ValidateLoadOptions(const LoadOptions& o) {
   const bool oip = o.protocol != Protocol::kGrpc;
   if (oip && o.mode == Mode::kStream) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--mode=stream: streams are invariant.v1's only; with --protocol=",
+        absl::StrCat("--mode=stream: streams are gRPC-only (invariant.v1's); with --protocol=",
                      ProtocolName(o.protocol), " use --mode=unary"));
   }
   if (oip && o.version > 0 && !o.version_label.empty()) {
     return absl::InvalidArgumentError(
-        "--version / --version_label: the Open Inference Protocol names one version, got both");
+        absl::StrCat("--version / --version_label: ",
+                     o.protocol == Protocol::kRest ? "a REST path" : "a ModelInfer request",
+                     " names one version, got both"));
   }
   if (o.protocol != Protocol::kRest && o.rest_encoding != RestEncoding::kJson) {
     return absl::InvalidArgumentError(
