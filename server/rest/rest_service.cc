@@ -120,7 +120,7 @@ void RestInferenceService::Register(HttpServer* server) const {
     }
   }
   server->Route(
-      "/", [this](HttpRequest& request) { return Handle(request); },
+      "/", [this](HttpRequest& request) { return Serve(request); },
       [this](const HttpRequest& request) { return Admit(request); });
 }
 
@@ -162,6 +162,10 @@ std::optional<HttpResponse> RestInferenceService::Admit(const HttpRequest& reque
 
 HttpResponse RestInferenceService::Handle(HttpRequest& request) const {
   if (std::optional<HttpResponse> refusal = Admit(request)) return *refusal;
+  return Serve(request);
+}
+
+HttpResponse RestInferenceService::Serve(HttpRequest& request) const {
   const Route route = Match(request.path);
   return Counted(route, [&](HttpResponse* response) { return Answer(route, request, response); });
 }

@@ -45,7 +45,7 @@
 // route (404) or a wrong method (405) is not counted, so a client cannot add
 // series.
 //
-// Thread-safety: Handle may run on many HTTP handler threads at once, Admit
+// Thread-safety: Handle and Serve may run on many HTTP handler threads at once, Admit
 // on the network thread; an infer call blocks its handler thread until the
 // batcher answers, `timeout` passes or the client disconnects.
 #ifndef INVARIANT_SERVER_REST_REST_SERVICE_H_
@@ -84,21 +84,24 @@ class RestInferenceService {
         data_token_(std::move(data_token)),
         max_answer_bytes_(max_answer_bytes) {}
 
-  // Routes every path of `server` to Handle, with Admit as the route's admit
-  // hook. Call before server->Start(), on a server whose options'
-  // error_response is ErrorResponse (so that its own answers are JSON too).
+  // Routes every path of `server` to Serve, with Admit as the route's admit
+  // hook (so each check runs once per call). Call before server->Start(), on a server whose
+  // options' error_response is ErrorResponse (so that its own answers are JSON too).
   void Register(HttpServer* server) const;
 
   // Before the body is read (network thread, must not block): 404 for a path
   // that is no route, 405 for a wrong method, 401 for a missing or wrong
   // token; the health routes are answered here too, so no handler thread,
   // busy or not, stands between a probe and its answer. nullopt = read the
-  // body and call Handle.
+  // body and call Serve.
   std::optional<HttpResponse> Admit(const HttpRequest& request) const;
-  // Everything (Admit's answers included). An infer call whose client
-  // disconnects (request.cancellation) is cancelled: CANCELLED, HTTP 499.
-  // The body of an infer call is freed once parsed.
+  // Everything (Admit's answers included): Admit, then Serve. An infer call
+  // whose client disconnects (request.cancellation) is cancelled: CANCELLED,
+  // HTTP 499. The body of an infer call is freed once parsed.
   HttpResponse Handle(HttpRequest& request) const;
+  // A call Admit let through (an existing route, its method, the token
+  // checked): answered without checking them again.
+  HttpResponse Serve(HttpRequest& request) const;
 
   // The options' error_response writing {"error": message}.
   static HttpResponse ErrorResponse(int status, const std::string& message);
