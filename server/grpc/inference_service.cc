@@ -49,13 +49,12 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::ModelInfer(
     grpc::CallbackServerContext* context, const inference::ModelInferRequest* request,
     inference::ModelInferResponse* response) {
   auto* reactor = new CancellableUnaryReactor(absl::FromChrono(context->deadline()));
-  // The protocol's response holds a copy of the outputs before they are
-  // serialized; the memory lease lasts until the call is done (the reactor
-  // holds the bag), so it covers the serialized answer too.
+  // The outputs are computed in place in the protocol's response (no copy);
+  // the memory lease lasts until the call is done (the reactor holds the
+  // bag), so it covers the serialized answer too.
   CallContext call;
   call.peer = context->peer();
   call.answer_bytes_per_value = 4;
-  call.copy_bytes_per_value = 4;
   call.answer_leases = reactor->leases();
   handler_->ModelInfer(
       *request, response, reactor->deadline(),

@@ -97,6 +97,10 @@ struct CallContext {
   // instead of given back, for the front end to give back once its answer
   // is encoded.
   std::shared_ptr<LeaseBag> answer_leases;
+  // The Open Inference Protocol's tensors came as REST JSON, whose typed
+  // data is every datatype's "data" array: errors name inputs[k].data
+  // rather than gRPC's inputs[k].contents.<type>_contents.
+  bool json_tensor_data = false;
 };
 
 // The budgets and workers of admission (server/admission/); each may be null.

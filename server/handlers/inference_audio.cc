@@ -32,6 +32,9 @@ struct TensorData {
   const Tensor* tensor = nullptr;
   int index = 0;
   const std::string* raw = nullptr;  // raw_input_contents[index], or null
+  bool json = false;                 // typed data came as REST's "data" arrays
+  // The field of the typed data `typed` (e.g. "fp32_contents").
+  std::string typed_field(const char* typed) const { return TensorDataField(index, typed, json); }
   std::string field() const {
     return raw != nullptr ? absl::StrCat("raw_input_contents[", index, "]")
                           : absl::StrCat("inputs[", index, "].contents");
@@ -106,7 +109,7 @@ absl::StatusOr<std::vector<int64_t>> Lengths(const TensorData* lengths, int64_t 
       }
     }
   } else {
-    field = absl::StrCat(base, ".contents.", int64 ? "int64_contents" : "int_contents");
+    field = lengths->typed_field(int64 ? "int64_contents" : "int_contents");
     const int count = int64 ? t.contents().int64_contents_size() : t.contents().int_contents_size();
     if (count != n) return Invalid(field, absl::StrCat(n, " lengths"), absl::StrCat(count));
     for (int64_t i = 0; i < n; ++i) {
@@ -135,7 +138,7 @@ absl::Status WavClips(const TensorData& input, int64_t n, InferRequest* out) {
   if (input.raw == nullptr) {
     const auto& elements = input.tensor->contents().bytes_contents();
     if (elements.size() != n) {
-      return Invalid(absl::StrCat("inputs[", input.index, "].contents.bytes_contents"),
+      return Invalid(input.typed_field("bytes_contents"),
                      absl::StrCat(n, " elements (WAV files) for shape [", n, "]"),
                      absl::StrCat(elements.size()));
     }
@@ -202,8 +205,7 @@ absl::Status SampleClips(const TensorData& input, int64_t n, int64_t length,
     }
     return absl::OkStatus();
   }
-  const std::string field =
-      absl::StrCat("inputs[", input.index, "].contents.", fp32 ? "fp32_contents" : "int_contents");
+  const std::string field = input.typed_field(fp32 ? "fp32_contents" : "int_contents");
   const auto& contents = input.tensor->contents();
   const int have = fp32 ? contents.fp32_contents_size() : contents.int_contents_size();
   if (have != count) {
@@ -251,7 +253,7 @@ absl::StatusOr<int> SampleRate(const inference::ModelInferRequest& request) {
 }  // namespace
 
 absl::Status DecodeAudioInferInput(const inference::ModelInferRequest& request, int64_t max_rows,
-                                   InferRequest* out) {
+                                   InferRequest* out, bool json) {
   const int inputs = request.inputs_size();
   if (inputs < 1 || inputs > 2) {
     return Invalid("inputs",
@@ -268,7 +270,7 @@ absl::Status DecodeAudioInferInput(const inference::ModelInferRequest& request, 
   bool has_input = false, has_lengths = false;
   for (int i = 0; i < inputs; ++i) {
     const Tensor& t = request.inputs(i);
-    TensorData data{&t, i, raw_input ? &request.raw_input_contents(i) : nullptr};
+    TensorData data{&t, i, raw_input ? &request.raw_input_contents(i) : nullptr, json};
     if (t.name() == kInputName && !has_input) {
       input = data;
       has_input = true;
@@ -307,7 +309,7 @@ absl::Status DecodeAudioInferInput(const inference::ModelInferRequest& request, 
     return Invalid(base + ".shape", absl::StrCat("at most ", max_rows, " rows per request"),
                    EchoShape(shape));
   }
-  out->fields = ProtocolFieldNames(raw_input, input.index);
+  out->fields = ProtocolFieldNames(raw_input, input.index, json);
   out->raw = raw_input;
   out->declared_rows = n;
   out->clips.reserve(static_cast<size_t>(n));

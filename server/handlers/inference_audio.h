@@ -35,8 +35,10 @@ inline constexpr char kSampleRateParameter[] = "sample_rate";
 // The request's tensors as clips in `*out` (declared_rows, fields, raw
 // set): views into `request`, which must outlive `*out`. At most `max_rows`
 // rows, checked from the shape before the contents are looked at.
+// `json`: the typed data came as REST's "data" arrays (errors name
+// inputs[k].data, TensorDataField).
 absl::Status DecodeAudioInferInput(const inference::ModelInferRequest& request, int64_t max_rows,
-                                   InferRequest* out);
+                                   InferRequest* out, bool json = false);
 
 }  // namespace invariant::server
 

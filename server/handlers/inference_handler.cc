@@ -146,7 +146,8 @@ void InferenceHandler::ModelInfer(const inference::ModelInferRequest& request,
   absl::StatusOr<Registry::Handle> handle = features_->Resolve(*infer);
   if (!handle.ok()) return done(handle.status());
   const InferenceModelShape shape = ShapeOfModel(*handle->servable);
-  if (absl::Status s = DecodeInferInput(request, shape, features_->max_request_rows(), infer.get());
+  if (absl::Status s = DecodeInferInput(request, shape, features_->max_request_rows(), infer.get(),
+                                        call_context.json_tensor_data);
       !s.ok()) {
     return done(s);
   }

@@ -114,10 +114,15 @@ absl::StatusOr<v1::ModelSpec> ModelSpecFromProtocol(const std::string& name,
   return spec;
 }
 
-InferFieldNames ProtocolFieldNames(bool raw_input, int input_index) {
+std::string TensorDataField(int index, const char* typed, bool json) {
+  return json ? absl::StrCat("inputs[", index, "].data")
+              : absl::StrCat("inputs[", index, "].contents.", typed);
+}
+
+InferFieldNames ProtocolFieldNames(bool raw_input, int input_index, bool json) {
   InferFieldNames names;
   names.model = {"model_name", "model_version", "model_version"};
-  names.values = "inputs[0].contents.fp32_contents";
+  names.values = TensorDataField(0, "fp32_contents", json);
   names.raw_values = "raw_input_contents[0]";
   names.num_rows = "inputs[0].shape";
   names.inputs = raw_input ? "raw_input_contents[0]" : "inputs[0]";
@@ -140,9 +145,9 @@ std::vector<std::string> OutputNames(const InferenceModelShape& model) {
 }
 
 absl::Status DecodeInferInput(const inference::ModelInferRequest& request,
-                              const InferenceModelShape& model, int64_t max_rows,
-                              InferRequest* out) {
-  if (model.audio) return DecodeAudioInferInput(request, max_rows, out);
+                              const InferenceModelShape& model, int64_t max_rows, InferRequest* out,
+                              bool json) {
+  if (model.audio) return DecodeAudioInferInput(request, max_rows, out, json);
   if (request.inputs_size() != 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("inputs: expected exactly 1 input tensor named '", kInferenceInputName,
@@ -191,7 +196,7 @@ absl::Status DecodeInferInput(const inference::ModelInferRequest& request,
   const int64_t count = rows * model.input_dim;
 
   const bool raw = request.raw_input_contents_size() > 0;
-  out->fields = ProtocolFieldNames(raw, 0);
+  out->fields = ProtocolFieldNames(raw, 0, json);
   out->declared_rows = rows;
   if (raw) {
     if (request.raw_input_contents_size() != request.inputs_size()) {
@@ -222,9 +227,9 @@ absl::Status DecodeInferInput(const inference::ModelInferRequest& request,
   }
   const auto& values = input.contents().fp32_contents();
   if (values.size() != count) {
-    return absl::InvalidArgumentError(absl::StrCat("inputs[0].contents.fp32_contents: expected ",
-                                                   count, " values for shape ", EchoShape(shape),
-                                                   ", received ", values.size()));
+    return absl::InvalidArgumentError(absl::StrCat(TensorDataField(0, "fp32_contents", json),
+                                                   ": expected ", count, " values for shape ",
+                                                   EchoShape(shape), ", received ", values.size()));
   }
   out->values = values.data();
   out->value_count = values.size();

@@ -60,12 +60,18 @@ absl::StatusOr<v1::ModelSpec> ModelSpecFromProtocol(const std::string& name,
                                                     const std::string& name_field,
                                                     const std::string& version_field);
 
+// The field holding input tensor `index`'s typed data, as the caller sent
+// it: "inputs[index].contents.<typed>" (gRPC: typed = "fp32_contents", ...)
+// or, when `json` (REST: every datatype's "data" array), "inputs[index].data".
+std::string TensorDataField(int index, const char* typed, bool json);
+
 // How the protocol names the fields the shared checks name
 // (InferFieldNames): "model_name", "model_version",
 // "inputs[0].contents.fp32_contents", "raw_input_contents[0]", the clip of
 // row i "inputs[k][i]" (k = `input_index`, the index of the tensor "input"),
 // its sample j "inputs[k][i][j]", its rate "parameters.sample_rate".
-InferFieldNames ProtocolFieldNames(bool raw_input, int input_index);
+// `json`: as TensorDataField.
+InferFieldNames ProtocolFieldNames(bool raw_input, int input_index, bool json = false);
 
 // The output names `model` offers, in the order above.
 std::vector<std::string> OutputNames(const InferenceModelShape& model);
@@ -78,9 +84,10 @@ std::vector<std::string> OutputNames(const InferenceModelShape& model);
 // FeatureHandler::max_request_rows) is refused naming that limit before the
 // contents are looked at. Finite values are checked later by the shared
 // validation (DecodeRows), naming the protocol's fields.
+// `json`: the typed data came as REST's "data" arrays (TensorDataField).
 absl::Status DecodeInferInput(const inference::ModelInferRequest& request,
-                              const InferenceModelShape& model, int64_t max_rows,
-                              InferRequest* out);
+                              const InferenceModelShape& model, int64_t max_rows, InferRequest* out,
+                              bool json = false);
 
 // The outputs the request names (all of OutputNames(model) when it names
 // none), in request order; INVALID_ARGUMENT for an unknown or repeated name.

@@ -67,29 +67,6 @@ Route Match(const std::string& path) {
   return route;
 }
 
-// The shared validation names the protocol's gRPC fields; a REST client sent
-// the tensor's elements as "data": "inputs[k].contents.<type>_contents" at
-// the start of a message becomes "inputs[k].data".
-absl::Status WithRestFieldNames(const absl::Status& status) {
-  const absl::string_view message = status.message();
-  if (!absl::StartsWith(message, "inputs[")) return status;
-  const size_t close = message.find("].contents.");
-  if (close == absl::string_view::npos) return status;
-  const absl::string_view index = message.substr(7, close - 7);
-  if (index.empty() || !std::all_of(index.begin(), index.end(), absl::ascii_isdigit)) return status;
-  const size_t field_start = close + std::string_view("].contents.").size();
-  size_t field_end = field_start;
-  while (field_end < message.size() &&
-         (absl::ascii_isalnum(message[field_end]) || message[field_end] == '_')) {
-    ++field_end;
-  }
-  if (!absl::EndsWith(message.substr(field_start, field_end - field_start), "_contents")) {
-    return status;
-  }
-  return absl::Status(status.code(),
-                      absl::StrCat("inputs[", index, "].data", message.substr(field_end)));
-}
-
 // The deadline of a call whose request arrived at request.arrival (a request
 // made in process, with no arrival, arrived now).
 absl::Time DeadlineFromArrival(const HttpRequest& request, absl::Duration timeout) {
@@ -287,13 +264,14 @@ absl::Status RestInferenceService::Answer(const Route& route, HttpRequest& reque
       if (metrics_ != nullptr) metrics_->Abandoned("http_queue", status);
     }
     if (status.ok()) {
-      // Answers count 4 bytes a value in the protocol's copy, plus 16 (the
-      // longest float and a comma) in JSON or 4 in binary.
-      call.copy_bytes_per_value = 4;
+      // Answers count 4 bytes a value in the protocol's response (computed
+      // in place: no copy), plus 16 (the longest float and a comma) in JSON
+      // or 4 in binary.
       call.answer_bytes_per_value = WantsAllBinary(*infer_request) ? 4 : 16;
+      call.json_tensor_data = true;
       absl::StatusOr<inference::ModelInferResponse> infer_response =
           handler_->ModelInfer(*infer_request, deadline, cancel, call);
-      status = WithRestFieldNames(infer_response.status());
+      status = infer_response.status();
       if (status.ok()) {
         RestBody body = InferResponseToHttp(*infer_response, *infer_request);
         *response = Json(200, std::move(body.body));
