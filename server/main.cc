@@ -11,8 +11,10 @@
 #include <iostream>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/flags/marshalling.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
@@ -40,6 +42,11 @@ ABSL_FLAG(int, metrics_port, kDefaults.metrics_port,
 ABSL_FLAG(std::string, version_policy, kDefaults.version_policy, "latest | latest:N | all.");
 ABSL_FLAG(double, poll_seconds, kDefaults.poll_seconds,
           "Rescan period of the models directory; <= 0 = only SIGHUP / ReloadModels.");
+ABSL_FLAG(std::string, model_control, kDefaults.model_control,
+          "poll (every model directory is served) | explicit (only --load_model and the models "
+          "loaded by the repository extension's load call, until unloaded).");
+ABSL_FLAG(std::vector<std::string>, load_model, {},
+          "With --model_control=explicit: the models served from the start (comma-separated).");
 ABSL_FLAG(double, removal_grace_seconds, kDefaults.removal_grace_seconds,
           "How long a removed version keeps serving.");
 ABSL_FLAG(bool, batching, kDefaults.batching, "Dynamic batching; false = one compute per request.");
@@ -174,6 +181,8 @@ int main(int argc, char** argv) {
   options.metrics_host = absl::GetFlag(FLAGS_metrics_host);
   options.version_policy = absl::GetFlag(FLAGS_version_policy);
   options.poll_seconds = absl::GetFlag(FLAGS_poll_seconds);
+  options.model_control = absl::GetFlag(FLAGS_model_control);
+  options.load_models = absl::GetFlag(FLAGS_load_model);
   options.removal_grace_seconds = absl::GetFlag(FLAGS_removal_grace_seconds);
   options.batching = absl::GetFlag(FLAGS_batching);
   options.max_batch_size = absl::GetFlag(FLAGS_max_batch_size);

@@ -60,6 +60,15 @@ absl::Status ValidateOptions(const ServerOptions& o) {
   if (o.port < 0 || o.port > 65535) {
     return absl::InvalidArgumentError(absl::StrCat("port: expected 0..65535, received ", o.port));
   }
+  if (o.model_control != "poll" && o.model_control != "explicit") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("model_control: expected poll or explicit, received '", o.model_control, "'"));
+  }
+  if (o.model_control == "poll" && !o.load_models.empty()) {
+    return absl::InvalidArgumentError(
+        "load_model: names the models served from the start under --model_control=explicit; "
+        "under poll every model directory is served");
+  }
   if (o.metrics_port < -1 || o.metrics_port > 65535) {
     return absl::InvalidArgumentError(
         absl::StrCat("metrics_port: expected -1..65535, received ", o.metrics_port));
@@ -194,6 +203,8 @@ absl::Status Server::Init() {
   registry_options.root = options_.models_dir;
   registry_options.policy = policy;
   registry_options.removal_grace = absl::Seconds(options_.removal_grace_seconds);
+  registry_options.explicit_control = options_.model_control == "explicit";
+  registry_options.startup_models = options_.load_models;
   Registry::Observers observers;
   ServerMetrics* metrics = metrics_.get();
   observers.on_ready = [metrics](const std::string& name, int64_t version, const Model& model) {
@@ -293,6 +304,7 @@ absl::Status Server::Init() {
   access.has_data_token = !options_.data_token.empty();
   access.insecure_admin = options_.insecure_admin;
   const AccessPlan plan = PlanAccess(access);
+  admin_access_ = plan.admin;
   for (const std::string& warning : plan.warnings) Log(warning);
   admin_service_ = std::make_unique<ModelAdminImpl>(
       plan.admin, options_.admin_token, [this] { return Reload(); }, registry_.get());
@@ -303,7 +315,12 @@ absl::Status Server::Init() {
         return !shutting_down_ && registry_->Serving();
       },
       options_.max_message_bytes);
-  inference_service_ = std::make_unique<InferenceServiceImpl>(inference_handler_.get());
+  repository_handler_ = std::make_unique<RepositoryHandler>(registry_.get(), [this] {
+    NoteModels();
+    UpdateHealth();
+  });
+  inference_service_ = std::make_unique<InferenceServiceImpl>(
+      inference_handler_.get(), repository_handler_.get(), plan.admin, options_.admin_token);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -344,6 +361,11 @@ absl::Status Server::Init() {
                             "grpc.reflection.v1alpha.ServerReflection",
                             grpc::reflection::v1::ServerReflection::service_full_name(),
                             v1::ModelAdmin::service_full_name()};  // has its own admin token
+    // The repository extension: the admin token, checked by its handlers.
+    for (const char* method : {"RepositoryIndex", "RepositoryModelLoad", "RepositoryModelUnload"}) {
+      policy.open_methods.push_back(
+          absl::StrCat("/", inference::GRPCInferenceService::service_full_name(), "/", method));
+    }
     for (const char* name : {v1::FeatureService::service_full_name(),
                              inference::GRPCInferenceService::service_full_name()}) {
       policy.labelled.push_back(
@@ -416,7 +438,8 @@ absl::Status Server::StartHttp() {
   http_options.probe_slots = options_.http_probe_slots;
   rest_service_ = std::make_unique<RestInferenceService>(
       inference_handler_.get(), metrics_.get(), absl::Seconds(options_.http_timeout_seconds),
-      options_.data_token, options_.http_max_response_bytes);
+      options_.data_token, options_.http_max_response_bytes,
+      RestAdmin{repository_handler_.get(), admin_access_, options_.admin_token});
   {
     std::lock_guard<std::mutex> lock(http_mu_);
     http_ = std::make_unique<HttpServer>(http_options);

@@ -27,6 +27,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "server/admission/inflight_budget.h"
@@ -42,6 +43,7 @@
 #include "server/handlers/feature_handler.h"
 #include "server/handlers/inference_handler.h"
 #include "server/handlers/model_metadata.h"
+#include "server/handlers/repository_handler.h"
 #include "server/rest/rest_service.h"
 
 namespace invariant::server {
@@ -55,15 +57,19 @@ struct ServerOptions {
   std::string metrics_host;               // metrics bind address; empty = `host`
   std::string version_policy = "latest";  // latest | latest:N | all
   double poll_seconds = 30;               // rescan period; <= 0 = only on demand
-  double removal_grace_seconds = 30;      // a removed version serves this long
-  bool batching = true;                   // false = compute each request inline
-  int64_t max_batch_size = 64;            // rows per compute call (1 = batching off)
-  int64_t max_batch_delay_us = 500;       // oldest request's wait for a fuller batch, while busy
-  int64_t max_queue_rows = 65536;         // queued rows per model before RESOURCE_EXHAUSTED
-  int64_t max_queue_bytes = 256 << 20;    // queued input+output bytes, all models, likewise
-  int64_t max_request_rows = 65536;       // rows per request (capped at max_queue_rows)
-  bool batch_wait_when_idle = false;      // true: wait for max_batch_delay even when idle
-  int threads = 2;                        // batches computed at once (each on the compute pool)
+  // "poll": every model directory is served; "explicit": only `load_models`
+  // and the models loaded by RepositoryModelLoad (until unloaded).
+  std::string model_control = "poll";
+  std::vector<std::string> load_models;  // explicit: served from the start
+  double removal_grace_seconds = 30;     // a removed version serves this long
+  bool batching = true;                  // false = compute each request inline
+  int64_t max_batch_size = 64;           // rows per compute call (1 = batching off)
+  int64_t max_batch_delay_us = 500;      // oldest request's wait for a fuller batch, while busy
+  int64_t max_queue_rows = 65536;        // queued rows per model before RESOURCE_EXHAUSTED
+  int64_t max_queue_bytes = 256 << 20;   // queued input+output bytes, all models, likewise
+  int64_t max_request_rows = 65536;      // rows per request (capped at max_queue_rows)
+  bool batch_wait_when_idle = false;     // true: wait for max_batch_delay even when idle
+  int threads = 2;                       // batches computed at once (each on the compute pool)
   bool testonly_start_paused =
       false;  // tests: no batch starts until ResumeBatcherForTesting or Shutdown
   int max_message_bytes = 64 << 20;  // gRPC receive/send limit
@@ -158,6 +164,8 @@ class Server {
   std::unique_ptr<FeatureServiceImpl> feature_service_;
   std::unique_ptr<ModelAdminImpl> admin_service_;
   std::unique_ptr<InferenceHandler> inference_handler_;
+  std::unique_ptr<RepositoryHandler> repository_handler_;
+  AdminAccess admin_access_ = AdminAccess::kDisabled;  // ModelAdmin and the repository extension
   std::unique_ptr<InferenceServiceImpl> inference_service_;
   std::unique_ptr<RestInferenceService> rest_service_;
   std::mutex http_mu_;                // http_ for the metrics' scrape hook

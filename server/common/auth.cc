@@ -117,4 +117,24 @@ absl::Status AdminDisabledError() {
       "--admin_token_file (start it with --admin_token_file, or --insecure_admin)");
 }
 
+absl::Status CheckAdmin(AdminAccess access, const std::string& token,
+                        const std::string* authorization) {
+  switch (access) {
+    case AdminAccess::kOpen:
+      return absl::OkStatus();
+    case AdminAccess::kDisabled:
+      return AdminDisabledError();
+    case AdminAccess::kToken:
+      break;
+  }
+  if (token.empty()) return absl::InternalError("admin access by token without a token");
+  return CheckBearerToken(token, authorization, "admin token");
+}
+
+absl::Status CheckAdminCall(AdminAccess access, const std::string& token,
+                            const grpc::CallbackServerContext& context) {
+  if (access != AdminAccess::kToken || token.empty()) return CheckAdmin(access, token, nullptr);
+  return CheckCallToken(token, context, "admin token");
+}
+
 }  // namespace invariant::server

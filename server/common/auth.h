@@ -78,6 +78,15 @@ AccessPlan PlanAccess(const AccessInputs& in);
 // The status of every ModelAdmin call while it is disabled.
 absl::Status AdminDisabledError();
 
+// The admin gate of ModelAdmin and of the repository extension (both
+// ports): OK with kOpen, AdminDisabledError with kDisabled, and with kToken
+// CheckBearerToken of `authorization` (null: none sent) against `token`.
+absl::Status CheckAdmin(AdminAccess access, const std::string& token,
+                        const std::string* authorization);
+// CheckAdmin against the call's "authorization" metadata.
+absl::Status CheckAdminCall(AdminAccess access, const std::string& token,
+                            const grpc::CallbackServerContext& context);
+
 }  // namespace invariant::server
 
 #endif  // INVARIANT_SERVER_COMMON_AUTH_H_

@@ -5,16 +5,7 @@
 namespace invariant::server {
 
 absl::Status ModelAdminImpl::Authorize(const grpc::CallbackServerContext* context) const {
-  switch (access_) {
-    case AdminAccess::kOpen:
-      return absl::OkStatus();
-    case AdminAccess::kDisabled:
-      return AdminDisabledError();
-    case AdminAccess::kToken:
-      break;
-  }
-  if (token_.empty()) return absl::InternalError("ModelAdmin: token access without a token");
-  return CheckCallToken(token_, *context, "admin token");
+  return CheckAdminCall(access_, token_, *context);
 }
 
 grpc::ServerUnaryReactor* ModelAdminImpl::ReloadModels(grpc::CallbackServerContext* context,

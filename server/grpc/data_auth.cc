@@ -89,6 +89,9 @@ absl::Status DataTokenGate::Check(absl::Span<const Header> headers) const {
     return absl::UnauthenticatedError(absl::StrCat(
         ":path: expected one method path before checking the ", kWhat, ", received ", paths));
   }
+  for (const std::string& open : policy_.open_methods) {
+    if (*path == open) return absl::OkStatus();
+  }
   const absl::string_view service = ServiceOf(*path);
   if (!service.empty()) {
     for (const std::string& open : policy_.open_services) {

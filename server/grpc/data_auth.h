@@ -19,7 +19,9 @@
 // The decision, DataTokenGate::Check, FAILS CLOSED:
 //   * a call to one of DataTokenPolicy::open_services (server.cc: health,
 //     both reflection services, and ModelAdmin, whose handlers check the admin
-//     token themselves) passes without a data token;
+//     token themselves) or open_methods (the repository extension's methods
+//     of inference.GRPCInferenceService, admin token too) passes without a
+//     data token;
 //   * every other call (FeatureService, inference.GRPCInferenceService, any
 //     service or method added later, an unknown path) needs exactly one
 //     "authorization: Bearer <data token>", compared in constant time
@@ -75,6 +77,9 @@ struct DataTokenPolicy {
   // Full service names ("grpc.health.v1.Health") whose calls need no data
   // token. Everything else needs it.
   std::vector<std::string> open_services;
+  // Full method paths ("/inference.GRPCInferenceService/RepositoryIndex")
+  // whose calls need no data token: their handlers check the admin token.
+  std::vector<std::string> open_methods;
   // The services whose methods label the refusals by name (null entries are
   // skipped); every other path is counted as "unknown".
   std::vector<const google::protobuf::ServiceDescriptor*> labelled;

@@ -36,7 +36,10 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::ModelReady(
 grpc::ServerUnaryReactor* InferenceServiceImpl::ServerMetadata(
     grpc::CallbackServerContext* context, const inference::ServerMetadataRequest* request,
     inference::ServerMetadataResponse* response) {
-  return FinishWith(context, handler_->ServerMetadata(*request, response));
+  absl::Status status = handler_->ServerMetadata(*request, response);
+  // The extensions this binding serves.
+  if (status.ok() && repository_ != nullptr) response->add_extensions("model_repository");
+  return FinishWith(context, status);
 }
 
 grpc::ServerUnaryReactor* InferenceServiceImpl::ModelMetadata(
@@ -61,6 +64,36 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::ModelInfer(
       [reactor](absl::Status status) { reactor->Finish(ToGrpcStatus(status)); }, reactor->token(),
       call);
   return reactor;
+}
+
+template <typename Call>
+grpc::ServerUnaryReactor* InferenceServiceImpl::Admin(grpc::CallbackServerContext* context,
+                                                      Call call) const {
+  if (repository_ == nullptr) {
+    return FinishWith(context, absl::UnimplementedError("the repository extension is not served"));
+  }
+  if (absl::Status s = CheckAdminCall(admin_, admin_token_, *context); !s.ok()) {
+    return FinishWith(context, s);
+  }
+  return FinishWith(context, call());
+}
+
+grpc::ServerUnaryReactor* InferenceServiceImpl::RepositoryIndex(
+    grpc::CallbackServerContext* context, const inference::RepositoryIndexRequest* request,
+    inference::RepositoryIndexResponse* response) {
+  return Admin(context, [&] { return repository_->Index(*request, response); });
+}
+
+grpc::ServerUnaryReactor* InferenceServiceImpl::RepositoryModelLoad(
+    grpc::CallbackServerContext* context, const inference::RepositoryModelLoadRequest* request,
+    inference::RepositoryModelLoadResponse* response) {
+  return Admin(context, [&] { return repository_->Load(*request, response); });
+}
+
+grpc::ServerUnaryReactor* InferenceServiceImpl::RepositoryModelUnload(
+    grpc::CallbackServerContext* context, const inference::RepositoryModelUnloadRequest* request,
+    inference::RepositoryModelUnloadResponse* response) {
+  return Admin(context, [&] { return repository_->Unload(*request, response); });
 }
 
 }  // namespace invariant::server

@@ -1,23 +1,41 @@
 // inference_service.h: the gRPC inference.GRPCInferenceService (Open Inference Protocol).
 //
 // Thin handlers on the callback API: each converts the deadline, calls
-// InferenceHandler (inference_handler.h, where all request logic lives),
-// converts the status once (status_util.h) and finishes. Served on the same
+// InferenceHandler (inference_handler.h, where all request logic lives) or,
+// for the repository extension, RepositoryHandler (repository_handler.h)
+// after the admin gate (auth.h CheckAdminCall: these calls pass the data
+// token gate, data_auth.h, and need the admin token instead), converts the
+// status once (status_util.h) and finishes. Repository loads block the
+// callback thread while the bundle loads (admin calls, serialized). Served on the same
 // port and server as invariant.v1, so the metrics interceptor counts its
 // calls under grpc_service="inference.GRPCInferenceService" and the protocol's
 // method names.
 #ifndef INVARIANT_SERVER_GRPC_INFERENCE_SERVICE_H_
 #define INVARIANT_SERVER_GRPC_INFERENCE_SERVICE_H_
 
+#include <string>
+#include <utility>
+
 #include "inference/grpc_service.grpc.pb.h"
+#include "server/common/auth.h"
 #include "server/handlers/inference_handler.h"
+#include "server/handlers/repository_handler.h"
 
 namespace invariant::server {
 
 class InferenceServiceImpl final : public inference::GRPCInferenceService::CallbackService {
  public:
-  // `handler` must outlive the service.
-  explicit InferenceServiceImpl(const InferenceHandler* handler) : handler_(handler) {}
+  // `handler` and `repository` (null: the repository extension answers
+  // UNIMPLEMENTED) must outlive the service; `admin_token` is used with
+  // AdminAccess::kToken only.
+  explicit InferenceServiceImpl(const InferenceHandler* handler,
+                                const RepositoryHandler* repository = nullptr,
+                                AdminAccess admin = AdminAccess::kDisabled,
+                                std::string admin_token = "")
+      : handler_(handler),
+        repository_(repository),
+        admin_(admin),
+        admin_token_(std::move(admin_token)) {}
 
   grpc::ServerUnaryReactor* ServerLive(grpc::CallbackServerContext* context,
                                        const inference::ServerLiveRequest* request,
@@ -38,8 +56,26 @@ class InferenceServiceImpl final : public inference::GRPCInferenceService::Callb
                                        const inference::ModelInferRequest* request,
                                        inference::ModelInferResponse* response) override;
 
+  // The repository extension (admin token).
+  grpc::ServerUnaryReactor* RepositoryIndex(grpc::CallbackServerContext* context,
+                                            const inference::RepositoryIndexRequest* request,
+                                            inference::RepositoryIndexResponse* response) override;
+  grpc::ServerUnaryReactor* RepositoryModelLoad(
+      grpc::CallbackServerContext* context, const inference::RepositoryModelLoadRequest* request,
+      inference::RepositoryModelLoadResponse* response) override;
+  grpc::ServerUnaryReactor* RepositoryModelUnload(
+      grpc::CallbackServerContext* context, const inference::RepositoryModelUnloadRequest* request,
+      inference::RepositoryModelUnloadResponse* response) override;
+
  private:
+  // Runs `call` after the admin gate, or answers UNIMPLEMENTED without a repository.
+  template <typename Call>
+  grpc::ServerUnaryReactor* Admin(grpc::CallbackServerContext* context, Call call) const;
+
   const InferenceHandler* handler_;
+  const RepositoryHandler* repository_;
+  const AdminAccess admin_;
+  const std::string admin_token_;
 };
 
 }  // namespace invariant::server

@@ -1,6 +1,7 @@
 #include "server/lifecycle/registry.h"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -46,10 +47,152 @@ ScanReport VersionRegistry::Rescan() {
     }
   }
   for (const std::string& name : all_names) {
+    if (options_.explicit_control && !Wanted(name)) continue;
     const bool listed = names.ok() && std::find(names->begin(), names->end(), name) != names->end();
     ScanModel(name, listed, report);
   }
   return report;
+}
+
+bool VersionRegistry::Wanted(const std::string& name) const {
+  absl::MutexLock lock(&mu_);
+  return wanted_.count(name) > 0;
+}
+
+namespace {
+
+absl::Status NeedsExplicitControl(const char* what) {
+  return absl::FailedPreconditionError(absl::StrCat(
+      "model_control: ", what,
+      " by request needs --model_control=explicit; under --model_control=poll the models "
+      "directory decides what is served (add or remove the model's directory, then reload)"));
+}
+
+}  // namespace
+
+absl::Status VersionRegistry::LoadModel(const std::string& name) {
+  if (!options_.explicit_control) return NeedsExplicitControl("loading a model");
+  absl::MutexLock scan_lock(&scan_mu_);
+  absl::StatusOr<std::vector<std::string>> names = ListModelNames(options_.root);
+  if (!names.ok()) return names.status();
+  if (std::find(names->begin(), names->end(), name) == names->end()) {
+    return absl::NotFoundError(absl::StrCat("model_name: no model named '", EchoInput(name),
+                                            "' in the models directory; expected one of [",
+                                            absl::StrJoin(*names, ", "), "]"));
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    wanted_.insert(name);
+  }
+  ScanReport report;
+  ScanModel(name, /*listed=*/true, report);
+  absl::MutexLock lock(&mu_);
+  auto it = models_.find(name);
+  std::vector<int64_t> ready;
+  std::vector<std::string> refused;
+  if (it != models_.end()) {
+    for (const auto& [v, entry] : it->second.versions) {
+      if (entry.info.state == VersionState::kReady) ready.push_back(v);
+      if (!entry.info.error.empty() && entry.info.state != VersionState::kUnloaded) {
+        refused.push_back(absl::StrCat("version ", v, ": ", entry.info.error));
+      }
+    }
+  }
+  if (report.failed == 0 && !ready.empty()) return absl::OkStatus();
+  if (it == models_.end() || it->second.versions.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat("model_name: model '", name,
+                                                      "' has no published version (", options_.root,
+                                                      "/", name, "/<version>/model.bundle)"));
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      "model_name: model '", name, "' was not loaded: ", absl::StrJoin(refused, "; "),
+      ready.empty() ? "; no version serves"
+                    : absl::StrCat("; still serving version(s) ", absl::StrJoin(ready, ", "))));
+}
+
+absl::Status VersionRegistry::UnloadModel(const std::string& name) {
+  if (!options_.explicit_control) return NeedsExplicitControl("unloading a model");
+  absl::MutexLock scan_lock(&scan_mu_);
+  std::vector<int64_t> unloaded;
+  std::vector<Servable> released;  // destroyed outside the lock
+  {
+    absl::MutexLock lock(&mu_);
+    wanted_.erase(name);
+    auto it = models_.find(name);
+    if (it == models_.end()) {
+      absl::StatusOr<std::vector<std::string>> names = ListModelNames(options_.root);
+      if (names.ok() && std::find(names->begin(), names->end(), name) != names->end()) {
+        return absl::OkStatus();  // on disk, never loaded
+      }
+      return absl::NotFoundError(
+          absl::StrCat("model_name: no model named '", EchoInput(name), "' is known"));
+    }
+    ModelEntry& model = it->second;
+    for (auto& [v, entry] : model.versions) {
+      if (entry.info.state != VersionState::kReady && entry.info.state != VersionState::kLoading) {
+        continue;
+      }
+      entry.info.state = VersionState::kUnloaded;
+      entry.info.error = "unloaded by request";
+      released.push_back(std::move(entry.info.servable));
+      entry.info.servable.reset();
+      unloaded.push_back(v);
+    }
+    // Not served by choice: the registry stays Serving without it.
+    model.ever_ready = false;
+  }
+  released.clear();
+  for (int64_t v : unloaded) {
+    if (observers_.on_unloaded) observers_.on_unloaded(name, v);
+  }
+  return absl::OkStatus();
+}
+
+std::vector<RepositoryEntry> VersionRegistry::Index(bool ready_only) const {
+  absl::StatusOr<std::vector<std::string>> listed = ListModelNames(options_.root);
+  std::set<std::string> names;
+  if (listed.ok()) names.insert(listed->begin(), listed->end());
+  std::map<std::string, std::map<int64_t, VersionFile>> on_disk;
+  for (const std::string& name : names) on_disk[name] = ListPublishedVersions(options_.root, name);
+  std::vector<RepositoryEntry> index;
+  absl::MutexLock lock(&mu_);
+  for (const auto& [name, model] : models_) names.insert(name);
+  for (const std::string& name : names) {
+    std::set<int64_t, std::greater<int64_t>> versions;
+    for (const auto& [v, file] : on_disk[name]) versions.insert(v);
+    auto model = models_.find(name);
+    if (model != models_.end()) {
+      for (const auto& [v, entry] : model->second.versions) versions.insert(v);
+    }
+    const bool wanted = !options_.explicit_control || wanted_.count(name) > 0;
+    if (versions.empty()) {
+      if (!ready_only) index.push_back({name, 0, "UNAVAILABLE", "no published version"});
+      continue;
+    }
+    for (int64_t v : versions) {
+      RepositoryEntry entry{name, v, "UNAVAILABLE", ""};
+      const Entry* known = nullptr;
+      if (model != models_.end()) {
+        auto it = model->second.versions.find(v);
+        if (it != model->second.versions.end()) known = &it->second;
+      }
+      if (known == nullptr) {
+        entry.reason = wanted ? "not loaded: not aspired by the version policy"
+                              : "not loaded (--model_control=explicit: load it by request)";
+      } else if (known->info.state == VersionState::kReady) {
+        entry.state = "READY";
+      } else if (known->info.state == VersionState::kLoading) {
+        entry.state = "LOADING";
+      } else if (known->info.state == VersionState::kUnloaded) {
+        entry.reason = known->info.error.empty() ? "unloaded" : known->info.error;
+      } else {
+        entry.reason = known->info.error;
+      }
+      if (ready_only && entry.state != "READY") continue;
+      index.push_back(std::move(entry));
+    }
+  }
+  return index;
 }
 
 void VersionRegistry::ScanModel(const std::string& name, bool listed, ScanReport& report) {

@@ -38,6 +38,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -58,6 +59,21 @@ struct RegistryOptions {
   VersionPolicy policy;  // default: latest
   absl::Duration removal_grace = absl::Seconds(30);
   std::function<absl::Time()> clock = [] { return absl::Now(); };
+  // Model control (Triton's --model-control-mode): false = poll, every model
+  // directory under the root is served; true = explicit, only the models
+  // named here at start and those loaded by LoadModel are (a Rescan
+  // refreshes those alone), until UnloadModel.
+  bool explicit_control = false;
+  std::vector<std::string> startup_models;
+};
+
+// One entry of the repository's index (RepositoryIndex): a model version on
+// disk or known to the registry, or a model with no version at all.
+struct RepositoryEntry {
+  std::string name;
+  int64_t version = 0;  // 0: the model has no version on disk nor in memory
+  std::string state;    // "READY", "LOADING" or "UNAVAILABLE"
+  std::string reason;   // why UNAVAILABLE (the load error, unloaded, not loaded)
 };
 
 // What one Rescan did.
@@ -122,7 +138,8 @@ class VersionRegistry {
   VersionRegistry(RegistryOptions options, Loader loader, Observers observers)
       : options_(std::move(options)),
         loader_(std::move(loader)),
-        observers_(std::move(observers)) {}
+        observers_(std::move(observers)),
+        wanted_(options_.startup_models.begin(), options_.startup_models.end()) {}
 
   ScanReport Rescan() ABSL_LOCKS_EXCLUDED(scan_mu_, mu_);
   absl::StatusOr<Handle> Lookup(const std::string& name, int64_t version, const std::string& label,
@@ -131,6 +148,10 @@ class VersionRegistry {
   std::map<std::string, int64_t> Labels(const std::string& name) const ABSL_LOCKS_EXCLUDED(mu_);
   bool Serving() const ABSL_LOCKS_EXCLUDED(mu_);
   bool ModelReady(const std::string& name) const ABSL_LOCKS_EXCLUDED(mu_);
+  bool explicit_control() const { return options_.explicit_control; }
+  absl::Status LoadModel(const std::string& name) ABSL_LOCKS_EXCLUDED(scan_mu_, mu_);
+  absl::Status UnloadModel(const std::string& name) ABSL_LOCKS_EXCLUDED(scan_mu_, mu_);
+  std::vector<RepositoryEntry> Index(bool ready_only) const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   struct Entry {
@@ -161,12 +182,17 @@ class VersionRegistry {
   // Forgets the oldest retired versions beyond kMaxRetiredVersions.
   static void PruneRetired(ModelEntry& model, const std::vector<int64_t>& aspired);
 
+  // Explicit control: whether `name` is to be served.
+  bool Wanted(const std::string& name) const ABSL_LOCKS_EXCLUDED(mu_);
+
   const RegistryOptions options_;
   const Loader loader_;
   const Observers observers_;
-  absl::Mutex scan_mu_;  // serializes Rescan
+  absl::Mutex scan_mu_;  // serializes Rescan, LoadModel, UnloadModel
   mutable absl::Mutex mu_;
   std::map<std::string, ModelEntry> models_ ABSL_GUARDED_BY(mu_);
+  // Explicit control: the models to serve (startup_models, LoadModel).
+  std::set<std::string> wanted_ ABSL_GUARDED_BY(mu_);
 };
 
 template <typename T>
@@ -222,6 +248,31 @@ class ModelRegistry {
   bool Serving() const { return core_.Serving(); }
   // True when model `name` has a ready version.
   bool ModelReady(const std::string& name) const { return core_.ModelReady(name); }
+
+  // Explicit control only (FAILED_PRECONDITION naming --model_control
+  // otherwise). LoadModel: serve the model `name` (a directory under the
+  // root; NOT_FOUND naming model_name otherwise): its aspired versions are
+  // loaded now, by the same staged path as a Rescan (a bundle that does not
+  // load is refused and the versions serving keep serving); OK once a
+  // version is ready and none failed, FAILED_PRECONDITION with the reason
+  // (and what still serves) otherwise. Loading a loaded model loads what
+  // changed on disk. UnloadModel: stop serving `name`: every version leaves
+  // the registry at once (Lookup answers NOT_FOUND) while calls that already
+  // hold a Handle finish on it; the bits are freed when the last such call
+  // ends (so unloading drains, never fails, the calls in flight). OK for a
+  // model that is not loaded; NOT_FOUND for a name the registry never saw
+  // and the root does not hold.
+  absl::Status LoadModel(const std::string& name) { return core_.LoadModel(name); }
+  absl::Status UnloadModel(const std::string& name) { return core_.UnloadModel(name); }
+  // Every model directory under the root and every model the registry
+  // knows, each version with its state: READY, LOADING, or UNAVAILABLE with
+  // the reason (the load error, "unloaded", or not loaded: not aspired by
+  // the version policy, or not loaded under explicit control). A model with
+  // no version gets one entry of version 0. `ready_only`: READY entries only.
+  std::vector<RepositoryEntry> Index(bool ready_only = false) const {
+    return core_.Index(ready_only);
+  }
+  bool explicit_control() const { return core_.explicit_control(); }
 
  private:
   static VersionRegistry::Loader EraseLoader(Loader loader) {

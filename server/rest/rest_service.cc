@@ -18,6 +18,7 @@
 #include "server/handlers/validation.h"
 #include "server/rest/rest_codec.h"
 #include "server/rest/rest_infer_request.h"
+#include "server/rest/rest_repository.h"
 
 namespace invariant::server {
 namespace {
@@ -37,7 +38,8 @@ HttpResponse Json(int status, std::string body) {
 
 using Route = RestInferenceService::Route;
 
-// /v2, /v2/health/{live,ready}, /v2/models/{name}[/versions/{v}][/ready|/infer]
+// /v2, /v2/health/{live,ready}, /v2/models/{name}[/versions/{v}][/ready|/infer],
+// /v2/repository/index, /v2/repository/models/{name}/{load,unload}
 Route Match(const std::string& path) {
   std::vector<std::string> parts = absl::StrSplit(path, '/');
   Route route;
@@ -48,6 +50,14 @@ Route Match(const std::string& path) {
   } else if (parts.size() == 2 && parts[0] == "health") {
     if (parts[1] == "live") route.method = "ServerLive";
     if (parts[1] == "ready") route.method = "ServerReady";
+  } else if (parts.size() == 2 && parts[0] == "repository" && parts[1] == "index") {
+    route.method = "RepositoryIndex";
+    route.http_method = "POST";
+  } else if (parts.size() == 4 && parts[0] == "repository" && parts[1] == "models" &&
+             (parts[3] == "load" || parts[3] == "unload")) {
+    route.method = parts[3] == "load" ? "RepositoryModelLoad" : "RepositoryModelUnload";
+    route.http_method = "POST";
+    route.model = parts[2];
   } else if (parts.size() >= 2 && parts[0] == "models") {
     route.model = parts[1];
     size_t next = 2;
@@ -76,6 +86,8 @@ absl::Time DeadlineFromArrival(const HttpRequest& request, absl::Duration timeou
   return now - absl::FromChrono(waited) + timeout;
 }
 
+bool IsRepositoryRoute(const Route& route) { return absl::StartsWith(route.method, "Repository"); }
+
 bool MethodAllowed(const std::string& http_method, const Route& route) {
   if (http_method == route.http_method) return true;
   return route.http_method == "GET" && http_method == "HEAD";
@@ -89,8 +101,13 @@ HttpResponse RestInferenceService::ErrorResponse(int status, const std::string& 
 
 void RestInferenceService::Register(HttpServer* server) const {
   if (metrics_ != nullptr) {
-    for (const char* method : {"ServerLive", "ServerReady", "ServerMetadata", "ModelMetadata",
-                               "ModelReady", "ModelInfer"}) {
+    std::vector<const char*> methods = {"ServerLive",    "ServerReady", "ServerMetadata",
+                                        "ModelMetadata", "ModelReady",  "ModelInfer"};
+    if (admin_.repository != nullptr) {
+      methods.insert(methods.end(),
+                     {"RepositoryIndex", "RepositoryModelLoad", "RepositoryModelUnload"});
+    }
+    for (const char* method : methods) {
       for (int code = 0; code <= 16; ++code) {
         metrics_->RpcKnown(kRestServiceLabel, method, "http", StatusCodeName(code));
       }
@@ -119,6 +136,22 @@ std::optional<HttpResponse> RestInferenceService::Admit(const HttpRequest& reque
   // Health and refusals are answered here, on the network thread, before a
   // byte of the body is read; the rest goes to Handle on a handler thread.
   const bool health = route.method == "ServerLive" || route.method == "ServerReady";
+  if (IsRepositoryRoute(route)) {
+    if (admin_.repository == nullptr) {
+      return ErrorResponse(404, "path: the repository extension is not served");
+    }
+    const std::string authorization = request.Header("Authorization");
+    const absl::Status admin = CheckAdmin(
+        admin_.access, admin_.token, request.HasHeader("Authorization") ? &authorization : nullptr);
+    if (admin.ok()) return std::nullopt;
+    return Counted(route, [&](HttpResponse* response) {
+      *response = ErrorResponse(HttpStatusCode(admin), std::string(admin.message()));
+      if (admin.code() == absl::StatusCode::kUnauthenticated) {
+        response->headers.emplace_back("WWW-Authenticate", "Bearer");
+      }
+      return admin;
+    });
+  }
   if (!health && data_token_.empty()) return std::nullopt;
   absl::Status auth;
   if (!health) {
@@ -195,11 +228,19 @@ absl::Status RestInferenceService::Answer(const Route& route, HttpRequest& reque
   absl::Status status;
   if (route.method == "ServerLive" || route.method == "ServerReady") {
     status = AnswerHealth(route, response);
+  } else if (IsRepositoryRoute(route)) {
+    std::string answer;
+    status = route.method == "RepositoryIndex"
+                 ? RestRepositoryIndex(*admin_.repository, request.body, &answer)
+                 : RestRepositoryLoad(*admin_.repository, route.model,
+                                      route.method == "RepositoryModelLoad", request.body, &answer);
+    if (status.ok()) *response = Json(200, std::move(answer));
   } else if (route.method == "ServerMetadata") {
     inference::ServerMetadataResponse metadata;
     status = handler_->ServerMetadata({}, &metadata);
     // The binary tensor extension is a property of this binding, not of gRPC's.
     metadata.add_extensions("binary_tensor_data");
+    if (admin_.repository != nullptr) metadata.add_extensions("model_repository");
     if (status.ok()) *response = Json(200, ServerMetadataToJson(metadata));
   } else if (route.method == "ModelMetadata") {
     inference::ModelMetadataRequest metadata_request;

@@ -58,13 +58,23 @@
 #include <utility>
 
 #include "absl/time/time.h"
+#include "server/common/auth.h"
 #include "server/common/metrics.h"
 #include "server/handlers/inference_handler.h"
+#include "server/handlers/repository_handler.h"
 #include "server/http/http_server.h"
 
 namespace invariant::server {
 
 inline constexpr char kRestServiceLabel[] = "inference.REST";
+
+// The repository extension's routes (no repository: 404) and their gate
+// (the admin token, not the data token).
+struct RestAdmin {
+  const RepositoryHandler* repository = nullptr;
+  AdminAccess access = AdminAccess::kDisabled;
+  std::string token;
+};
 
 class RestInferenceService {
  public:
@@ -77,12 +87,13 @@ class RestInferenceService {
   // server's --http_max_response_bytes).
   RestInferenceService(const InferenceHandler* handler, ServerMetrics* metrics,
                        absl::Duration timeout, std::string data_token = "",
-                       int64_t max_answer_bytes = 0)
+                       int64_t max_answer_bytes = 0, RestAdmin admin = {})
       : handler_(handler),
         metrics_(metrics),
         timeout_(timeout),
         data_token_(std::move(data_token)),
-        max_answer_bytes_(max_answer_bytes) {}
+        max_answer_bytes_(max_answer_bytes),
+        admin_(std::move(admin)) {}
 
   // Routes every path of `server` to Serve, with Admit as the route's admit
   // hook (so each check runs once per call). Call before server->Start(), on a server whose
@@ -128,6 +139,7 @@ class RestInferenceService {
   const absl::Duration timeout_;
   const std::string data_token_;
   const int64_t max_answer_bytes_;
+  const RestAdmin admin_;
 };
 
 }  // namespace invariant::server

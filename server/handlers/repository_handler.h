@@ -1,0 +1,60 @@
+// repository_handler.h: the Open Inference Protocol's model repository
+// extension (Triton's RepositoryIndex, RepositoryModelLoad,
+// RepositoryModelUnload), free of any transport.
+//
+// Index lists every model directory under the models root and every model
+// the registry knows, each version with its state (READY, LOADING,
+// UNAVAILABLE with the reason: the load error, "unloaded by request", or not
+// loaded); `ready` keeps the READY ones. Load and Unload are
+// Registry::LoadModel / UnloadModel (registry.h): under
+// --model_control=explicit only (FAILED_PRECONDITION naming model_control
+// otherwise); loading is the staged, verified path of a reload (a corrupt
+// bundle is refused with its reason, in the answer and in the index, while
+// the version serving keeps serving); unloading takes the model out of
+// lookups at once while the calls in flight finish on the bits they hold.
+//
+// Access is the transport's business: both front ends check the admin token
+// (auth.h CheckAdmin) before calling these. The answers may name files of
+// the models directory (load errors), as ModelAdmin.GetModelStatus does.
+//
+// Errors: INVALID_ARGUMENT naming the field: repository_name (the server has
+// one repository: expected ""), model_name (empty, too long), parameters.<key>
+// (no parameter is supported: loading from files sent in the request is not);
+// NOT_FOUND naming model_name for a model the root does not hold.
+// Thread-safety: every method may be called from any thread; Load and
+// Unload block the calling thread while the registry loads (serialized with
+// rescans).
+#ifndef INVARIANT_SERVER_HANDLERS_REPOSITORY_HANDLER_H_
+#define INVARIANT_SERVER_HANDLERS_REPOSITORY_HANDLER_H_
+
+#include <functional>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "inference/grpc_service.pb.h"
+#include "server/handlers/model_metadata.h"
+
+namespace invariant::server {
+
+class RepositoryHandler {
+ public:
+  // `registry` must outlive the handler; `on_change` (may be empty) runs
+  // after every load or unload that reached the registry (health, metrics).
+  explicit RepositoryHandler(Registry* registry, std::function<void()> on_change = {})
+      : registry_(registry), on_change_(std::move(on_change)) {}
+
+  absl::Status Index(const inference::RepositoryIndexRequest& request,
+                     inference::RepositoryIndexResponse* response) const;
+  absl::Status Load(const inference::RepositoryModelLoadRequest& request,
+                    inference::RepositoryModelLoadResponse* response) const;
+  absl::Status Unload(const inference::RepositoryModelUnloadRequest& request,
+                      inference::RepositoryModelUnloadResponse* response) const;
+
+ private:
+  Registry* registry_;
+  const std::function<void()> on_change_;
+};
+
+}  // namespace invariant::server
+
+#endif  // INVARIANT_SERVER_HANDLERS_REPOSITORY_HANDLER_H_
