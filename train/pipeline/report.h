@@ -57,10 +57,10 @@ struct TrainReport {
   // against the same elements (baseline_certificate.h); empty when unset.
   std::string baseline_model;
   v1::InvarianceCertificate baseline_certificate;
-  // The test rows' outcome (not for k-fold runs, whose rounds hold the test
-  // rows): classification's confusion matrix, confusion[true][predicted]
-  // counts with the class names in index order; regression's
-  // (prediction, target) pairs of the first target, at most
+  // The test rows' outcome (k-fold: every row, scored by the round that
+  // holds it out, pooled in round order): classification's confusion matrix,
+  // confusion[true][predicted] counts with the class names in index order;
+  // regression's (prediction, target) pairs of the first target, at most
   // kMaxReportedPredictions of them taken evenly over the test rows in order.
   std::vector<std::string> class_names;
   std::vector<std::vector<int64_t>> confusion;

@@ -174,30 +174,29 @@ std::string Validation(const TrainReport& r) {
 std::string Test(const TrainReport& r) {
   std::string s = "<section id=\"test\"><h2>Test rows</h2>\n";
   if (!r.confusion.empty()) {
-    HeatMap map{{"confusion", absl::StrCat("Confusion matrix on the ", r.test_rows, " test rows"),
+    HeatMap map{{"confusion",
+                 absl::StrCat("Confusion matrix on the ", r.test_rows, " test rows",
+                              r.k_fold > 0 ? " (each in its round)" : ""),
                  "predicted class", "true class"},
                 r.class_names,
                 r.confusion};
     return absl::StrCat(s, DrawHeatMap(map), "\n</section>\n");
   }
   if (!r.test_predictions.empty()) {
-    Scatter plot{{"residuals",
-                  absl::StrCat("Residuals of ", r.target_name, " (", r.test_predictions.size(),
-                               " of ", r.test_rows, " test rows)"),
-                  absl::StrCat("predicted ", r.target_name), "target − prediction"},
-                 {},
-                 "predicted",
-                 "residual"};
+    Scatter plot{
+        {"residuals",
+         absl::StrCat("Residuals of ", r.target_name, " (", r.test_predictions.size(), " of ",
+                      r.test_rows, " test rows", r.k_fold > 0 ? ", each in its round)" : ")"),
+         absl::StrCat("predicted ", r.target_name), "target − prediction"},
+        {},
+        "predicted",
+        "residual"};
     for (const auto& [predicted, target] : r.test_predictions) {
       plot.points.emplace_back(predicted, target - predicted);
     }
     return absl::StrCat(s, DrawScatter(plot), "\n</section>\n");
   }
-  return s + absl::StrCat("<p class=\"note\">",
-                          r.k_fold > 0 ? "A k-fold run tests every row in the round that holds "
-                                         "it out; the rounds' metrics are in report.json."
-                                       : "No test predictions: this model has no head.",
-                          "</p></section>\n");
+  return s + "<p class=\"note\">No test predictions: this model has no head.</p></section>\n";
 }
 
 std::string DataAndTiming(const TrainReport& r) {

@@ -11,12 +11,12 @@
 //     marked (svg id "validation-curve");
 //   * #test: the confusion matrix of the test rows (svg id "confusion") or,
 //     for regression, the residuals target − prediction against the
-//     prediction (svg id "residuals");
+//     prediction (svg id "residuals"); k-fold: every row, in its round;
 //   * #summary and #data-timing: the model, rows, dimensions, test metrics,
 //     certificate figures, seconds per stage, featurize rate, solver,
 //     warnings.
-// A plot without data (an identity group, a run without a λ grid, a k-fold
-// run's test rows) is a sentence saying why instead. Every text from the run
+// A plot without data (an identity group, a run without a λ grid, a model
+// without a head) is a sentence saying why instead. Every text from the run
 // (names, class names, description, warnings, paths) is escaped.
 // The inline script, installed before anything else, counts uncaught errors
 // and console.error calls into <body data-errors="N"> and, once loaded, sets
