@@ -27,6 +27,7 @@ TEST_PKGS=(
   podman runc debootstrap uidmap python3-grpcio python3-grpc-tools python3-numpy python3-protobuf python3-pytest python3-venv python3-pip python3-setuptools python3-wheel
   libevent-dev libevhtp-dev wrk  # bench/http_frontends: the other HTTP front ends, the load
   espeak-ng sox  # tests speak their own digits; bench/repro/spoken_digits.sh shifts a voice's pitch
+  chromium  # model_page_browser_test opens the model page (report.html) in headless Chromium
 )
 RUNTIME_PKGS=(
   libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 libopenblas0-pthread

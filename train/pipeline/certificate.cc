@@ -23,6 +23,7 @@
 #include "core/spectral/spectral_proto.h"
 #include "core/spectral/torus_group.h"
 #include "train/pipeline/config.h"
+#include "train/pipeline/invariance_curve.h"
 
 namespace invariant::train {
 namespace {
@@ -284,7 +285,18 @@ absl::StatusOr<v1::InvarianceCertificate> CertifyPredictor(
     discrepancy.Add(moved.data(), base.data(), static_cast<int64_t>(base.size()));
   }
   v1::InvarianceCertificate c;
-  SetDiscrepancyFigures(discrepancy, scale, MeanPairwiseDifference(base.data(), n, k), c);
+  const double spread = MeanPairwiseDifference(base.data(), n, k);
+  SetDiscrepancyFigures(discrepancy, scale, spread, c);
+  std::vector<GeneratorPath> paths;
+  if (own_group && spec.has_spectral()) {
+    ASSIGN_OR_RETURN(paths, SpectralPaths(spec.spectral()));
+  } else {
+    ASSIGN_OR_RETURN(paths, GroupPaths(group, seed));
+  }
+  for (v1::InvarianceCurvePoint& p :
+       CurveAlong(paths, f, k, n, test_x.data(), d, base.data(), spread)) {
+    *c.add_curve() = std::move(p);
+  }
   c.set_num_points(n);
   c.set_num_group_elements(e.rounds());
   c.set_exhaustive(e.exhaustive);

@@ -245,6 +245,7 @@ absl::StatusOr<CrossValidationResult> CombineRounds(std::vector<RoundOutcome> ro
   out.stddev = metrics.stddev;
   out.pooled = metrics.pooled;
   out.pooled_rows = metrics.pooled_rows;
+  out.test_predictions = std::move(predictions);
   const Curve mean = MeanCurve(rounds, lambdas);
   out.refit_lambda = BestLambda(mean, task);
   out.mean_curve = Reported(mean, task);

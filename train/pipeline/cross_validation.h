@@ -68,6 +68,7 @@
 #include "core/rls/lambda_selection.h"
 #include "core/rls/linear_model.h"
 #include "core/rls/ridge.h"
+#include "train/pipeline/fold_metrics.h"
 
 namespace invariant::train {
 
@@ -108,6 +109,9 @@ struct CrossValidationResult {
   std::vector<std::pair<double, double>> mean_curve;
   LinearModel refit;  // on all rows at refit_lambda
   int64_t refit_rows = 0;
+  // Every round's test scores and targets (its refit on its test fold), in
+  // round order: every row once, for the model page's pooled plots.
+  std::vector<FoldPredictions> test_predictions;
 };
 
 using SolverFactory =

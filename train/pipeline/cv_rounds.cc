@@ -13,6 +13,7 @@
 #include "core/base/status_macros.h"
 #include "core/base/thread_pool.h"
 #include "core/rls/gram_accumulator.h"
+#include "core/rls/linear_model.h"
 #include "train/pipeline/progress.h"
 #include "train/pipeline/solve.h"
 
@@ -117,6 +118,31 @@ absl::Status FeaturizePass(const Model& model, const v1::TrainConfig& config, Da
   return absl::OkStatus();
 }
 
+// The confusion matrix (or the residuals) of every round's test fold, pooled.
+void RecordPooledPredictions(const std::vector<FoldPredictions>& rounds, const DataPlan& plan,
+                             TrainReport& r) {
+  if (rounds.empty()) return;
+  const int64_t t = rounds[0].scores.cols();
+  int64_t rows = 0;
+  for (const FoldPredictions& f : rounds) rows += f.scores.cols() == t ? f.scores.rows() : 0;
+  FloatMatrix scores = FloatMatrix::Zeros(rows, t), targets = FloatMatrix::Zeros(rows, t);
+  int64_t at = 0;
+  for (const FoldPredictions& f : rounds) {
+    if (f.scores.cols() != t || f.targets.cols() != t) continue;
+    for (int64_t i = 0; i < f.scores.rows(); ++i, ++at) {
+      std::memcpy(scores.mutable_row(at), f.scores.row(i), sizeof(float) * t);
+      std::memcpy(targets.mutable_row(at), f.targets.row(i), sizeof(float) * t);
+    }
+  }
+  if (plan.classification()) {
+    RecordConfusion(ArgmaxRows(scores), ArgmaxRows(targets), plan.schema.class_names, r);
+  } else {
+    const std::vector<std::string>& names = plan.schema.target_names;
+    RecordPredictions(rows, scores.data(), targets.data(), t, names.empty() ? "y0" : names.front(),
+                      r);
+  }
+}
+
 // The report's cross-validation fields from the result.
 void FillCrossValidationReport(const CrossValidationResult& cv, const v1::TrainConfig& config,
                                const DataPlan& plan, TrainReport& r) {
@@ -130,6 +156,7 @@ void FillCrossValidationReport(const CrossValidationResult& cv, const v1::TrainC
   r.test_metrics_std = cv.stddev;
   r.test_metrics_pooled = cv.pooled;
   r.pooled_rows = cv.pooled_rows;
+  RecordPooledPredictions(cv.test_predictions, plan, r);
   for (size_t i = 0; i < cv.folds.size(); ++i) {
     const FoldResult& fr = cv.folds[i];
     r.folds.push_back({fr.train_rows, fr.inner_train_rows, fr.inner_validation_rows, fr.test_rows,

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "core/base/status_macros.h"
+#include "train/pipeline/report_html.h"
 
 namespace invariant::train {
 namespace {
@@ -59,6 +60,8 @@ absl::StatusOr<std::string> PublishVersion(StagedVersion& staged, const TrainRep
       WriteText((fs::path(staged.path()) / "report.json").string(), ReportToJson(report)));
   RETURN_IF_ERROR(
       WriteText((fs::path(staged.path()) / "report.md").string(), ReportToMarkdown(report)));
+  RETURN_IF_ERROR(
+      WriteText((fs::path(staged.path()) / "report.html").string(), ReportToHtml(report)));
   if (hold_before_publish) {
     std::fprintf(stderr, "invariant-train: holding %s\n", staged.path().c_str());
     std::fflush(stderr);

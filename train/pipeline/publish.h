@@ -2,10 +2,10 @@
 // and publishing a new one.
 //
 // A version is written into a staged temporary directory (StageVersion: the
-// bundle; then PublishVersion: report.json and report.md) and published by
-// one rename (repository.h: StagedVersion), so it appears complete or not
-// at all; a failed or interrupted write leaves no version behind. An
-// existing version is never overwritten.
+// bundle; then PublishVersion: report.json, report.md and report.html) and
+// published by one rename (repository.h: StagedVersion), so it appears
+// complete or not at all; a failed or interrupted write leaves no version
+// behind. An existing version is never overwritten.
 //
 // Errors: ALREADY_EXISTS for a version that exists (CheckVersionFree, before
 // any data is read; StageVersion; and PublishVersion, for a writer that
@@ -38,8 +38,9 @@ absl::StatusOr<int64_t> ChooseVersion(const std::string& model_dir, int64_t vers
 absl::StatusOr<StagedVersion> StageVersion(const std::string& model_dir, int64_t version,
                                            const Model* model);
 
-// Writes report.json and report.md of `report` into `staged` and publishes
-// it; returns the version directory. With hold_before_publish (tests only:
+// Writes report.json, report.md and report.html (the model page,
+// report_html.h) of `report` into `staged` and publishes it; returns the
+// version directory. With hold_before_publish (tests only:
 // --testonly_hold_before_publish) it prints "invariant-train: holding
 // <staged path>" to stderr and blocks forever instead of publishing.
 absl::StatusOr<std::string> PublishVersion(StagedVersion& staged, const TrainReport& report,

@@ -1,5 +1,6 @@
 #include "train/pipeline/report.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -30,7 +31,54 @@ std::string Metrics(const std::map<std::string, double>& m) {
   return j + "}";
 }
 
+std::string Curve(const v1::InvarianceCertificate& c) {
+  std::string j = "[";
+  for (int i = 0; i < c.curve_size(); ++i) {
+    const v1::InvarianceCurvePoint& p = c.curve(i);
+    absl::StrAppend(&j, i ? ", " : "", "{\"generator\": ", JsonString(p.generator()),
+                    ", \"unit\": ", JsonString(p.unit()), ", \"size\": ", Num(p.magnitude()),
+                    ", \"mean_discrepancy\": ", Num(p.mean_discrepancy()),
+                    ", \"relative_mean_discrepancy\": ", Num(p.relative_mean_discrepancy()), "}");
+  }
+  return j + "]";
+}
+
+// The figures of a certificate, with its curve.
+std::string Certificate(const v1::InvarianceCertificate& c) {
+  return absl::StrCat(
+      "{\"max_discrepancy\": ", Num(c.max_discrepancy()),
+      ", \"mean_discrepancy\": ", Num(c.mean_discrepancy()),
+      ", \"relative_mean_discrepancy\": ", Num(c.relative_mean_discrepancy()),
+      ", \"relative_max_discrepancy\": ", Num(c.relative_max_discrepancy()),
+      ", \"num_points\": ", c.num_points(), ", \"num_group_elements\": ", c.num_group_elements(),
+      ", \"exhaustive\": ", c.exhaustive() ? "true" : "false",
+      ", \"method\": ", JsonString(c.method()),
+      ", \"generator_residual\": ", Num(c.generator_residual()), ", \"curve\": ", Curve(c), "}");
+}
+
 }  // namespace
+
+void RecordConfusion(const std::vector<int32_t>& predicted, const std::vector<int32_t>& labels,
+                     const std::vector<std::string>& class_names, TrainReport& r) {
+  const size_t c = class_names.size();
+  r.class_names = class_names;
+  r.confusion.assign(c, std::vector<int64_t>(c, 0));
+  for (size_t i = 0; i < std::min(predicted.size(), labels.size()); ++i) {
+    const auto t = static_cast<size_t>(labels[i]), p = static_cast<size_t>(predicted[i]);
+    if (t < c && p < c) ++r.confusion[t][p];
+  }
+}
+
+void RecordPredictions(int64_t n, const float* predictions, const float* targets, int64_t cols,
+                       const std::string& target_name, TrainReport& r) {
+  r.target_name = target_name;
+  r.test_predictions.clear();
+  const int64_t kept = std::min(n, kMaxReportedPredictions);
+  for (int64_t k = 0; k < kept; ++k) {
+    const int64_t i = k * n / kept;  // evenly over the rows, in order
+    r.test_predictions.emplace_back(predictions[i * cols], targets[i * cols]);
+  }
+}
 
 std::string ReportToJson(const TrainReport& r) {
   std::string j = "{\n";
@@ -65,16 +113,21 @@ std::string ReportToJson(const TrainReport& r) {
     first = false;
   }
   j += "},\n";
-  const auto& c = r.certificate;
-  absl::StrAppend(&j, "  \"invariance\": {\"max_discrepancy\": ", Num(c.max_discrepancy()),
-                  ", \"mean_discrepancy\": ", Num(c.mean_discrepancy()),
-                  ", \"relative_mean_discrepancy\": ", Num(c.relative_mean_discrepancy()),
-                  ", \"relative_max_discrepancy\": ", Num(c.relative_max_discrepancy()),
-                  ", \"num_points\": ", c.num_points(),
-                  ", \"num_group_elements\": ", c.num_group_elements(),
-                  ", \"exhaustive\": ", c.exhaustive() ? "true" : "false",
-                  ", \"method\": ", JsonString(c.method()),
-                  ", \"generator_residual\": ", Num(c.generator_residual()), "},\n");
+  absl::StrAppend(&j, "  \"invariance\": ", Certificate(r.certificate), ",\n");
+  if (!r.baseline_model.empty()) {
+    absl::StrAppend(&j, "  \"baseline\": {\"model\": ", JsonString(r.baseline_model),
+                    ", \"invariance\": ", Certificate(r.baseline_certificate), "},\n");
+  }
+  if (!r.confusion.empty()) {
+    j += "  \"confusion\": {\"class_names\": [";
+    for (size_t i = 0; i < r.class_names.size(); ++i) {
+      absl::StrAppend(&j, i ? ", " : "", JsonString(r.class_names[i]));
+    }
+    j += "], \"counts\": [";
+    for (size_t i = 0; i < r.confusion.size(); ++i)
+      absl::StrAppend(&j, i ? ", " : "", Ints(r.confusion[i]));
+    j += "]},\n";
+  }
   j += "  \"seconds\": {";
   for (size_t i = 0; i < r.stage_seconds.size(); ++i) {
     absl::StrAppend(&j, i ? ", " : "", JsonString(r.stage_seconds[i].first), ": ",

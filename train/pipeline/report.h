@@ -1,6 +1,7 @@
 // report.h: what a training run measured, written as report.json (for
-// machines and the reproduction scripts) and report.md (for people) next to
-// the bundle in MODELS/<name>/<version>/.
+// machines and the reproduction scripts), report.md (for people) and
+// report.html (the model page, report_html.h) next to the bundle in
+// MODELS/<name>/<version>/.
 #ifndef INVARIANT_TRAIN_PIPELINE_REPORT_H_
 #define INVARIANT_TRAIN_PIPELINE_REPORT_H_
 
@@ -51,7 +52,20 @@ struct TrainReport {
   std::string validation_metric;  // "accuracy" | "rmse" (the test metric's)
   std::vector<std::pair<double, double>> validation_curve;  // (λ, metric)
   std::map<std::string, double> test_metrics;               // accuracy | rmse, mae
-  v1::InvarianceCertificate certificate;
+  v1::InvarianceCertificate certificate;                    // with its curve (invariance_curve.h)
+  // certificate.baseline: its path and its certificate on the same points
+  // against the same elements (baseline_certificate.h); empty when unset.
+  std::string baseline_model;
+  v1::InvarianceCertificate baseline_certificate;
+  // The test rows' outcome (k-fold: every row, scored by the round that
+  // holds it out, pooled in round order): classification's confusion matrix,
+  // confusion[true][predicted] counts with the class names in index order;
+  // regression's (prediction, target) pairs of the first target, at most
+  // kMaxReportedPredictions of them taken evenly over the test rows in order.
+  std::vector<std::string> class_names;
+  std::vector<std::vector<int64_t>> confusion;
+  std::string target_name;
+  std::vector<std::pair<double, double>> test_predictions;
   std::vector<std::pair<std::string, double>> stage_seconds;  // in order
   // The feature map alone: every row it computed (training, validation,
   // test) and the seconds it took, without the ΦᵀΦ, ΦᵀY accumulation.
@@ -83,6 +97,16 @@ struct TrainReport {
   int64_t pooled_rows = 0;
   std::string written_model;
 };
+
+inline constexpr int64_t kMaxReportedPredictions = 2000;
+
+// Sets r.class_names and r.confusion from the predicted and true classes.
+void RecordConfusion(const std::vector<int32_t>& predicted, const std::vector<int32_t>& labels,
+                     const std::vector<std::string>& class_names, TrainReport& r);
+// Sets r.target_name and r.test_predictions from column 0 of n × T
+// predictions and targets.
+void RecordPredictions(int64_t n, const float* predictions, const float* targets, int64_t cols,
+                       const std::string& target_name, TrainReport& r);
 
 // One JSON object; keys are stable (documented in README "Training").
 std::string ReportToJson(const TrainReport& report);

@@ -27,6 +27,7 @@
 #include "core/rls/linear_model.h"
 #include "core/rls/metrics.h"
 #include "google/protobuf/text_format.h"
+#include "train/pipeline/baseline_certificate.h"
 #include "train/pipeline/certificate.h"
 #include "train/pipeline/config.h"
 #include "train/pipeline/cross_validation.h"
@@ -195,11 +196,16 @@ absl::Status Evaluate(Run& run, const FloatMatrix& scores, v1::Manifest& manifes
   const Dataset& test = run.plan.test;
   std::map<std::string, double>& m = run.report.test_metrics;
   if (run.plan.classification()) {
-    ASSIGN_OR_RETURN(double acc, Accuracy(ArgmaxRows(scores), test.labels));
+    const std::vector<int32_t> predicted = ArgmaxRows(scores);
+    ASSIGN_OR_RETURN(double acc, Accuracy(predicted, test.labels));
     m["accuracy"] = acc;
+    RecordConfusion(predicted, test.labels, run.plan.schema.class_names, run.report);
   } else {
     ASSIGN_OR_RETURN(m["rmse"], RootMeanSquaredError(scores, test.y));
     ASSIGN_OR_RETURN(m["mae"], MeanAbsoluteError(scores, test.y));
+    const std::vector<std::string>& names = run.plan.schema.target_names;
+    RecordPredictions(test.rows(), scores.data(), test.y.data(), test.y.cols(),
+                      names.empty() ? "y0" : names.front(), run.report);
   }
   for (const auto& [k, v] : m) (*manifest.mutable_metrics())[absl::StrCat("test_", k)] = v;
   return absl::OkStatus();
@@ -292,6 +298,12 @@ absl::StatusOr<std::string> Finish(Run& run, const LinearModel* head) {
                    CertifyModel(*model, run.plan.test.x, run.config.certificate(),
                                 run.config.encoder().seed() ^ kCertificateSeedSalt));
   RETURN_IF_ERROR(AddPairsCertificate(*model, run.config.certificate(), &manifest));
+  if (!run.config.certificate().baseline().empty()) {
+    run.report.baseline_model = run.config.certificate().baseline();
+    ASSIGN_OR_RETURN(run.report.baseline_certificate,
+                     CertifyBaseline(*model, run.plan.test.x, run.config.certificate(),
+                                     run.config.encoder().seed() ^ kCertificateSeedSalt));
+  }
   run.EndStage("evaluate");
   ASSIGN_OR_RETURN(model, Model::Assemble(manifest, std::move(tensors)));
   FillReport(run, model->manifest());

@@ -312,6 +312,16 @@ TEST(KFoldTrainingTest, ReportsEveryRoundAndWritesTheRefit) {
   EXPECT_THAT(json, HasSubstr("\"train_rows\": 240, \"inner_train_rows\": [180, 180, 180, 180], "
                               "\"inner_validation_rows\": [60, 60, 60, 60], \"test_rows\": 60"));
   EXPECT_THAT(ReadText(*version + "/report.md"), HasSubstr("mean ± std over 5 folds"));
+  // The model page pools the rounds' test folds: one residual per row.
+  const std::string page = ReadText(*version + "/report.html");
+  const size_t plot = page.find("<svg class=\"plot\" id=\"residuals\"");
+  ASSERT_NE(plot, std::string::npos);
+  int residuals = 0;
+  for (size_t at = page.find("<circle", plot); at < page.find("</svg>", plot);
+       at = page.find("<circle", at + 1)) {
+    ++residuals;
+  }
+  EXPECT_EQ(residuals, 300);
   auto model = Model::Load(*version + "/model.bundle");
   ASSERT_TRUE(model.ok()) << model.status();
   const auto& metrics = (*model)->manifest().metrics();
