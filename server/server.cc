@@ -315,6 +315,7 @@ absl::Status Server::Init() {
         return !shutting_down_ && registry_->Serving();
       },
       options_.max_message_bytes);
+  model_pages_ = std::make_unique<ModelPages>(registry_.get(), options_.models_dir);
   repository_handler_ = std::make_unique<RepositoryHandler>(registry_.get(), [this] {
     NoteModels();
     UpdateHealth();
@@ -439,7 +440,8 @@ absl::Status Server::StartHttp() {
   rest_service_ = std::make_unique<RestInferenceService>(
       inference_handler_.get(), metrics_.get(), absl::Seconds(options_.http_timeout_seconds),
       options_.data_token, options_.http_max_response_bytes,
-      RestAdmin{repository_handler_.get(), admin_access_, options_.admin_token});
+      RestExtensions{repository_handler_.get(), admin_access_, options_.admin_token,
+                     model_pages_.get()});
   {
     std::lock_guard<std::mutex> lock(http_mu_);
     http_ = std::make_unique<HttpServer>(http_options);

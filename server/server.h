@@ -43,6 +43,7 @@
 #include "server/handlers/feature_handler.h"
 #include "server/handlers/inference_handler.h"
 #include "server/handlers/model_metadata.h"
+#include "server/handlers/model_pages.h"
 #include "server/handlers/repository_handler.h"
 #include "server/rest/rest_service.h"
 
@@ -165,6 +166,7 @@ class Server {
   std::unique_ptr<ModelAdminImpl> admin_service_;
   std::unique_ptr<InferenceHandler> inference_handler_;
   std::unique_ptr<RepositoryHandler> repository_handler_;
+  std::unique_ptr<ModelPages> model_pages_;
   AdminAccess admin_access_ = AdminAccess::kDisabled;  // ModelAdmin and the repository extension
   std::unique_ptr<InferenceServiceImpl> inference_service_;
   std::unique_ptr<RestInferenceService> rest_service_;

@@ -47,6 +47,8 @@ Route Match(const std::string& path) {
   parts.erase(parts.begin(), parts.begin() + 2);
   if (parts.empty()) {
     route.method = "ServerMetadata";
+  } else if (parts.size() == 1 && parts[0] == "report") {
+    route.method = "ReportIndex";
   } else if (parts.size() == 2 && parts[0] == "health") {
     if (parts[1] == "live") route.method = "ServerLive";
     if (parts[1] == "ready") route.method = "ServerReady";
@@ -69,6 +71,8 @@ Route Match(const std::string& path) {
       route.method = "ModelMetadata";
     } else if (parts.size() == next + 1 && parts[next] == "ready") {
       route.method = "ModelReady";
+    } else if (parts.size() == next + 1 && parts[next] == "report") {
+      route.method = "ModelReport";
     } else if (parts.size() == next + 1 && parts[next] == "infer") {
       route.method = "ModelInfer";
       route.http_method = "POST";
@@ -103,7 +107,8 @@ void RestInferenceService::Register(HttpServer* server) const {
   if (metrics_ != nullptr) {
     std::vector<const char*> methods = {"ServerLive",    "ServerReady", "ServerMetadata",
                                         "ModelMetadata", "ModelReady",  "ModelInfer"};
-    if (admin_.repository != nullptr) {
+    if (extensions_.pages != nullptr) methods.insert(methods.end(), {"ReportIndex", "ModelReport"});
+    if (extensions_.repository != nullptr) {
       methods.insert(methods.end(),
                      {"RepositoryIndex", "RepositoryModelLoad", "RepositoryModelUnload"});
     }
@@ -137,12 +142,13 @@ std::optional<HttpResponse> RestInferenceService::Admit(const HttpRequest& reque
   // byte of the body is read; the rest goes to Handle on a handler thread.
   const bool health = route.method == "ServerLive" || route.method == "ServerReady";
   if (IsRepositoryRoute(route)) {
-    if (admin_.repository == nullptr) {
+    if (extensions_.repository == nullptr) {
       return ErrorResponse(404, "path: the repository extension is not served");
     }
     const std::string authorization = request.Header("Authorization");
-    const absl::Status admin = CheckAdmin(
-        admin_.access, admin_.token, request.HasHeader("Authorization") ? &authorization : nullptr);
+    const absl::Status admin =
+        CheckAdmin(extensions_.access, extensions_.admin_token,
+                   request.HasHeader("Authorization") ? &authorization : nullptr);
     if (admin.ok()) return std::nullopt;
     return Counted(route, [&](HttpResponse* response) {
       *response = ErrorResponse(HttpStatusCode(admin), std::string(admin.message()));
@@ -228,11 +234,22 @@ absl::Status RestInferenceService::Answer(const Route& route, HttpRequest& reque
   absl::Status status;
   if (route.method == "ServerLive" || route.method == "ServerReady") {
     status = AnswerHealth(route, response);
+  } else if (route.method == "ReportIndex" || route.method == "ModelReport") {
+    if (extensions_.pages == nullptr)
+      return absl::NotFoundError("path: model pages are not served");
+    absl::StatusOr<std::string> page =
+        route.method == "ReportIndex" ? extensions_.pages->IndexPage()
+                                      : extensions_.pages->ReportPage(route.model, route.version);
+    status = page.status();
+    if (status.ok()) {
+      *response = Json(200, *std::move(page));
+      response->content_type = "text/html; charset=utf-8";
+    }
   } else if (IsRepositoryRoute(route)) {
     std::string answer;
     status = route.method == "RepositoryIndex"
-                 ? RestRepositoryIndex(*admin_.repository, request.body, &answer)
-                 : RestRepositoryLoad(*admin_.repository, route.model,
+                 ? RestRepositoryIndex(*extensions_.repository, request.body, &answer)
+                 : RestRepositoryLoad(*extensions_.repository, route.model,
                                       route.method == "RepositoryModelLoad", request.body, &answer);
     if (status.ok()) *response = Json(200, std::move(answer));
   } else if (route.method == "ServerMetadata") {
@@ -240,7 +257,7 @@ absl::Status RestInferenceService::Answer(const Route& route, HttpRequest& reque
     status = handler_->ServerMetadata({}, &metadata);
     // The binary tensor extension is a property of this binding, not of gRPC's.
     metadata.add_extensions("binary_tensor_data");
-    if (admin_.repository != nullptr) metadata.add_extensions("model_repository");
+    if (extensions_.repository != nullptr) metadata.add_extensions("model_repository");
     if (status.ok()) *response = Json(200, ServerMetadataToJson(metadata));
   } else if (route.method == "ModelMetadata") {
     inference::ModelMetadataRequest metadata_request;

@@ -61,6 +61,7 @@
 #include "server/common/auth.h"
 #include "server/common/metrics.h"
 #include "server/handlers/inference_handler.h"
+#include "server/handlers/model_pages.h"
 #include "server/handlers/repository_handler.h"
 #include "server/http/http_server.h"
 
@@ -68,12 +69,15 @@ namespace invariant::server {
 
 inline constexpr char kRestServiceLabel[] = "inference.REST";
 
-// The repository extension's routes (no repository: 404) and their gate
-// (the admin token, not the data token).
-struct RestAdmin {
+// What the REST binding serves beyond the protocol's core: the repository
+// extension's routes (no repository: 404) and their gate (the admin token,
+// not the data token), and the model pages (no pages: 404; data token):
+// GET /v2/report (the index page) and /v2/models/{name}[/versions/{v}]/report.
+struct RestExtensions {
   const RepositoryHandler* repository = nullptr;
   AdminAccess access = AdminAccess::kDisabled;
-  std::string token;
+  std::string admin_token;
+  const ModelPages* pages = nullptr;
 };
 
 class RestInferenceService {
@@ -87,13 +91,13 @@ class RestInferenceService {
   // server's --http_max_response_bytes).
   RestInferenceService(const InferenceHandler* handler, ServerMetrics* metrics,
                        absl::Duration timeout, std::string data_token = "",
-                       int64_t max_answer_bytes = 0, RestAdmin admin = {})
+                       int64_t max_answer_bytes = 0, RestExtensions extensions = {})
       : handler_(handler),
         metrics_(metrics),
         timeout_(timeout),
         data_token_(std::move(data_token)),
         max_answer_bytes_(max_answer_bytes),
-        admin_(std::move(admin)) {}
+        extensions_(std::move(extensions)) {}
 
   // Routes every path of `server` to Serve, with Admit as the route's admit
   // hook (so each check runs once per call). Call before server->Start(), on a server whose
@@ -139,7 +143,7 @@ class RestInferenceService {
   const absl::Duration timeout_;
   const std::string data_token_;
   const int64_t max_answer_bytes_;
-  const RestAdmin admin_;
+  const RestExtensions extensions_;
 };
 
 }  // namespace invariant::server
