@@ -8,6 +8,7 @@
 //   (audio models: --input=CLIP.wav|FOLDER|A.wav,B.wav|-)
 //   invariant-client reload                      (ModelAdmin; --admin_token_file)
 //   invariant-client status    [MODEL]           (ModelAdmin; --admin_token_file)
+//   invariant-client repository index|load MODEL|unload MODEL   (--admin_token_file)
 //
 // featurize and predict first read the model's metadata and check the rows
 // against it before any row is sent: the row width against input_dim, and,
@@ -62,7 +63,7 @@ ABSL_FLAG(std::string, id_column, "",
           "Text column carried to the output as its first column (header name or 1-based "
           "number); not sent to the model.");
 ABSL_FLAG(std::string, admin_token_file, "",
-          "reload/status: file holding the server's admin token (invariant-server "
+          "reload/status/repository: file holding the server's admin token (invariant-server "
           "--admin_token_file); default: --token_file.");
 ABSL_FLAG(std::string, input_format, "auto", "auto | text | idx.");
 ABSL_FLAG(int64_t, batch_size, 1024,
@@ -89,6 +90,9 @@ subcommands:
   predict MODEL     predictions (predicted class, one score column per class/target)
   reload            rescan the models directory now (ModelAdmin)
   status [MODEL]    every version's state: LOADING, READY, FAILED (why), UNLOADED
+  repository index | load MODEL | unload MODEL
+                    the model repository: every version's state and reason; load or
+                    unload a model (server --model_control=explicit; admin token)
 
 input rows: --input=FILE (.csv, .tsv, IDX; gzip ok) or stdin; or --random_rows=N
   text: delimiter by extension, else from the first line (tab or comma); a header
@@ -159,9 +163,13 @@ int Run(int argc, char** argv) {
     return ReportUsageError("unknown subcommand '" + args[0] + "' (expected " +
                             CommandNames(" or ") + ")");
   }
-  const size_t min_args = command->model_argument == ModelArgument::kRequired ? 2 : 1;
-  const size_t max_args = command->model_argument == ModelArgument::kNone ? 1 : 2;
-  if (args.size() < min_args) return ReportUsageError(args[0] + ": missing MODEL argument");
+  const bool action = command->model_argument == ModelArgument::kAction;
+  const size_t min_args = command->model_argument == ModelArgument::kRequired || action ? 2 : 1;
+  const size_t max_args = command->model_argument == ModelArgument::kNone ? 1 : action ? 3 : 2;
+  if (args.size() < min_args) {
+    return ReportUsageError(args[0] +
+                            (action ? ": missing ACTION argument" : ": missing MODEL argument"));
+  }
   if (args.size() > max_args) {
     return ReportUsageError(args[0] + ": unexpected argument '" + args[max_args] + "'");
   }
@@ -188,7 +196,9 @@ int Run(int argc, char** argv) {
   const std::string target = absl::GetFlag(FLAGS_target);
   if (target.empty()) return ReportUsageError("--target: expected host:port, got ''");
   CommandContext context;
-  context.model.set_name(args.size() > 1 ? args[1] : "");
+  const size_t model_at = action ? 2 : 1;
+  context.model.set_name(args.size() > model_at ? args[model_at] : "");
+  if (action) context.action = args[1];
   context.model.set_version(absl::GetFlag(FLAGS_version));
   context.model.set_version_label(absl::GetFlag(FLAGS_version_label));
   context.jsonl = format == "jsonl";

@@ -491,6 +491,41 @@ TEST_F(CliTest, ReloadAndStatusUseTheAdminToken) {
   EXPECT_THAT(r.err, HasSubstr("admin_token_file"));
 }
 
+TEST_F(CliTest, RepositoryIndexLoadAndUnloadUseTheAdminToken) {
+  WriteFile(Path("admin.token"), "adm1n\n");
+  StartServer({"--version_policy=all", "--poll_seconds=0", "--model_control=explicit",
+               "--load_model=feat", "--admin_token_file=" + Path("admin.token")});
+  target_ = "--target=" + server_->target();
+  const std::string admin = "--admin_token_file=" + Path("admin.token");
+
+  ToolResult r = Cli({"repository", "index", target_});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.err, HasSubstr("repository index: UNAUTHENTICATED: "));
+  r = Cli({"repository", "index", target_, admin});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(Lines(r.out),
+              ::testing::ElementsAre(
+                  "model,version,state,reason", "feat,1,READY,",
+                  "rf,2,UNAVAILABLE,not loaded (--model_control=explicit: load it by request)",
+                  "rf,1,UNAVAILABLE,not loaded (--model_control=explicit: load it by request)"));
+  r = Cli({"repository", "load", "rf", target_, admin});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(Lines(r.out),
+              ::testing::ElementsAre("model,version,state,reason", "rf,2,READY,", "rf,1,READY,"));
+  r = Cli({"repository", "unload", "rf", target_, admin, "--format=jsonl"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr(R"("state":"UNAVAILABLE","reason":"unloaded by request")"));
+  r = Cli({"repository", "load", "nope", target_, admin});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.err, HasSubstr("NOT_FOUND: model_name: no model named 'nope'"));
+  r = Cli({"repository", "load", target_, admin});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("repository load: missing MODEL"));
+  r = Cli({"repository", "drop", "rf", target_, admin});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("expected index, load MODEL or unload MODEL"));
+}
+
 TEST_F(CliTest, HelpOfEveryToolListsItsOwnFlags) {
   const ToolResult client = Cli({"--help"});
   EXPECT_EQ(client.exit_code, 0);

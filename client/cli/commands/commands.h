@@ -48,6 +48,7 @@ struct CommandContext {
   int64_t batch_size = 1024;  // featurize, predict: rows per request
   std::string service;        // health: the service checked ("" = the server)
   RowSourceFlags rows;        // featurize, predict
+  std::string action;         // repository: index | load | unload
 };
 
 int RunHealth(Client& client, const CommandContext& context);
@@ -57,8 +58,11 @@ int RunFeaturize(Client& client, const CommandContext& context);
 int RunPredict(Client& client, const CommandContext& context);
 int RunReload(Client& client, const CommandContext& context);
 int RunStatus(Client& client, const CommandContext& context);
+int RunRepository(Client& client, const CommandContext& context);
 
-enum class ModelArgument { kNone, kOptional, kRequired };
+// kAction: an ACTION argument first, then MODEL when the action takes one
+// (the command checks which).
+enum class ModelArgument { kNone, kOptional, kRequired, kAction };
 
 struct Command {
   const char* name;
@@ -68,7 +72,7 @@ struct Command {
 };
 
 // In the order usage messages list them.
-inline constexpr std::array<Command, 7> kCommands = {{
+inline constexpr std::array<Command, 8> kCommands = {{
     {"health", ModelArgument::kNone, false, RunHealth},
     {"models", ModelArgument::kNone, false, RunModels},
     {"metadata", ModelArgument::kRequired, false, RunMetadata},
@@ -76,6 +80,7 @@ inline constexpr std::array<Command, 7> kCommands = {{
     {"predict", ModelArgument::kRequired, false, RunPredict},
     {"reload", ModelArgument::kNone, true, RunReload},
     {"status", ModelArgument::kOptional, true, RunStatus},
+    {"repository", ModelArgument::kAction, true, RunRepository},
 }};
 
 }  // namespace invariant::cli
