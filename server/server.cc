@@ -314,7 +314,7 @@ absl::Status Server::Init() {
         std::lock_guard<std::mutex> lock(mu_);
         return !shutting_down_ && registry_->Serving();
       },
-      options_.max_message_bytes);
+      options_.max_message_bytes, std::vector<std::string>{"model_repository"});
   model_pages_ = std::make_unique<ModelPages>(registry_.get(), options_.models_dir);
   repository_handler_ = std::make_unique<RepositoryHandler>(registry_.get(), [this] {
     NoteModels();

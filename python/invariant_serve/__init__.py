@@ -13,8 +13,8 @@ grpc.health.v1) are in invariant_serve._proto.
 """
 
 from invariant_serve.client import (AsyncClient, Client, InvariantServeError, ModelMetadata,
-                                    ModelSummary, ModelVersion, Prediction)
+                                    ModelSummary, ModelVersion, Prediction, RepositoryEntry)
 
 __all__ = ["AsyncClient", "Client", "InvariantServeError", "ModelMetadata", "ModelSummary",
-           "ModelVersion", "Prediction"]
+           "ModelVersion", "Prediction", "RepositoryEntry"]
 __version__ = "0.1.0"

@@ -10,10 +10,12 @@ from google.protobuf import json_format
 
 from invariant_serve import _wire
 from invariant_serve._proto.grpc.health.v1 import health_pb2
+from invariant_serve._proto.inference import grpc_service_pb2 as oip
 from invariant_serve._proto.invariant.v1 import feature_service_pb2 as fs
 from invariant_serve._proto.invariant.v1 import model_types_pb2
 
 _FEATURE_SERVICE = "invariant.v1.FeatureService"
+_INFERENCE_SERVICE = "inference.GRPCInferenceService"
 _FEATURES_FIELD = fs.FeaturizeResponse.DESCRIPTOR.fields_by_name["features"].number
 _SCORES_FIELD = fs.PredictResponse.DESCRIPTOR.fields_by_name["scores"].number
 _DEFAULT_MAX_MESSAGE_BYTES = 64 << 20
@@ -66,6 +68,17 @@ class Prediction:
             frame["predicted_class"] = self.classes
             frame["predicted_index"] = self.indices
         return frame
+
+
+@dataclasses.dataclass
+class RepositoryEntry:
+    """One model version of the server's repository (repository_index()): state is
+    "READY", "LOADING" or "UNAVAILABLE" with the reason; version None for a model
+    with no version."""
+    name: str
+    version: Optional[int]
+    state: str
+    reason: str
 
 
 @dataclasses.dataclass
@@ -336,6 +349,14 @@ class _Methods:
                                fs.GetModelMetadataResponse.FromString)
         self.health = method("/grpc.health.v1.Health/Check", health_pb2.HealthCheckRequest,
                              health_pb2.HealthCheckResponse.FromString)
+        prefix = f"/{_INFERENCE_SERVICE}/"
+        self.repository_index = method(prefix + "RepositoryIndex", oip.RepositoryIndexRequest,
+                                       oip.RepositoryIndexResponse.FromString)
+        self.load_model = method(prefix + "RepositoryModelLoad", oip.RepositoryModelLoadRequest,
+                                 oip.RepositoryModelLoadResponse.FromString)
+        self.unload_model = method(prefix + "RepositoryModelUnload",
+                                   oip.RepositoryModelUnloadRequest,
+                                   oip.RepositoryModelUnloadResponse.FromString)
 
 
 def _error(error: grpc.RpcError, method: str) -> InvariantServeError:
@@ -355,7 +376,9 @@ class Client:
     target: "host:port" or any gRPC target. tls: False, True (system roots or
     `root_certificates`), or grpc.ChannelCredentials. token: sent as
     "authorization: Bearer <token>" on every call (the server's
-    --data_token_file; health checks need none). timeout: seconds per call (None = none).
+    --data_token_file; health checks need none). admin_token: sent instead on the
+    repository calls (repository_index, load_model, unload_model; the server's
+    --admin_token_file); default `token`. timeout: seconds per call (None = none).
     `version` arguments take a version number, a label ("stable") or None for
     the newest ready version. Failed calls raise InvariantServeError. One
     Client may be shared by threads; close() (or `with`) releases the channel.
@@ -363,7 +386,8 @@ class Client:
 
     def __init__(self, target: str, tls=False, token: Optional[str] = None,
                  timeout: Optional[float] = 10.0, root_certificates: Optional[bytes] = None,
-                 max_message_bytes: int = _DEFAULT_MAX_MESSAGE_BYTES, options=None):
+                 max_message_bytes: int = _DEFAULT_MAX_MESSAGE_BYTES, options=None,
+                 admin_token: Optional[str] = None):
         channel_options = _channel_options(max_message_bytes, options)
         credentials = _credentials(tls, root_certificates)
         self._channel = (grpc.secure_channel(target, credentials, channel_options)
@@ -371,14 +395,37 @@ class Client:
                          grpc.insecure_channel(target, channel_options))
         self._methods = _Methods(self._channel)
         self._metadata = (("authorization", f"Bearer {token}"),) if token else None
+        self._admin_metadata = ((("authorization", f"Bearer {admin_token}"),)
+                                if admin_token else self._metadata)
         self._timeout = timeout
         self._columns: Dict[Tuple[str, int], Tuple[str, ...]] = {}
 
-    def _call(self, method, name: str, request):
+    def _call(self, method, name: str, request, admin: bool = False):
         try:
-            return method(request, timeout=self._timeout, metadata=self._metadata)
+            return method(request, timeout=self._timeout,
+                          metadata=self._admin_metadata if admin else self._metadata)
         except grpc.RpcError as error:
             raise _error(error, name) from None
+
+    def repository_index(self, ready: bool = False) -> List[RepositoryEntry]:
+        """Every model version of the server's models directory with its state (the Open
+        Inference Protocol's repository extension; sends `admin_token`)."""
+        response = self._call(self._methods.repository_index, "RepositoryIndex",
+                              oip.RepositoryIndexRequest(ready=ready), admin=True)
+        return [RepositoryEntry(m.name, int(m.version) if m.version else None, m.state,
+                                m.reason) for m in response.models]
+
+    def load_model(self, model: str) -> None:
+        """Loads (or reloads) `model` (the server runs --model_control=explicit; sends
+        `admin_token`). A bundle the server refuses raises with the reason, while the
+        version already served keeps serving."""
+        self._call(self._methods.load_model, "RepositoryModelLoad",
+                   oip.RepositoryModelLoadRequest(model_name=model), admin=True)
+
+    def unload_model(self, model: str) -> None:
+        """Stops serving `model`; calls in flight on it finish (sends `admin_token`)."""
+        self._call(self._methods.unload_model, "RepositoryModelUnload",
+                   oip.RepositoryModelUnloadRequest(model_name=model), admin=True)
 
     def featurize(self, model: str, X=None, version: Version = None, *, clips=None,
                   sample_rate: Optional[int] = None) -> np.ndarray:
@@ -442,7 +489,8 @@ class AsyncClient:
 
     def __init__(self, target: str, tls=False, token: Optional[str] = None,
                  timeout: Optional[float] = 10.0, root_certificates: Optional[bytes] = None,
-                 max_message_bytes: int = _DEFAULT_MAX_MESSAGE_BYTES, options=None):
+                 max_message_bytes: int = _DEFAULT_MAX_MESSAGE_BYTES, options=None,
+                 admin_token: Optional[str] = None):
         channel_options = _channel_options(max_message_bytes, options)
         credentials = _credentials(tls, root_certificates)
         self._channel = (grpc.aio.secure_channel(target, credentials, channel_options)

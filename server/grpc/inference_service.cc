@@ -36,10 +36,7 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::ModelReady(
 grpc::ServerUnaryReactor* InferenceServiceImpl::ServerMetadata(
     grpc::CallbackServerContext* context, const inference::ServerMetadataRequest* request,
     inference::ServerMetadataResponse* response) {
-  absl::Status status = handler_->ServerMetadata(*request, response);
-  // The extensions this binding serves.
-  if (status.ok() && repository_ != nullptr) response->add_extensions("model_repository");
-  return FinishWith(context, status);
+  return FinishWith(context, handler_->ServerMetadata(*request, response));
 }
 
 grpc::ServerUnaryReactor* InferenceServiceImpl::ModelMetadata(

@@ -112,6 +112,7 @@ absl::Status InferenceHandler::ServerMetadata(const inference::ServerMetadataReq
                                               inference::ServerMetadataResponse* response) const {
   response->set_name(kServerName);
   response->set_version(server_version_);
+  for (const std::string& extension : extensions_) response->add_extensions(extension);
   return absl::OkStatus();
 }
 

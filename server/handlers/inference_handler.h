@@ -28,6 +28,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -44,15 +45,20 @@ class InferenceHandler {
   // reported by ServerMetadata; `server_ready` answers ServerReady. A request
   // whose response (all its outputs together) would exceed
   // `max_response_bytes` (the server's max_message_bytes) is refused with
-  // INVALID_ARGUMENT before anything is computed.
+  // INVALID_ARGUMENT before anything is computed. `extensions`: the protocol
+  // extensions the server serves on every binding, listed by ServerMetadata
+  // (e.g. "model_repository"; a binding adds its own, such as REST's
+  // "binary_tensor_data").
   InferenceHandler(const Registry* registry, const FeatureHandler* features,
                    std::string server_version, std::function<bool()> server_ready,
-                   int64_t max_response_bytes = std::numeric_limits<int32_t>::max())
+                   int64_t max_response_bytes = std::numeric_limits<int32_t>::max(),
+                   std::vector<std::string> extensions = {})
       : registry_(registry),
         features_(features),
         server_version_(std::move(server_version)),
         server_ready_(std::move(server_ready)),
-        max_response_bytes_(max_response_bytes) {}
+        max_response_bytes_(max_response_bytes),
+        extensions_(std::move(extensions)) {}
 
   absl::Status ServerLive(const inference::ServerLiveRequest& request,
                           inference::ServerLiveResponse* response) const;
@@ -86,6 +92,7 @@ class InferenceHandler {
   const std::string server_version_;
   const std::function<bool()> server_ready_;
   const int64_t max_response_bytes_;
+  const std::vector<std::string> extensions_;
 };
 
 }  // namespace invariant::server

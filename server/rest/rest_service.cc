@@ -257,7 +257,6 @@ absl::Status RestInferenceService::Answer(const Route& route, HttpRequest& reque
     status = handler_->ServerMetadata({}, &metadata);
     // The binary tensor extension is a property of this binding, not of gRPC's.
     metadata.add_extensions("binary_tensor_data");
-    if (extensions_.repository != nullptr) metadata.add_extensions("model_repository");
     if (status.ok()) *response = Json(200, ServerMetadataToJson(metadata));
   } else if (route.method == "ModelMetadata") {
     inference::ModelMetadataRequest metadata_request;

@@ -253,3 +253,44 @@ def test_to_frame_without_pandas_says_what_to_install(monkeypatch):
 def test_package_exports():
     assert set(invariant_serve.__all__) >= {"Client", "AsyncClient", "InvariantServeError",
                                             "Prediction"}
+
+
+@pytest.fixture(scope="module")
+def explicit_server(models_dir, tmp_path_factory):
+    """A server under --model_control=explicit serving "rf" only, with an admin token."""
+    directory = tmp_path_factory.mktemp("explicit_server")
+    token_file = directory / "admin_token"
+    token_file.write_text("py-admin\n")
+    process = ServerProcess(models_dir, directory / "server.log",
+                            extra_flags=["--model_control=explicit", "--load_model=rf",
+                                         f"--admin_token_file={token_file}"])
+    yield process
+    process.stop()
+
+
+def test_repository_index_load_and_unload(explicit_server, rows):
+    X = rows(2, seed=21)
+    with Client(explicit_server.target, admin_token="py-admin", timeout=30) as c:
+        index = c.repository_index()
+        assert {(e.name, e.state) for e in index} >= {("rf", "READY")}
+        assert all(e.state == "READY" for e in c.repository_index(ready=True))
+        other = sorted({e.name for e in index if e.state != "READY"})
+        assert other, "the test models hold more than rf"
+        name = other[0]
+        with pytest.raises(InvariantServeError) as error:
+            c.metadata(name)
+        assert error.value.code == grpc.StatusCode.NOT_FOUND
+        c.load_model(name)
+        assert c.metadata(name).name == name
+        c.unload_model(name)
+        with pytest.raises(InvariantServeError):
+            c.metadata(name)
+        with pytest.raises(InvariantServeError) as error:
+            c.load_model("no-such-model")
+        assert error.value.code == grpc.StatusCode.NOT_FOUND
+        assert "model_name" in str(error.value)
+        assert c.featurize("rf", X).shape[0] == 2  # rf served all along
+    with Client(explicit_server.target, timeout=30) as c:
+        with pytest.raises(InvariantServeError) as error:
+            c.repository_index()
+        assert error.value.code == grpc.StatusCode.UNAUTHENTICATED

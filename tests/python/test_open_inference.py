@@ -469,4 +469,5 @@ def test_service_methods_of_the_protocol():
     assert [(m.name, m.input_type.name, m.output_type.name) for m in service.methods] == [
         (name, f"{name}Request", f"{name}Response") for name in
         ["ServerLive", "ServerReady", "ModelReady", "ServerMetadata", "ModelMetadata",
-         "ModelInfer"]]
+         "ModelInfer", "ModelStatistics", "RepositoryIndex", "RepositoryModelLoad",
+         "RepositoryModelUnload"]]
