@@ -205,5 +205,20 @@ ROWS_LINES="$(grep '^invariant_rows_total' <<<"$METRICS" || true)"
 [[ -n "$ROWS_LINES" ]] || die "no invariant_rows_total in /metrics"
 echo "$ROWS_LINES"
 
+# --- 8. the model page ---------------------------------------------------------
+step "the model page, served at http://127.0.0.1:$HTTP_PORT/v2/models/default/versions/1/report"
+PAGE_URL="http://127.0.0.1:$HTTP_PORT/v2/models/default/versions/1/report"
+if [[ ! -f "$MODELS/default/1/report.html" ]]; then
+  echo "no report.html: this model was trained before model pages (remove $MODELS/default to retrain)"
+elif command -v curl >/dev/null; then
+  PAGE="$(curl -fsS --max-time 10 "$PAGE_URL")" || die "GET $PAGE_URL"
+  [[ "$PAGE" == *'<svg class="plot"'* ]] || die "the served model page has no plot"
+  echo "served: $(wc -c <<<"$PAGE") bytes of HTML with its plots, the same as the file below"
+fi
+
 stop_server
 step "quickstart: OK (server stopped; models in $MODELS)"
+echo "The model page of the model it trained (open it in a browser):"
+echo "  file://$MODELS/default/1/report.html"
+echo "  or, while a server runs on these models, http://HOST:HTTP_PORT/v2/models/default/versions/1/report"
+echo "  (every model: http://HOST:HTTP_PORT/v2/report)"

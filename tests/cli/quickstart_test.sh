@@ -32,6 +32,8 @@ check "featurize rows metric" "$WORK/run1.out" 'invariant_rows_total{method="Fea
 check "REST infer agrees with the client" "$WORK/run1.out" "(the same as invariant-client predict)"
 check "ready line has the REST port" "$WORK/run1.out" " http_port="
 check "ok line" "$WORK/run1.out" "quickstart: OK"
+check "the model page is served" "$WORK/run1.out" "bytes of HTML with its plots"
+check "the model page's address" "$WORK/run1.out" "/models/default/1/report.html"
 # What the quick start writes into its work directory (the repository root by
 # default) must be ignored by git, so a clone stays clean after it.
 WRITTEN="$(cd "$WORK/w" && ls -A | tr '\n' ' ')"
