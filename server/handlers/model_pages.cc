@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/base/error_text.h"
+#include "core/base/markup.h"
 #include "core/model/repository.h"
 #include "server/handlers/inference_tensors.h"
 #include "server/handlers/validation.h"
@@ -33,39 +34,12 @@ std::string CertificateCell(const Model& model) {
 // error (which names files and may quote their bytes: admin and log only).
 std::string PublicReason(const RepositoryEntry& entry) {
   for (const char* own : {"not loaded", "unloaded", "no published version"}) {
-    if (entry.reason.rfind(own, 0) == 0) return HtmlEscape(entry.reason);
+    if (entry.reason.rfind(own, 0) == 0) return EscapeXml(entry.reason);
   }
   return "failed to load (the reason is in the server log and the repository index)";
 }
 
 }  // namespace
-
-std::string HtmlEscape(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 absl::StatusOr<std::string> ModelPages::ReportPage(const std::string& name,
                                                    const std::string& version) const {
@@ -121,14 +95,14 @@ std::string ModelPages::IndexPage() const {
       if (handle.ok()) certificate = CertificateCell(*handle->servable);
       // Names are directory names: escaped for the markup, percent-encoding
       // is left to the browser.
-      page = absl::StrCat("<a href=\"/v2/models/", HtmlEscape(entry.name), "/versions/",
+      page = absl::StrCat("<a href=\"/v2/models/", EscapeXml(entry.name), "/versions/",
                           entry.version, "/report\">model page</a>");
     }
-    absl::StrAppend(&html, "<tr><td>", HtmlEscape(entry.name), "</td><td class=\"num\">",
+    absl::StrAppend(&html, "<tr><td>", EscapeXml(entry.name), "</td><td class=\"num\">",
                     entry.version > 0 ? absl::StrCat(entry.version) : "", "</td><td class=\"",
                     entry.state, "\">", entry.state,
                     entry.reason.empty() ? "" : absl::StrCat(": ", PublicReason(entry)),
-                    "</td><td>", HtmlEscape(certificate), "</td><td>", page, "</td></tr>");
+                    "</td><td>", EscapeXml(certificate), "</td><td>", page, "</td></tr>");
   }
   if (rows == 0) html += "<tr><td colspan=\"5\">no model in the models directory</td></tr>";
   html += "</tbody></table></body></html>";

@@ -42,9 +42,6 @@ class ModelPages {
   const std::string root_;
 };
 
-// `text` with & < > " ' as HTML entities.
-std::string HtmlEscape(const std::string& text);
-
 }  // namespace invariant::server
 
 #endif  // INVARIANT_SERVER_HANDLERS_MODEL_PAGES_H_

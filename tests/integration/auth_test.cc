@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "core/base/file.h"
@@ -135,7 +136,11 @@ class AuthTest : public ServerTestBase {
   }
 
   // "/<service>/<method>" of every method of the two data-path services.
-  static std::vector<std::string> DataMethods() {
+  // Every method of both data services but the repository extension's,
+  // which take the admin token instead (AdminMethods).
+  static std::vector<std::string> DataMethods() { return Methods(false); }
+  static std::vector<std::string> AdminMethods() { return Methods(true); }
+  static std::vector<std::string> Methods(bool admin) {
     std::vector<std::string> paths;
     for (const google::protobuf::ServiceDescriptor* service :
          {v1::FeaturizeRequest::descriptor()->file()->FindServiceByName("FeatureService"),
@@ -144,7 +149,9 @@ class AuthTest : public ServerTestBase {
       EXPECT_NE(service, nullptr);
       if (service == nullptr) continue;
       for (int i = 0; i < service->method_count(); ++i) {
-        paths.push_back(absl::StrCat("/", service->full_name(), "/", service->method(i)->name()));
+        const std::string& name = service->method(i)->name();
+        if (absl::StartsWith(name, "Repository") != admin) continue;
+        paths.push_back(absl::StrCat("/", service->full_name(), "/", name));
       }
     }
     return paths;
@@ -168,6 +175,13 @@ TEST_F(AuthTest, DataTokenGuardsEveryMethodOfBothDataServices) {
     const grpc::Status served = CallEmpty(method, "data-secret");
     EXPECT_NE(served.error_code(), grpc::StatusCode::UNAUTHENTICATED) << method;
     EXPECT_NE(served.error_code(), grpc::StatusCode::UNIMPLEMENTED) << method;
+  }
+  // The repository extension passes the data gate: its handlers check the
+  // admin token (open here: a loopback bind without one).
+  ASSERT_EQ(AdminMethods().size(), 3u);
+  for (const std::string& method : AdminMethods()) {
+    const grpc::Status status = CallEmpty(method, "");
+    EXPECT_THAT(status.error_message(), Not(HasSubstr("data token"))) << method;
   }
   // Streams are refused before anything is read.
   auto stream = client_->OpenPredictStream();

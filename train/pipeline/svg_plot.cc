@@ -109,33 +109,6 @@ bool Usable(double x, double y, bool log_x) {
 
 }  // namespace
 
-std::string EscapeXml(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 std::string DrawLines(const LinePlot& plot) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   Axis x{kInf, -kInf, plot.log_x, kLeft, kWidth - kRight};

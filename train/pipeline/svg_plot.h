@@ -24,10 +24,11 @@
 #include <utility>
 #include <vector>
 
+#include "core/base/markup.h"
+
 namespace invariant::train {
 
-// &, <, >, " and ' as entities: safe in text and in quoted attributes.
-std::string EscapeXml(std::string_view text);
+using ::invariant::EscapeXml;  // core/base/markup.h
 
 struct PlotFrame {
   std::string id;  // the svg element's id

@@ -11,28 +11,14 @@
 #include <fstream>
 #include <string>
 
+#include "tests/unit/server/fake_servable.h"
+
 namespace invariant::server {
 namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-// A stand-in servable: the integer written in its bundle file.
-struct FakeModel {
-  int payload = 0;
-};
-
-// Loads "<int>" files; a file holding "corrupt" fails with DATA_LOSS.
-absl::StatusOr<std::shared_ptr<const FakeModel>> LoadFake(const std::string& path) {
-  std::ifstream in(path);
-  std::string text;
-  in >> text;
-  if (text == "corrupt") return absl::DataLossError("checksum mismatch in " + path);
-  auto model = std::make_shared<FakeModel>();
-  model->payload = std::stoi(text);
-  return std::shared_ptr<const FakeModel>(model);
-}
 
 class RegistryTest : public ::testing::Test {
  protected:
