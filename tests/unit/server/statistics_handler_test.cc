@@ -80,7 +80,7 @@ TEST_F(StatisticsHandlerTest, InferenceHandlerServesItOnlyWithASource) {
   inference::ServerMetadataResponse metadata;
   ASSERT_TRUE(without.ServerMetadata({}, &metadata).ok());
   EXPECT_EQ(metadata.extensions_size(), 0);
-  InferenceHandler with(registry_.get(), features_.get(), "v", nullptr, 1 << 30, &Mark);
+  InferenceHandler with(registry_.get(), features_.get(), "v", nullptr, 1 << 30, {}, &Mark);
   EXPECT_TRUE(with.ModelStatistics({}, &response).ok());
   ASSERT_TRUE(with.ServerMetadata({}, &metadata).ok());
   EXPECT_THAT(metadata.extensions(), ::testing::ElementsAre("statistics"));
@@ -119,7 +119,7 @@ TEST_F(StatisticsHandlerTest, ObserversSeeEveryRequestThatReachedAVersionOnce) {
 }
 
 TEST_F(StatisticsHandlerTest, RestRoutesAnswerTritonsJson) {
-  InferenceHandler handler(registry_.get(), features_.get(), "1.2.3", nullptr, 1 << 30, &Mark);
+  InferenceHandler handler(registry_.get(), features_.get(), "1.2.3", nullptr, 1 << 30, {}, &Mark);
   RestInferenceService rest(&handler, nullptr, absl::Seconds(60));
   const auto get = [&](const std::string& method, const std::string& path) {
     HttpRequest request;
