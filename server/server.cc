@@ -247,12 +247,14 @@ absl::Status Server::Init() {
   batcher_options.max_concurrent_batches = options_.threads;
   batcher_options.wait_when_idle = options_.batch_wait_when_idle;
   batcher_options.start_paused = options_.testonly_start_paused;
+  // One call records both the Prometheus series and the per-version
+  // statistics (metrics.h), so the two never disagree.
   batcher_options.observers.on_batch =
-      [metrics](const std::string& model, const std::string& method, int64_t rows, double seconds) {
-        metrics->BatchComputed(model, method, rows, seconds);
-      };
-  batcher_options.observers.on_dequeue = [metrics](const std::string& model, double seconds) {
-    metrics->Dequeued(model, seconds);
+      [metrics](const std::string& model, int64_t version, const std::string& method, int64_t rows,
+                double seconds) { metrics->BatchComputed(model, version, method, rows, seconds); };
+  batcher_options.observers.on_dequeue = [metrics](const std::string& model, int64_t version,
+                                                   double seconds) {
+    metrics->Dequeued(model, version, seconds);
   };
   batcher_options.observers.on_queue_rows = [metrics](const std::string& model, int64_t rows) {
     metrics->QueueRows(model, rows);
@@ -291,11 +293,25 @@ absl::Status Server::Init() {
   admission.on_abandoned = [metrics](const char* stage, const absl::Status& status) {
     metrics->Abandoned(stage, status);
   };
+  HandlerObservers handler_observers;
+  handler_observers.on_request = [metrics](const std::string& model, int64_t version, bool ok,
+                                           double seconds) {
+    metrics->RequestEnded(model, version, ok, seconds);
+  };
+  handler_observers.on_input = [metrics](const std::string& model, int64_t version,
+                                         double seconds) {
+    metrics->InputDecoded(model, version, seconds);
+  };
+  handler_observers.on_output = [metrics](const std::string& model, int64_t version,
+                                          double seconds) {
+    metrics->OutputWritten(model, version, seconds);
+  };
   // A request larger than the queue could never be accepted: refuse it as
   // INVALID_ARGUMENT (not the retryable RESOURCE_EXHAUSTED).
   handler_ = std::make_unique<FeatureHandler>(
       registry_.get(), batcher_.get(), std::min(options_.max_request_rows, options_.max_queue_rows),
-      options_.max_message_bytes, options_.max_audio_clip_seconds, std::move(admission));
+      options_.max_message_bytes, options_.max_audio_clip_seconds, std::move(admission),
+      std::move(handler_observers));
   feature_service_ = std::make_unique<FeatureServiceImpl>(handler_.get());
   AccessInputs access;
   access.host = options_.host;
@@ -314,7 +330,10 @@ absl::Status Server::Init() {
         std::lock_guard<std::mutex> lock(mu_);
         return !shutting_down_ && registry_->Serving();
       },
-      options_.max_message_bytes, std::vector<std::string>{"model_repository"});
+      options_.max_message_bytes, std::vector<std::string>{"model_repository"},
+      [metrics](const std::string& name, int64_t version, inference::ModelStatistics* out) {
+        metrics->statistics().Fill(name, version, out);
+      });
   model_pages_ = std::make_unique<ModelPages>(registry_.get(), options_.models_dir);
   repository_handler_ = std::make_unique<RepositoryHandler>(registry_.get(), [this] {
     NoteModels();

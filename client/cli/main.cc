@@ -9,6 +9,7 @@
 //   invariant-client reload                      (ModelAdmin; --admin_token_file)
 //   invariant-client status    [MODEL]           (ModelAdmin; --admin_token_file)
 //   invariant-client repository index|load MODEL|unload MODEL   (--admin_token_file)
+//   invariant-client stats     [MODEL]           (ModelStatistics; --version, --version_label)
 //
 // featurize and predict first read the model's metadata and check the rows
 // against it before any row is sent: the row width against input_dim, and,
@@ -93,6 +94,8 @@ subcommands:
   repository index | load MODEL | unload MODEL
                     the model repository: every version's state and reason; load or
                     unload a model (server --model_control=explicit; admin token)
+  stats [MODEL]     per-version statistics (counts and ns of requests, queue, compute) of
+                    every model, MODEL, or MODEL at --version / --version_label
 
 input rows: --input=FILE (.csv, .tsv, IDX; gzip ok) or stdin; or --random_rows=N
   text: delimiter by extension, else from the first line (tab or comma); a header

@@ -357,6 +357,13 @@ class _Methods:
         self.unload_model = method(prefix + "RepositoryModelUnload",
                                    oip.RepositoryModelUnloadRequest,
                                    oip.RepositoryModelUnloadResponse.FromString)
+        self.model_statistics = method(prefix + "ModelStatistics",
+                                       oip.ModelStatisticsRequest,
+                                       oip.ModelStatisticsResponse.FromString)
+
+
+def _statistics_request(name: str, version) -> "oip.ModelStatisticsRequest":
+    return oip.ModelStatisticsRequest(name=name, version="" if version is None else str(version))
 
 
 def _error(error: grpc.RpcError, method: str) -> InvariantServeError:
@@ -470,6 +477,18 @@ class Client:
                               health_pb2.HealthCheckRequest(service=service))
         return response.status == health_pb2.HealthCheckResponse.SERVING
 
+    def model_statistics(self, name: str = "",
+                         version: Version = "") -> "oip.ModelStatisticsResponse":
+        """The Open Inference Protocol's statistics (Triton's ModelStatistics) as the
+        inference.ModelStatisticsResponse message: `model_stats`, one entry per loaded
+        version of every model (name ""), of `name` (version "" or None), or of `name` at
+        `version` (a number, "latest" or a label). Counts and cumulative nanoseconds of
+        requests (success, fail), queue, compute_input, compute_infer and compute_output,
+        inference_count (rows), execution_count (batches), batch_stats per batch size
+        (docs/operations.md "Per-model statistics")."""
+        return self._call(self._methods.model_statistics, "ModelStatistics",
+                          _statistics_request(name, version))
+
     def close(self):
         self._channel.close()
 
@@ -535,6 +554,11 @@ class AsyncClient:
         response = await self._call(self._methods.health, "Check",
                                     health_pb2.HealthCheckRequest(service=service))
         return response.status == health_pb2.HealthCheckResponse.SERVING
+
+    async def model_statistics(self, name: str = "",
+                               version: Version = "") -> "oip.ModelStatisticsResponse":
+        return await self._call(self._methods.model_statistics, "ModelStatistics",
+                                _statistics_request(name, version))
 
     async def close(self):
         await self._channel.close()

@@ -429,7 +429,7 @@ void Batcher::RunBatch(Batch& batch) {
   }
   if (options_.observers.on_dequeue) {
     for (const Piece& piece : live) {
-      options_.observers.on_dequeue(piece.job->spec.label,
+      options_.observers.on_dequeue(piece.job->spec.label, piece.job->spec.version,
                                     absl::ToDoubleSeconds(start - piece.job->enqueued));
     }
   }
@@ -460,7 +460,7 @@ void Batcher::RunBatch(Batch& batch) {
       }
     }
     if (options_.observers.on_batch) {
-      options_.observers.on_batch(first.label, first.method, rows,
+      options_.observers.on_batch(first.label, first.version, first.method, rows,
                                   absl::ToDoubleSeconds(absl::Now() - start));
     }
   }

@@ -66,12 +66,13 @@ class Batcher;
 // thread-safe: several batches of the same key may run at once.
 using RowComputeFn = std::function<void(int64_t n, const float* x, float* out)>;
 
-// Observers for metrics; each may be empty. `label` is the job's label.
+// Observers for metrics; each may be empty. `label` is the job's label and
+// `version` its version (BatchJob; every job of a batch shares both).
 struct BatcherObservers {
-  std::function<void(const std::string& label, const std::string& method, int64_t rows,
-                     double compute_seconds)>
+  std::function<void(const std::string& label, int64_t version, const std::string& method,
+                     int64_t rows, double compute_seconds)>
       on_batch;
-  std::function<void(const std::string& label, double queue_seconds)> on_dequeue;
+  std::function<void(const std::string& label, int64_t version, double queue_seconds)> on_dequeue;
   // Called with the batcher's lock held, so the values arrive in order: it
   // must be quick and must not call into the batcher.
   std::function<void(const std::string& label, int64_t queued_rows)> on_queue_rows;
@@ -105,6 +106,7 @@ struct BatchJob {
   const void* key = nullptr;  // e.g. the model's address
   std::string method;         // e.g. "Featurize"
   std::string label;          // e.g. the model name (metrics, queue limit)
+  int64_t version = 0;        // e.g. the model version (observers only; same key, same version)
   RowComputeFn compute;       // released once done has run
   int64_t in_dim = 0;
   int64_t out_dim = 0;

@@ -7,6 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "prometheus/text_serializer.h"
 #include "server/http/http_server.h"
 
@@ -262,8 +264,9 @@ void ServerMetrics::RpcHandled(const std::string& service, const std::string& me
       .Observe(seconds);
 }
 
-void ServerMetrics::BatchComputed(const std::string& model, const std::string& method, int64_t rows,
-                                  double compute_seconds) {
+void ServerMetrics::BatchComputed(const std::string& model, int64_t version,
+                                  const std::string& method, int64_t rows, double compute_seconds) {
+  statistics_.RecordBatch(model, version, rows, absl::Seconds(compute_seconds));
   batch_rows_.Add({{"model", model}, {"method", method}}, RowBuckets())
       .Observe(static_cast<double>(rows));
   compute_seconds_.Add({{"model", model}, {"method", method}}, LatencyBuckets())
@@ -271,8 +274,22 @@ void ServerMetrics::BatchComputed(const std::string& model, const std::string& m
   rows_total_.Add({{"model", model}, {"method", method}}).Increment(static_cast<double>(rows));
 }
 
-void ServerMetrics::Dequeued(const std::string& model, double queue_seconds) {
+void ServerMetrics::Dequeued(const std::string& model, int64_t version, double queue_seconds) {
+  statistics_.RecordQueue(model, version, absl::Seconds(queue_seconds));
   queue_seconds_.Add({{"model", model}}, LatencyBuckets()).Observe(queue_seconds);
+}
+
+void ServerMetrics::RequestEnded(const std::string& model, int64_t version, bool ok,
+                                 double seconds) {
+  statistics_.RecordRequest(model, version, ok, absl::Seconds(seconds), absl::Now());
+}
+
+void ServerMetrics::InputDecoded(const std::string& model, int64_t version, double seconds) {
+  statistics_.RecordInput(model, version, absl::Seconds(seconds));
+}
+
+void ServerMetrics::OutputWritten(const std::string& model, int64_t version, double seconds) {
+  statistics_.RecordOutput(model, version, absl::Seconds(seconds));
 }
 
 void ServerMetrics::QueueRows(const std::string& model, int64_t rows) {
@@ -297,6 +314,7 @@ void ServerMetrics::ModelReady(const std::string& model, int64_t version, const 
 }
 
 void ServerMetrics::ModelUnloaded(const std::string& model, int64_t version) {
+  statistics_.Forget(model, version);
   const std::string v = absl::StrCat(version);
   std::string kind;
   {

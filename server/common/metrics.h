@@ -38,6 +38,11 @@
 //     were handled (each cancelled; HTTP 499)
 //   invariant_inflight{budget}                gauge of what requests in flight hold of each
 //     budget: "memory" in bytes, "audio" in seconds of audio queued for or in decoding
+// Beside the series, the per-(model, version) statistics of the Open
+// Inference Protocol's statistics extension (model_statistics.h, read with
+// statistics()): BatchComputed and Dequeued update both in the same call, so
+// they never disagree (the version is not a Prometheus label);
+// RequestEnded, InputDecoded and OutputWritten feed the statistics only.
 // Series whose labels are known in advance start at 0 (Prometheus practice,
 // so rate() and alerts see the first event): the grpc_server_* series of
 // every method of the served services and every code (RpcKnown, called by
@@ -72,6 +77,7 @@
 #include "prometheus/gauge.h"
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
+#include "server/common/model_statistics.h"
 #include "server/http/http_server.h"
 
 namespace invariant::server {
@@ -98,9 +104,18 @@ class ServerMetrics {
   void RpcKnown(const std::string& service, const std::string& method, const std::string& type,
                 const std::string& code);
 
-  void BatchComputed(const std::string& model, const std::string& method, int64_t rows,
-                     double compute_seconds);
-  void Dequeued(const std::string& model, double queue_seconds);
+  // One compute call of `model` `version`: the batch series and the statistics.
+  void BatchComputed(const std::string& model, int64_t version, const std::string& method,
+                     int64_t rows, double compute_seconds);
+  // One piece of a request out of the batch queue: the queue series and the statistics.
+  void Dequeued(const std::string& model, int64_t version, double queue_seconds);
+  // The statistics only: one request ended (`ok` or not) `seconds` after its
+  // handler began; its clips decoded in `seconds`; its outputs written in `seconds`.
+  void RequestEnded(const std::string& model, int64_t version, bool ok, double seconds);
+  void InputDecoded(const std::string& model, int64_t version, double seconds);
+  void OutputWritten(const std::string& model, int64_t version, double seconds);
+  // The per-(model, version) statistics (ModelUnloaded forgets a version's).
+  const ModelStatisticsTable& statistics() const { return statistics_; }
   void QueueRows(const std::string& model, int64_t rows);
 
   void ModelReady(const std::string& model, int64_t version, const std::string& kind,
@@ -160,6 +175,7 @@ class ServerMetrics {
   std::function<void()> scrape_hook_;
   std::mutex model_mu_;  // model_info_ kinds by (model, version)
   std::map<std::pair<std::string, int64_t>, std::string> model_kinds_;
+  ModelStatisticsTable statistics_;
 };
 
 }  // namespace invariant::server

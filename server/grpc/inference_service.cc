@@ -63,6 +63,12 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::ModelInfer(
   return reactor;
 }
 
+grpc::ServerUnaryReactor* InferenceServiceImpl::ModelStatistics(
+    grpc::CallbackServerContext* context, const inference::ModelStatisticsRequest* request,
+    inference::ModelStatisticsResponse* response) {
+  return FinishWith(context, handler_->ModelStatistics(*request, response));
+}
+
 template <typename Call>
 grpc::ServerUnaryReactor* InferenceServiceImpl::Admin(grpc::CallbackServerContext* context,
                                                       Call call) const {

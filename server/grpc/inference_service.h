@@ -55,6 +55,10 @@ class InferenceServiceImpl final : public inference::GRPCInferenceService::Callb
   grpc::ServerUnaryReactor* ModelInfer(grpc::CallbackServerContext* context,
                                        const inference::ModelInferRequest* request,
                                        inference::ModelInferResponse* response) override;
+  // The statistics extension (data token, like ModelMetadata).
+  grpc::ServerUnaryReactor* ModelStatistics(grpc::CallbackServerContext* context,
+                                            const inference::ModelStatisticsRequest* request,
+                                            inference::ModelStatisticsResponse* response) override;
 
   // The repository extension (admin token).
   grpc::ServerUnaryReactor* RepositoryIndex(grpc::CallbackServerContext* context,

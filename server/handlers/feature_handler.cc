@@ -1,6 +1,7 @@
 #include "server/handlers/feature_handler.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <memory>
 #include <utility>
@@ -36,7 +37,22 @@ int64_t PredictBytesPerRow(const Model& model) {
   return bytes;
 }
 
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
 }  // namespace
+
+DoneFn FeatureHandler::Observed(const Registry::Handle& handle, DoneFn done) const {
+  if (!observers_.on_request) return done;
+  return [on_request = observers_.on_request, name = handle.name, version = handle.version,
+          start = Clock::now(), done = std::move(done)](absl::Status status) {
+    on_request(name, version, status.ok(), SecondsSince(start));
+    done(std::move(status));
+  };
+}
 
 std::string PredictedClassName(const Model& model, int32_t index) {
   if (index < 0) return "";
@@ -194,9 +210,13 @@ void FeatureHandler::Run(std::shared_ptr<const InferRequest> request,
       }
       return absl::OkStatus();
     };
+    const Clock::time_point decode_start = Clock::now();
     absl::StatusOr<DecodedRows> rows =
         DecodeClipBatch(*request, front, max_request_rows_, max_clip_seconds, keep_going);
     audio_lease->Release();
+    if (rows.ok() && observers_.on_input) {
+      observers_.on_input(handle.name, handle.version, SecondsSince(decode_start));
+    }
     if (!rows.ok()) {
       const absl::StatusCode code = rows.status().code();
       if ((code == absl::StatusCode::kCancelled || code == absl::StatusCode::kDeadlineExceeded) &&
@@ -223,6 +243,7 @@ void FeatureHandler::Submit(std::shared_ptr<DecodedRows> rows,
   job.key = model.get();
   job.method = method.name;
   job.label = handle.name;
+  job.version = handle.version;
   job.compute = std::move(method.compute);
   job.in_dim = model->input_dim();
   job.out_dim = method.out_dim;
@@ -231,8 +252,13 @@ void FeatureHandler::Submit(std::shared_ptr<DecodedRows> rows,
   job.out = method.prepare(rows->num_rows());
   job.deadline = deadline;
   job.done = [rows, request = std::move(request), memory = std::move(memory),
-              finish = std::move(method.finish), done](absl::Status status) mutable {
-    if (status.ok() && finish) finish();
+              finish = std::move(method.finish), done, on_output = observers_.on_output,
+              name = handle.name, version = handle.version](absl::Status status) mutable {
+    if (status.ok()) {
+      const Clock::time_point start = Clock::now();
+      if (finish) finish();
+      if (on_output) on_output(name, version, SecondsSince(start));
+    }
     memory.reset();  // given back, or handed to the front end's answer_leases
     done(status);
   };
@@ -333,6 +359,7 @@ void FeatureHandler::Featurize(const v1::FeaturizeRequest& request, v1::Featuriz
   infer->features = true;
   absl::StatusOr<Registry::Handle> handle = Resolve(*infer);
   if (!handle.ok()) return done(handle.status());
+  done = Observed(*handle, std::move(done));
   std::shared_ptr<const Model> model = handle->servable;
   infer->response_bytes_per_row = 4 * model->feature_dim();
   InferSinks sinks;
@@ -355,6 +382,7 @@ void FeatureHandler::Predict(const v1::PredictRequest& request, v1::PredictRespo
   infer->head = true;
   absl::StatusOr<Registry::Handle> handle = Resolve(*infer);
   if (!handle.ok()) return done(handle.status());
+  done = Observed(*handle, std::move(done));
   std::shared_ptr<const Model> model = handle->servable;
   infer->response_bytes_per_row = PredictBytesPerRow(*model);
   InferSinks sinks;

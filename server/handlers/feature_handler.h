@@ -68,6 +68,7 @@
 #include "server/admission/worker_queue.h"
 #include "server/batching/batcher.h"
 #include "server/handlers/audio_clips.h"
+#include "server/handlers/handler_observers.h"
 #include "server/handlers/infer_request.h"
 #include "server/handlers/model_metadata.h"
 
@@ -139,17 +140,24 @@ class FeatureHandler {
   FeatureHandler(const Registry* registry, Batcher* batcher, int64_t max_request_rows,
                  int64_t max_response_bytes = std::numeric_limits<int32_t>::max(),
                  double max_audio_clip_seconds = kDefaultMaxAudioClipSeconds,
-                 HandlerAdmission admission = {})
+                 HandlerAdmission admission = {}, HandlerObservers observers = {})
       : registry_(registry),
         batcher_(batcher),
         max_request_rows_(max_request_rows),
         max_response_bytes_(max_response_bytes),
         max_audio_clip_seconds_(max_audio_clip_seconds),
-        admission_(std::move(admission)) {}
+        admission_(std::move(admission)),
+        observers_(std::move(observers)) {}
 
   // The core, which both front ends call. Resolve: the ready version
   // `request` names (one registry lookup; errors name request.fields.model).
   absl::StatusOr<Registry::Handle> Resolve(const InferRequest& request) const;
+  // `done`, reporting the request's end to HandlerObservers::on_request
+  // (handler_observers.h) with the time since this call. Each front end
+  // wraps its `done` once, right after Resolve found the version, so every
+  // request that reached a model version is counted once, OK or failed
+  // (Featurize, Predict, InferenceHandler::ModelInfer).
+  DoneFn Observed(const Registry::Handle& handle, DoneFn done) const;
   // Answers `request` with the model `handle` resolved: checks the input
   // (rows or clips, as the model takes), admits it, decodes clips on the
   // decoding workers, and computes the features and/or the head's outputs
@@ -217,6 +225,7 @@ class FeatureHandler {
   const int64_t max_response_bytes_;
   const double max_audio_clip_seconds_;
   const HandlerAdmission admission_;
+  const HandlerObservers observers_;
 };
 
 }  // namespace invariant::server

@@ -113,7 +113,16 @@ absl::Status InferenceHandler::ServerMetadata(const inference::ServerMetadataReq
   response->set_name(kServerName);
   response->set_version(server_version_);
   for (const std::string& extension : extensions_) response->add_extensions(extension);
+  if (statistics_) response->add_extensions("statistics");
   return absl::OkStatus();
+}
+
+absl::Status InferenceHandler::ModelStatistics(const inference::ModelStatisticsRequest& request,
+                                               inference::ModelStatisticsResponse* response) const {
+  if (!statistics_) {
+    return absl::UnimplementedError("the statistics extension is not served");
+  }
+  return AnswerModelStatistics(*registry_, statistics_, request, response);
 }
 
 absl::Status InferenceHandler::ModelMetadata(const inference::ModelMetadataRequest& request,
@@ -146,6 +155,7 @@ void InferenceHandler::ModelInfer(const inference::ModelInferRequest& request,
   }
   absl::StatusOr<Registry::Handle> handle = features_->Resolve(*infer);
   if (!handle.ok()) return done(handle.status());
+  done = features_->Observed(*handle, std::move(done));
   const InferenceModelShape shape = ShapeOfModel(*handle->servable);
   if (absl::Status s = DecodeInferInput(request, shape, features_->max_request_rows(), infer.get(),
                                         call_context.json_tensor_data);

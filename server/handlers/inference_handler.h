@@ -15,6 +15,9 @@
 // malformed request, RESOURCE_EXHAUSTED full queue, DEADLINE_EXCEEDED) and
 // are produced once, naming the protocol's fields (ProtocolFieldNames).
 //
+// ServerMetadata lists the extensions the handler serves ("statistics" when
+// it has a StatisticsSource); each transport adds its own.
+//
 // Readiness: ServerLive is always true while the handler answers;
 // ServerReady asks `server_ready`; ModelReady is false (not an error) for an
 // unknown model or a version that is not ready.
@@ -36,6 +39,7 @@
 #include "inference/grpc_service.pb.h"
 #include "server/handlers/feature_handler.h"
 #include "server/handlers/model_metadata.h"
+#include "server/handlers/statistics_handler.h"
 
 namespace invariant::server {
 
@@ -48,17 +52,20 @@ class InferenceHandler {
   // INVALID_ARGUMENT before anything is computed. `extensions`: the protocol
   // extensions the server serves on every binding, listed by ServerMetadata
   // (e.g. "model_repository"; a binding adds its own, such as REST's
-  // "binary_tensor_data").
+  // "binary_tensor_data"). `statistics` answers the statistics extension
+  // (statistics_handler.h), and ServerMetadata then lists "statistics" too;
+  // empty: ModelStatistics is UNIMPLEMENTED.
   InferenceHandler(const Registry* registry, const FeatureHandler* features,
                    std::string server_version, std::function<bool()> server_ready,
                    int64_t max_response_bytes = std::numeric_limits<int32_t>::max(),
-                   std::vector<std::string> extensions = {})
+                   std::vector<std::string> extensions = {}, StatisticsSource statistics = {})
       : registry_(registry),
         features_(features),
         server_version_(std::move(server_version)),
         server_ready_(std::move(server_ready)),
         max_response_bytes_(max_response_bytes),
-        extensions_(std::move(extensions)) {}
+        extensions_(std::move(extensions)),
+        statistics_(std::move(statistics)) {}
 
   absl::Status ServerLive(const inference::ServerLiveRequest& request,
                           inference::ServerLiveResponse* response) const;
@@ -70,6 +77,9 @@ class InferenceHandler {
                               inference::ServerMetadataResponse* response) const;
   absl::Status ModelMetadata(const inference::ModelMetadataRequest& request,
                              inference::ModelMetadataResponse* response) const;
+  // The statistics extension (statistics_handler.h).
+  absl::Status ModelStatistics(const inference::ModelStatisticsRequest& request,
+                               inference::ModelStatisticsResponse* response) const;
 
   // Asynchronous: `done` runs exactly once (possibly before ModelInfer
   // returns, possibly on a batcher thread); `request` and `response` must
@@ -93,6 +103,7 @@ class InferenceHandler {
   const std::function<bool()> server_ready_;
   const int64_t max_response_bytes_;
   const std::vector<std::string> extensions_;
+  const StatisticsSource statistics_;
 };
 
 }  // namespace invariant::server

@@ -19,6 +19,7 @@
 #include "server/rest/rest_codec.h"
 #include "server/rest/rest_infer_request.h"
 #include "server/rest/rest_repository.h"
+#include "server/rest/rest_statistics.h"
 
 namespace invariant::server {
 namespace {
@@ -39,7 +40,9 @@ HttpResponse Json(int status, std::string body) {
 using Route = RestInferenceService::Route;
 
 // /v2, /v2/health/{live,ready}, /v2/models/{name}[/versions/{v}][/ready|/infer],
-// /v2/repository/index, /v2/repository/models/{name}/{load,unload}
+// /v2/repository/index, /v2/repository/models/{name}/{load,unload},
+// /v2/models[/{name}[/versions/{v}]]/stats (so a model named "stats" has its
+// metadata at /v2/models/stats/versions/{v} only, as in Triton)
 Route Match(const std::string& path) {
   std::vector<std::string> parts = absl::StrSplit(path, '/');
   Route route;
@@ -60,6 +63,8 @@ Route Match(const std::string& path) {
     route.method = parts[3] == "load" ? "RepositoryModelLoad" : "RepositoryModelUnload";
     route.http_method = "POST";
     route.model = parts[2];
+  } else if (parts.size() == 2 && parts[0] == "models" && parts[1] == "stats") {
+    route.method = "ModelStatistics";  // every model
   } else if (parts.size() >= 2 && parts[0] == "models") {
     route.model = parts[1];
     size_t next = 2;
@@ -73,6 +78,8 @@ Route Match(const std::string& path) {
       route.method = "ModelReady";
     } else if (parts.size() == next + 1 && parts[next] == "report") {
       route.method = "ModelReport";
+    } else if (parts.size() == next + 1 && parts[next] == "stats") {
+      route.method = "ModelStatistics";
     } else if (parts.size() == next + 1 && parts[next] == "infer") {
       route.method = "ModelInfer";
       route.http_method = "POST";
@@ -107,6 +114,7 @@ void RestInferenceService::Register(HttpServer* server) const {
   if (metrics_ != nullptr) {
     std::vector<const char*> methods = {"ServerLive",    "ServerReady", "ServerMetadata",
                                         "ModelMetadata", "ModelReady",  "ModelInfer"};
+    methods.push_back("ModelStatistics");
     if (extensions_.pages != nullptr) methods.insert(methods.end(), {"ReportIndex", "ModelReport"});
     if (extensions_.repository != nullptr) {
       methods.insert(methods.end(),
@@ -265,6 +273,13 @@ absl::Status RestInferenceService::Answer(const Route& route, HttpRequest& reque
     inference::ModelMetadataResponse metadata;
     status = handler_->ModelMetadata(metadata_request, &metadata);
     if (status.ok()) *response = Json(200, ModelMetadataToJson(metadata));
+  } else if (route.method == "ModelStatistics") {
+    inference::ModelStatisticsRequest statistics_request;
+    statistics_request.set_name(route.model);
+    statistics_request.set_version(route.version);
+    inference::ModelStatisticsResponse statistics;
+    status = handler_->ModelStatistics(statistics_request, &statistics);
+    if (status.ok()) *response = Json(200, ModelStatisticsToJson(statistics));
   } else if (route.method == "ModelReady") {
     inference::ModelReadyRequest ready_request;
     ready_request.set_name(route.model);

@@ -10,6 +10,8 @@
 //                                               that version is not ready (unknown
 //                                               models included), with the reason
 //   POST /v2/models/{name}[/versions/{v}]/infer infer (JSON tensors)
+//   GET  /v2/models[/{name}[/versions/{v}]]/stats  the statistics extension
+//                                               (rest_statistics.h; 501 when not served)
 // {v} is the protocol's version string: a number, "latest" or a label.
 // HEAD is accepted wherever GET is. Errors are {"error": "message"}, the
 // message of the gRPC binding (with "inputs[0].data" where that one says
@@ -39,7 +41,7 @@
 // Metrics: every call on a known route is counted by ServerMetrics::RpcStarted
 // / RpcHandled with grpc_service="inference.REST", grpc_method the protocol's
 // method name (ServerLive, ServerReady, ServerMetadata, ModelMetadata,
-// ModelReady, ModelInfer), grpc_type="http" and grpc_code the canonical code
+// ModelReady, ModelInfer, ModelStatistics), grpc_type="http" and grpc_code the canonical code
 // name ("OK", "INVALID_ARGUMENT", ...), so one dashboard shows both transports.
 // Register creates every route's series (each code) at 0; a path that is no
 // route (404) or a wrong method (405) is not counted, so a client cannot add

@@ -121,6 +121,40 @@ TEST_F(CliTest, HealthOfUnreachableServerExitsThree) {
   EXPECT_THAT(r.err, HasSubstr("health: UNAVAILABLE: "));
 }
 
+TEST_F(CliTest, StatsListsEveryLoadedVersionOrTheOneAskedFor) {
+  const std::vector<float> x = testing_server::ServerTestBase::RandomRows(3, kDim, 4);
+  std::vector<float> scores;
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(client_->Predict("rf", 3, x, &scores).ok());  // v2
+  ToolResult r = Cli({"stats", target_});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 4u) << r.out;  // header, feat 1, rf 1, rf 2
+  EXPECT_THAT(lines[0], StartsWith("model,version,last_inference,inference_count,execution_count,"
+                                   "success_count,success_ns,fail_count,fail_ns,queue_count"));
+  EXPECT_THAT(lines[1], StartsWith("feat,1,0,0,0,0,0,"));
+  EXPECT_THAT(lines[2], StartsWith("rf,1,0,0,0,"));
+  const std::vector<std::string> v2 = absl::StrSplit(lines[3], ',');
+  ASSERT_EQ(v2.size(), 17u) << lines[3];
+  EXPECT_EQ(v2[1], "2");
+  EXPECT_EQ(v2[3], "6");  // rows
+  EXPECT_EQ(v2[4], "2");  // batches
+  EXPECT_EQ(v2[5], "2");  // successful requests
+
+  r = Cli({"stats", "rf", "--version=2", "--format=jsonl", target_});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 1u) << r.out;
+  google::protobuf::Struct json;
+  ASSERT_TRUE(ParseJson(lines[0], &json)) << lines[0];
+  EXPECT_EQ(json.fields().at("inference_count").number_value(), 6);
+  EXPECT_EQ(json.fields().at("batch_stats").list_value().values_size(), 1);
+  EXPECT_EQ(Lines(Cli({"stats", "rf", "--version_label=stable", target_}).out).size(), 2u);
+
+  r = Cli({"stats", "nope", target_});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.err, HasSubstr("NOT_FOUND"));
+}
+
 TEST_F(CliTest, ModelsListsEveryVersionWithLabels) {
   ToolResult r = Cli({"models", target_});
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -294,3 +294,52 @@ def test_repository_index_load_and_unload(explicit_server, rows):
         with pytest.raises(InvariantServeError) as error:
             c.repository_index()
         assert error.value.code == grpc.StatusCode.UNAUTHENTICATED
+
+
+def _rf_stats(response, version="2"):
+    return [s for s in response.model_stats if (s.name, s.version) == ("rf", version)]
+
+
+def test_model_statistics_count_the_calls_made(client, rows):
+    before = client.model_statistics("rf")
+    assert [s.version for s in before.model_stats] == ["1", "2"]  # every loaded version
+    X = rows(5, seed=21)
+    for _ in range(3):
+        client.predict("rf", X)
+    with pytest.raises(InvariantServeError) as error:  # reaches version 2, then fails
+        client.predict("rf", rows(5, seed=21)[:, :15])
+    assert error.value.code == grpc.StatusCode.INVALID_ARGUMENT
+    after = client.model_statistics("rf", 2)
+    (old,), (new,) = _rf_stats(before), _rf_stats(after)
+    assert new.inference_count - old.inference_count == 15
+    assert new.execution_count - old.execution_count == 3
+    stats, old_stats = new.inference_stats, old.inference_stats
+    assert stats.success.count - old_stats.success.count == 3
+    assert stats.fail.count - old_stats.fail.count == 1
+    assert stats.compute_infer.ns > old_stats.compute_infer.ns
+    assert new.last_inference > 0
+    assert sum(b.compute_infer.count for b in new.batch_stats) <= new.execution_count
+    # Every model, and the same numbers by label or "latest".
+    everything = client.model_statistics()
+    assert {"rf", "rf_features", "rf_regression"} <= {s.name for s in everything.model_stats}
+    assert _rf_stats(everything) == [new]
+    assert _rf_stats(client.model_statistics("rf", "latest")) == [new]
+
+
+def test_model_statistics_errors_name_the_field(client):
+    with pytest.raises(InvariantServeError) as error:
+        client.model_statistics("no_such_model")
+    assert error.value.code == grpc.StatusCode.NOT_FOUND
+    assert "name" in str(error.value)
+    with pytest.raises(InvariantServeError) as error:
+        client.model_statistics("", "1")
+    assert error.value.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert "version" in str(error.value)
+
+
+def test_async_model_statistics_agrees(server):
+    async def main():
+        async with AsyncClient(server.target, timeout=30) as c:
+            return await c.model_statistics("rf", 2)
+    response = asyncio.run(main())
+    assert [s.version for s in response.model_stats] == ["2"]

@@ -59,6 +59,7 @@ int RunPredict(Client& client, const CommandContext& context);
 int RunReload(Client& client, const CommandContext& context);
 int RunStatus(Client& client, const CommandContext& context);
 int RunRepository(Client& client, const CommandContext& context);
+int RunStats(Client& client, const CommandContext& context);
 
 // kAction: an ACTION argument first, then MODEL when the action takes one
 // (the command checks which).
@@ -72,7 +73,7 @@ struct Command {
 };
 
 // In the order usage messages list them.
-inline constexpr std::array<Command, 8> kCommands = {{
+inline constexpr std::array<Command, 9> kCommands = {{
     {"health", ModelArgument::kNone, false, RunHealth},
     {"models", ModelArgument::kNone, false, RunModels},
     {"metadata", ModelArgument::kRequired, false, RunMetadata},
@@ -81,6 +82,7 @@ inline constexpr std::array<Command, 8> kCommands = {{
     {"reload", ModelArgument::kNone, true, RunReload},
     {"status", ModelArgument::kOptional, true, RunStatus},
     {"repository", ModelArgument::kAction, true, RunRepository},
+    {"stats", ModelArgument::kOptional, false, RunStats},
 }};
 
 }  // namespace invariant::cli

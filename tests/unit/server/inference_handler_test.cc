@@ -138,8 +138,8 @@ TEST_F(InferenceHandlerTest, TypedInferEqualsFeaturizeAndPredict) {
 class OneJobPerInferTest : public InferenceHandlerTest {
  protected:
   OneJobPerInferTest() {
-    batch_observers_.on_batch = [this](const std::string&, const std::string& method, int64_t rows,
-                                       double) {
+    batch_observers_.on_batch = [this](const std::string&, int64_t, const std::string& method,
+                                       int64_t rows, double) {
       std::lock_guard<std::mutex> lock(mu_);
       rows_by_method_[method] += rows;
       ++jobs_;

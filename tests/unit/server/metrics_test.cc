@@ -13,7 +13,7 @@ TEST(MetricsTest, RecordsRpcAndBatchMetricsWithLabels) {
   ServerMetrics metrics("1.2.3");
   metrics.RpcStarted("invariant.v1.FeatureService", "Predict", "unary");
   metrics.RpcHandled("invariant.v1.FeatureService", "Predict", "unary", "OK", 0.001);
-  metrics.BatchComputed("m", "Predict", 7, 0.002);
+  metrics.BatchComputed("m", 1, "Predict", 7, 0.002);
   metrics.QueueRows("m", 3);
   const std::string text = metrics.Serialize();
   EXPECT_THAT(text, HasSubstr("invariant_build_info{version=\"1.2.3\"} 1"));
