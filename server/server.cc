@@ -335,10 +335,15 @@ absl::Status Server::Init() {
         metrics->statistics().Fill(name, version, out);
       });
   model_pages_ = std::make_unique<ModelPages>(registry_.get(), options_.models_dir);
-  repository_handler_ = std::make_unique<RepositoryHandler>(registry_.get(), [this] {
-    NoteModels();
-    UpdateHealth();
-  });
+  // An unload answers once the model's calls in flight have ended, waiting
+  // at most as long as a shutdown would for them.
+  repository_handler_ = std::make_unique<RepositoryHandler>(
+      registry_.get(),
+      [this] {
+        NoteModels();
+        UpdateHealth();
+      },
+      absl::Seconds(options_.drain_seconds));
   inference_service_ = std::make_unique<InferenceServiceImpl>(
       inference_handler_.get(), repository_handler_.get(), plan.admin, options_.admin_token);
 

@@ -1,8 +1,11 @@
 #include "server/handlers/repository_handler.h"
 
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "core/base/error_text.h"
 #include "server/handlers/validation.h"
 
@@ -64,8 +67,18 @@ absl::Status RepositoryHandler::Unload(
     const inference::RepositoryModelUnloadRequest& request,
     inference::RepositoryModelUnloadResponse* /*response*/) const {
   if (absl::Status s = CheckModelRequest(request); !s.ok()) return s;
-  absl::Status status = registry_->UnloadModel(request.model_name());
+  std::vector<std::weak_ptr<const void>> in_use;
+  absl::Status status = registry_->UnloadModel(request.model_name(), &in_use);
   if (on_change_) on_change_();
+  // Drain: the calls in flight hold the bits; answer once they have ended.
+  const absl::Time deadline = absl::Now() + drain_timeout_;
+  const auto alive = [&in_use] {
+    for (const auto& bits : in_use) {
+      if (!bits.expired()) return true;
+    }
+    return false;
+  };
+  while (status.ok() && alive() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(5));
   return status;
 }
 

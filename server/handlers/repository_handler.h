@@ -11,7 +11,9 @@
 // otherwise); loading is the staged, verified path of a reload (a corrupt
 // bundle is refused with its reason, in the answer and in the index, while
 // the version serving keeps serving); unloading takes the model out of
-// lookups at once while the calls in flight finish on the bits they hold.
+// lookups at once; the calls in flight finish on the bits they hold, and
+// Unload answers once they have (drained), or after `drain_timeout` with OK
+// and the bits freed when the last call ends.
 //
 // Access is the transport's business: both front ends check the admin token
 // (auth.h CheckAdmin) before calling these. The answers may name files of
@@ -31,6 +33,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "inference/grpc_service.pb.h"
 #include "server/handlers/model_metadata.h"
 
@@ -40,8 +43,9 @@ class RepositoryHandler {
  public:
   // `registry` must outlive the handler; `on_change` (may be empty) runs
   // after every load or unload that reached the registry (health, metrics).
-  explicit RepositoryHandler(Registry* registry, std::function<void()> on_change = {})
-      : registry_(registry), on_change_(std::move(on_change)) {}
+  explicit RepositoryHandler(Registry* registry, std::function<void()> on_change = {},
+                             absl::Duration drain_timeout = absl::Seconds(30))
+      : registry_(registry), on_change_(std::move(on_change)), drain_timeout_(drain_timeout) {}
 
   absl::Status Index(const inference::RepositoryIndexRequest& request,
                      inference::RepositoryIndexResponse* response) const;
@@ -53,6 +57,7 @@ class RepositoryHandler {
  private:
   Registry* registry_;
   const std::function<void()> on_change_;
+  const absl::Duration drain_timeout_;
 };
 
 }  // namespace invariant::server

@@ -110,7 +110,8 @@ absl::Status VersionRegistry::LoadModel(const std::string& name) {
                     : absl::StrCat("; still serving version(s) ", absl::StrJoin(ready, ", "))));
 }
 
-absl::Status VersionRegistry::UnloadModel(const std::string& name) {
+absl::Status VersionRegistry::UnloadModel(const std::string& name,
+                                          std::vector<std::weak_ptr<const void>>* in_use) {
   if (!options_.explicit_control) return NeedsExplicitControl("unloading a model");
   absl::MutexLock scan_lock(&scan_mu_);
   std::vector<int64_t> unloaded;
@@ -140,6 +141,9 @@ absl::Status VersionRegistry::UnloadModel(const std::string& name) {
     }
     // Not served by choice: the registry stays Serving without it.
     model.ever_ready = false;
+  }
+  if (in_use != nullptr) {
+    for (const Servable& servable : released) in_use->push_back(servable);
   }
   released.clear();
   for (int64_t v : unloaded) {

@@ -150,7 +150,9 @@ class VersionRegistry {
   bool ModelReady(const std::string& name) const ABSL_LOCKS_EXCLUDED(mu_);
   bool explicit_control() const { return options_.explicit_control; }
   absl::Status LoadModel(const std::string& name) ABSL_LOCKS_EXCLUDED(scan_mu_, mu_);
-  absl::Status UnloadModel(const std::string& name) ABSL_LOCKS_EXCLUDED(scan_mu_, mu_);
+  absl::Status UnloadModel(const std::string& name,
+                           std::vector<std::weak_ptr<const void>>* in_use = nullptr)
+      ABSL_LOCKS_EXCLUDED(scan_mu_, mu_);
   std::vector<RepositoryEntry> Index(bool ready_only) const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
@@ -263,7 +265,13 @@ class ModelRegistry {
   // model that is not loaded; NOT_FOUND for a name the registry never saw
   // and the root does not hold.
   absl::Status LoadModel(const std::string& name) { return core_.LoadModel(name); }
-  absl::Status UnloadModel(const std::string& name) { return core_.UnloadModel(name); }
+  // `in_use` (may be null) receives the unloaded versions' bits, which stay
+  // alive while a call holds them: a caller may wait for them to expire to
+  // know the model has drained.
+  absl::Status UnloadModel(const std::string& name,
+                           std::vector<std::weak_ptr<const void>>* in_use = nullptr) {
+    return core_.UnloadModel(name, in_use);
+  }
   // Every model directory under the root and every model the registry
   // knows, each version with its state: READY, LOADING, or UNAVAILABLE with
   // the reason (the load error, "unloaded", or not loaded: not aspired by

@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <fstream>
+#include <future>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -165,12 +166,26 @@ TEST_F(RepositoryExtensionTest, ACallInFlightOnAnUnloadedModelFinishes) {
     if (!queued) absl::SleepFor(absl::Milliseconds(10));
   }
   ASSERT_TRUE(queued) << "the call never reached the batch queue";
-  ASSERT_TRUE(Load("a", /*load=*/false).ok());
+  // The unload takes the model out of lookups at once and answers once the
+  // call it holds has drained, which the paused batcher keeps in flight.
+  std::future<grpc::Status> unload =
+      std::async(std::launch::async, [this] { return Load("a", /*load=*/false); });
+  bool gone = false;
+  // Bounded polls of the index: no batcher on its path (a Predict sent before
+  // the unload would wait in the paused queue).
+  for (int i = 0; i < 240 && !gone; ++i) {
+    gone = Index() == std::vector<std::string>{"a/1:UNAVAILABLE"};
+    if (!gone) absl::SleepFor(absl::Milliseconds(10));
+  }
+  ASSERT_TRUE(gone) << "the model was never taken out of lookups";
   EXPECT_EQ(Predict("a").error_code(), grpc::StatusCode::NOT_FOUND);  // new calls: gone
-  server_->Signal(SIGUSR1);                                           // the batcher runs
+  EXPECT_EQ(unload.wait_for(std::chrono::seconds(0)), std::future_status::timeout)
+      << "the unload answered before its call in flight ended";
+  server_->Signal(SIGUSR1);  // the batcher runs
   CallResult<v1::PredictResponse> result = in_flight.get();
   EXPECT_TRUE(result.status.ok()) << result.status.error_message();
   EXPECT_EQ(result.response.scores_size(), 3);
+  EXPECT_TRUE(unload.get().ok());  // drained
 }
 
 TEST_F(RepositoryExtensionTest, ACorruptBundleIsRefusedWithItsReasonAndTheServedVersionStays) {
