@@ -5,8 +5,9 @@
 // for the repository extension, RepositoryHandler (repository_handler.h)
 // after the admin gate (auth.h CheckAdminCall: these calls pass the data
 // token gate, data_auth.h, and need the admin token instead), converts the
-// status once (status_util.h) and finishes. Repository loads block the
-// callback thread while the bundle loads (admin calls, serialized). Served on the same
+// status once (status_util.h) and finishes. Repository loads and unloads
+// block the callback thread while the bundle loads or the model drains
+// (admin calls, serialized). Served on the same
 // port and server as invariant.v1, so the metrics interceptor counts its
 // calls under grpc_service="inference.GRPCInferenceService" and the protocol's
 // method names.
