@@ -286,7 +286,8 @@ FeatureHandler::Method FeatureHandler::MethodFor(const InferRequest& request,
     int64_t rows = 0;
     float* features = nullptr;
     float* scores = nullptr;
-    std::vector<float> combined;
+    // Rows of [features | scores]; not zero-filled: the compute writes every value.
+    std::unique_ptr<float[]> combined;
     std::vector<float> own_scores;
   };
   auto state = std::make_shared<Outputs>();
@@ -310,17 +311,17 @@ FeatureHandler::Method FeatureHandler::MethodFor(const InferRequest& request,
     }
     if (!both) return state->scores;
     state->features = sinks.features(n);
-    state->combined.assign(static_cast<size_t>(n * (f + t)), 0.0f);
-    return state->combined.data();
+    state->combined.reset(new float[static_cast<size_t>(n * (f + t))]);
+    return state->combined.get();
   };
   method.finish = [state, both, f, t, model, predicted = std::move(sinks.predicted)] {
     if (both) {
       for (int64_t i = 0; i < state->rows; ++i) {
-        const float* row = state->combined.data() + i * (f + t);
+        const float* row = state->combined.get() + i * (f + t);
         std::copy_n(row, f, state->features + i * f);
         std::copy_n(row + f, t, state->scores + i * t);
       }
-      state->combined = {};
+      state->combined.reset();
     }
     if (predicted && model->task() == v1::TASK_CLASSIFICATION) {
       predicted(ArgmaxRows(state->rows, t, state->scores));

@@ -32,4 +32,16 @@ absl::StatusOr<v1::InvarianceCertificate> CertifyBaseline(const Model& model,
   return c;
 }
 
+absl::Status RecordBaselineCertificate(const Model& model, const FloatMatrix& test_x,
+                                       const v1::CertificateConfig& config, uint64_t seed,
+                                       TrainReport& report) {
+  if (config.baseline().empty()) return absl::OkStatus();
+  absl::StatusOr<v1::InvarianceCertificate> certificate =
+      CertifyBaseline(model, test_x, config, seed);
+  if (!certificate.ok()) return certificate.status();
+  report.baseline_model = config.baseline();
+  report.baseline_certificate = *std::move(certificate);
+  return absl::OkStatus();
+}
+
 }  // namespace invariant::train

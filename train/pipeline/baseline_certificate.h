@@ -18,6 +18,7 @@
 #include "core/model/model.h"
 #include "invariant/v1/bundle.pb.h"
 #include "invariant/v1/train_config.pb.h"
+#include "train/pipeline/report.h"
 
 namespace invariant::train {
 
@@ -27,6 +28,12 @@ absl::StatusOr<v1::InvarianceCertificate> CertifyBaseline(const Model& model,
                                                           const FloatMatrix& test_x,
                                                           const v1::CertificateConfig& config,
                                                           uint64_t seed);
+
+// When config.baseline names a model: CertifyBaseline, recorded in `report`
+// (baseline_model, baseline_certificate); nothing otherwise.
+absl::Status RecordBaselineCertificate(const Model& model, const FloatMatrix& test_x,
+                                       const v1::CertificateConfig& config, uint64_t seed,
+                                       TrainReport& report);
 
 }  // namespace invariant::train
 

@@ -137,9 +137,7 @@ void RecordPooledPredictions(const std::vector<FoldPredictions>& rounds, const D
   if (plan.classification()) {
     RecordConfusion(ArgmaxRows(scores), ArgmaxRows(targets), plan.schema.class_names, r);
   } else {
-    const std::vector<std::string>& names = plan.schema.target_names;
-    RecordPredictions(rows, scores.data(), targets.data(), t, names.empty() ? "y0" : names.front(),
-                      r);
+    RecordPredictions(rows, scores.data(), targets.data(), t, plan.schema.target_names, r);
   }
 }
 

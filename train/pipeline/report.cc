@@ -70,8 +70,8 @@ void RecordConfusion(const std::vector<int32_t>& predicted, const std::vector<in
 }
 
 void RecordPredictions(int64_t n, const float* predictions, const float* targets, int64_t cols,
-                       const std::string& target_name, TrainReport& r) {
-  r.target_name = target_name;
+                       const std::vector<std::string>& target_names, TrainReport& r) {
+  r.target_name = target_names.empty() ? "y0" : target_names.front();
   r.test_predictions.clear();
   const int64_t kept = std::min(n, kMaxReportedPredictions);
   for (int64_t k = 0; k < kept; ++k) {

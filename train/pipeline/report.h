@@ -103,10 +103,10 @@ inline constexpr int64_t kMaxReportedPredictions = 2000;
 // Sets r.class_names and r.confusion from the predicted and true classes.
 void RecordConfusion(const std::vector<int32_t>& predicted, const std::vector<int32_t>& labels,
                      const std::vector<std::string>& class_names, TrainReport& r);
-// Sets r.target_name and r.test_predictions from column 0 of n × T
-// predictions and targets.
+// Sets r.target_name (the first of `target_names`, "y0" when there are
+// none) and r.test_predictions from column 0 of n × T predictions and targets.
 void RecordPredictions(int64_t n, const float* predictions, const float* targets, int64_t cols,
-                       const std::string& target_name, TrainReport& r);
+                       const std::vector<std::string>& target_names, TrainReport& r);
 
 // One JSON object; keys are stable (documented in README "Training").
 std::string ReportToJson(const TrainReport& report);

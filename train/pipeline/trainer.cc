@@ -4,19 +4,14 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <map>
 #include <optional>
-#include <sstream>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "core/base/file.h"
 #include "core/base/status_macros.h"
 #include "core/base/thread_pool.h"
@@ -26,7 +21,6 @@
 #include "core/rls/lambda_selection.h"
 #include "core/rls/linear_model.h"
 #include "core/rls/metrics.h"
-#include "google/protobuf/text_format.h"
 #include "train/pipeline/baseline_certificate.h"
 #include "train/pipeline/certificate.h"
 #include "train/pipeline/config.h"
@@ -203,9 +197,8 @@ absl::Status Evaluate(Run& run, const FloatMatrix& scores, v1::Manifest& manifes
   } else {
     ASSIGN_OR_RETURN(m["rmse"], RootMeanSquaredError(scores, test.y));
     ASSIGN_OR_RETURN(m["mae"], MeanAbsoluteError(scores, test.y));
-    const std::vector<std::string>& names = run.plan.schema.target_names;
     RecordPredictions(test.rows(), scores.data(), test.y.data(), test.y.cols(),
-                      names.empty() ? "y0" : names.front(), run.report);
+                      run.plan.schema.target_names, run.report);
   }
   for (const auto& [k, v] : m) (*manifest.mutable_metrics())[absl::StrCat("test_", k)] = v;
   return absl::OkStatus();
@@ -298,12 +291,9 @@ absl::StatusOr<std::string> Finish(Run& run, const LinearModel* head) {
                    CertifyModel(*model, run.plan.test.x, run.config.certificate(),
                                 run.config.encoder().seed() ^ kCertificateSeedSalt));
   RETURN_IF_ERROR(AddPairsCertificate(*model, run.config.certificate(), &manifest));
-  if (!run.config.certificate().baseline().empty()) {
-    run.report.baseline_model = run.config.certificate().baseline();
-    ASSIGN_OR_RETURN(run.report.baseline_certificate,
-                     CertifyBaseline(*model, run.plan.test.x, run.config.certificate(),
-                                     run.config.encoder().seed() ^ kCertificateSeedSalt));
-  }
+  RETURN_IF_ERROR(RecordBaselineCertificate(*model, run.plan.test.x, run.config.certificate(),
+                                            run.config.encoder().seed() ^ kCertificateSeedSalt,
+                                            run.report));
   run.EndStage("evaluate");
   ASSIGN_OR_RETURN(model, Model::Assemble(manifest, std::move(tensors)));
   FillReport(run, model->manifest());
