@@ -180,22 +180,6 @@ void Model::EncodeInBlocks(
   }
 }
 
-void Model::FeaturizeAndPredict(int64_t n, const float* x, float* out) const {
-  if (n == 0) return;
-  const int64_t f = feature_dim();
-  const int64_t t = output_dim();
-  std::vector<float> scores;
-  EncodeInBlocks(n, x, [&](int64_t i0, int64_t b, const float* phi) {
-    scores.resize(static_cast<size_t>(b * t));
-    ApplyLinearModel(head_, b, phi, scores.data());
-    for (int64_t i = 0; i < b; ++i) {
-      float* row = out + (i0 + i) * (f + t);
-      std::copy_n(phi + i * f, f, row);
-      std::copy_n(scores.data() + i * t, t, row + f);
-    }
-  });
-}
-
 void Model::Predict(int64_t n, const float* x, float* scores) const {
   if (n == 0) return;
   const int64_t t = output_dim();

@@ -87,10 +87,6 @@ class Model {
   // featurized in blocks and scored by ApplyLinearModel. Requires has_head().
   // Thread-safe.
   void Predict(int64_t n, const float* x, float* scores) const;
-  // Both at once, the features computed once: out is n × (feature_dim +
-  // output_dim), row i = [features of row i, scores of row i], each the same
-  // bits as Featurize and Predict give. Requires has_head(). Thread-safe.
-  void FeaturizeAndPredict(int64_t n, const float* x, float* out) const;
   // The linear head (empty weights without a head).
   const LinearModel& head() const { return head_; }
 

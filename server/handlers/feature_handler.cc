@@ -96,7 +96,8 @@ absl::StatusOr<std::shared_ptr<Lease>> FeatureHandler::AdmitMemory(int64_t rows,
   }
   const int64_t per_value = 4 + std::max<int64_t>(0, call.copy_bytes_per_value) +
                             std::max<int64_t>(0, call.answer_bytes_per_value);
-  const int64_t per_row = 4 * model.input_dim() + method.out_dim * per_value;
+  const int64_t per_row =
+      4 * model.input_dim() + std::max(method.out_dim, method.answer_dim) * per_value;
   absl::StatusOr<Lease> granted = admission_.memory->Acquire(call.peer, rows * per_row, field, [&] {
     return absl::StrCat("send fewer rows per request (", per_row, " bytes each in flight for ",
                         method.name, " with this model and answer encoding)");
@@ -280,28 +281,30 @@ FeatureHandler::Method FeatureHandler::MethodFor(const InferRequest& request,
     return method;
   }
   // The scores go to their sink, or to a buffer of ours when only the
-  // predicted classes are wanted; with the features as well, the rows of
-  // [features | scores] of one compute are split into the two sinks.
+  // predicted classes are wanted. With the features as well, the batch job
+  // computes the features straight into their sink and the head scores them
+  // there once the job is done: rows are scored one at a time
+  // (ApplyLinearModel), so the scores have the bits Predict gives, and
+  // nothing is copied.
   struct Outputs {
     int64_t rows = 0;
     float* features = nullptr;
     float* scores = nullptr;
-    // Rows of [features | scores]; not zero-filled: the compute writes every value.
-    std::unique_ptr<float[]> combined;
     std::vector<float> own_scores;
   };
   auto state = std::make_shared<Outputs>();
   const bool both = request.features;
   method.name = both ? kFeaturizePredict : kPredict;
-  method.out_dim = both ? f + t : t;
+  method.out_dim = both ? f : t;
+  method.answer_dim = both ? f + t : t;
   if (both) {
     method.compute = [model](int64_t n, const float* x, float* out) {
-      model->FeaturizeAndPredict(n, x, out);
+      model->Featurize(n, x, out);
     };
   } else {
     method.compute = [model](int64_t n, const float* x, float* out) { model->Predict(n, x, out); };
   }
-  method.prepare = [state, both, f, t, sinks](int64_t n) {
+  method.prepare = [state, both, t, sinks](int64_t n) {
     state->rows = n;
     if (sinks.scores) {
       state->scores = sinks.scores(n);
@@ -311,18 +314,10 @@ FeatureHandler::Method FeatureHandler::MethodFor(const InferRequest& request,
     }
     if (!both) return state->scores;
     state->features = sinks.features(n);
-    state->combined.reset(new float[static_cast<size_t>(n * (f + t))]);
-    return state->combined.get();
+    return state->features;
   };
-  method.finish = [state, both, f, t, model, predicted = std::move(sinks.predicted)] {
-    if (both) {
-      for (int64_t i = 0; i < state->rows; ++i) {
-        const float* row = state->combined.get() + i * (f + t);
-        std::copy_n(row, f, state->features + i * f);
-        std::copy_n(row + f, t, state->scores + i * t);
-      }
-      state->combined.reset();
-    }
+  method.finish = [state, both, t, model, predicted = std::move(sinks.predicted)] {
+    if (both) ApplyLinearModel(model->head(), state->rows, state->features, state->scores);
     if (predicted && model->task() == v1::TASK_CLASSIFICATION) {
       predicted(ArgmaxRows(state->rows, t, state->scores));
     }
@@ -343,13 +338,7 @@ void FeatureHandler::Infer(const Registry::Handle& handle,
                      "featurize-only model (use Featurize)")));
   }
   Method method = MethodFor(*request, model, std::move(sinks));
-  CallContext priced = call;
-  if (request->features && request->head) {
-    // The combined rows are split into the two sinks: one more copy of
-    // every value in flight.
-    priced.copy_bytes_per_value += 4;
-  }
-  Run(std::move(request), handle, std::move(method), deadline, std::move(done), cancel, priced);
+  Run(std::move(request), handle, std::move(method), deadline, std::move(done), cancel, call);
 }
 
 void FeatureHandler::Featurize(const v1::FeaturizeRequest& request, v1::FeaturizeResponse* response,

@@ -161,8 +161,9 @@ class FeatureHandler {
   // Answers `request` with the model `handle` resolved: checks the input
   // (rows or clips, as the model takes), admits it, decodes clips on the
   // decoding workers, and computes the features and/or the head's outputs
-  // in ONE batch job (method "Featurize", "Predict" or "FeaturizePredict"),
-  // writing them through `sinks`. FAILED_PRECONDITION when the head is
+  // in ONE batch job (method "Featurize", "Predict" or "FeaturizePredict":
+  // the features computed into their sink and scored there by the head when
+  // the job is done), writing them through `sinks`. FAILED_PRECONDITION when the head is
   // asked of a featurize-only model. `request` is held until `done`.
   void Infer(const Registry::Handle& handle, std::shared_ptr<const InferRequest> request,
              InferSinks sinks, absl::Time deadline, DoneFn done,
@@ -194,6 +195,7 @@ class FeatureHandler {
   struct Method {
     const char* name;
     int64_t out_dim = 0;
+    int64_t answer_dim = 0;  // values per row the answer holds, when more than out_dim
     RowComputeFn compute;
     std::function<float*(int64_t rows)> prepare;
     std::function<void()> finish;  // may be empty
