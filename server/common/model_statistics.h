@@ -21,8 +21,9 @@
 //   inference_stats.compute_infer   one per compute call, ns computing
 //                                              == invariant_compute_seconds{model}
 //   inference_stats.compute_output  one per request answered OK, ns writing the outputs
-//                     after the compute (splitting features from scores, the predicted
-//                     classes; often ~0: most outputs are computed in place)
+//                     after the compute (the head scoring the features of a call that
+//                     asked for both, the predicted classes; often ~0: most outputs
+//                     are computed in place)
 //   inference_stats.cache_hit / .cache_miss   always 0: there is no response cache
 //   batch_stats       one entry per batch size (rows of a compute call), sorted by
 //                     size: compute_infer as above for that size; compute_input and

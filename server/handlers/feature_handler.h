@@ -115,9 +115,9 @@ struct HandlerAdmission {
 };
 
 // Where FeatureHandler::Infer writes its answer: the front end's own message
-// fields, so nothing is copied after the compute (but for splitting the
-// features from the scores when both were computed together). Each
-// function is called at most once and may be called on any thread.
+// fields, so nothing is copied after the compute (when both are asked, the
+// head scores the features in their sink). Each function is called at most
+// once and may be called on any thread.
 struct InferSinks {
   // Before the compute: the buffer for rows × feature_dim features; must be
   // set when the request asks for the features.
