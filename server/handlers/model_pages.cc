@@ -33,9 +33,7 @@ std::string CertificateCell(const Model& model) {
 // The reason shown on the data path: the registry's own words, never a load
 // error (which names files and may quote their bytes: admin and log only).
 std::string PublicReason(const RepositoryEntry& entry) {
-  for (const char* own : {"not loaded", "unloaded", "no published version"}) {
-    if (entry.reason.rfind(own, 0) == 0) return EscapeXml(entry.reason);
-  }
+  if (!entry.load_error) return EscapeXml(entry.reason);
   return "failed to load (the reason is in the server log and the repository index)";
 }
 

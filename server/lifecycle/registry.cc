@@ -61,6 +61,8 @@ bool VersionRegistry::Wanted(const std::string& name) const {
 
 namespace {
 
+constexpr char kUnloadedByRequest[] = "unloaded by request";
+
 absl::Status NeedsExplicitControl(const char* what) {
   return absl::FailedPreconditionError(absl::StrCat(
       "model_control: ", what,
@@ -134,7 +136,7 @@ absl::Status VersionRegistry::UnloadModel(const std::string& name,
         continue;
       }
       entry.info.state = VersionState::kUnloaded;
-      entry.info.error = "unloaded by request";
+      entry.info.error = kUnloadedByRequest;
       released.push_back(std::move(entry.info.servable));
       entry.info.servable.reset();
       unloaded.push_back(v);
@@ -188,9 +190,12 @@ std::vector<RepositoryEntry> VersionRegistry::Index(bool ready_only) const {
       } else if (known->info.state == VersionState::kLoading) {
         entry.state = "LOADING";
       } else if (known->info.state == VersionState::kUnloaded) {
+        // Unloaded by request, or by a rescan (its last refusal, if any, kept).
         entry.reason = known->info.error.empty() ? "unloaded" : known->info.error;
+        entry.load_error = !known->info.error.empty() && known->info.error != kUnloadedByRequest;
       } else {
         entry.reason = known->info.error;
+        entry.load_error = true;
       }
       if (ready_only && entry.state != "READY") continue;
       index.push_back(std::move(entry));

@@ -74,6 +74,9 @@ struct RepositoryEntry {
   int64_t version = 0;  // 0: the model has no version on disk nor in memory
   std::string state;    // "READY", "LOADING" or "UNAVAILABLE"
   std::string reason;   // why UNAVAILABLE (the load error, unloaded, not loaded)
+  // The reason is the version's load error, which names files and may quote
+  // their bytes (admin answers and the log only, never the data path).
+  bool load_error = false;
 };
 
 // What one Rescan did.

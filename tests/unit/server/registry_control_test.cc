@@ -88,6 +88,7 @@ TEST_F(RegistryControlTest, UnloadLeavesLookupsAtOnceWhileHeldHandlesFinish) {
   EXPECT_EQ(held->servable->payload, 11);  // still usable by the call that holds it
   EXPECT_EQ(unloaded_, std::vector<std::string>{"a/1"});
   EXPECT_THAT(registry->Index()[0].reason, HasSubstr("unloaded by request"));
+  EXPECT_FALSE(registry->Index()[0].load_error);
   // The other model serves on, and the registry stays serving without "a".
   EXPECT_TRUE(registry->Lookup("b").ok());
   EXPECT_TRUE(registry->Serving());
@@ -113,6 +114,7 @@ TEST_F(RegistryControlTest, ACorruptNewVersionIsRefusedWithItsReasonAndTheServed
   EXPECT_THAT(States(*registry),
               ::testing::ElementsAre("a/2:UNAVAILABLE", "a/1:READY", "b/1:UNAVAILABLE"));
   EXPECT_THAT(registry->Index()[0].reason, HasSubstr("checksum mismatch"));
+  EXPECT_TRUE(registry->Index()[0].load_error);  // names a file: kept off the data path
   // Fixed on disk, the next load serves it.
   WriteVersion("a", 2, "12");
   ASSERT_TRUE(registry->LoadModel("a").ok());
