@@ -53,6 +53,7 @@ InferSinks ProtocolSinks(const std::vector<std::string>& outputs, const Inferenc
                          std::shared_ptr<const Model> model, bool raw,
                          inference::ModelInferResponse* response) {
   InferSinks sinks;
+  int class_output = -1, index_output = -1;
   for (int i = 0; i < static_cast<int>(outputs.size()); ++i) {
     const std::string& name = outputs[i];
     if (name == kFeaturesOutputName) {
@@ -63,12 +64,11 @@ InferSinks ProtocolSinks(const std::vector<std::string>& outputs, const Inferenc
       sinks.scores = [i, raw, response, dim = shape.output_dim](int64_t rows) {
         return SizeFp32Output(i, rows * dim, raw, response);
       };
+    } else if (name == kPredictedClassOutputName) {
+      class_output = i;
+    } else if (name == kPredictedIndexOutputName) {
+      index_output = i;
     }
-  }
-  int class_output = -1, index_output = -1;
-  for (int i = 0; i < static_cast<int>(outputs.size()); ++i) {
-    if (outputs[i] == kPredictedClassOutputName) class_output = i;
-    if (outputs[i] == kPredictedIndexOutputName) index_output = i;
   }
   if (class_output >= 0 || index_output >= 0) {
     sinks.predicted = [class_output, index_output, raw, response,
