@@ -25,6 +25,9 @@
 //                           (the front_end.h weights, rebuilt here) for the
 //                           62 frames: the reference of the front end
 //   BM_FrontEnd/RATE        AudioFrontEnd::Apply on one clip
+//   BM_FrontEndConstantQ/RATE  the same with the constant-Q bank (1/12
+//                           octave) and the pitch alignment in place of the
+//                           STFT (constant_q.h)
 //   BM_Sgemm/N              cblas_sgemm (1375·N) × 448 times 448 × 512 (the
 //                           N clips' normalised patches times the bank),
 //                           OpenBLAS with the pool's threads: the GEMM the
@@ -335,10 +338,9 @@ void BM_FftFilterBank(benchmark::State& state) {
   ReportClips(state, 1);
 }
 
-void BM_FrontEnd(benchmark::State& state) {
+void RunFrontEnd(benchmark::State& state, const audio::AudioFrontEnd& front) {
   const Setup& s = GetSetup();
   const int rate = static_cast<int>(state.range(0));
-  const audio::AudioFrontEnd& front = *s.model->audio_front_end();
   std::vector<float> row(static_cast<size_t>(front.output_dim()));
   const std::vector<std::vector<float>>& clips = s.clips.at(rate);
   size_t i = 0;
@@ -348,6 +350,21 @@ void BM_FrontEnd(benchmark::State& state) {
     benchmark::ClobberMemory();
   }
   ReportClips(state, 1);
+}
+
+void BM_FrontEnd(benchmark::State& state) {
+  RunFrontEnd(state, *GetSetup().model->audio_front_end());
+}
+
+void BM_FrontEndConstantQ(benchmark::State& state) {
+  static const audio::AudioFrontEnd* front = [] {
+    v1::AudioFrontEnd spec = ShippedFrontEnd();
+    spec.set_filterbank(v1::AudioFrontEnd::FILTERBANK_CONSTANT_Q);
+    spec.set_bandwidth_octaves(1.0 / 12);
+    spec.set_align_frequency(true);
+    return audio::AudioFrontEnd::Create(spec)->release();
+  }();
+  RunFrontEnd(state, *front);
 }
 
 void RunSgemm(benchmark::State& state, int threads) {
@@ -483,6 +500,11 @@ void ClipBatches(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_KissFft)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_FftFilterBank)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_FrontEndConstantQ)
+    ->Arg(8000)
+    ->Arg(16000)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 BENCHMARK(BM_FrontEnd)->Arg(8000)->Arg(16000)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_Sgemm)->Apply(Batches);
 BENCHMARK(BM_SgemmOneThread)->Apply(Batches);

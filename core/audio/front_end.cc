@@ -7,7 +7,9 @@
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
+#include "core/audio/constant_q.h"
 #include "core/audio/resample.h"
+#include "core/audio/spectrogram_ops.h"
 #include "core/audio/wav.h"
 #include "core/base/status_macros.h"
 
@@ -34,10 +36,12 @@ struct FftFree {
 // gets cannot change the result.
 struct Workspace {
   std::unique_ptr<kiss_fftr_state, FftFree> fft;
-  std::vector<float> clip;             // clip_samples
-  std::vector<float> frame;            // fft_length; the tail past frame_length stays 0
-  std::vector<kiss_fft_cpx> spectrum;  // fft_length / 2 + 1
-  std::vector<float> magnitude;        // fft_length / 2 + 1
+  std::vector<float> clip;                 // clip_samples
+  std::vector<float> frame;                // fft_length; the tail past frame_length stays 0
+  std::vector<kiss_fft_cpx> spectrum;      // fft_length / 2 + 1
+  std::vector<float> magnitude;            // fft_length / 2 + 1
+  ConstantQBank::WorkspacePtr constant_q;  // FILTERBANK_CONSTANT_Q only
+  std::vector<float> aligned;              // align_frequency: a row
 };
 
 }  // namespace
@@ -51,6 +55,8 @@ struct AudioFrontEnd::Plan {
   std::vector<int> starts;
   std::vector<int> fft_bins;
   std::vector<float> weights;
+  std::unique_ptr<const ConstantQBank> constant_q;  // instead of the STFT, when set
+  int64_t row_values = 0;                           // align_frequency only
 
   std::mutex mutex;
   std::vector<std::unique_ptr<Workspace>> idle;
@@ -70,6 +76,8 @@ struct AudioFrontEnd::Plan {
     w->frame.assign(static_cast<size_t>(fft_length), 0.0f);
     w->spectrum.resize(static_cast<size_t>(fft_length / 2 + 1));
     w->magnitude.resize(static_cast<size_t>(fft_length / 2 + 1));
+    if (constant_q != nullptr) w->constant_q = constant_q->NewWorkspace();
+    w->aligned.resize(static_cast<size_t>(row_values));
     return w;
   }
 
@@ -171,6 +179,31 @@ absl::StatusOr<v1::AudioFrontEnd> AudioFrontEnd::Complete(v1::AudioFrontEnd spec
                                 kMaxRowValues, " values in a row"));
   }
   spec.set_frames(static_cast<int32_t>(frames));
+  if (!v1::AudioFrontEnd::Filterbank_IsValid(spec.filterbank())) {
+    return Invalid("filterbank", absl::StrCat("unknown value ", spec.filterbank()));
+  }
+  if (spec.filterbank() == v1::AudioFrontEnd::FILTERBANK_CONSTANT_Q) {
+    if (spec.bandwidth_octaves() == 0) spec.set_bandwidth_octaves(1.0 / spec.bins_per_octave());
+    if (!(spec.bandwidth_octaves() > 0) || !(spec.bandwidth_octaves() <= kMaxBandwidthOctaves)) {
+      return Invalid("bandwidth_octaves", absl::StrCat(spec.bandwidth_octaves(), " must be in (0, ",
+                                                       kMaxBandwidthOctaves, "] octaves"));
+    }
+    RETURN_IF_ERROR(ConstantQBank::TransformLength(spec, kMaxFftLength).status());
+  } else if (spec.bandwidth_octaves() != 0) {
+    return Invalid("bandwidth_octaves", "is for filterbank FILTERBANK_CONSTANT_Q only");
+  }
+  if (spec.align_frequency()) {
+    if (spec.align_bin() == 0) spec.set_align_bin((spec.frequency_bins() - 1) / 2.0);
+    if (!(spec.align_bin() >= 0) || !(spec.align_bin() <= spec.frequency_bins() - 1)) {
+      return Invalid("align_bin", absl::StrCat(spec.align_bin(), " must be a bin in [0, ",
+                                               spec.frequency_bins() - 1, "]"));
+    }
+  } else if (spec.align_bin() != 0) {
+    return Invalid("align_bin", "is for align_frequency only");
+  }
+  if (!v1::AudioFrontEnd::AlignStatistic_IsValid(spec.align_statistic())) {
+    return Invalid("align_statistic", absl::StrCat("unknown value ", spec.align_statistic()));
+  }
   return spec;
 }
 
@@ -214,6 +247,10 @@ absl::StatusOr<std::unique_ptr<const AudioFrontEnd>> AudioFrontEnd::Create(
     // sum > 0: the FFT bin nearest c is at most Δf/2 from it (c < Nyquist).
     for (const double weight : w) plan->weights.push_back(static_cast<float>(weight / sum));
     plan->starts.push_back(static_cast<int>(plan->weights.size()));
+  }
+  if (s.align_frequency()) plan->row_values = s.frequency_bins() * s.frames();
+  if (s.filterbank() == v1::AudioFrontEnd::FILTERBANK_CONSTANT_Q) {
+    ASSIGN_OR_RETURN(plan->constant_q, ConstantQBank::Create(s, kMaxFftLength));
   }
   front->plan_ = std::move(plan);
   return std::unique_ptr<const AudioFrontEnd>(std::move(front));
@@ -333,7 +370,11 @@ absl::Status AudioFrontEnd::Apply(absl::Span<const float> samples, int sample_ra
   const int hop = s.hop_length();
   const int spectrum_bins = plan.fft_length / 2 + 1;
   const float gain = static_cast<float>(s.compression_gain());
-  for (int64_t t = 0; t < frames; ++t) {
+  if (plan.constant_q != nullptr) {
+    plan.constant_q->Apply(w->clip.data(), *w->constant_q, row);
+    for (int64_t i = 0; i < s.frequency_bins() * frames; ++i) row[i] = std::log1p(gain * row[i]);
+  }
+  for (int64_t t = 0; t < frames && plan.constant_q == nullptr; ++t) {
     const float* in = w->clip.data() + t * hop;
     for (int i = 0; i < frame_length; ++i) w->frame[i] = in[i] * plan.window[i];
     kiss_fftr(w->fft.get(), w->frame.data(), w->spectrum.data());
@@ -349,17 +390,14 @@ absl::Status AudioFrontEnd::Apply(absl::Span<const float> samples, int sample_ra
       row[k * frames + t] = std::log1p(gain * v);
     }
   }
-  plan.Release(std::move(w));
-
-  if (s.subtract_frequency_mean()) {
-    for (int k = 0; k < s.frequency_bins(); ++k) {
-      float* bin = row + k * frames;
-      double sum = 0.0;
-      for (int64_t t = 0; t < frames; ++t) sum += bin[t];
-      const float mean = static_cast<float>(sum / frames);
-      for (int64_t t = 0; t < frames; ++t) bin[t] -= mean;
-    }
+  if (s.align_frequency()) {
+    AlignFrequencyCentroid(row, s.frequency_bins(), frames, s.align_bin(), w->aligned.data(),
+                           s.align_statistic() == v1::AudioFrontEnd::ALIGN_STATISTIC_STDDEV
+                               ? BinStatistic::kStddev
+                               : BinStatistic::kMean);
   }
+  plan.Release(std::move(w));
+  if (s.subtract_frequency_mean()) SubtractFrequencyMean(row, s.frequency_bins(), frames);
   return absl::OkStatus();
 }
 

@@ -3,11 +3,12 @@
 // The steps and every parameter are those of v1::AudioFrontEnd
 // (proto/invariant/v1/bundle.proto; docs/math.md §9): resample to the
 // model's rate (libsoxr; only the window the clip policy keeps, so the cost
-// is bounded by clip_seconds, not by the clip's length), trim silence, normalise, crop or pad to a fixed
-// length, Hann-windowed magnitude STFT (KissFFT's real FFT), log-spaced
-// triangular frequency bins, log1p compression, optional per-bin mean
-// removal. The row is frequency_bins × frames floats, bin-major, the layout
-// AudioTransformGroup acts on (a pitch shift is a shift along the bins).
+// is bounded by clip_seconds, not by the clip's length), trim silence, normalise, crop or pad to a
+// fixed length, Hann-windowed magnitude STFT (KissFFT's real FFT), log-spaced triangular frequency
+// bins, log1p compression, optional per-bin mean removal; or, with FILTERBANK_CONSTANT_Q, a
+// constant-Q filter bank in place of the STFT and its triangles (constant_q.h). The row is
+// frequency_bins × frames floats, bin-major, the layout AudioTransformGroup acts on (a pitch shift
+// is a shift along the bins).
 //
 // The arithmetic, where the proto leaves it open:
 //   * the window is the periodic Hann window w[i] = ½ − ½·cos(2πi / L),
@@ -73,7 +74,9 @@ class AudioFrontEnd {
   // trim_db < 0, compression_gain < 0 or above kMaxCompressionGain, an
   // unknown enum value, max_clip_seconds < 0 or above kMaxClipSeconds (0
   // means kDefaultMaxClipSeconds and is kept as 0), more than kMaxRowValues
-  // values in a row.
+  // values in a row; bandwidth_octaves (0: 1 / bins_per_octave) outside
+  // (0, kMaxBandwidthOctaves], set without FILTERBANK_CONSTANT_Q, or too
+  // narrow for min_frequency (ConstantQBank::TransformLength).
   static absl::StatusOr<v1::AudioFrontEnd> Complete(v1::AudioFrontEnd spec);
   static absl::StatusOr<std::unique_ptr<const AudioFrontEnd>> Create(const v1::AudioFrontEnd& spec);
 
@@ -89,6 +92,7 @@ class AudioFrontEnd {
   // above kMaxCompressionGain, so every value of a row is finite.
   static constexpr float kMaxSampleMagnitude = 16777216.0f;  // 2^24
   static constexpr double kMaxCompressionGain = 1e6;
+  static constexpr double kMaxBandwidthOctaves = 4;  // FILTERBANK_CONSTANT_Q
 
   const v1::AudioFrontEnd& spec() const { return spec_; }  // completed
   int64_t frequency_bins() const { return spec_.frequency_bins(); }

@@ -1,0 +1,147 @@
+#include "core/audio/constant_q.h"
+
+#include <kiss_fft.h>
+#include <kiss_fftr.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+
+namespace invariant::audio {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+int64_t ClipSamples(const v1::AudioFrontEnd& spec) {
+  return std::llround(spec.clip_seconds() * spec.sample_rate());
+}
+
+}  // namespace
+
+struct ConstantQBank::Workspace {
+  kiss_fftr_cfg forward = nullptr;
+  kiss_fft_cfg inverse = nullptr;      // size M
+  std::vector<float> padded;           // N; the tail past the clip stays 0
+  std::vector<kiss_fft_cpx> spectrum;  // N / 2 + 1
+  std::vector<kiss_fft_cpx> folded;    // M
+  std::vector<kiss_fft_cpx> output;    // M
+};
+
+void ConstantQBank::WorkspaceDeleter::operator()(Workspace* w) const {
+  kiss_fftr_free(w->forward);
+  kiss_fft_free(w->inverse);
+  delete w;
+}
+
+absl::StatusOr<int64_t> ConstantQBank::TransformLength(const v1::AudioFrontEnd& spec,
+                                                       int64_t max_length) {
+  // The lowest filter is about a Gaussian of σ_f = c_0 σ ln 2 Hz, whose
+  // impulse response has σ_t = 1 / (2π σ_f) seconds.
+  const double sigma_f = spec.min_frequency() * spec.bandwidth_octaves() * std::log(2.0);
+  const double reach = kReachSigmas * spec.sample_rate() / (2.0 * kPi * sigma_f);
+  const double needed = static_cast<double>(ClipSamples(spec)) + std::ceil(reach);
+  int64_t n = 2;
+  while (n < needed && n <= max_length) n *= 2;
+  if (n > max_length) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "audio.bandwidth_octaves: ", spec.bandwidth_octaves(), " octaves at ", spec.min_frequency(),
+        " Hz make filters ", std::ceil(reach), " samples long; with the ", ClipSamples(spec),
+        "-sample clip the transform would exceed ", max_length,
+        " samples (widen the bands or raise min_frequency)"));
+  }
+  return n;
+}
+
+absl::StatusOr<std::unique_ptr<const ConstantQBank>> ConstantQBank::Create(
+    const v1::AudioFrontEnd& spec, int64_t max_length) {
+  auto status_or_n = TransformLength(spec, max_length);
+  if (!status_or_n.ok()) return status_or_n.status();
+  std::unique_ptr<ConstantQBank> bank(new ConstantQBank());
+  bank->n_ = *status_or_n;
+  bank->clip_samples_ = ClipSamples(spec);
+  bank->frames_ = spec.frames();
+  bank->frame_length_ = spec.frame_length();
+  bank->hop_ = spec.hop_length();
+  const int64_t n = bank->n_;
+  const int64_t last_bin = n / 2;
+  const double df = static_cast<double>(spec.sample_rate()) / n;
+  const double sigma = spec.bandwidth_octaves();
+  // One decimation for every bin, so that a translated band is sampled at
+  // the same instants: the largest power of two dividing frame_length and
+  // hop_length that leaves kSamplesPerFrame samples in a frame.
+  const int common = std::gcd(spec.frame_length(), spec.hop_length());
+  int d = 1;
+  while (common % (2 * d) == 0 && spec.frame_length() / (2 * d) >= kSamplesPerFrame) d *= 2;
+  bank->decimation_ = d;
+  bank->size_ = static_cast<int>(n / d);
+  for (int k = 0; k < spec.frequency_bins(); ++k) {
+    const double c = spec.min_frequency() * std::exp2(k / spec.bins_per_octave());
+    const double low = c * std::exp2(-kSupportSigmas * sigma);
+    const double high = c * std::exp2(kSupportSigmas * sigma);
+    const int64_t first = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(low / df)));
+    const int64_t last = std::min<int64_t>(last_bin, static_cast<int64_t>(std::floor(high / df)));
+    Band band;
+    band.first_bin = static_cast<int>(first);
+    for (int64_t j = first; j <= last; ++j) {
+      const double z = std::log2(j * df / c) / sigma;
+      band.weights.push_back(static_cast<float>(std::exp(-0.5 * z * z) * 2.0 / n));
+    }
+    // A centre below Nyquist has its nearest FFT bin in the support when
+    // the support is wider than one bin; keep the nearest bin otherwise.
+    if (band.weights.empty()) {
+      band.first_bin = static_cast<int>(std::clamp<int64_t>(std::llround(c / df), 1, last_bin));
+      const double z = std::log2(band.first_bin * df / c) / sigma;
+      band.weights.push_back(static_cast<float>(std::exp(-0.5 * z * z) * 2.0 / n));
+    }
+    bank->bands_.push_back(std::move(band));
+  }
+  return std::unique_ptr<const ConstantQBank>(std::move(bank));
+}
+
+ConstantQBank::~ConstantQBank() = default;
+
+ConstantQBank::WorkspacePtr ConstantQBank::NewWorkspace() const {
+  WorkspacePtr w(new Workspace());
+  w->forward = kiss_fftr_alloc(static_cast<int>(n_), 0, nullptr, nullptr);
+  w->inverse = kiss_fft_alloc(size_, 1, nullptr, nullptr);
+  w->padded.assign(static_cast<size_t>(n_), 0.0f);
+  w->spectrum.resize(static_cast<size_t>(n_ / 2 + 1));
+  w->folded.resize(static_cast<size_t>(size_));
+  w->output.resize(static_cast<size_t>(size_));
+  return w;
+}
+
+void ConstantQBank::Apply(const float* clip, Workspace& w, float* magnitudes) const {
+  std::copy(clip, clip + clip_samples_, w.padded.begin());  // the tail stays 0
+  kiss_fftr(w.forward, w.padded.data(), w.spectrum.data());
+  const float scale = frame_length_ / 4.0f;
+  for (size_t k = 0; k < bands_.size(); ++k) {
+    const Band& band = bands_[k];
+    const int size = size_;
+    std::fill(w.folded.begin(), w.folded.begin() + size, kiss_fft_cpx{0.0f, 0.0f});
+    // y_k at every d-th sample: the support folded modulo M, one inverse FFT.
+    for (size_t i = 0; i < band.weights.size(); ++i) {
+      const int64_t j = band.first_bin + static_cast<int64_t>(i);
+      const kiss_fft_cpx x = w.spectrum[static_cast<size_t>(j)];
+      kiss_fft_cpx& z = w.folded[static_cast<size_t>(j % size)];
+      z.r += band.weights[i] * x.r;
+      z.i += band.weights[i] * x.i;
+    }
+    kiss_fft(w.inverse, w.folded.data(), w.output.data());
+    const int d = decimation_;
+    const int per_frame = frame_length_ / d;
+    for (int64_t t = 0; t < frames_; ++t) {
+      const int64_t start = t * hop_ / d;
+      float sum = 0.0f;
+      for (int m = 0; m < per_frame; ++m) {
+        const kiss_fft_cpx y = w.output[static_cast<size_t>(start + m)];
+        sum += std::sqrt(y.r * y.r + y.i * y.i);
+      }
+      magnitudes[static_cast<int64_t>(k) * frames_ + t] = scale * sum / per_frame;
+    }
+  }
+}
+
+}  // namespace invariant::audio

@@ -1,0 +1,62 @@
+#include "core/audio/spectrogram_ops.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace invariant::audio {
+
+double FrequencyCentroid(const float* row, int64_t bins, int64_t frames, BinStatistic statistic) {
+  double weight = 0.0, moment = 0.0;
+  for (int64_t k = 0; k < bins; ++k) {
+    double sum = 0.0;
+    for (int64_t t = 0; t < frames; ++t) sum += row[k * frames + t];
+    double m = sum / frames;
+    if (statistic == BinStatistic::kStddev) {
+      double squares = 0.0;
+      for (int64_t t = 0; t < frames; ++t) {
+        const double d = row[k * frames + t] - m;
+        squares += d * d;
+      }
+      m = std::sqrt(squares / frames);
+    }
+    weight += m;
+    moment += static_cast<double>(k) * m;
+  }
+  return weight > 0.0 ? moment / weight : -1.0;
+}
+
+void AlignFrequencyCentroid(float* row, int64_t bins, int64_t frames, double target_bin,
+                            float* scratch, BinStatistic statistic) {
+  const double centroid = FrequencyCentroid(row, bins, frames, statistic);
+  if (centroid < 0.0) return;
+  const int64_t n = bins * frames;
+  std::copy(row, row + n, scratch);
+  // out[k] = in[k − δ] = (1 − f)·in[i] + f·in[i + 1], k − δ = i + f.
+  const double source_offset = centroid - target_bin;  // −δ
+  const double whole = std::floor(source_offset);
+  const float f = static_cast<float>(source_offset - whole);
+  const int64_t shift = static_cast<int64_t>(whole);
+  for (int64_t k = 0; k < bins; ++k) {
+    const int64_t i = k + shift;
+    const bool has_low = i >= 0 && i < bins;
+    const bool has_high = i + 1 >= 0 && i + 1 < bins;
+    float* out = row + k * frames;
+    for (int64_t t = 0; t < frames; ++t) {
+      const float low = has_low ? scratch[i * frames + t] : 0.0f;
+      const float high = has_high ? scratch[(i + 1) * frames + t] : 0.0f;
+      out[t] = (1.0f - f) * low + f * high;
+    }
+  }
+}
+
+void SubtractFrequencyMean(float* row, int64_t bins, int64_t frames) {
+  for (int64_t k = 0; k < bins; ++k) {
+    float* bin = row + k * frames;
+    double sum = 0.0;
+    for (int64_t t = 0; t < frames; ++t) sum += bin[t];
+    const float mean = static_cast<float>(sum / frames);
+    for (int64_t t = 0; t < frames; ++t) bin[t] -= mean;
+  }
+}
+
+}  // namespace invariant::audio

@@ -1,0 +1,36 @@
+// spectrogram_ops.h: kernels on a spectrogram row, frequency_bins × frames
+// floats, bin-major (row[k · frames + t]), the layout of the audio front end.
+//
+// Both are free functions without errors or state: the caller owns the
+// buffers and checks the shapes. Thread-safe on distinct buffers.
+#ifndef INVARIANT_CORE_AUDIO_SPECTROGRAM_OPS_H_
+#define INVARIANT_CORE_AUDIO_SPECTROGRAM_OPS_H_
+
+#include <cstdint>
+
+namespace invariant::audio {
+
+// What weighs a bin in the centroid: its mean over the frames (every value
+// ≥ 0, as after log1p), or its standard deviation over the frames (the same
+// after a constant is added to the bin).
+enum class BinStatistic { kMean, kStddev };
+
+// The centroid Σ_k k·m_k / Σ_k m_k, m_k bin k's `statistic`; −1 when every
+// m_k is 0.
+double FrequencyCentroid(const float* row, int64_t bins, int64_t frames,
+                         BinStatistic statistic = BinStatistic::kMean);
+
+// Translates the row along frequency so that its centroid lands on
+// `target_bin`: out[k, t] = row[k − δ, t], δ = target_bin − centroid, by
+// linear interpolation between bins, 0 outside [0, bins). A row whose
+// centroid is undefined is left as it is. `scratch` holds bins · frames
+// floats.
+void AlignFrequencyCentroid(float* row, int64_t bins, int64_t frames, double target_bin,
+                            float* scratch, BinStatistic statistic = BinStatistic::kMean);
+
+// Removes each bin's mean over the frames.
+void SubtractFrequencyMean(float* row, int64_t bins, int64_t frames);
+
+}  // namespace invariant::audio
+
+#endif  // INVARIANT_CORE_AUDIO_SPECTROGRAM_OPS_H_
