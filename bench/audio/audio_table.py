@@ -70,8 +70,10 @@ def main():
     ref = get(("FftFilterBank", ()))
     for key, label in [(("KissFft", ()), "KissFFT real FFTs alone (62 × 128)"),
                        (("FftFilterBank", ()), "window + FFT + magnitude + filter bank"),
-                       (("FrontEnd", (8000,)), "AudioFrontEnd::Apply, 8 kHz clip"),
-                       (("FrontEnd", (16000,)), "AudioFrontEnd::Apply, 16 kHz clip (resampled)")]:
+                       (("FrontEndStft", (8000,)), "STFT front end (no alignment), 8 kHz clip"),
+                       (("FrontEndStft", (16000,)), "STFT front end (no alignment), 16 kHz clip"),
+                       (("FrontEnd", (8000,)), "AudioFrontEnd::Apply (constant-Q, aligned), 8 kHz clip"),
+                       (("FrontEnd", (16000,)), "AudioFrontEnd::Apply (constant-Q, aligned), 16 kHz clip (resampled)")]:
         b = get(key)
         if b is None or ref is None:
             continue

@@ -18,6 +18,11 @@
 #                         6 time segments (docs/math.md §11); no centring
 #   tf_patch_tempo        the same with tempo-warped copies of every template
 #                         (factors 0.8, 1, 1.25: r = 3)
+#   tf_patch_cq           tf_patch on the constant-Q spectrogram (Gaussian
+#                         bands of CQ_SIGMA octaves) translated so that its
+#                         centroid sits on the middle bin (align_frequency:
+#                         docs/math.md §9), pooled over 8 time segments: the
+#                         shipped config
 # under three protocols:
 #   standard   takes 0-4 of every speaker are the test set (200 clips), the
 #              rest train (1,600) + validation (200); the Fig. 3 analogue
@@ -57,7 +62,9 @@
 #   CDF_SWEEP_M="50 100 200 400 800" CDF_SWEEP_N="5 10 20"   cdf_sweep
 #   LOSO_M="100 400"   CDF templates of the LOSO cdf runs
 #   METHODS    the methods run by standard, loso and mismatch (default
-#              "plain_rf lgika_rf plain_cdf cdf tf_patch tf_patch_tempo")
+#              "plain_rf lgika_rf plain_cdf cdf tf_patch tf_patch_tempo
+#              tf_patch_cq")
+#   CQ_SIGMA   tf_patch_cq's band width in octaves (default 0.0833 = 1/12)
 #   HELD_OUT   mismatch speakers held out (default: every speaker)
 #   THREADS    featurizing threads (default 0: all cores)
 #   APPEND=1   append to the existing CSV instead of starting it anew (to run
@@ -77,7 +84,7 @@ SWEEP_N="${SWEEP_N-2 4 8}"
 CDF_SWEEP_M="${CDF_SWEEP_M-50 100 200 400 800}"
 CDF_SWEEP_N="${CDF_SWEEP_N-5 10 20}"
 LOSO_M="${LOSO_M-100 400}"
-METHODS="${METHODS:-plain_rf lgika_rf plain_cdf cdf tf_patch tf_patch_tempo}"
+METHODS="${METHODS:-plain_rf lgika_rf plain_cdf cdf tf_patch tf_patch_tempo tf_patch_cq}"
 APPEND="${APPEND:-0}"
 THREADS="${THREADS:-0}"
 [[ -x "$TRAIN" ]] || { echo "missing $TRAIN: build it first (cmake --build $BUILD --target invariant-train)" >&2; exit 1; }
@@ -108,8 +115,15 @@ n_std_train=$(grep -c ',train$' "$M/standard.csv")
 # Two front ends: 256-sample frames (64 × 61) for the random-feature and CDF
 # methods, 128-sample frames (64 × 62) for the patch encoder; G and the
 # certificate groups follow the frame count.
-front_end() { # frame_length
-  echo "front_end { sample_rate: 8000 clip_seconds: 1.0 trim_silence: true frame_length: $1 hop_length: 128 min_frequency: 100 bins_per_octave: 12 frequency_bins: 64 subtract_frequency_mean: true compression_gain: 10 max_clip_seconds: 10 }"
+front_end() { # frame_length [more fields]
+  echo "front_end { sample_rate: 8000 clip_seconds: 1.0 trim_silence: true frame_length: $1 hop_length: 128 min_frequency: 100 bins_per_octave: 12 frequency_bins: 64 subtract_frequency_mean: true compression_gain: 10 max_clip_seconds: 10 ${2:-} }"
+}
+CQ_SIGMA="${CQ_SIGMA:-0.0833}"
+# The front end's extra fields of a method: the constant-Q bank and the
+# alignment for tf_patch_cq, nothing for the others.
+front_end_of() { # method
+  [[ "$1" == tf_patch_cq ]] && echo "filterbank: FILTERBANK_CONSTANT_Q bandwidth_octaves: $CQ_SIGMA align_frequency: true"
+  return 0
 }
 G_LAW='pitch_cents { uniform { low: -400 high: 400 } } tempo { log_normal { log_mean: 0 log_stddev: 0.35 } } time_shift { uniform { low: -8 high: 8 } }'
 group_g() { # frames
@@ -140,22 +154,29 @@ encoder() { # method templates bins
     plain_cdf) echo "cdf { num_templates: $2 num_group_elements: 1 num_bins: $3 range: 1.0 template_kind: TEMPLATE_DATA } $IDENTITY" ;;
     cdf) echo "cdf { num_templates: $2 num_group_elements: 20 num_bins: $3 range: 1.0 template_kind: TEMPLATE_DATA } $G61" ;;
     tf_patch) echo "patch { $PATCH_COMMON num_templates: 512 num_group_elements: 1 response: RESPONSE_THRESHOLD } group { identity { dim: 448 } }" ;;
+    tf_patch_cq) echo "patch { ${PATCH_COMMON/pool_cols: 6/pool_cols: 8} num_templates: 512 num_group_elements: 1 response: RESPONSE_THRESHOLD } group { identity { dim: 448 } }" ;;
     tf_patch_tempo) echo "patch { $PATCH_COMMON num_templates: 512 num_group_elements: 3 response: RESPONSE_THRESHOLD tempo_factors: [0.8, 1.0, 1.25] } group { identity { dim: 448 } }" ;;
     tf_patch_cdf) echo "patch { $PATCH_COMMON num_templates: $2 num_group_elements: 1 response: RESPONSE_CDF num_bins: $3 range: 2.0 } group { identity { dim: 448 } }" ;;
     *) echo "unknown method $1" >&2; exit 2 ;;
   esac
 }
-r_of() { case "$1" in plain_*|tf_patch|tf_patch_cdf) echo 1 ;; lgika_rf) echo 40 ;; tf_patch_tempo) echo 3 ;; *) echo 20 ;; esac; }
+r_of() { case "$1" in plain_*|tf_patch|tf_patch_cq|tf_patch_cdf) echo 1 ;; lgika_rf) echo 40 ;; tf_patch_tempo) echo 3 ;; *) echo 20 ;; esac; }
 is_patch() { [[ "$1" == tf_patch* ]]; }
 frames_of() { if is_patch "$1"; then echo 62; else echo 61; fi; }
 frame_length_of() { if is_patch "$1"; then echo 128; else echo 256; fi; }
 # CDF methods carry M and N in their names and rows; the patch methods their M.
-templates_of() { case "$1" in tf_patch|tf_patch_tempo) echo 512 ;; *cdf) echo "$2" ;; *) echo "" ;; esac; }
+templates_of() { case "$1" in tf_patch|tf_patch_tempo|tf_patch_cq) echo 512 ;; *cdf) echo "$2" ;; *) echo "" ;; esac; }
 bins_of() { case "$1" in *cdf) echo "$2" ;; *) echo "" ;; esac; }
 
 CSV="$RESULTS/spoken_digits.csv"
 if [[ "$APPEND" != 1 || ! -s "$CSV" ]]; then
   python3 "$HERE/collect.py" --header >"$CSV"
+fi
+# The pairs certificates of the mismatch models (relative mean discrepancy
+# over the held-out speaker's recorded and shifted clips).
+PAIRS_CSV="$RESULTS/spoken_digits_pairs.csv"
+if [[ "$APPEND" != 1 || ! -s "$PAIRS_CSV" ]]; then
+  echo "method,held_out,direction,relative_mean_discrepancy" >"$PAIRS_CSV"
 fi
 # The last commit touching the trainer's sources, recorded with every row (the
 # binary is taken as built from it unless a source file under core/, train/
@@ -182,7 +203,7 @@ run() { # protocol method templates bins held_out test_set manifest split
   local cfg="$OUT_DIR/configs/$name.textproto"
   cat >"$cfg" <<EOF
 description: "FSDD spoken digits ($protocol): $method${m:+ m=$m n=$n}, held out: $held ($test_set)"
-data { audio { manifest: "$manifest" $(front_end "$fl") } }
+data { audio { manifest: "$manifest" $(front_end "$fl" "$(front_end_of "$method")") } }
 $split
 $pre
 encoder { $(encoder "$method" "$m" "$n") seed: 11 }
@@ -194,7 +215,8 @@ EOF
   /usr/bin/time -v -o "$OUT_DIR/logs/$name.time" "$TRAIN" --config="$cfg" \
     --models="$OUT_DIR/models" --name="$name" --threads="$THREADS" \
     >"$OUT_DIR/logs/$name.log" 2>&1 || { cat "$OUT_DIR/logs/$name.log" >&2; exit 1; }
-  local certs=()
+  local certs=() cq_tag=""
+  [[ "$method" == tf_patch_cq ]] && cq_tag=" cq"
   if [[ "$protocol" == standard ]]; then
     local kinds="pitch"
     is_patch "$method" && kinds+=" enum enum_pitch"
@@ -213,9 +235,20 @@ EOF
       certs+=("--cert-$kind=$OUT_DIR/logs/$name.cert-$kind")
     done
   fi
+  # The mismatch models trained for the recorded test set are certified on
+  # the real pairs (held-out clip, its sox-shifted copy), up and down.
+  if [[ "$protocol" == mismatch && "$test_set" == plain ]]; then
+    for direction in up down; do
+      "$TRAIN" certify --model="$OUT_DIR/models/$name/1" --threads="$THREADS" \
+        --pairs="$M/pairs_${held}_$direction.csv" >"$OUT_DIR/logs/$name.pairs-$direction.json" \
+        2>"$OUT_DIR/logs/$name.pairs-$direction.err" || { cat "$OUT_DIR/logs/$name.pairs-$direction.err" >&2; exit 1; }
+      python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); print(",".join(sys.argv[2:] + [str(c["relative_mean_discrepancy"])]))' \
+        "$OUT_DIR/logs/$name.pairs-$direction.json" "$method" "$held" "$direction" >>"$PAIRS_CSV"
+    done
+  fi
   python3 "$HERE/collect.py" "$OUT_DIR/models/$name/1/report.json" "$OUT_DIR/logs/$name.time" \
     "$protocol" "$method" "$(templates_of "$method" "$m")" "$(bins_of "$method" "$n")" \
-    "$(r_of "$method")" "$held" "$test_set" "$name" "$fl/128 64x$frames" "$BINARY" \
+    "$(r_of "$method")" "$held" "$test_set" "$name" "$fl/128 64x$frames${cq_tag}" "$BINARY" \
     ${certs[@]+"${certs[@]}"} | tee -a "$CSV" >&2
 }
 has() { [[ " $METHODS " == *" $1 "* ]]; }
@@ -277,7 +310,7 @@ echo "total: ${T_TOTAL} s" >&2
 
 # ---- Markdown and figure ----
 python3 "$HERE/report.py" "$CSV" "$RESULTS/spoken_digits.md" "$RESULTS/spoken_digits_plot.csv" \
-  "$T_TOTAL" "$LOAD_BEFORE" "$(cut -d' ' -f1 /proc/loadavg)" "$M/shifts.csv"
+  "$T_TOTAL" "$LOAD_BEFORE" "$(cut -d' ' -f1 /proc/loadavg)" "$M/shifts.csv" "$PAIRS_CSV"
 if [[ -s "$RESULTS/spoken_digits_plot.csv" ]]; then
   "$ROOT/bench/repro/plot.sh" -x templates -y accuracy_pct -g bins -l x -K "bottom right" \
     -t "FSDD spoken digits, standard split: spectrogram patches pooled over every pitch shift, CDF response" \

@@ -62,6 +62,15 @@ v1::AudioFrontEndInfo AudioInfo(const v1::AudioFrontEnd& spec, double max_clip_s
   info.set_subtract_frequency_mean(spec.subtract_frequency_mean());
   info.set_max_clip_seconds(max_clip_seconds);
   info.set_frames(spec.frames());
+  const bool constant_q = spec.filterbank() == v1::AudioFrontEnd::FILTERBANK_CONSTANT_Q;
+  info.set_filterbank(constant_q ? "constant_q" : "stft");
+  if (constant_q) info.set_bandwidth_octaves(spec.bandwidth_octaves());
+  info.set_align_frequency(spec.align_frequency());
+  if (spec.align_frequency()) {
+    info.set_align_bin(spec.align_bin());
+    info.set_align_statistic(
+        spec.align_statistic() == v1::AudioFrontEnd::ALIGN_STATISTIC_STDDEV ? "stddev" : "mean");
+  }
   return info;
 }
 

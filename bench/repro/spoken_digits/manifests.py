@@ -14,6 +14,9 @@ OUT_DIR/manifests/ (CSV: path,label,group[,split]; paths absolute):
                            their own seeded random 300-600 cents test
   mismatch_<S>_down.csv    the same training clips; S's clips shifted down by
                            their own seeded random 300-600 cents test
+  pairs_<S>_up.csv, pairs_<S>_down.csv  (original, transformed): speaker
+                           S's clips as recorded and shifted, for
+                           `invariant-train certify --pairs`
 and OUT_DIR/shifted/<name>.wav (up), OUT_DIR/shifted_down/<name>.wav (down),
 made by `sox -G IN OUT pitch CENTS` and kept between runs when present, with
 OUT_DIR/manifests/shifts.csv (file, cents, cents_down: the signed shifts).
@@ -101,6 +104,11 @@ def main():
         write(f"{out}/manifests/mismatch_{held}_plain.csv", train + plain, True)
         write(f"{out}/manifests/mismatch_{held}_shifted.csv", train + shifted, True)
         write(f"{out}/manifests/mismatch_{held}_down.csv", train + down, True)
+        for name, moved in (("up", shifted), ("down", down)):
+            with open(f"{out}/manifests/pairs_{held}_{name}.csv", "w", newline="") as f:
+                rows = csv.writer(f)
+                rows.writerow(["original", "transformed"])
+                rows.writerows((a[0], b[0]) for a, b in zip(plain, moved))
     print("\n".join(speakers))
 
 

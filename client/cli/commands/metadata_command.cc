@@ -60,7 +60,12 @@ std::vector<AudioField> AudioFields(const v1::AudioFrontEndInfo& a) {
           integer("frequency_bins", a.frequency_bins()),
           integer("frames", a.frames()),
           number("compression_gain", a.compression_gain()),
-          boolean("subtract_frequency_mean", a.subtract_frequency_mean())};
+          boolean("subtract_frequency_mean", a.subtract_frequency_mean()),
+          {"filterbank", a.filterbank(), AudioField::kString},
+          number("bandwidth_octaves", a.bandwidth_octaves()),
+          boolean("align_frequency", a.align_frequency()),
+          number("align_bin", a.align_bin()),
+          {"align_statistic", a.align_statistic(), AudioField::kString}};
 }
 
 // ",\"audio\":{...}" for an audio model, "" otherwise.

@@ -332,6 +332,20 @@ TEST_F(AudioHandlerTest, MetadataDescribesTheFrontEnd) {
   other.set_normalisation(v1::AudioFrontEnd::NORMALISATION_NONE);
   EXPECT_EQ(AudioInfo(other, 3).normalisation(), "none");
   EXPECT_EQ(AudioInfo(other, 3).max_clip_seconds(), 3);
+  EXPECT_EQ(AudioInfo(other, 3).filterbank(), "stft");
+  EXPECT_FALSE(AudioInfo(other, 3).align_frequency());
+  EXPECT_EQ(AudioInfo(other, 3).align_statistic(), "");
+  other.set_filterbank(v1::AudioFrontEnd::FILTERBANK_CONSTANT_Q);
+  other.set_bandwidth_octaves(0.25);
+  other.set_align_frequency(true);
+  other.set_align_bin(7.5);
+  other.set_align_statistic(v1::AudioFrontEnd::ALIGN_STATISTIC_STDDEV);
+  const v1::AudioFrontEndInfo aligned = AudioInfo(other, 3);
+  EXPECT_EQ(aligned.filterbank(), "constant_q");
+  EXPECT_EQ(aligned.bandwidth_octaves(), 0.25);
+  EXPECT_TRUE(aligned.align_frequency());
+  EXPECT_EQ(aligned.align_bin(), 7.5);
+  EXPECT_EQ(aligned.align_statistic(), "stddev");
 }
 
 TEST_F(AudioHandlerTest, WarmUpRunsAnAudioModelThroughItsFrontEnd) {
