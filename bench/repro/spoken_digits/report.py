@@ -177,7 +177,15 @@ def main():
            "from the edges by construction. **TF patches + tempo copies**: every template also "
            "warped in time by 0.8 and 1.25, the responses pooled over the 3 copies (3× the "
            "compute). **TF patches, CDF response** (the sweep): the same patches with the CDF "
-           "response (N bins over [−2, 2]), M (2N + 1) · 6 features.",
+           "response (N bins over [−2, 2]), M (2N + 1) · 6 features. **TF patches, constant-Q "
+           "+ pitch alignment** (`tf_patch_cq`, the shipped config; docs/math.md §9): the "
+           "front end's STFT replaced by a constant-Q bank of Gaussian bands 1/12 octave wide "
+           "(standard deviation), and the compressed spectrogram translated along frequency so "
+           "that the centroid of its time-averaged bins sits on the middle bin (invariant to "
+           "translations that keep the content inside the band, by a canonical representative "
+           "rather than a pool); the TF patches over 8 time segments: 8,192 features. Its "
+           "certificates against G, pitch and the enumerated shifts act on the aligned rows, "
+           "so they measure the encoder alone; the pairs certificate (mismatch) is end to end.",
            "* Learner: RIDGE (regularised least squares, one-vs-all ±1 targets), λ chosen on "
            "validation from 1e-8 … 1 in decades, extended while the choice is at an end "
            "(`extend_lambda_grid`). **ID rel.** = a certificate: mean |f(x) − f(g·x)| over the "
