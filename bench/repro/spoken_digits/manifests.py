@@ -18,7 +18,8 @@ OUT_DIR/manifests/ (CSV: path,label,group[,split]; paths absolute):
                            S's clips as recorded and shifted, for
                            `invariant-train certify --pairs`
 and OUT_DIR/shifted/<name>.wav (up), OUT_DIR/shifted_down/<name>.wav (down),
-made by `sox -G IN OUT pitch CENTS` and kept between runs when present, with
+made by `sox -R -G IN OUT pitch CENTS` (-R: repeatable dither, so a new
+OUT_DIR gets the same bits) and kept between runs when present, with
 OUT_DIR/manifests/shifts.csv (file, cents, cents_down: the signed shifts).
 The up shifts are drawn first, in file-name order, then the down shifts from
 the same generator, so the up shifts (and the cached up files) are those of
@@ -90,7 +91,7 @@ def main():
             if os.path.exists(target):
                 continue
             # -G: guard against clipping (the front end peak-normalises anyway).
-            done = subprocess.run(["sox", "-G", f"{data}/{f}", target + ".tmp.wav", "pitch",
+            done = subprocess.run(["sox", "-R", "-G", f"{data}/{f}", target + ".tmp.wav", "pitch",
                                    str(table[f])], capture_output=True, text=True)
             if done.returncode != 0:
                 fail(f"sox on {f}: {done.stderr.strip()}")

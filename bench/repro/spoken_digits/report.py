@@ -208,7 +208,9 @@ def main():
            f"seed), every speaker held out in turn. Up: {min(up):.0f}–{max(up):.0f} cents per "
            f"clip (mean {statistics.mean(up):.0f}); down: {min(down):.0f} to {max(down):.0f} "
            f"(mean {statistics.mean(down):.0f}); both uniform in 300–600 cents, seed 1 (the up "
-           "shifts drawn first, as before the down ones existed); `sox -G IN OUT pitch CENTS`, "
+           "shifts drawn first, as before the down ones existed); `sox -R -G IN OUT pitch CENTS` "
+           "(repeatable dither; the rows up to stop 39 were made without -R, so their "
+           "shifted clips differ from a new run's in the last bit), "
            "duration kept. About a third of the shifts each way go beyond G's ±400 cents; the "
            "patch encoder's zero padding of 8 bins covers up to 800 cents.",
            f"* Caveat (LOSO): {LOSO_CAVEAT}",
