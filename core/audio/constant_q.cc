@@ -8,15 +8,12 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
+#include "core/audio/front_end.h"
 
 namespace invariant::audio {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
-
-int64_t ClipSamples(const v1::AudioFrontEnd& spec) {
-  return std::llround(spec.clip_seconds() * spec.sample_rate());
-}
 
 }  // namespace
 
@@ -35,32 +32,32 @@ void ConstantQBank::WorkspaceDeleter::operator()(Workspace* w) const {
   delete w;
 }
 
-absl::StatusOr<int64_t> ConstantQBank::TransformLength(const v1::AudioFrontEnd& spec,
-                                                       int64_t max_length) {
+absl::StatusOr<int64_t> ConstantQBank::TransformLength(const v1::AudioFrontEnd& spec) {
+  constexpr int64_t max_length = AudioFrontEnd::kMaxFftLength;
   // The lowest filter is about a Gaussian of σ_f = c_0 σ ln 2 Hz, whose
   // impulse response has σ_t = 1 / (2π σ_f) seconds.
   const double sigma_f = spec.min_frequency() * spec.bandwidth_octaves() * std::log(2.0);
   const double reach = kReachSigmas * spec.sample_rate() / (2.0 * kPi * sigma_f);
-  const double needed = static_cast<double>(ClipSamples(spec)) + std::ceil(reach);
+  const double needed = static_cast<double>(AudioFrontEnd::ClipSamples(spec)) + std::ceil(reach);
   int64_t n = 2;
   while (n < needed && n <= max_length) n *= 2;
   if (n > max_length) {
     return absl::InvalidArgumentError(absl::StrCat(
         "audio.bandwidth_octaves: ", spec.bandwidth_octaves(), " octaves at ", spec.min_frequency(),
-        " Hz make filters ", std::ceil(reach), " samples long; with the ", ClipSamples(spec),
-        "-sample clip the transform would exceed ", max_length,
+        " Hz make filters ", std::ceil(reach), " samples long; with the ",
+        AudioFrontEnd::ClipSamples(spec), "-sample clip the transform would exceed ", max_length,
         " samples (widen the bands or raise min_frequency)"));
   }
   return n;
 }
 
 absl::StatusOr<std::unique_ptr<const ConstantQBank>> ConstantQBank::Create(
-    const v1::AudioFrontEnd& spec, int64_t max_length) {
-  auto status_or_n = TransformLength(spec, max_length);
+    const v1::AudioFrontEnd& spec) {
+  auto status_or_n = TransformLength(spec);
   if (!status_or_n.ok()) return status_or_n.status();
   std::unique_ptr<ConstantQBank> bank(new ConstantQBank());
   bank->n_ = *status_or_n;
-  bank->clip_samples_ = ClipSamples(spec);
+  bank->clip_samples_ = AudioFrontEnd::ClipSamples(spec);
   bank->frames_ = spec.frames();
   bank->frame_length_ = spec.frame_length();
   bank->hop_ = spec.hop_length();
@@ -117,9 +114,9 @@ void ConstantQBank::Apply(const float* clip, Workspace& w, float* magnitudes) co
   std::copy(clip, clip + clip_samples_, w.padded.begin());  // the tail stays 0
   kiss_fftr(w.forward, w.padded.data(), w.spectrum.data());
   const float scale = frame_length_ / 4.0f;
+  const int size = size_, d = decimation_, per_frame = frame_length_ / decimation_;
   for (size_t k = 0; k < bands_.size(); ++k) {
     const Band& band = bands_[k];
-    const int size = size_;
     std::fill(w.folded.begin(), w.folded.begin() + size, kiss_fft_cpx{0.0f, 0.0f});
     // y_k at every d-th sample: the support folded modulo M, one inverse FFT.
     for (size_t i = 0; i < band.weights.size(); ++i) {
@@ -130,8 +127,6 @@ void ConstantQBank::Apply(const float* clip, Workspace& w, float* magnitudes) co
       z.i += band.weights[i] * x.i;
     }
     kiss_fft(w.inverse, w.folded.data(), w.output.data());
-    const int d = decimation_;
-    const int per_frame = frame_length_ / d;
     for (int64_t t = 0; t < frames_; ++t) {
       const int64_t start = t * hop_ / d;
       float sum = 0.0f;

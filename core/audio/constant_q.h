@@ -56,10 +56,9 @@ class ConstantQBank {
   static constexpr int kSamplesPerFrame = 8;
 
   // The transform length N for a completed spec (bandwidth_octaves set).
-  static absl::StatusOr<int64_t> TransformLength(const v1::AudioFrontEnd& spec, int64_t max_length);
+  static absl::StatusOr<int64_t> TransformLength(const v1::AudioFrontEnd& spec);
   // `spec` completed by AudioFrontEnd::Complete with FILTERBANK_CONSTANT_Q.
-  static absl::StatusOr<std::unique_ptr<const ConstantQBank>> Create(const v1::AudioFrontEnd& spec,
-                                                                     int64_t max_length);
+  static absl::StatusOr<std::unique_ptr<const ConstantQBank>> Create(const v1::AudioFrontEnd& spec);
   ~ConstantQBank();
 
   struct Workspace;

@@ -22,10 +22,6 @@ absl::Status Invalid(const std::string& field, const std::string& message) {
   return absl::InvalidArgumentError(absl::StrCat("audio.", field, ": ", message));
 }
 
-int64_t ClipSamples(const v1::AudioFrontEnd& spec) {
-  return std::llround(spec.clip_seconds() * spec.sample_rate());
-}
-
 struct FftFree {
   void operator()(kiss_fftr_cfg cfg) const { kiss_fftr_free(cfg); }
 };
@@ -33,14 +29,15 @@ struct FftFree {
 // One thread's buffers and FFT configuration (kiss_fftr writes scratch space
 // inside its configuration, so a configuration serves one transform at a
 // time). Every workspace of a front end is built alike, so which one a call
-// gets cannot change the result.
+// gets cannot change the result. The STFT's members are empty with the
+// constant-Q bank and the other way round.
 struct Workspace {
+  std::vector<float> clip;  // clip_samples
   std::unique_ptr<kiss_fftr_state, FftFree> fft;
-  std::vector<float> clip;                 // clip_samples
   std::vector<float> frame;                // fft_length; the tail past frame_length stays 0
   std::vector<kiss_fft_cpx> spectrum;      // fft_length / 2 + 1
   std::vector<float> magnitude;            // fft_length / 2 + 1
-  ConstantQBank::WorkspacePtr constant_q;  // FILTERBANK_CONSTANT_Q only
+  ConstantQBank::WorkspacePtr constant_q;  // FILTERBANK_CONSTANT_Q
   std::vector<float> aligned;              // align_frequency: a row
 };
 
@@ -57,6 +54,7 @@ struct AudioFrontEnd::Plan {
   std::vector<float> weights;
   std::unique_ptr<const ConstantQBank> constant_q;  // instead of the STFT, when set
   int64_t row_values = 0;                           // align_frequency only
+  BinStatistic align_statistic = BinStatistic::kMean;
 
   std::mutex mutex;
   std::vector<std::unique_ptr<Workspace>> idle;
@@ -71,15 +69,23 @@ struct AudioFrontEnd::Plan {
       }
     }
     auto w = std::make_unique<Workspace>();
-    w->fft.reset(kiss_fftr_alloc(fft_length, 0, nullptr, nullptr));
     w->clip.assign(static_cast<size_t>(clip_samples), 0.0f);
-    w->frame.assign(static_cast<size_t>(fft_length), 0.0f);
-    w->spectrum.resize(static_cast<size_t>(fft_length / 2 + 1));
-    w->magnitude.resize(static_cast<size_t>(fft_length / 2 + 1));
-    if (constant_q != nullptr) w->constant_q = constant_q->NewWorkspace();
+    if (constant_q != nullptr) {
+      w->constant_q = constant_q->NewWorkspace();
+    } else {
+      w->fft.reset(kiss_fftr_alloc(fft_length, 0, nullptr, nullptr));
+      w->frame.assign(static_cast<size_t>(fft_length), 0.0f);
+      w->spectrum.resize(static_cast<size_t>(fft_length / 2 + 1));
+      w->magnitude.resize(static_cast<size_t>(fft_length / 2 + 1));
+    }
     w->aligned.resize(static_cast<size_t>(row_values));
     return w;
   }
+
+  // The STFT path: row[k·frames + t] = log1p(gain · the triangles over
+  // |FFT| of frame t of w.clip).
+  void StftBins(Workspace& w, int64_t frames, int frame_length, int hop, float gain,
+                float* row) const;
 
   void Release(std::unique_ptr<Workspace> w) {
     std::lock_guard<std::mutex> lock(mutex);
@@ -188,7 +194,7 @@ absl::StatusOr<v1::AudioFrontEnd> AudioFrontEnd::Complete(v1::AudioFrontEnd spec
       return Invalid("bandwidth_octaves", absl::StrCat(spec.bandwidth_octaves(), " must be in (0, ",
                                                        kMaxBandwidthOctaves, "] octaves"));
     }
-    RETURN_IF_ERROR(ConstantQBank::TransformLength(spec, kMaxFftLength).status());
+    RETURN_IF_ERROR(ConstantQBank::TransformLength(spec).status());
   } else if (spec.bandwidth_octaves() != 0) {
     return Invalid("bandwidth_octaves", "is for filterbank FILTERBANK_CONSTANT_Q only");
   }
@@ -215,6 +221,17 @@ absl::StatusOr<std::unique_ptr<const AudioFrontEnd>> AudioFrontEnd::Create(
   const v1::AudioFrontEnd& s = front->spec_;
   auto plan = std::make_unique<Plan>();
   plan->clip_samples = ClipSamples(s);
+  if (s.align_frequency()) {
+    plan->row_values = s.frequency_bins() * s.frames();
+    if (s.align_statistic() == v1::AudioFrontEnd::ALIGN_STATISTIC_STDDEV) {
+      plan->align_statistic = BinStatistic::kStddev;
+    }
+  }
+  if (s.filterbank() == v1::AudioFrontEnd::FILTERBANK_CONSTANT_Q) {
+    ASSIGN_OR_RETURN(plan->constant_q, ConstantQBank::Create(s));
+    front->plan_ = std::move(plan);
+    return std::unique_ptr<const AudioFrontEnd>(std::move(front));
+  }
   plan->fft_length = s.fft_length();
   const int length = s.frame_length();
   plan->window.resize(static_cast<size_t>(length));
@@ -248,15 +265,15 @@ absl::StatusOr<std::unique_ptr<const AudioFrontEnd>> AudioFrontEnd::Create(
     for (const double weight : w) plan->weights.push_back(static_cast<float>(weight / sum));
     plan->starts.push_back(static_cast<int>(plan->weights.size()));
   }
-  if (s.align_frequency()) plan->row_values = s.frequency_bins() * s.frames();
-  if (s.filterbank() == v1::AudioFrontEnd::FILTERBANK_CONSTANT_Q) {
-    ASSIGN_OR_RETURN(plan->constant_q, ConstantQBank::Create(s, kMaxFftLength));
-  }
   front->plan_ = std::move(plan);
   return std::unique_ptr<const AudioFrontEnd>(std::move(front));
 }
 
 AudioFrontEnd::~AudioFrontEnd() = default;
+
+int64_t AudioFrontEnd::ClipSamples(const v1::AudioFrontEnd& spec) {
+  return std::llround(spec.clip_seconds() * spec.sample_rate());
+}
 
 int64_t AudioFrontEnd::MaxSamples(int sample_rate) const {
   const double seconds =
@@ -368,37 +385,43 @@ absl::Status AudioFrontEnd::Apply(absl::Span<const float> samples, int sample_ra
   const int64_t frames = s.frames();
   const int frame_length = s.frame_length();
   const int hop = s.hop_length();
-  const int spectrum_bins = plan.fft_length / 2 + 1;
   const float gain = static_cast<float>(s.compression_gain());
   if (plan.constant_q != nullptr) {
     plan.constant_q->Apply(w->clip.data(), *w->constant_q, row);
     for (int64_t i = 0; i < s.frequency_bins() * frames; ++i) row[i] = std::log1p(gain * row[i]);
-  }
-  for (int64_t t = 0; t < frames && plan.constant_q == nullptr; ++t) {
-    const float* in = w->clip.data() + t * hop;
-    for (int i = 0; i < frame_length; ++i) w->frame[i] = in[i] * plan.window[i];
-    kiss_fftr(w->fft.get(), w->frame.data(), w->spectrum.data());
-    for (int j = 0; j < spectrum_bins; ++j) {
-      const kiss_fft_cpx z = w->spectrum[j];
-      w->magnitude[j] = std::sqrt(z.r * z.r + z.i * z.i);
-    }
-    for (int k = 0; k < s.frequency_bins(); ++k) {
-      float v = 0.0f;
-      for (int i = plan.starts[k]; i < plan.starts[k + 1]; ++i) {
-        v += plan.weights[i] * w->magnitude[plan.fft_bins[i]];
-      }
-      row[k * frames + t] = std::log1p(gain * v);
-    }
+  } else {
+    plan.StftBins(*w, frames, frame_length, hop, gain, row);
   }
   if (s.align_frequency()) {
     AlignFrequencyCentroid(row, s.frequency_bins(), frames, s.align_bin(), w->aligned.data(),
-                           s.align_statistic() == v1::AudioFrontEnd::ALIGN_STATISTIC_STDDEV
-                               ? BinStatistic::kStddev
-                               : BinStatistic::kMean);
+                           plan.align_statistic);
   }
   plan.Release(std::move(w));
   if (s.subtract_frequency_mean()) SubtractFrequencyMean(row, s.frequency_bins(), frames);
   return absl::OkStatus();
+}
+
+void AudioFrontEnd::Plan::StftBins(Workspace& w, int64_t frames, int frame_length, int hop,
+                                   float gain, float* row) const {
+  const Plan& plan = *this;
+  const int spectrum_bins = plan.fft_length / 2 + 1;
+  const int64_t bins = static_cast<int64_t>(plan.starts.size()) - 1;
+  for (int64_t t = 0; t < frames; ++t) {
+    const float* in = w.clip.data() + t * hop;
+    for (int i = 0; i < frame_length; ++i) w.frame[i] = in[i] * plan.window[i];
+    kiss_fftr(w.fft.get(), w.frame.data(), w.spectrum.data());
+    for (int j = 0; j < spectrum_bins; ++j) {
+      const kiss_fft_cpx z = w.spectrum[j];
+      w.magnitude[j] = std::sqrt(z.r * z.r + z.i * z.i);
+    }
+    for (int64_t k = 0; k < bins; ++k) {
+      float v = 0.0f;
+      for (int i = plan.starts[k]; i < plan.starts[k + 1]; ++i) {
+        v += plan.weights[i] * w.magnitude[plan.fft_bins[i]];
+      }
+      row[k * frames + t] = std::log1p(gain * v);
+    }
+  }
 }
 
 std::vector<float> Int16ToFloat(absl::Span<const int16_t> pcm) {

@@ -94,6 +94,10 @@ class AudioFrontEnd {
   static constexpr double kMaxCompressionGain = 1e6;
   static constexpr double kMaxBandwidthOctaves = 4;  // FILTERBANK_CONSTANT_Q
 
+  // round(clip_seconds · sample_rate): the samples of a clip after the clip
+  // policy.
+  static int64_t ClipSamples(const v1::AudioFrontEnd& spec);
+
   const v1::AudioFrontEnd& spec() const { return spec_; }  // completed
   int64_t frequency_bins() const { return spec_.frequency_bins(); }
   int64_t frames() const { return spec_.frames(); }

@@ -71,7 +71,7 @@ TEST(ConstantQBankTest, DecimatedBandsEqualADirectComputation) {
   spec.set_clip_seconds(0.1);
   auto completed = AudioFrontEnd::Complete(spec);
   ASSERT_TRUE(completed.ok()) << completed.status();
-  auto bank = ConstantQBank::Create(*completed, AudioFrontEnd::kMaxFftLength);
+  auto bank = ConstantQBank::Create(*completed);
   ASSERT_TRUE(bank.ok()) << bank.status();
   const int64_t n = (*bank)->transform_length();
   const int64_t length = 800, frames = completed->frames(), bins = completed->frequency_bins();
@@ -118,7 +118,7 @@ TEST(ConstantQBankTest, AFullScaleSineAtACentreGivesAQuarterOfTheFrame) {
   const v1::AudioFrontEnd spec = Spec(true);
   auto completed = AudioFrontEnd::Complete(spec);
   ASSERT_TRUE(completed.ok());
-  auto bank = ConstantQBank::Create(*completed, AudioFrontEnd::kMaxFftLength);
+  auto bank = ConstantQBank::Create(*completed);
   ASSERT_TRUE(bank.ok());
   for (const int k : {3, 20, 40}) {
     std::vector<float> x(4000);
