@@ -18,6 +18,7 @@
 #define INVARIANT_CORE_RLS_GRAM_ACCUMULATOR_H_
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "Eigen/Core"
@@ -52,6 +53,12 @@ class GramAccumulator {
   Eigen::MatrixXd PhiTPhi() const;
   // ΦᵀΦ with only the lower triangle meaningful (the upper one is zero); no copy.
   const Eigen::MatrixXd& phi_t_phi_lower() const { return phi_t_phi_lower_; }
+  // Moves ΦᵀΦ's storage (lower triangle meaningful) out of an accumulator
+  // that is being consumed, so that a solver can centre and factor it in
+  // place instead of copying D × D doubles. Afterwards the accumulator holds
+  // a 0 × 0 ΦᵀΦ and must not be added to, merged, serialised or solved from;
+  // its other sums are intact.
+  Eigen::MatrixXd TakePhiTPhiLower() && { return std::move(phi_t_phi_lower_); }
   // ΦᵀY, D × T.
   const Eigen::MatrixXd& phi_t_y() const { return phi_t_y_; }
   // Σ_i φ_i, length D.

@@ -20,7 +20,8 @@
 // once on first need, eigenvalues clamped at 0 as the primal solver does),
 // so every λ > 0 gets the exact minimiser.
 //
-// Memory: the centred Gram (D × D doubles, overwritten by the reflectors),
+// Memory: the centred Gram (D × D doubles, overwritten by the reflectors; a
+// copy of the accumulator's unless the accumulator is consumed, below),
 // the band ((b + 1) × D) and a D × T right-hand side; the fallback adds one
 // D × D eigenvector matrix, and while it is built dsbevd's workspace of about
 // two more (1 + 5D + 2D² doubles; refused as INVALID_ARGUMENT from D =
@@ -77,6 +78,15 @@ inline constexpr int64_t kBandRidgeBandwidth = 128;
 // The band solver from accumulated sums. `bandwidth` ≥ 1 (clamped to D − 1).
 absl::StatusOr<std::unique_ptr<RidgeSolver>> MakeBandRidgeSolver(
     const GramAccumulator& sums, const RidgeOptions& options = {},
+    int64_t bandwidth = kBandRidgeBandwidth);
+
+// The same, consuming `sums` (moved from; see GramAccumulator::
+// TakePhiTPhiLower): the Gram's own storage is centred and reduced in place,
+// so the peak is one D × D matrix of doubles instead of two (16 GB holds
+// one at D = 45,000, or two at 32,000). The same weights, bit for bit. On
+// an error from LAPACK `sums` has been consumed.
+absl::StatusOr<std::unique_ptr<RidgeSolver>> MakeBandRidgeSolver(
+    GramAccumulator&& sums, const RidgeOptions& options = {},
     int64_t bandwidth = kBandRidgeBandwidth);
 
 // The dual band solver from row blocks: phi_blocks[b] is N_b × D,

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -24,8 +25,11 @@ void dpotrs_(const char* uplo, const int* n, const int* nrhs, const double* a, c
 
 namespace invariant::rls_internal {
 
-absl::StatusOr<Moments> CentredMoments(const GramAccumulator& sums, bool fit_bias,
-                                       const char* who) {
+namespace {
+
+// Everything of CentredMoments but the covariance.
+absl::StatusOr<Moments> MomentsWithoutCovariance(const GramAccumulator& sums, bool fit_bias,
+                                                 const char* who) {
   Moments m;
   m.n = sums.count();
   if (m.n < 1) {
@@ -39,10 +43,31 @@ absl::StatusOr<Moments> CentredMoments(const GramAccumulator& sums, bool fit_bia
     m.mean_phi = sums.phi_sum() * inv_n;
     m.mean_y = sums.y_sum().transpose() * inv_n;
   }
-  // Only the lower triangle is read (by dsyevd, dpotrf and dsymm alike).
-  m.covariance = sums.phi_t_phi_lower() * inv_n;
-  m.covariance.triangularView<Eigen::Lower>() -= m.mean_phi * m.mean_phi.transpose();
   m.cross = sums.phi_t_y() * inv_n - m.mean_phi * m.mean_y;
+  return m;
+}
+
+// covariance ← covariance/N − μμᵀ on the lower triangle, the only one read
+// (by dsyevd, dpotrf and dsymm alike).
+void Centre(const Moments& m, Eigen::MatrixXd& covariance) {
+  covariance *= 1.0 / static_cast<double>(m.n);
+  covariance.triangularView<Eigen::Lower>() -= m.mean_phi * m.mean_phi.transpose();
+}
+
+}  // namespace
+
+absl::StatusOr<Moments> CentredMoments(const GramAccumulator& sums, bool fit_bias,
+                                       const char* who) {
+  ASSIGN_OR_RETURN(Moments m, MomentsWithoutCovariance(sums, fit_bias, who));
+  m.covariance = sums.phi_t_phi_lower();
+  Centre(m, m.covariance);
+  return m;
+}
+
+absl::StatusOr<Moments> CentredMoments(GramAccumulator&& sums, bool fit_bias, const char* who) {
+  ASSIGN_OR_RETURN(Moments m, MomentsWithoutCovariance(sums, fit_bias, who));
+  m.covariance = std::move(sums).TakePhiTPhiLower();
+  Centre(m, m.covariance);
   return m;
 }
 

@@ -31,6 +31,9 @@ struct Moments {
 // ΦᵀΦ/N and ΦᵀY/N. FAILED_PRECONDITION "<who>: the accumulator holds no rows"
 // when N = 0.
 absl::StatusOr<Moments> CentredMoments(const GramAccumulator& sums, bool fit_bias, const char* who);
+// The same, consuming `sums`: the covariance is ΦᵀΦ's own storage, scaled and
+// centred in place (one D × D matrix at the peak instead of two).
+absl::StatusOr<Moments> CentredMoments(GramAccumulator&& sums, bool fit_bias, const char* who);
 
 // On entry `matrix` is n × n and only its lower triangle is read. On success
 // `matrix` holds the orthonormal eigenvectors as columns and `values` the

@@ -182,6 +182,11 @@ absl::StatusOr<LinearModel> SolveHead(
                      MakeRowsConjugateGradientRidgeSolver(set.phi, set.y, {}, CgOptions(l)));
   } else if (kind == HeadSolver::kDualBand) {
     ASSIGN_OR_RETURN(solver, MakeDualBandRidgeSolver(set.phi, set.y));
+  } else if (kind == HeadSolver::kBand) {
+    // The sums are not needed past this point: the band path centres and
+    // reduces their Gram in place (one D × D matrix at the peak, not two).
+    ASSIGN_OR_RETURN(solver, MakeBandRidgeSolver(std::move(*set.sums)));
+    set.sums.reset();
   } else {
     ASSIGN_OR_RETURN(solver, GramSolverFactory(kind, l)(*set.sums));
   }

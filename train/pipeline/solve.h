@@ -98,8 +98,9 @@ struct ValidationRows {
 // the ridge solve on the invariant features). A `set` without sums holds
 // the rows: solved by kDualBand when ChooseHeadSolver picks it for them,
 // else by CG on the rows. Frees the training rows of `set` once the solver
-// has copied them; `validation` is called once,
-// after that, for the validation rows.
+// has copied them, and the band path consumes its sums (their Gram is
+// centred and reduced in place; `set.sums` is empty afterwards);
+// `validation` is called once, after that, for the validation rows.
 absl::StatusOr<LinearModel> SolveHead(
     const v1::LearnerConfig& l, int64_t features, RlsTask task, TrainingSet& set,
     const std::function<absl::StatusOr<ValidationRows>()>& validation, TrainReport& report);

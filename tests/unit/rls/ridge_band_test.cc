@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -140,6 +141,35 @@ TEST(RidgeBandTest, SmallShapesAndErrors) {
   auto chosen = MakeGramRidgeSolver(sums, RidgeSolverKind::kBand);
   ASSERT_TRUE(chosen.ok());
   EXPECT_EQ((*chosen)->eigenvalues().size(), 0);
+}
+
+// The consuming overload centres and reduces the accumulator's own Gram: the
+// same weights and biases, bit for bit, as from a const accumulator, and
+// the accumulator's Gram is gone (its other sums stay).
+TEST(RidgeBandTest, ConsumedSumsGiveTheSameBits) {
+  Rng rng(35);
+  const FloatMatrix phi = RandomNormal(rng, 150, 40, 0.5, 1.0);
+  const FloatMatrix y = Targets(rng, phi, 3);
+  for (bool fit_bias : {false, true}) {
+    SCOPED_TRACE(testing::Message() << "fit_bias " << fit_bias);
+    GramAccumulator sums = Sums(phi, y);
+    auto kept = MakeBandRidgeSolver(sums, Options(fit_bias), 8);
+    auto consumed = MakeBandRidgeSolver(std::move(sums), Options(fit_bias), 8);
+    ASSERT_TRUE(kept.ok() && consumed.ok()) << consumed.status();
+    EXPECT_EQ(sums.phi_t_phi_lower().size(), 0);  // NOLINT(bugprone-use-after-move)
+    EXPECT_EQ(sums.count(), 150);                 // NOLINT(bugprone-use-after-move)
+    for (double lambda : {1e-4, 1e-1}) {
+      auto a = (*kept)->SolveWeights(lambda);
+      auto b = (*consumed)->SolveWeights(lambda);
+      ASSERT_TRUE(a.ok() && b.ok());
+      EXPECT_EQ(a->weights, b->weights);
+      EXPECT_EQ(a->bias, b->bias);
+    }
+  }
+  auto empty = GramAccumulator::Create(5, 1);
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ(MakeBandRidgeSolver(*std::move(empty)).status().code(),
+            absl::StatusCode::kFailedPrecondition);
 }
 
 // The dual band path (MakeDualBandRidgeSolver, the N × N kernel of the rows
