@@ -40,11 +40,18 @@ absl::StatusOr<GramAccumulator> GramAccumulator::Create(int64_t feature_dim, int
   return GramAccumulator(feature_dim, target_dim);
 }
 
+absl::Status GramAccumulator::CheckNotConsumed(const char* who) const {
+  if (phi_t_phi_lower_.rows() == feature_dim_) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat(who, ": the accumulator's Gram was taken (TakePhiTPhiLower)"));
+}
+
 absl::Status GramAccumulator::Add(int64_t n, const float* phi, const float* y) {
   if (n < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("GramAccumulator::Add: expected n >= 0 rows, got ", n));
   }
+  RETURN_IF_ERROR(CheckNotConsumed("GramAccumulator::Add"));
   if (n == 0) return absl::OkStatus();
   if (phi == nullptr || y == nullptr) {
     return absl::InvalidArgumentError("GramAccumulator::Add: phi and y must not be null");
@@ -78,6 +85,8 @@ absl::Status GramAccumulator::Merge(const GramAccumulator& other) {
         "GramAccumulator::Merge: expected feature_dim ", feature_dim_, " and target_dim ",
         target_dim_, ", got ", other.feature_dim_, " and ", other.target_dim_));
   }
+  RETURN_IF_ERROR(CheckNotConsumed("GramAccumulator::Merge"));
+  RETURN_IF_ERROR(other.CheckNotConsumed("GramAccumulator::Merge (other)"));
   phi_t_phi_lower_ += other.phi_t_phi_lower_;
   phi_t_y_ += other.phi_t_y_;
   phi_sum_ += other.phi_sum_;

@@ -56,8 +56,8 @@ class GramAccumulator {
   // Moves ΦᵀΦ's storage (lower triangle meaningful) out of an accumulator
   // that is being consumed, so that a solver can centre and factor it in
   // place instead of copying D × D doubles. Afterwards the accumulator holds
-  // a 0 × 0 ΦᵀΦ and must not be added to, merged, serialised or solved from;
-  // its other sums are intact.
+  // a 0 × 0 ΦᵀΦ: Add and Merge return FAILED_PRECONDITION, and it must not
+  // be serialised or solved from; its other sums are intact.
   Eigen::MatrixXd TakePhiTPhiLower() && { return std::move(phi_t_phi_lower_); }
   // ΦᵀY, D × T.
   const Eigen::MatrixXd& phi_t_y() const { return phi_t_y_; }
@@ -84,6 +84,8 @@ class GramAccumulator {
 
  private:
   GramAccumulator(int64_t feature_dim, int64_t target_dim);
+  // FAILED_PRECONDITION naming `who` once TakePhiTPhiLower has run.
+  absl::Status CheckNotConsumed(const char* who) const;
 
   int64_t feature_dim_;
   int64_t target_dim_;

@@ -145,7 +145,7 @@ TEST(RidgeBandTest, SmallShapesAndErrors) {
 
 // The consuming overload centres and reduces the accumulator's own Gram: the
 // same weights and biases, bit for bit, as from a const accumulator, and
-// the accumulator's Gram is gone (its other sums stay).
+// the accumulator's Gram is gone (its other sums stay; Add refuses).
 TEST(RidgeBandTest, ConsumedSumsGiveTheSameBits) {
   Rng rng(35);
   const FloatMatrix phi = RandomNormal(rng, 150, 40, 0.5, 1.0);
@@ -156,8 +156,10 @@ TEST(RidgeBandTest, ConsumedSumsGiveTheSameBits) {
     auto kept = MakeBandRidgeSolver(sums, Options(fit_bias), 8);
     auto consumed = MakeBandRidgeSolver(std::move(sums), Options(fit_bias), 8);
     ASSERT_TRUE(kept.ok() && consumed.ok()) << consumed.status();
-    EXPECT_EQ(sums.phi_t_phi_lower().size(), 0);  // NOLINT(bugprone-use-after-move)
-    EXPECT_EQ(sums.count(), 150);                 // NOLINT(bugprone-use-after-move)
+    EXPECT_EQ(sums.phi_t_phi_lower().size(), 0);                  // NOLINT(bugprone-use-after-move)
+    EXPECT_EQ(sums.count(), 150);                                 // NOLINT(bugprone-use-after-move)
+    EXPECT_EQ(sums.Add(phi.rows(), phi.data(), y.data()).code(),  // NOLINT(bugprone-use-after-move)
+              absl::StatusCode::kFailedPrecondition);
     for (double lambda : {1e-4, 1e-1}) {
       auto a = (*kept)->SolveWeights(lambda);
       auto b = (*consumed)->SolveWeights(lambda);
