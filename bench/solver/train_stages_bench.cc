@@ -29,7 +29,6 @@
 #include "Eigen/Core"
 #include "benchmark/benchmark.h"
 #include "core/base/random.h"
-#include "core/base/tensor.h"
 #include "core/rls/gram_accumulator.h"
 #include "core/rls/ridge_band.h"
 
@@ -40,15 +39,21 @@ constexpr int64_t kRows = 2048;   // rows per BM_GramAdd iteration
 constexpr int64_t kBlock = 512;   // GramAccumulator's rows per BLAS call
 constexpr int64_t kTargets = 10;  // CIFAR-10's one-vs-all targets
 
-const FloatMatrix& Rows(int64_t d) {
-  static std::map<int64_t, std::unique_ptr<FloatMatrix>> cache;
+// kRows seeded uniform rows of D features and kTargets targets, row-major
+// floats as the trainer keeps them; one set per D for the whole run.
+struct Rows {
+  std::vector<float> phi, y;
+};
+const Rows& RowsOf(int64_t d) {
+  static std::map<int64_t, std::unique_ptr<Rows>> cache;
   auto& slot = cache[d];
   if (slot) return *slot;
-  slot = std::make_unique<FloatMatrix>(FloatMatrix::Zeros(kRows, d + kTargets));
+  slot = std::make_unique<Rows>();
   Rng rng(static_cast<uint64_t>(d));
-  for (int64_t i = 0; i < slot->size(); ++i) {
-    slot->mutable_data()[i] = static_cast<float>(rng.Uniform());
-  }
+  slot->phi.resize(static_cast<size_t>(kRows * d));
+  slot->y.resize(static_cast<size_t>(kRows * kTargets));
+  for (float& v : slot->phi) v = static_cast<float>(rng.Uniform());
+  for (float& v : slot->y) v = static_cast<float>(rng.Uniform());
   return *slot;
 }
 
@@ -58,25 +63,9 @@ void Report(benchmark::State& state, double flops_per_iteration) {
   state.counters["threads"] = static_cast<double>(openblas_get_num_threads());
 }
 
-// Features and targets of the same seeded rows, split as the trainer keeps them.
-struct Split {
-  std::vector<float> phi, y;
-};
-Split SplitRows(int64_t d) {
-  const FloatMatrix& rows = Rows(d);
-  Split s;
-  s.phi.reserve(static_cast<size_t>(kRows * d));
-  s.y.reserve(static_cast<size_t>(kRows * kTargets));
-  for (int64_t i = 0; i < kRows; ++i) {
-    s.phi.insert(s.phi.end(), rows.row(i), rows.row(i) + d);
-    s.y.insert(s.y.end(), rows.row(i) + d, rows.row(i) + d + kTargets);
-  }
-  return s;
-}
-
 void BM_GramAdd(benchmark::State& state) {
   const int64_t d = state.range(0);
-  const Split s = SplitRows(d);
+  const Rows& s = RowsOf(d);
   // One accumulator for every iteration, as the trainer adds block after block.
   auto sums = GramAccumulator::Create(d, kTargets);
   for (auto _ : state) {
@@ -88,7 +77,7 @@ void BM_GramAdd(benchmark::State& state) {
 
 void BM_Dsyrk(benchmark::State& state) {
   const int64_t d = state.range(0);
-  const Split s = SplitRows(d);
+  const Rows& s = RowsOf(d);
   // Row-major k × D = column-major D × k: C += A·Aᵀ with A = D × k.
   const std::vector<double> a(s.phi.begin(), s.phi.begin() + kBlock * d);
   std::vector<double> c(static_cast<size_t>(d * d));
@@ -105,7 +94,7 @@ void BM_Dsyrk(benchmark::State& state) {
 
 void BM_Ssyrk(benchmark::State& state) {
   const int64_t d = state.range(0);
-  const Split s = SplitRows(d);
+  const Rows& s = RowsOf(d);
   std::vector<float> c(static_cast<size_t>(d * d));
   for (auto _ : state) {
     for (int64_t start = 0; start < kRows; start += kBlock) {
@@ -120,7 +109,7 @@ void BM_Ssyrk(benchmark::State& state) {
 
 void BM_BandReduce(benchmark::State& state) {
   const int64_t d = state.range(0);
-  const Split s = SplitRows(d);
+  const Rows& s = RowsOf(d);
   auto sums = GramAccumulator::Create(d, kTargets);
   if (!sums->Add(kRows, s.phi.data(), s.y.data()).ok()) state.SkipWithError("Add failed");
   for (auto _ : state) {
@@ -133,7 +122,7 @@ void BM_BandReduce(benchmark::State& state) {
 
 void BM_Dgemm(benchmark::State& state) {
   const int64_t d = state.range(0);
-  const Split s = SplitRows(d);
+  const Rows& s = RowsOf(d);
   std::vector<double> a(static_cast<size_t>(d * d));
   for (size_t i = 0; i < a.size(); ++i) a[i] = s.phi[i % s.phi.size()];
   std::vector<double> c(a.size());

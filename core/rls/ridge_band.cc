@@ -256,9 +256,15 @@ class DualBandRidgeSolver final : public RidgeSolver {
 
 }  // namespace
 
-namespace {
+absl::StatusOr<std::unique_ptr<RidgeSolver>> MakeBandRidgeSolver(const GramAccumulator& sums,
+                                                                 const RidgeOptions& options,
+                                                                 int64_t bandwidth) {
+  return MakeBandRidgeSolver(GramAccumulator(sums), options, bandwidth);
+}
 
-absl::Status CheckBandArguments(const GramAccumulator& sums, int64_t bandwidth) {
+absl::StatusOr<std::unique_ptr<RidgeSolver>> MakeBandRidgeSolver(GramAccumulator&& sums,
+                                                                 const RidgeOptions& options,
+                                                                 int64_t bandwidth) {
   if (bandwidth < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("MakeBandRidgeSolver: expected bandwidth >= 1, got ", bandwidth));
@@ -267,36 +273,13 @@ absl::Status CheckBandArguments(const GramAccumulator& sums, int64_t bandwidth) 
     return absl::InvalidArgumentError(absl::StrCat("MakeBandRidgeSolver: ", sums.feature_dim(),
                                                    " features exceed LAPACK's int range"));
   }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<std::unique_ptr<RidgeSolver>> BandSolverFromMoments(rls_internal::Moments m,
-                                                                   int64_t bandwidth) {
+  ASSIGN_OR_RETURN(
+      rls_internal::Moments m,
+      rls_internal::CentredMoments(std::move(sums), options.fit_bias, "MakeBandRidgeSolver"));
   ASSIGN_OR_RETURN(std::unique_ptr<BandPath> path,
                    BandPath::Reduce(std::move(m.covariance), std::move(m.cross), bandwidth));
   return std::unique_ptr<RidgeSolver>(
       new BandRidgeSolver(m.n, std::move(m.mean_phi), std::move(m.mean_y), std::move(path)));
-}
-
-}  // namespace
-
-absl::StatusOr<std::unique_ptr<RidgeSolver>> MakeBandRidgeSolver(const GramAccumulator& sums,
-                                                                 const RidgeOptions& options,
-                                                                 int64_t bandwidth) {
-  RETURN_IF_ERROR(CheckBandArguments(sums, bandwidth));
-  ASSIGN_OR_RETURN(rls_internal::Moments m,
-                   rls_internal::CentredMoments(sums, options.fit_bias, "MakeBandRidgeSolver"));
-  return BandSolverFromMoments(std::move(m), bandwidth);
-}
-
-absl::StatusOr<std::unique_ptr<RidgeSolver>> MakeBandRidgeSolver(GramAccumulator&& sums,
-                                                                 const RidgeOptions& options,
-                                                                 int64_t bandwidth) {
-  RETURN_IF_ERROR(CheckBandArguments(sums, bandwidth));
-  ASSIGN_OR_RETURN(
-      rls_internal::Moments m,
-      rls_internal::CentredMoments(std::move(sums), options.fit_bias, "MakeBandRidgeSolver"));
-  return BandSolverFromMoments(std::move(m), bandwidth);
 }
 
 absl::StatusOr<std::unique_ptr<RidgeSolver>> MakeDualBandRidgeSolver(

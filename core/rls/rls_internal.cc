@@ -25,11 +25,12 @@ void dpotrs_(const char* uplo, const int* n, const int* nrhs, const double* a, c
 
 namespace invariant::rls_internal {
 
-namespace {
+absl::StatusOr<Moments> CentredMoments(const GramAccumulator& sums, bool fit_bias,
+                                       const char* who) {
+  return CentredMoments(GramAccumulator(sums), fit_bias, who);
+}
 
-// Everything of CentredMoments but the covariance.
-absl::StatusOr<Moments> MomentsWithoutCovariance(const GramAccumulator& sums, bool fit_bias,
-                                                 const char* who) {
+absl::StatusOr<Moments> CentredMoments(GramAccumulator&& sums, bool fit_bias, const char* who) {
   Moments m;
   m.n = sums.count();
   if (m.n < 1) {
@@ -44,30 +45,11 @@ absl::StatusOr<Moments> MomentsWithoutCovariance(const GramAccumulator& sums, bo
     m.mean_y = sums.y_sum().transpose() * inv_n;
   }
   m.cross = sums.phi_t_y() * inv_n - m.mean_phi * m.mean_y;
-  return m;
-}
-
-// covariance ← covariance/N − μμᵀ on the lower triangle, the only one read
-// (by dsyevd, dpotrf and dsymm alike).
-void Centre(const Moments& m, Eigen::MatrixXd& covariance) {
-  covariance *= 1.0 / static_cast<double>(m.n);
-  covariance.triangularView<Eigen::Lower>() -= m.mean_phi * m.mean_phi.transpose();
-}
-
-}  // namespace
-
-absl::StatusOr<Moments> CentredMoments(const GramAccumulator& sums, bool fit_bias,
-                                       const char* who) {
-  ASSIGN_OR_RETURN(Moments m, MomentsWithoutCovariance(sums, fit_bias, who));
-  m.covariance = sums.phi_t_phi_lower();
-  Centre(m, m.covariance);
-  return m;
-}
-
-absl::StatusOr<Moments> CentredMoments(GramAccumulator&& sums, bool fit_bias, const char* who) {
-  ASSIGN_OR_RETURN(Moments m, MomentsWithoutCovariance(sums, fit_bias, who));
+  // ΦᵀΦ's own storage, scaled and centred in place; only the lower triangle
+  // is read (by dsyevd, dpotrf and dsymm alike).
   m.covariance = std::move(sums).TakePhiTPhiLower();
-  Centre(m, m.covariance);
+  m.covariance *= inv_n;
+  m.covariance.triangularView<Eigen::Lower>() -= m.mean_phi * m.mean_phi.transpose();
   return m;
 }
 

@@ -32,7 +32,8 @@ struct Moments {
 // when N = 0.
 absl::StatusOr<Moments> CentredMoments(const GramAccumulator& sums, bool fit_bias, const char* who);
 // The same, consuming `sums`: the covariance is ΦᵀΦ's own storage, scaled and
-// centred in place (one D × D matrix at the peak instead of two).
+// centred in place (one D × D matrix at the peak instead of two; the const
+// overload is this on a copy).
 absl::StatusOr<Moments> CentredMoments(GramAccumulator&& sums, bool fit_bias, const char* who);
 
 // On entry `matrix` is n × n and only its lower triangle is read. On success
