@@ -7,11 +7,11 @@
 // The model has the shipped spoken-digit shape
 // (train/configs/spoken_digits.textproto): front end 8 kHz, 1 s, trim,
 // peak, 128 / 128 frames, 64 constant-Q bins (1/12 octave) from 100 Hz at
-// 12 per octave, pitch alignment, per-bin mean removal, compression gain 10
-// → rows of 64 × 62 = 3968 values, read as a
+// 12 per octave, tempo and pitch alignment, per-bin mean removal,
+// compression gain 10 → rows of 64 × 62 = 3968 values, read as a
 // 64 × 62 × 1 image; no preprocess; the patch encoder: 56 × 8 patches,
-// pad_rows 8 (25 frequency × 55 time positions = 1375 patches of 448
-// values), normalize_patches, 512 templates whitened and folded into the
+// pad_rows 8, stride 2 (13 frequency × 28 time positions = 364 patches of
+// 448 values), normalize_patches, 512 templates whitened and folded into the
 // bank (one bias each), soft-threshold responses, pool_rows 1 × pool_cols 8
 // (8192 features); a 10-class head. The bank is drawn through the patch
 // kind's descriptor as invariant-train draws it, from the bench's own
@@ -26,11 +26,11 @@
 //                           (the front_end.h weights, rebuilt here) for the
 //                           62 frames: the reference of the front end
 //   BM_FrontEnd/RATE        AudioFrontEnd::Apply on one clip (the shipped
-//                           front end: the constant-Q bank and the alignment)
+//                           front end: the constant-Q bank and the alignments)
 //   BM_FrontEndStft/RATE    the same with the STFT and its triangles in place
-//                           of the constant-Q bank, without the alignment (the
+//                           of the constant-Q bank, without the alignments (the
 //                           front end of the models before it)
-//   BM_Sgemm/N              cblas_sgemm (1375·N) × 448 times 448 × 512 (the
+//   BM_Sgemm/N              cblas_sgemm (364·N) × 448 times 448 × 512 (the
 //                           N clips' normalised patches times the bank),
 //                           OpenBLAS with the pool's threads: the GEMM the
 //                           encoder does
@@ -40,7 +40,8 @@
 //                           the zero-padded 80 × 62 plane (on an 80 × 64
 //                           grid), then per template a pointwise product with
 //                           its precomputed spectrum and an inverse 2-D FFT
-//                           (the full correlation map the encoder pools);
+//                           (the full correlation map, 4× the positions the
+//                           encoder pools at stride 2);
 //                           (clip, 64-template block) tasks on the pool
 //   BM_FftCorrelationOneThread/N  the same on the calling thread
 //   BM_Encoder/N            Model::Featurize of N rows (patches extracted and
@@ -80,7 +81,7 @@ constexpr int kModelRate = 8000;
 constexpr int kMaxBatch = 64;
 constexpr int kClasses = 10;
 // The shipped encoder (train/configs/spoken_digits.textproto).
-constexpr int kPatchHeight = 56, kPatchWidth = 8, kPadRows = 8;
+constexpr int kPatchHeight = 56, kPatchWidth = 8, kPadRows = 8, kStride = 2;
 constexpr int kTemplates = 512;
 constexpr int kPoolRows = 1, kPoolCols = 8;
 constexpr int kFftTemplateBlock = 64;  // templates per BM_FftCorrelation task
@@ -103,6 +104,7 @@ v1::AudioFrontEnd ShippedFrontEnd() {
   a.set_filterbank(v1::AudioFrontEnd::FILTERBANK_CONSTANT_Q);
   a.set_bandwidth_octaves(0.0833);
   a.set_align_frequency(true);
+  a.set_align_time(true);
   return *audio::AudioFrontEnd::Complete(a);
 }
 
@@ -198,6 +200,7 @@ std::shared_ptr<const Model> MakeModel(const v1::AudioFrontEnd& front_end,
   p.set_patch_height(kPatchHeight);
   p.set_patch_width(kPatchWidth);
   p.set_pad_rows(kPadRows);
+  p.set_stride(kStride);
   p.set_num_templates(kTemplates);
   p.set_num_group_elements(1);
   p.set_response(v1::PatchParams::RESPONSE_THRESHOLD);
@@ -368,6 +371,7 @@ void BM_FrontEndStft(benchmark::State& state) {
     spec.clear_bandwidth_octaves();
     spec.set_align_frequency(false);
     spec.clear_align_bin();
+    spec.set_align_time(false);
     return audio::AudioFrontEnd::Create(spec)->release();
   }();
   RunFrontEnd(state, *front);

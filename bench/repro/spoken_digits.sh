@@ -21,8 +21,11 @@
 #   tf_patch_cq           tf_patch on the constant-Q spectrogram (Gaussian
 #                         bands of CQ_SIGMA octaves) translated so that its
 #                         centroid sits on the middle bin (align_frequency:
-#                         docs/math.md §9), pooled over 8 time segments: the
-#                         shipped config
+#                         docs/math.md §9), pooled over 8 time segments
+#   tf_patch_cqt          tf_patch_cq with the content's frames stretched
+#                         over the clip (align_time: tempo normalisation,
+#                         docs/math.md §9) and the patches read at stride 2
+#                         (a quarter of the positions): the shipped config
 # under three protocols:
 #   standard   takes 0-4 of every speaker are the test set (200 clips), the
 #              rest train (1,600) + validation (200); the Fig. 3 analogue
@@ -63,7 +66,7 @@
 #   LOSO_M="100 400"   CDF templates of the LOSO cdf runs
 #   METHODS    the methods run by standard, loso and mismatch (default
 #              "plain_rf lgika_rf plain_cdf cdf tf_patch tf_patch_tempo
-#              tf_patch_cq")
+#              tf_patch_cq tf_patch_cqt")
 #   CQ_SIGMA   tf_patch_cq's band width in octaves (default 0.0833 = 1/12)
 #   HELD_OUT   mismatch speakers held out (default: every speaker)
 #   THREADS    featurizing threads (default 0: all cores)
@@ -84,7 +87,7 @@ SWEEP_N="${SWEEP_N-2 4 8}"
 CDF_SWEEP_M="${CDF_SWEEP_M-50 100 200 400 800}"
 CDF_SWEEP_N="${CDF_SWEEP_N-5 10 20}"
 LOSO_M="${LOSO_M-100 400}"
-METHODS="${METHODS:-plain_rf lgika_rf plain_cdf cdf tf_patch tf_patch_tempo tf_patch_cq}"
+METHODS="${METHODS:-plain_rf lgika_rf plain_cdf cdf tf_patch tf_patch_tempo tf_patch_cq tf_patch_cqt}"
 APPEND="${APPEND:-0}"
 THREADS="${THREADS:-0}"
 [[ -x "$TRAIN" ]] || { echo "missing $TRAIN: build it first (cmake --build $BUILD --target invariant-train)" >&2; exit 1; }
@@ -120,9 +123,13 @@ front_end() { # frame_length [more fields]
 }
 CQ_SIGMA="${CQ_SIGMA:-0.0833}"
 # The front end's extra fields of a method: the constant-Q bank and the
-# alignment for tf_patch_cq, nothing for the others.
+# alignment for tf_patch_cq, and the tempo normalisation for tf_patch_cqt,
+# nothing for the others.
 front_end_of() { # method
-  [[ "$1" == tf_patch_cq ]] && echo "filterbank: FILTERBANK_CONSTANT_Q bandwidth_octaves: $CQ_SIGMA align_frequency: true"
+  case "$1" in
+    tf_patch_cq) echo "filterbank: FILTERBANK_CONSTANT_Q bandwidth_octaves: $CQ_SIGMA align_frequency: true" ;;
+    tf_patch_cqt) echo "filterbank: FILTERBANK_CONSTANT_Q bandwidth_octaves: $CQ_SIGMA align_frequency: true align_time: true" ;;
+  esac
   return 0
 }
 G_LAW='pitch_cents { uniform { low: -400 high: 400 } } tempo { log_normal { log_mean: 0 log_stddev: 0.35 } } time_shift { uniform { low: -8 high: 8 } }'
@@ -155,17 +162,18 @@ encoder() { # method templates bins
     cdf) echo "cdf { num_templates: $2 num_group_elements: 20 num_bins: $3 range: 1.0 template_kind: TEMPLATE_DATA } $G61" ;;
     tf_patch) echo "patch { $PATCH_COMMON num_templates: 512 num_group_elements: 1 response: RESPONSE_THRESHOLD } group { identity { dim: 448 } }" ;;
     tf_patch_cq) echo "patch { ${PATCH_COMMON/pool_cols: 6/pool_cols: 8} num_templates: 512 num_group_elements: 1 response: RESPONSE_THRESHOLD } group { identity { dim: 448 } }" ;;
+    tf_patch_cqt) echo "patch { ${PATCH_COMMON/pool_cols: 6/pool_cols: 8} stride: 2 num_templates: 512 num_group_elements: 1 response: RESPONSE_THRESHOLD } group { identity { dim: 448 } }" ;;
     tf_patch_tempo) echo "patch { $PATCH_COMMON num_templates: 512 num_group_elements: 3 response: RESPONSE_THRESHOLD tempo_factors: [0.8, 1.0, 1.25] } group { identity { dim: 448 } }" ;;
     tf_patch_cdf) echo "patch { $PATCH_COMMON num_templates: $2 num_group_elements: 1 response: RESPONSE_CDF num_bins: $3 range: 2.0 } group { identity { dim: 448 } }" ;;
     *) echo "unknown method $1" >&2; exit 2 ;;
   esac
 }
-r_of() { case "$1" in plain_*|tf_patch|tf_patch_cq|tf_patch_cdf) echo 1 ;; lgika_rf) echo 40 ;; tf_patch_tempo) echo 3 ;; *) echo 20 ;; esac; }
+r_of() { case "$1" in plain_*|tf_patch|tf_patch_cq|tf_patch_cqt|tf_patch_cdf) echo 1 ;; lgika_rf) echo 40 ;; tf_patch_tempo) echo 3 ;; *) echo 20 ;; esac; }
 is_patch() { [[ "$1" == tf_patch* ]]; }
 frames_of() { if is_patch "$1"; then echo 62; else echo 61; fi; }
 frame_length_of() { if is_patch "$1"; then echo 128; else echo 256; fi; }
 # CDF methods carry M and N in their names and rows; the patch methods their M.
-templates_of() { case "$1" in tf_patch|tf_patch_tempo|tf_patch_cq) echo 512 ;; *cdf) echo "$2" ;; *) echo "" ;; esac; }
+templates_of() { case "$1" in tf_patch|tf_patch_tempo|tf_patch_cq|tf_patch_cqt) echo 512 ;; *cdf) echo "$2" ;; *) echo "" ;; esac; }
 bins_of() { case "$1" in *cdf) echo "$2" ;; *) echo "" ;; esac; }
 
 CSV="$RESULTS/spoken_digits.csv"
@@ -216,7 +224,7 @@ EOF
     --models="$OUT_DIR/models" --name="$name" --threads="$THREADS" \
     >"$OUT_DIR/logs/$name.log" 2>&1 || { cat "$OUT_DIR/logs/$name.log" >&2; exit 1; }
   local certs=() cq_tag=""
-  [[ "$method" == tf_patch_cq ]] && cq_tag=" cq"
+  [[ "$method" == tf_patch_cq* ]] && cq_tag=" cq"
   if [[ "$protocol" == standard ]]; then
     local kinds="pitch"
     is_patch "$method" && kinds+=" enum enum_pitch"

@@ -32,6 +32,16 @@ void ConstantQBank::WorkspaceDeleter::operator()(Workspace* w) const {
   delete w;
 }
 
+int ConstantQBank::Decimation(const v1::AudioFrontEnd& spec) {
+  // One decimation for every bin, so that a translated band is sampled at
+  // the same instants: the largest power of two dividing frame_length and
+  // hop_length that leaves kSamplesPerFrame samples in a frame.
+  const int common = std::gcd(spec.frame_length(), spec.hop_length());
+  int d = 1;
+  while (common % (2 * d) == 0 && spec.frame_length() / (2 * d) >= kSamplesPerFrame) d *= 2;
+  return d;
+}
+
 absl::StatusOr<int64_t> ConstantQBank::TransformLength(const v1::AudioFrontEnd& spec) {
   constexpr int64_t max_length = AudioFrontEnd::kMaxFftLength;
   // The lowest filter is about a Gaussian of σ_f = c_0 σ ln 2 Hz, whose
@@ -39,8 +49,19 @@ absl::StatusOr<int64_t> ConstantQBank::TransformLength(const v1::AudioFrontEnd& 
   const double sigma_f = spec.min_frequency() * spec.bandwidth_octaves() * std::log(2.0);
   const double reach = kReachSigmas * spec.sample_rate() / (2.0 * kPi * sigma_f);
   const double needed = static_cast<double>(AudioFrontEnd::ClipSamples(spec)) + std::ceil(reach);
-  int64_t n = 2;
-  while (n < needed && n <= max_length) n *= 2;
+  // N = d·M with M's only prime factors 2, 3 and 5 (KissFFT's fast radices)
+  // and N even (the real FFT's condition): at most 1.25× `needed` where a
+  // power of two can be 2×.
+  const int64_t d = Decimation(spec);
+  const auto smooth = [](int64_t m) {
+    for (const int64_t p : {2, 3, 5}) {
+      while (m % p == 0) m /= p;
+    }
+    return m == 1;
+  };
+  int64_t m = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(needed / d)));
+  while (m * d <= max_length && (!smooth(m) || (m * d) % 2 != 0)) ++m;
+  const int64_t n = m * d;
   if (n > max_length) {
     return absl::InvalidArgumentError(absl::StrCat(
         "audio.bandwidth_octaves: ", spec.bandwidth_octaves(), " octaves at ", spec.min_frequency(),
@@ -65,12 +86,7 @@ absl::StatusOr<std::unique_ptr<const ConstantQBank>> ConstantQBank::Create(
   const int64_t last_bin = n / 2;
   const double df = static_cast<double>(spec.sample_rate()) / n;
   const double sigma = spec.bandwidth_octaves();
-  // One decimation for every bin, so that a translated band is sampled at
-  // the same instants: the largest power of two dividing frame_length and
-  // hop_length that leaves kSamplesPerFrame samples in a frame.
-  const int common = std::gcd(spec.frame_length(), spec.hop_length());
-  int d = 1;
-  while (common % (2 * d) == 0 && spec.frame_length() / (2 * d) >= kSamplesPerFrame) d *= 2;
+  const int d = Decimation(spec);
   bank->decimation_ = d;
   bank->size_ = static_cast<int>(n / d);
   for (int k = 0; k < spec.frequency_bins(); ++k) {

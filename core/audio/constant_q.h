@@ -11,8 +11,9 @@
 //
 // For a clip x of L samples (the front end's clip after trimming,
 // normalising and the clip policy), zero-padded to N (TransformLength:
-// the next power of two ≥ L + the longest filter's reach, so no filter wraps
-// around into the clip), X = rfft(x), and bin k's analytic output is
+// the smallest even N = d·M ≥ L + the longest filter's reach, so no filter
+// wraps around into the clip, with M's prime factors 2, 3 and 5 only),
+// X = rfft(x), and bin k's analytic output is
 //   y_k(n) = (2 / N) Σ_j X(j) H_k(j R / N) e^{2πi j n / N}
 // (a sine of amplitude A at c_k gives |y_k| ≈ A). It is computed exactly at
 // every d-th sample by folding the filter's support modulo M = N / d and one
@@ -57,6 +58,8 @@ class ConstantQBank {
 
   // The transform length N for a completed spec (bandwidth_octaves set).
   static absl::StatusOr<int64_t> TransformLength(const v1::AudioFrontEnd& spec);
+  // The decimation d for a spec (frame_length and hop_length set).
+  static int Decimation(const v1::AudioFrontEnd& spec);
   // `spec` completed by AudioFrontEnd::Complete with FILTERBANK_CONSTANT_Q.
   static absl::StatusOr<std::unique_ptr<const ConstantQBank>> Create(const v1::AudioFrontEnd& spec);
   ~ConstantQBank();

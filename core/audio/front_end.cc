@@ -38,7 +38,7 @@ struct Workspace {
   std::vector<kiss_fft_cpx> spectrum;      // fft_length / 2 + 1
   std::vector<float> magnitude;            // fft_length / 2 + 1
   ConstantQBank::WorkspacePtr constant_q;  // FILTERBANK_CONSTANT_Q
-  std::vector<float> aligned;              // align_frequency: a row
+  std::vector<float> aligned;              // align_frequency or align_time: a row
 };
 
 }  // namespace
@@ -53,7 +53,7 @@ struct AudioFrontEnd::Plan {
   std::vector<int> fft_bins;
   std::vector<float> weights;
   std::unique_ptr<const ConstantQBank> constant_q;  // instead of the STFT, when set
-  int64_t row_values = 0;                           // align_frequency only
+  int64_t row_values = 0;                           // align_frequency or align_time
   BinStatistic align_statistic = BinStatistic::kMean;
 
   std::mutex mutex;
@@ -210,6 +210,9 @@ absl::StatusOr<v1::AudioFrontEnd> AudioFrontEnd::Complete(v1::AudioFrontEnd spec
   if (!v1::AudioFrontEnd::AlignStatistic_IsValid(spec.align_statistic())) {
     return Invalid("align_statistic", absl::StrCat("unknown value ", spec.align_statistic()));
   }
+  if (spec.align_time() && frames < 2) {
+    return Invalid("align_time", absl::StrCat("needs at least 2 frames; the clip has ", frames));
+  }
   return spec;
 }
 
@@ -221,8 +224,8 @@ absl::StatusOr<std::unique_ptr<const AudioFrontEnd>> AudioFrontEnd::Create(
   const v1::AudioFrontEnd& s = front->spec_;
   auto plan = std::make_unique<Plan>();
   plan->clip_samples = ClipSamples(s);
+  if (s.align_frequency() || s.align_time()) plan->row_values = s.frequency_bins() * s.frames();
   if (s.align_frequency()) {
-    plan->row_values = s.frequency_bins() * s.frames();
     if (s.align_statistic() == v1::AudioFrontEnd::ALIGN_STATISTIC_STDDEV) {
       plan->align_statistic = BinStatistic::kStddev;
     }
@@ -391,6 +394,20 @@ absl::Status AudioFrontEnd::Apply(absl::Span<const float> samples, int sample_ra
     for (int64_t i = 0; i < s.frequency_bins() * frames; ++i) row[i] = std::log1p(gain * row[i]);
   } else {
     plan.StftBins(*w, frames, frame_length, hop, gain, row);
+  }
+  if (s.align_time() && copied < length) {
+    // Output frame j's centre, j·hop + frame_length/2 in a clip the content
+    // fills, read at the same fraction of the content: sample
+    // target + (j·hop + frame_length/2)·copied/length, i.e. frame
+    // (that − frame_length/2)/hop, affine in j.
+    const double ratio = static_cast<double>(copied) / static_cast<double>(length);
+    const double half = frame_length / 2.0;
+    const auto source_frame = [&](int64_t j) {
+      return (static_cast<double>(target) + (static_cast<double>(j) * hop + half) * ratio - half) /
+             hop;
+    };
+    StretchFrames(row, s.frequency_bins(), frames, source_frame(0), source_frame(frames - 1),
+                  w->aligned.data());
   }
   if (s.align_frequency()) {
     AlignFrequencyCentroid(row, s.frequency_bins(), frames, s.align_bin(), w->aligned.data(),

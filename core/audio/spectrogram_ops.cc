@@ -49,6 +49,23 @@ void AlignFrequencyCentroid(float* row, int64_t bins, int64_t frames, double tar
   }
 }
 
+void StretchFrames(float* row, int64_t bins, int64_t frames, double first, double last,
+                   float* scratch) {
+  const int64_t n = bins * frames;
+  std::copy(row, row + n, scratch);
+  const double step = (last - first) / static_cast<double>(frames - 1);
+  const double end = static_cast<double>(frames - 1);
+  for (int64_t j = 0; j < frames; ++j) {
+    const double u = std::clamp(first + static_cast<double>(j) * step, 0.0, end);
+    const int64_t i = std::min(static_cast<int64_t>(u), frames - 2);
+    const float f = static_cast<float>(u - static_cast<double>(i));
+    for (int64_t k = 0; k < bins; ++k) {
+      const float* in = scratch + k * frames + i;
+      row[k * frames + j] = (1.0f - f) * in[0] + f * in[1];
+    }
+  }
+}
+
 void SubtractFrequencyMean(float* row, int64_t bins, int64_t frames) {
   for (int64_t k = 0; k < bins; ++k) {
     float* bin = row + k * frames;

@@ -28,6 +28,16 @@ double FrequencyCentroid(const float* row, int64_t bins, int64_t frames,
 void AlignFrequencyCentroid(float* row, int64_t bins, int64_t frames, double target_bin,
                             float* scratch, BinStatistic statistic = BinStatistic::kMean);
 
+// Stretches the frames [first, last] (frame coordinates, first < last) of
+// the row over all its frames: out[k, j] = row[k, u_j] with
+// u_j = first + j · (last − first) / (frames − 1), by linear interpolation
+// between frames, u_j clamped to [0, frames − 1]. A time-scaled copy of the
+// content between first and last (a tempo change) gives the same output, up
+// to the interpolation: a canonical representative of the tempo orbit.
+// `scratch` holds bins · frames floats; frames ≥ 2.
+void StretchFrames(float* row, int64_t bins, int64_t frames, double first, double last,
+                   float* scratch);
+
 // Removes each bin's mean over the frames.
 void SubtractFrequencyMean(float* row, int64_t bins, int64_t frames);
 

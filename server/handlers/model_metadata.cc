@@ -71,6 +71,7 @@ v1::AudioFrontEndInfo AudioInfo(const v1::AudioFrontEnd& spec, double max_clip_s
     info.set_align_statistic(
         spec.align_statistic() == v1::AudioFrontEnd::ALIGN_STATISTIC_STDDEV ? "stddev" : "mean");
   }
+  info.set_align_time(spec.align_time());
   return info;
 }
 

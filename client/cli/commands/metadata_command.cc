@@ -65,7 +65,8 @@ std::vector<AudioField> AudioFields(const v1::AudioFrontEndInfo& a) {
           number("bandwidth_octaves", a.bandwidth_octaves()),
           boolean("align_frequency", a.align_frequency()),
           number("align_bin", a.align_bin()),
-          {"align_statistic", a.align_statistic(), AudioField::kString}};
+          {"align_statistic", a.align_statistic(), AudioField::kString},
+          boolean("align_time", a.align_time())};
 }
 
 // ",\"audio\":{...}" for an audio model, "" otherwise.

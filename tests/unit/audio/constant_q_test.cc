@@ -1,7 +1,8 @@
-// The constant-Q filter bank and the centroid alignment of the audio front
-// end: the bank against a direct computation, its magnitude scale, pitch
-// shifts as translations at low frequencies (where the STFT's are not), and
-// the aligned row's invariance to translations.
+// The constant-Q filter bank and the canonical representatives of the audio
+// front end: the bank against a direct computation, its magnitude scale,
+// pitch shifts as translations at low frequencies (where the STFT's are not),
+// the aligned row's invariance to translations, and the stretched row's to
+// tempo.
 #include "core/audio/constant_q.h"
 
 #include <algorithm>
@@ -114,6 +115,33 @@ TEST(ConstantQBankTest, DecimatedBandsEqualADirectComputation) {
   }
 }
 
+TEST(ConstantQBankTest, TheTransformIsTheShortestSmoothLengthPastTheReach) {
+  // The shipped spoken-digit bank: 1 s at 8 kHz, σ = 0.0833 octave at
+  // 100 Hz, whose reach is 882 samples: 8,882 needed, d = 16, and
+  // M = 576 = 2⁶·3² the first 5-smooth count ≥ 556 (a power of two would be
+  // 16,384).
+  v1::AudioFrontEnd spec = Spec(true);
+  spec.set_clip_seconds(1.0);
+  spec.set_bandwidth_octaves(0.0833);
+  auto completed = AudioFrontEnd::Complete(spec);
+  ASSERT_TRUE(completed.ok()) << completed.status();
+  EXPECT_EQ(ConstantQBank::Decimation(*completed), 16);
+  auto n = ConstantQBank::TransformLength(*completed);
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_EQ(*n, 9216);
+  // Frames of 3 samples every 3: d = 1, and N stays even for the real FFT.
+  spec.set_frame_length(3);
+  spec.set_hop_length(3);
+  completed = AudioFrontEnd::Complete(spec);
+  ASSERT_TRUE(completed.ok()) << completed.status();
+  EXPECT_EQ(ConstantQBank::Decimation(*completed), 1);
+  n = ConstantQBank::TransformLength(*completed);
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_EQ(*n % 2, 0);
+  EXPECT_GE(*n, 8882);
+  EXPECT_LE(*n, 8882 * 5 / 4);
+}
+
 TEST(ConstantQBankTest, AFullScaleSineAtACentreGivesAQuarterOfTheFrame) {
   const v1::AudioFrontEnd spec = Spec(true);
   auto completed = AudioFrontEnd::Complete(spec);
@@ -219,6 +247,81 @@ TEST(SpectrogramOpsTest, TheStddevCentroidIgnoresAFixedColouringOfTheBins) {
   EXPECT_EQ(flat, std::vector<float>(bins * frames, 1.0f));
 }
 
+// A spoken word at any tempo: n samples whose harmonics of 150 Hz change
+// their balance with the fraction of the word said, s = i/n, so the same
+// word said slower is the same function of s over more samples.
+std::vector<float> Word(size_t n) {
+  std::vector<float> x(n);
+  for (size_t i = 0; i < n; ++i) {
+    const double s = static_cast<double>(i) / n;
+    const double envelope = std::sin(kPi * s);
+    double v = 0.0;
+    for (int k = 1; k <= 6; ++k) {
+      v += (1.0 + std::cos(2 * kPi * s * k / 3.0)) * std::sin(2 * kPi * k * 150.0 * i / 8000.0) / k;
+    }
+    x[i] = static_cast<float>(0.1 * envelope * v);
+  }
+  return x;
+}
+
+TEST(SpectrogramOpsTest, StretchingMakesATimeScaledRowTheSame) {
+  const int64_t bins = 3, frames = 40;
+  // Content f(k, τ) over frames [first, last], τ ∈ [0, 1] the fraction.
+  const auto row_of = [&](double first, double last) {
+    std::vector<float> row(bins * frames, 0.0f);
+    for (int64_t k = 0; k < bins; ++k) {
+      for (int64_t t = 0; t < frames; ++t) {
+        const double tau = (t - first) / (last - first);
+        if (tau >= 0 && tau <= 1)
+          row[k * frames + t] = static_cast<float>(std::sin(kPi * tau * (k + 1)));
+      }
+    }
+    return row;
+  };
+  std::vector<float> scratch(bins * frames);
+  std::vector<float> reference = row_of(0, frames - 1), untouched = reference;
+  StretchFrames(reference.data(), bins, frames, 0, frames - 1, scratch.data());
+  EXPECT_EQ(reference, untouched);  // the whole range is the identity, bit for bit
+  for (const auto& [first, last] : {std::pair{10.0, 29.0}, {3.0, 33.0}, {12.5, 31.5}}) {
+    std::vector<float> row = row_of(first, last);
+    double before = 0.0, worst = 0.0;
+    for (size_t i = 0; i < row.size(); ++i)
+      before = std::max(before, double{std::fabs(row[i] - reference[i])});
+    StretchFrames(row.data(), bins, frames, first, last, scratch.data());
+    for (size_t i = 0; i < row.size(); ++i)
+      worst = std::max(worst, double{std::fabs(row[i] - reference[i])});
+    // The interpolation's error, largest where the content starts between
+    // two frames; the values reach 1.
+    EXPECT_LT(worst, 0.15) << first << " " << last;
+    EXPECT_GT(before, 5 * worst) << first << " " << last;
+  }
+  // Frames outside the row read its edge frames.
+  std::vector<float> ramp(frames);
+  for (int64_t t = 0; t < frames; ++t) ramp[t] = static_cast<float>(t);
+  StretchFrames(ramp.data(), 1, frames, -5.0, frames + 4.0, scratch.data());
+  EXPECT_EQ(ramp.front(), 0.0f);
+  EXPECT_EQ(ramp.back(), static_cast<float>(frames - 1));
+}
+
+TEST(ConstantQBankTest, AlignTimeMakesASlowerWordGiveTheSameRow) {
+  // The same word in 0.25 s and in 0.4 s of a 0.5 s clip.
+  v1::AudioFrontEnd spec = Spec(true), timed = Spec(true);
+  timed.set_align_time(true);
+  const std::vector<float> fast = Word(2000), slow = Word(3200);
+  const std::vector<float> a = Row(timed, fast), b = Row(timed, slow);
+  const std::vector<float> c = Row(spec, fast), d = Row(spec, slow);
+  double aligned = 0.0, raw = 0.0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    aligned = std::max(aligned, double{std::fabs(a[i] - b[i])});
+    raw = std::max(raw, double{std::fabs(c[i] - d[i])});
+  }
+  EXPECT_LT(aligned, 0.3);  // log1p units; the rows reach about 2
+  EXPECT_GT(raw, 4 * aligned);
+  // A clip the word fills is left as it is.
+  const std::vector<float> full = Word(4000);
+  EXPECT_EQ(Row(timed, full), Row(spec, full));
+}
+
 TEST(ConstantQBankTest, CompleteFillsTheDefaultsAndNamesTheFields) {
   v1::AudioFrontEnd spec = Spec(true, true);
   spec.clear_bandwidth_octaves();
@@ -251,6 +354,10 @@ TEST(ConstantQBankTest, CompleteFillsTheDefaultsAndNamesTheFields) {
   bad = Spec(true, true);
   bad.set_align_statistic(static_cast<v1::AudioFrontEnd::AlignStatistic>(9));
   EXPECT_THAT(error(bad), HasSubstr("audio.align_statistic"));
+  bad = Spec(false);
+  bad.set_clip_seconds(0.02);  // 160 samples: one frame
+  bad.set_align_time(true);
+  EXPECT_THAT(error(bad), HasSubstr("audio.align_time"));
 }
 
 }  // namespace

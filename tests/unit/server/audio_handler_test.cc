@@ -335,17 +335,20 @@ TEST_F(AudioHandlerTest, MetadataDescribesTheFrontEnd) {
   EXPECT_EQ(AudioInfo(other, 3).filterbank(), "stft");
   EXPECT_FALSE(AudioInfo(other, 3).align_frequency());
   EXPECT_EQ(AudioInfo(other, 3).align_statistic(), "");
+  EXPECT_FALSE(AudioInfo(other, 3).align_time());
   other.set_filterbank(v1::AudioFrontEnd::FILTERBANK_CONSTANT_Q);
   other.set_bandwidth_octaves(0.25);
   other.set_align_frequency(true);
   other.set_align_bin(7.5);
   other.set_align_statistic(v1::AudioFrontEnd::ALIGN_STATISTIC_STDDEV);
+  other.set_align_time(true);
   const v1::AudioFrontEndInfo aligned = AudioInfo(other, 3);
   EXPECT_EQ(aligned.filterbank(), "constant_q");
   EXPECT_EQ(aligned.bandwidth_octaves(), 0.25);
   EXPECT_TRUE(aligned.align_frequency());
   EXPECT_EQ(aligned.align_bin(), 7.5);
   EXPECT_EQ(aligned.align_statistic(), "stddev");
+  EXPECT_TRUE(aligned.align_time());
 }
 
 TEST_F(AudioHandlerTest, WarmUpRunsAnAudioModelThroughItsFrontEnd) {
