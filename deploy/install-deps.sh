@@ -17,7 +17,8 @@ BUILD_PKGS=(
   libabsl-dev libeigen3-dev libopenblas-dev
   prometheus-cpp-dev libboost-dev libcurl4-openssl-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev rapidjson-dev
-  libsndfile1-dev libsoxr-dev libkissfft-dev  # core/audio: WAV decoding, resampling, the real FFT
+  libsndfile1-dev libsoxr-dev libfftw3-dev  # core/audio: WAV decoding, resampling, FFTs
+  libkissfft-dev  # bench/audio and a test: the FFT correlation the patch encoder is measured against
 )
 # Sanitizer and fuzz builds (tests/sanitizers/ci.sh, bench/fuzz/run.sh): clang 14
 # with its ASan/UBSan/TSan/libFuzzer runtimes, llvm-symbolizer for the reports.
@@ -32,7 +33,7 @@ TEST_PKGS=(
 RUNTIME_PKGS=(
   libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 libopenblas0-pthread
   libprometheus-cpp-core1.0 libcurl4 zlib1g ca-certificates
-  libsndfile1 libsoxr0 libkissfft-float131
+  libsndfile1 libsoxr0 libfftw3-single3
 )
 
 case "${1:-}" in

@@ -9,9 +9,9 @@
 // peak, 128 / 128 frames, 64 constant-Q bins (1/12 octave) from 100 Hz at
 // 12 per octave, tempo and pitch alignment, per-bin mean removal,
 // compression gain 10 → rows of 64 × 62 = 3968 values, read as a
-// 64 × 62 × 1 image; no preprocess; the patch encoder: 56 × 8 patches,
-// pad_rows 8, stride 2 (13 frequency × 28 time positions = 364 patches of
-// 448 values), normalize_patches, 512 templates whitened and folded into the
+// 64 × 62 × 1 image; no preprocess; the patch encoder: 48 × 8 patches,
+// no padding, stride 2 (9 frequency × 28 time positions = 252 patches of
+// 384 values), normalize_patches, 512 templates whitened and folded into the
 // bank (one bias each), soft-threshold responses, pool_rows 1 × pool_cols 8
 // (8192 features); a 10-class head. The bank is drawn through the patch
 // kind's descriptor as invariant-train draws it, from the bench's own
@@ -30,15 +30,15 @@
 //   BM_FrontEndStft/RATE    the same with the STFT and its triangles in place
 //                           of the constant-Q bank, without the alignments (the
 //                           front end of the models before it)
-//   BM_Sgemm/N              cblas_sgemm (364·N) × 448 times 448 × 512 (the
+//   BM_Sgemm/N              cblas_sgemm (252·N) × 384 times 384 × 512 (the
 //                           N clips' normalised patches times the bank),
 //                           OpenBLAS with the pool's threads: the GEMM the
 //                           encoder does
 //   BM_SgemmOneThread/N     the same on one OpenBLAS thread
 //   BM_FftCorrelation/N     the same responses through KissFFT
 //                           (fft_correlation.h): per clip the 2-D real FFT of
-//                           the zero-padded 80 × 62 plane (on an 80 × 64
-//                           grid), then per template a pointwise product with
+//                           the 64 × 62 plane, then per template a pointwise
+//                           product with
 //                           its precomputed spectrum and an inverse 2-D FFT
 //                           (the full correlation map, 4× the positions the
 //                           encoder pools at stride 2);
@@ -81,7 +81,7 @@ constexpr int kModelRate = 8000;
 constexpr int kMaxBatch = 64;
 constexpr int kClasses = 10;
 // The shipped encoder (train/configs/spoken_digits.textproto).
-constexpr int kPatchHeight = 56, kPatchWidth = 8, kPadRows = 8, kStride = 2;
+constexpr int kPatchHeight = 48, kPatchWidth = 8, kPadRows = 0, kStride = 2;
 constexpr int kTemplates = 512;
 constexpr int kPoolRows = 1, kPoolCols = 8;
 constexpr int kFftTemplateBlock = 64;  // templates per BM_FftCorrelation task

@@ -24,8 +24,9 @@
 #                         docs/math.md §9), pooled over 8 time segments
 #   tf_patch_cqt          tf_patch_cq with the content's frames stretched
 #                         over the clip (align_time: tempo normalisation,
-#                         docs/math.md §9) and the patches read at stride 2
-#                         (a quarter of the positions): the shipped config
+#                         docs/math.md §9), patches of 48 bins × 8 frames
+#                         without padding read at stride 2 (9 × 28
+#                         positions: 0.35× the products): the shipped config
 # under three protocols:
 #   standard   takes 0-4 of every speaker are the test set (200 clips), the
 #              rest train (1,600) + validation (200); the Fig. 3 analogue
@@ -162,7 +163,7 @@ encoder() { # method templates bins
     cdf) echo "cdf { num_templates: $2 num_group_elements: 20 num_bins: $3 range: 1.0 template_kind: TEMPLATE_DATA } $G61" ;;
     tf_patch) echo "patch { $PATCH_COMMON num_templates: 512 num_group_elements: 1 response: RESPONSE_THRESHOLD } group { identity { dim: 448 } }" ;;
     tf_patch_cq) echo "patch { ${PATCH_COMMON/pool_cols: 6/pool_cols: 8} num_templates: 512 num_group_elements: 1 response: RESPONSE_THRESHOLD } group { identity { dim: 448 } }" ;;
-    tf_patch_cqt) echo "patch { ${PATCH_COMMON/pool_cols: 6/pool_cols: 8} stride: 2 num_templates: 512 num_group_elements: 1 response: RESPONSE_THRESHOLD } group { identity { dim: 448 } }" ;;
+    tf_patch_cqt) echo "patch { patch_height: 48 patch_width: 8 stride: 2 pool_rows: 1 pool_cols: 8 whiten: true kmeans_iterations: 10 normalize_patches: true num_templates: 512 num_group_elements: 1 response: RESPONSE_THRESHOLD } group { identity { dim: 384 } }" ;;
     tf_patch_tempo) echo "patch { $PATCH_COMMON num_templates: 512 num_group_elements: 3 response: RESPONSE_THRESHOLD tempo_factors: [0.8, 1.0, 1.25] } group { identity { dim: 448 } }" ;;
     tf_patch_cdf) echo "patch { $PATCH_COMMON num_templates: $2 num_group_elements: 1 response: RESPONSE_CDF num_bins: $3 range: 2.0 } group { identity { dim: 448 } }" ;;
     *) echo "unknown method $1" >&2; exit 2 ;;

@@ -1,14 +1,13 @@
 #include "core/audio/constant_q.h"
 
-#include <kiss_fft.h>
-#include <kiss_fftr.h>
-
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
+#include "core/audio/fftw.h"
 #include "core/audio/front_end.h"
+#include "core/base/status_macros.h"
 
 namespace invariant::audio {
 namespace {
@@ -18,19 +17,13 @@ constexpr double kPi = 3.14159265358979323846;
 }  // namespace
 
 struct ConstantQBank::Workspace {
-  kiss_fftr_cfg forward = nullptr;
-  kiss_fft_cfg inverse = nullptr;      // size M
-  std::vector<float> padded;           // N; the tail past the clip stays 0
-  std::vector<kiss_fft_cpx> spectrum;  // N / 2 + 1
-  std::vector<kiss_fft_cpx> folded;    // M
-  std::vector<kiss_fft_cpx> output;    // M
+  FftwBuffer<float> padded;                  // N; the tail past the clip stays 0
+  FftwBuffer<std::complex<float>> spectrum;  // N / 2 + 1
+  FftwBuffer<std::complex<float>> folded;    // M
+  FftwBuffer<std::complex<float>> output;    // M
 };
 
-void ConstantQBank::WorkspaceDeleter::operator()(Workspace* w) const {
-  kiss_fftr_free(w->forward);
-  kiss_fft_free(w->inverse);
-  delete w;
-}
+void ConstantQBank::WorkspaceDeleter::operator()(Workspace* w) const { delete w; }
 
 int ConstantQBank::Decimation(const v1::AudioFrontEnd& spec) {
   // One decimation for every bin, so that a translated band is sampled at
@@ -49,7 +42,7 @@ absl::StatusOr<int64_t> ConstantQBank::TransformLength(const v1::AudioFrontEnd& 
   const double sigma_f = spec.min_frequency() * spec.bandwidth_octaves() * std::log(2.0);
   const double reach = kReachSigmas * spec.sample_rate() / (2.0 * kPi * sigma_f);
   const double needed = static_cast<double>(AudioFrontEnd::ClipSamples(spec)) + std::ceil(reach);
-  // N = d·M with M's only prime factors 2, 3 and 5 (KissFFT's fast radices)
+  // N = d·M with M's only prime factors 2, 3 and 5 (fast radices)
   // and N even (the real FFT's condition): at most 1.25× `needed` where a
   // power of two can be 2×.
   const int64_t d = Decimation(spec);
@@ -89,6 +82,8 @@ absl::StatusOr<std::unique_ptr<const ConstantQBank>> ConstantQBank::Create(
   const int d = Decimation(spec);
   bank->decimation_ = d;
   bank->size_ = static_cast<int>(n / d);
+  ASSIGN_OR_RETURN(bank->forward_, RealForwardFft::Create(static_cast<int>(n)));
+  ASSIGN_OR_RETURN(bank->inverse_, ComplexInverseFft::Create(bank->size_));
   for (int k = 0; k < spec.frequency_bins(); ++k) {
     const double c = spec.min_frequency() * std::exp2(k / spec.bins_per_octave());
     const double low = c * std::exp2(-kSupportSigmas * sigma);
@@ -117,38 +112,34 @@ ConstantQBank::~ConstantQBank() = default;
 
 ConstantQBank::WorkspacePtr ConstantQBank::NewWorkspace() const {
   WorkspacePtr w(new Workspace());
-  w->forward = kiss_fftr_alloc(static_cast<int>(n_), 0, nullptr, nullptr);
-  w->inverse = kiss_fft_alloc(size_, 1, nullptr, nullptr);
-  w->padded.assign(static_cast<size_t>(n_), 0.0f);
-  w->spectrum.resize(static_cast<size_t>(n_ / 2 + 1));
-  w->folded.resize(static_cast<size_t>(size_));
-  w->output.resize(static_cast<size_t>(size_));
+  w->padded = FftwBuffer<float>(static_cast<size_t>(n_));
+  w->spectrum = FftwBuffer<std::complex<float>>(static_cast<size_t>(n_ / 2 + 1));
+  w->folded = FftwBuffer<std::complex<float>>(static_cast<size_t>(size_));
+  w->output = FftwBuffer<std::complex<float>>(static_cast<size_t>(size_));
   return w;
 }
 
 void ConstantQBank::Apply(const float* clip, Workspace& w, float* magnitudes) const {
-  std::copy(clip, clip + clip_samples_, w.padded.begin());  // the tail stays 0
-  kiss_fftr(w.forward, w.padded.data(), w.spectrum.data());
+  std::copy(clip, clip + clip_samples_, w.padded.data());  // the tail stays 0
+  forward_->Execute(w.padded.data(), w.spectrum.data());
   const float scale = frame_length_ / 4.0f;
   const int size = size_, d = decimation_, per_frame = frame_length_ / decimation_;
   for (size_t k = 0; k < bands_.size(); ++k) {
     const Band& band = bands_[k];
-    std::fill(w.folded.begin(), w.folded.begin() + size, kiss_fft_cpx{0.0f, 0.0f});
+    std::fill_n(w.folded.data(), size, std::complex<float>{});
     // y_k at every d-th sample: the support folded modulo M, one inverse FFT.
     for (size_t i = 0; i < band.weights.size(); ++i) {
       const int64_t j = band.first_bin + static_cast<int64_t>(i);
-      const kiss_fft_cpx x = w.spectrum[static_cast<size_t>(j)];
-      kiss_fft_cpx& z = w.folded[static_cast<size_t>(j % size)];
-      z.r += band.weights[i] * x.r;
-      z.i += band.weights[i] * x.i;
+      w.folded[static_cast<size_t>(j % size)] +=
+          band.weights[i] * w.spectrum[static_cast<size_t>(j)];
     }
-    kiss_fft(w.inverse, w.folded.data(), w.output.data());
+    inverse_->Execute(w.folded.data(), w.output.data());
     for (int64_t t = 0; t < frames_; ++t) {
       const int64_t start = t * hop_ / d;
       float sum = 0.0f;
       for (int m = 0; m < per_frame; ++m) {
-        const kiss_fft_cpx y = w.output[static_cast<size_t>(start + m)];
-        sum += std::sqrt(y.r * y.r + y.i * y.i);
+        const std::complex<float> y = w.output[static_cast<size_t>(start + m)];
+        sum += std::sqrt(y.real() * y.real() + y.imag() * y.imag());
       }
       magnitudes[static_cast<int64_t>(k) * frames_ + t] = scale * sum / per_frame;
     }

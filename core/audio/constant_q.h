@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/audio/fftw.h"
 #include "invariant/v1/bundle.pb.h"
 
 namespace invariant::audio {
@@ -90,6 +91,8 @@ class ConstantQBank {
   int decimation_ = 1;  // d
   int size_ = 0;        // M = N / d
   std::vector<Band> bands_;
+  std::unique_ptr<const RealForwardFft> forward_;     // N
+  std::unique_ptr<const ComplexInverseFft> inverse_;  // M
 };
 
 }  // namespace invariant::audio

@@ -1,13 +1,12 @@
 #include "core/audio/front_end.h"
 
-#include <kiss_fftr.h>
-
 #include <algorithm>
 #include <cmath>
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
 #include "core/audio/constant_q.h"
+#include "core/audio/fftw.h"
 #include "core/audio/resample.h"
 #include "core/audio/spectrogram_ops.h"
 #include "core/audio/wav.h"
@@ -22,23 +21,17 @@ absl::Status Invalid(const std::string& field, const std::string& message) {
   return absl::InvalidArgumentError(absl::StrCat("audio.", field, ": ", message));
 }
 
-struct FftFree {
-  void operator()(kiss_fftr_cfg cfg) const { kiss_fftr_free(cfg); }
-};
-
-// One thread's buffers and FFT configuration (kiss_fftr writes scratch space
-// inside its configuration, so a configuration serves one transform at a
-// time). Every workspace of a front end is built alike, so which one a call
-// gets cannot change the result. The STFT's members are empty with the
-// constant-Q bank and the other way round.
+// One thread's buffers (the FFT plans are the front end's, shared). Every
+// workspace of a front end is built alike, so which one a call gets cannot
+// change the result. The STFT's members are empty with the constant-Q bank
+// and the other way round.
 struct Workspace {
-  std::vector<float> clip;  // clip_samples
-  std::unique_ptr<kiss_fftr_state, FftFree> fft;
-  std::vector<float> frame;                // fft_length; the tail past frame_length stays 0
-  std::vector<kiss_fft_cpx> spectrum;      // fft_length / 2 + 1
-  std::vector<float> magnitude;            // fft_length / 2 + 1
-  ConstantQBank::WorkspacePtr constant_q;  // FILTERBANK_CONSTANT_Q
-  std::vector<float> aligned;              // align_frequency or align_time: a row
+  std::vector<float> clip;                   // clip_samples
+  FftwBuffer<float> frame;                   // fft_length; the tail past frame_length stays 0
+  FftwBuffer<std::complex<float>> spectrum;  // fft_length / 2 + 1
+  std::vector<float> magnitude;              // fft_length / 2 + 1
+  ConstantQBank::WorkspacePtr constant_q;    // FILTERBANK_CONSTANT_Q
+  std::vector<float> aligned;                // align_frequency or align_time: a row
 };
 
 }  // namespace
@@ -46,7 +39,8 @@ struct Workspace {
 struct AudioFrontEnd::Plan {
   int64_t clip_samples = 0;
   int fft_length = 0;
-  std::vector<float> window;  // periodic Hann, frame_length values
+  std::unique_ptr<const RealForwardFft> fft;  // the STFT's, fft_length points
+  std::vector<float> window;                  // periodic Hann, frame_length values
   // Filter bank, sparse: output bin k sums weights[i] · |X[fft_bins[i]]| for
   // i in [starts[k], starts[k + 1]).
   std::vector<int> starts;
@@ -73,9 +67,8 @@ struct AudioFrontEnd::Plan {
     if (constant_q != nullptr) {
       w->constant_q = constant_q->NewWorkspace();
     } else {
-      w->fft.reset(kiss_fftr_alloc(fft_length, 0, nullptr, nullptr));
-      w->frame.assign(static_cast<size_t>(fft_length), 0.0f);
-      w->spectrum.resize(static_cast<size_t>(fft_length / 2 + 1));
+      w->frame = FftwBuffer<float>(static_cast<size_t>(fft_length));
+      w->spectrum = FftwBuffer<std::complex<float>>(static_cast<size_t>(fft_length / 2 + 1));
       w->magnitude.resize(static_cast<size_t>(fft_length / 2 + 1));
     }
     w->aligned.resize(static_cast<size_t>(row_values));
@@ -236,6 +229,7 @@ absl::StatusOr<std::unique_ptr<const AudioFrontEnd>> AudioFrontEnd::Create(
     return std::unique_ptr<const AudioFrontEnd>(std::move(front));
   }
   plan->fft_length = s.fft_length();
+  ASSIGN_OR_RETURN(plan->fft, RealForwardFft::Create(plan->fft_length));
   const int length = s.frame_length();
   plan->window.resize(static_cast<size_t>(length));
   for (int i = 0; i < length; ++i) {
@@ -426,10 +420,10 @@ void AudioFrontEnd::Plan::StftBins(Workspace& w, int64_t frames, int frame_lengt
   for (int64_t t = 0; t < frames; ++t) {
     const float* in = w.clip.data() + t * hop;
     for (int i = 0; i < frame_length; ++i) w.frame[i] = in[i] * plan.window[i];
-    kiss_fftr(w.fft.get(), w.frame.data(), w.spectrum.data());
+    plan.fft->Execute(w.frame.data(), w.spectrum.data());
     for (int j = 0; j < spectrum_bins; ++j) {
-      const kiss_fft_cpx z = w.spectrum[j];
-      w.magnitude[j] = std::sqrt(z.r * z.r + z.i * z.i);
+      const std::complex<float> z = w.spectrum[j];
+      w.magnitude[j] = std::sqrt(z.real() * z.real() + z.imag() * z.imag());
     }
     for (int64_t k = 0; k < bins; ++k) {
       float v = 0.0f;

@@ -4,9 +4,10 @@
 // (proto/invariant/v1/bundle.proto; docs/math.md §9): resample to the
 // model's rate (libsoxr; only the window the clip policy keeps, so the cost
 // is bounded by clip_seconds, not by the clip's length), trim silence, normalise, crop or pad to a
-// fixed length, Hann-windowed magnitude STFT (KissFFT's real FFT), log-spaced triangular frequency
-// bins, log1p compression, optional per-bin mean removal; or, with FILTERBANK_CONSTANT_Q, a
-// constant-Q filter bank in place of the STFT and its triangles (constant_q.h). The row is
+// fixed length, Hann-windowed magnitude STFT (FFTW's real FFT, fftw.h), log-spaced triangular
+// frequency bins, log1p compression, optional per-bin mean removal; or, with FILTERBANK_CONSTANT_Q,
+// a constant-Q filter bank in place of the STFT and its triangles (constant_q.h); optionally the
+// tempo and pitch normalisations, align_time and align_frequency (spectrogram_ops.h). The row is
 // frequency_bins × frames floats, bin-major, the layout AudioTransformGroup acts on (a pitch shift
 // is a shift along the bins).
 //
@@ -32,10 +33,10 @@
 //
 // Determinism: the row depends only on the samples, their rate and the spec,
 // never on the thread or on other clips, so the trainer and the server give
-// the same bits for the same clip (on one machine: libsoxr picks SIMD code by
-// CPU, so a clip that needs resampling may differ in the last bits across
-// CPUs). Apply borrows a workspace (buffers and a KissFFT configuration,
-// which kiss_fftr writes to) from a pool, so calls do not allocate once warm.
+// the same bits for the same clip (on one machine: libsoxr and FFTW pick SIMD
+// code by CPU, so rows may differ in the last bits across CPUs). Apply
+// borrows a workspace (buffers; the FFT plans are shared) from a pool, so
+// calls do not allocate once warm.
 //
 // Errors: Create refuses an inconsistent spec with INVALID_ARGUMENT naming
 // the field ("audio.frequency_bins: ... above the Nyquist frequency");

@@ -20,7 +20,7 @@ LABEL = {"plain_rf": "plain RF (r = 1)", "lgika_rf": "LGIKA-RF (r = 40)",
          "tf_patch": "TF patches pooled over pitch (M = 512)",
          "tf_patch_tempo": "TF patches + tempo copies (M = 512, r = 3)",
          "tf_patch_cq": "TF patches, constant-Q + pitch alignment (M = 512)",
-         "tf_patch_cqt": "TF patches, constant-Q + pitch and tempo alignment, stride 2 (M = 512)",
+         "tf_patch_cqt": "TF patches 48 × 8, constant-Q + pitch and tempo alignment, stride 2 (M = 512)",
          "tf_patch_cdf": "TF patches, CDF response"}
 ORDER = ["plain_rf", "lgika_rf", "plain_cdf", "cdf", "tf_patch", "tf_patch_tempo", "tf_patch_cq",
          "tf_patch_cqt"]
@@ -192,9 +192,9 @@ def main():
            "the shipped config): the same, with the frames that hold the clip's content "
            "(after the silence is trimmed) stretched over all 62 frames (`align_time`: a "
            "tempo change of the content gives the same row up to the interpolation, a "
-           "canonical representative of the tempo orbit), and the patches read at every "
-           "second frequency offset and frame (13 × 28 positions instead of 25 × 55, a "
-           "quarter of the products).",
+           "canonical representative of the tempo orbit), and patches of 48 bins × 8 frames "
+           "without padding read at every second frequency offset and frame (9 × 28 "
+           "positions of 384 values instead of 25 × 55 of 448: 0.35× the products).",
            "* Learner: RIDGE (regularised least squares, one-vs-all ±1 targets), λ chosen on "
            "validation from 1e-8 … 1 in decades, extended while the choice is at an end "
            "(`extend_lambda_grid`). **ID rel.** = a certificate: mean |f(x) − f(g·x)| over the "

@@ -94,10 +94,13 @@ void ExpectFftMatchesGemm(const Shape& s, uint64_t seed) {
   }
 }
 
-// The shipped spoken-digit shape (train/configs/spoken_digits.textproto):
-// 64 × 62 spectrogram, 56 × 8 patches, 8 rows of zeros above and below.
-TEST(FftCorrelationTest, ShippedSpokenDigitShape) {
+// The spoken-digit shapes: 64 × 62 spectrogram; 56 × 8 patches with 8 rows
+// of zeros above and below (bench/repro/spoken_digits.sh's tf_patch and
+// tf_patch_cq), and 48 × 8 patches without padding (the shipped
+// train/configs/spoken_digits.textproto, which reads every second position).
+TEST(FftCorrelationTest, SpokenDigitShapes) {
   ExpectFftMatchesGemm({64, 62, 8, 0, 56, 8, 24}, 1);
+  ExpectFftMatchesGemm({64, 62, 0, 0, 48, 8, 24}, 4);
 }
 
 // Padding along both axes, odd plane widths (the FFT grid is rounded up to
