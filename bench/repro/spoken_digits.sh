@@ -26,7 +26,7 @@
 #                         over the clip (align_time: tempo normalisation,
 #                         docs/math.md §9), patches of 48 bins × 8 frames
 #                         without padding read at stride 2 (9 × 28
-#                         positions: 0.35× the products): the shipped config
+#                         positions: 0.16× the products): the shipped config
 # under three protocols:
 #   standard   takes 0-4 of every speaker are the test set (200 clips), the
 #              rest train (1,600) + validation (200); the Fig. 3 analogue

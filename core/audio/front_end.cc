@@ -31,7 +31,7 @@ struct Workspace {
   FftwBuffer<std::complex<float>> spectrum;  // fft_length / 2 + 1
   std::vector<float> magnitude;              // fft_length / 2 + 1
   ConstantQBank::WorkspacePtr constant_q;    // FILTERBANK_CONSTANT_Q
-  std::vector<float> aligned;                // align_frequency or align_time: a row
+  std::vector<float> scratch;                // align_frequency or align_time: a row
 };
 
 }  // namespace
@@ -71,7 +71,7 @@ struct AudioFrontEnd::Plan {
       w->spectrum = FftwBuffer<std::complex<float>>(static_cast<size_t>(fft_length / 2 + 1));
       w->magnitude.resize(static_cast<size_t>(fft_length / 2 + 1));
     }
-    w->aligned.resize(static_cast<size_t>(row_values));
+    w->scratch.resize(static_cast<size_t>(row_values));
     return w;
   }
 
@@ -401,10 +401,10 @@ absl::Status AudioFrontEnd::Apply(absl::Span<const float> samples, int sample_ra
              hop;
     };
     StretchFrames(row, s.frequency_bins(), frames, source_frame(0), source_frame(frames - 1),
-                  w->aligned.data());
+                  w->scratch.data());
   }
   if (s.align_frequency()) {
-    AlignFrequencyCentroid(row, s.frequency_bins(), frames, s.align_bin(), w->aligned.data(),
+    AlignFrequencyCentroid(row, s.frequency_bins(), frames, s.align_bin(), w->scratch.data(),
                            plan.align_statistic);
   }
   plan.Release(std::move(w));

@@ -194,7 +194,7 @@ def main():
            "tempo change of the content gives the same row up to the interpolation, a "
            "canonical representative of the tempo orbit), and patches of 48 bins × 8 frames "
            "without padding read at every second frequency offset and frame (9 × 28 "
-           "positions of 384 values instead of 25 × 55 of 448: 0.35× the products).",
+           "positions of 384 values instead of 25 × 55 of 448: 0.16× the products).",
            "* Learner: RIDGE (regularised least squares, one-vs-all ±1 targets), λ chosen on "
            "validation from 1e-8 … 1 in decades, extended while the choice is at an end "
            "(`extend_lambda_grid`). **ID rel.** = a certificate: mean |f(x) − f(g·x)| over the "
