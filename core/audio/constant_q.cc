@@ -127,11 +127,14 @@ void ConstantQBank::Apply(const float* clip, Workspace& w, float* magnitudes) co
   for (size_t k = 0; k < bands_.size(); ++k) {
     const Band& band = bands_[k];
     std::fill_n(w.folded.data(), size, std::complex<float>{});
-    // y_k at every d-th sample: the support folded modulo M, one inverse FFT.
+    // y_k at every d-th sample: the support folded modulo M (r = j mod M,
+    // kept without a division), one inverse FFT.
+    const std::complex<float>* x = w.spectrum.data() + band.first_bin;
+    std::complex<float>* folded = w.folded.data();
+    int r = band.first_bin % size;
     for (size_t i = 0; i < band.weights.size(); ++i) {
-      const int64_t j = band.first_bin + static_cast<int64_t>(i);
-      w.folded[static_cast<size_t>(j % size)] +=
-          band.weights[i] * w.spectrum[static_cast<size_t>(j)];
+      folded[r] += band.weights[i] * x[i];
+      if (++r == size) r = 0;
     }
     inverse_->Execute(w.folded.data(), w.output.data());
     for (int64_t t = 0; t < frames_; ++t) {
