@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <complex>
+#include <string>
 #include <thread>
 #include <vector>
 
