@@ -154,7 +154,7 @@ SPLIT_LOSO='split { leave_one_group_out: true seed: 1 }'
 SPLIT_MISMATCH='split { train: 1350 validation: 150 seed: 1 }'
 
 # The encoder of a method: plain_rf, lgika_rf, plain_cdf, cdf (M, N),
-# tf_patch, tf_patch_tempo, tf_patch_cdf (M, N).
+# tf_patch, tf_patch_cq, tf_patch_cqt, tf_patch_tempo, tf_patch_cdf (M, N).
 encoder() { # method templates bins
   case "$1" in
     plain_rf) echo "random_fourier { num_features: 1500 num_group_elements: 1 sigma: 1.0 } $IDENTITY" ;;
@@ -163,7 +163,9 @@ encoder() { # method templates bins
     cdf) echo "cdf { num_templates: $2 num_group_elements: 20 num_bins: $3 range: 1.0 template_kind: TEMPLATE_DATA } $G61" ;;
     tf_patch) echo "patch { $PATCH_COMMON num_templates: 512 num_group_elements: 1 response: RESPONSE_THRESHOLD } group { identity { dim: 448 } }" ;;
     tf_patch_cq) echo "patch { ${PATCH_COMMON/pool_cols: 6/pool_cols: 8} num_templates: 512 num_group_elements: 1 response: RESPONSE_THRESHOLD } group { identity { dim: 448 } }" ;;
-    tf_patch_cqt) echo "patch { patch_height: 48 patch_width: 8 stride: 2 pool_rows: 1 pool_cols: 8 whiten: true kmeans_iterations: 10 normalize_patches: true num_templates: 512 num_group_elements: 1 response: RESPONSE_THRESHOLD } group { identity { dim: 384 } }" ;;
+    tf_patch_cqt) local p=${PATCH_COMMON/patch_height: 56/patch_height: 48}
+      p=${p/pad_rows: 8/stride: 2}
+      echo "patch { ${p/pool_cols: 6/pool_cols: 8} num_templates: 512 num_group_elements: 1 response: RESPONSE_THRESHOLD } group { identity { dim: 384 } }" ;;
     tf_patch_tempo) echo "patch { $PATCH_COMMON num_templates: 512 num_group_elements: 3 response: RESPONSE_THRESHOLD tempo_factors: [0.8, 1.0, 1.25] } group { identity { dim: 448 } }" ;;
     tf_patch_cdf) echo "patch { $PATCH_COMMON num_templates: $2 num_group_elements: 1 response: RESPONSE_CDF num_bins: $3 range: 2.0 } group { identity { dim: 448 } }" ;;
     *) echo "unknown method $1" >&2; exit 2 ;;

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <mutex>
 #include <new>
+#include <string>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 
 namespace invariant::audio {
@@ -22,11 +24,27 @@ std::mutex& PlannerMutex() {
 // the zero tails of its buffers).
 constexpr unsigned kFlags = FFTW_ESTIMATE | FFTW_PRESERVE_INPUT;
 
+// `make` run under the planner's mutex; INTERNAL naming `what` when FFTW
+// makes no plan.
+absl::StatusOr<FftwPlan> MakePlan(absl::FunctionRef<fftwf_plan()> make, const std::string& what) {
+  FftwPlan plan;
+  {
+    std::lock_guard<std::mutex> lock(PlannerMutex());
+    plan.reset(make());
+  }
+  if (plan == nullptr) return absl::InternalError(absl::StrCat("FFTW made no plan for ", what));
+  return plan;
+}
+
+fftwf_plan Raw(const FftwPlan& plan) { return static_cast<fftwf_plan>(plan.get()); }
+
+fftwf_complex* Complex(std::complex<float>* x) { return reinterpret_cast<fftwf_complex*>(x); }
+
 }  // namespace
 
 template <typename T>
 FftwBuffer<T>::FftwBuffer(size_t n)
-    : data_(static_cast<T*>(fftwf_malloc(std::max<size_t>(n, 1) * sizeof(T)))), size_(n) {
+    : data_(static_cast<T*>(fftwf_malloc(std::max<size_t>(n, 1) * sizeof(T)))) {
   if (data_ == nullptr) throw std::bad_alloc();
   std::fill_n(data_.get(), n, T{});
 }
@@ -39,6 +57,11 @@ void FftwBuffer<T>::Free::operator()(T* p) const {
 template class FftwBuffer<float>;
 template class FftwBuffer<std::complex<float>>;
 
+void FftwPlanDestroyer::operator()(void* plan) const {
+  std::lock_guard<std::mutex> lock(PlannerMutex());
+  fftwf_destroy_plan(static_cast<fftwf_plan>(plan));
+}
+
 absl::StatusOr<std::unique_ptr<const RealForwardFft>> RealForwardFft::Create(int n) {
   if (n < 2 || n % 2 != 0) {
     return absl::InvalidArgumentError(
@@ -46,28 +69,16 @@ absl::StatusOr<std::unique_ptr<const RealForwardFft>> RealForwardFft::Create(int
   }
   FftwBuffer<float> in(static_cast<size_t>(n));
   FftwBuffer<std::complex<float>> out(static_cast<size_t>(n / 2 + 1));
-  std::unique_ptr<RealForwardFft> fft(new RealForwardFft());
-  fft->n_ = n;
-  {
-    std::lock_guard<std::mutex> lock(PlannerMutex());
-    fft->plan_ =
-        fftwf_plan_dft_r2c_1d(n, in.data(), reinterpret_cast<fftwf_complex*>(out.data()), kFlags);
-  }
-  if (fft->plan_ == nullptr) {
-    return absl::InternalError(absl::StrCat("FFTW made no plan for a real FFT of ", n, " points"));
-  }
-  return std::unique_ptr<const RealForwardFft>(std::move(fft));
-}
-
-RealForwardFft::~RealForwardFft() {
-  std::lock_guard<std::mutex> lock(PlannerMutex());
-  fftwf_destroy_plan(static_cast<fftwf_plan>(plan_));
+  auto plan =
+      MakePlan([&] { return fftwf_plan_dft_r2c_1d(n, in.data(), Complex(out.data()), kFlags); },
+               absl::StrCat("a real FFT of ", n, " points"));
+  if (!plan.ok()) return plan.status();
+  return std::unique_ptr<const RealForwardFft>(new RealForwardFft(*std::move(plan)));
 }
 
 void RealForwardFft::Execute(const float* in, std::complex<float>* out) const {
   // PRESERVE_INPUT: the plan reads `in` only.
-  fftwf_execute_dft_r2c(static_cast<fftwf_plan>(plan_), const_cast<float*>(in),
-                        reinterpret_cast<fftwf_complex*>(out));
+  fftwf_execute_dft_r2c(Raw(plan_), const_cast<float*>(in), Complex(out));
 }
 
 absl::StatusOr<std::unique_ptr<const ComplexInverseFft>> ComplexInverseFft::Create(int n) {
@@ -75,30 +86,17 @@ absl::StatusOr<std::unique_ptr<const ComplexInverseFft>> ComplexInverseFft::Crea
     return absl::InvalidArgumentError(absl::StrCat("complex FFT of ", n, " points: needs n ≥ 2"));
   }
   FftwBuffer<std::complex<float>> in(static_cast<size_t>(n)), out(static_cast<size_t>(n));
-  std::unique_ptr<ComplexInverseFft> fft(new ComplexInverseFft());
-  fft->n_ = n;
-  {
-    std::lock_guard<std::mutex> lock(PlannerMutex());
-    fft->plan_ =
-        fftwf_plan_dft_1d(n, reinterpret_cast<fftwf_complex*>(in.data()),
-                          reinterpret_cast<fftwf_complex*>(out.data()), FFTW_BACKWARD, kFlags);
-  }
-  if (fft->plan_ == nullptr) {
-    return absl::InternalError(
-        absl::StrCat("FFTW made no plan for a complex FFT of ", n, " points"));
-  }
-  return std::unique_ptr<const ComplexInverseFft>(std::move(fft));
-}
-
-ComplexInverseFft::~ComplexInverseFft() {
-  std::lock_guard<std::mutex> lock(PlannerMutex());
-  fftwf_destroy_plan(static_cast<fftwf_plan>(plan_));
+  auto plan = MakePlan(
+      [&] {
+        return fftwf_plan_dft_1d(n, Complex(in.data()), Complex(out.data()), FFTW_BACKWARD, kFlags);
+      },
+      absl::StrCat("a complex FFT of ", n, " points"));
+  if (!plan.ok()) return plan.status();
+  return std::unique_ptr<const ComplexInverseFft>(new ComplexInverseFft(*std::move(plan)));
 }
 
 void ComplexInverseFft::Execute(const std::complex<float>* in, std::complex<float>* out) const {
-  fftwf_execute_dft(static_cast<fftwf_plan>(plan_),
-                    reinterpret_cast<fftwf_complex*>(const_cast<std::complex<float>*>(in)),
-                    reinterpret_cast<fftwf_complex*>(out));
+  fftwf_execute_dft(Raw(plan_), Complex(const_cast<std::complex<float>*>(in)), Complex(out));
 }
 
 }  // namespace invariant::audio

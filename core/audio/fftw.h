@@ -24,6 +24,7 @@
 #include <complex>
 #include <cstddef>
 #include <memory>
+#include <utility>
 
 #include "absl/status/statusor.h"
 
@@ -39,42 +40,40 @@ class FftwBuffer {
   const T* data() const { return data_.get(); }
   T& operator[](size_t i) { return data_[i]; }
   const T& operator[](size_t i) const { return data_[i]; }
-  size_t size() const { return size_; }
 
  private:
   struct Free {
     void operator()(T* p) const;
   };
   std::unique_ptr<T[], Free> data_;
-  size_t size_ = 0;
 };
+
+// An fftwf_plan, destroyed under the planner's mutex.
+struct FftwPlanDestroyer {
+  void operator()(void* plan) const;
+};
+using FftwPlan = std::unique_ptr<void, FftwPlanDestroyer>;
 
 class RealForwardFft {
  public:
   static absl::StatusOr<std::unique_ptr<const RealForwardFft>> Create(int n);
-  ~RealForwardFft();
   // in: n floats; out: n/2 + 1 values.
   void Execute(const float* in, std::complex<float>* out) const;
-  int size() const { return n_; }
 
  private:
-  RealForwardFft() = default;
-  void* plan_ = nullptr;  // fftwf_plan
-  int n_ = 0;
+  explicit RealForwardFft(FftwPlan plan) : plan_(std::move(plan)) {}
+  FftwPlan plan_;
 };
 
 class ComplexInverseFft {
  public:
   static absl::StatusOr<std::unique_ptr<const ComplexInverseFft>> Create(int n);
-  ~ComplexInverseFft();
   // in, out: n values each.
   void Execute(const std::complex<float>* in, std::complex<float>* out) const;
-  int size() const { return n_; }
 
  private:
-  ComplexInverseFft() = default;
-  void* plan_ = nullptr;  // fftwf_plan
-  int n_ = 0;
+  explicit ComplexInverseFft(FftwPlan plan) : plan_(std::move(plan)) {}
+  FftwPlan plan_;
 };
 
 }  // namespace invariant::audio
