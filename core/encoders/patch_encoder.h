@@ -117,7 +117,8 @@ void ExtractPatches(const PatchGeometry& g, const float* image, float* patches);
 void ExtractPatch(const PatchGeometry& g, const float* image, int64_t p, float* dst);
 
 // p ← (p − mean p) / sqrt(var p + epsilon) over the d values of p (mean and
-// population variance accumulated in double).
+// population variance accumulated in double, in a fixed order of partial
+// sums).
 void NormalizePatch(int64_t d, double epsilon, float* p);
 
 enum class PatchResponse { kFourier = 1, kCdf = 2, kThreshold = 3 };
