@@ -22,7 +22,8 @@ Usage: /usr/bin/python3 bench/repro/cifar/layers_probe.py CIFAR10_DIR MODE [opti
   --gamma G [G ...]  also fit a Gaussian-kernel ridge head exp(−G‖φ−φ'‖²/2)
                on the centred features scaled to unit mean squared norm.
 Environment: NTR (training images, default 10000), M1 (128), M2 (1600),
-POOL1 (3), PSTRIDE (2), K2 (3), SEED (1). 1,000 images choose λ; 5,000 others
+POOL1 (3), PSTRIDE (2), K2 (3), SEED (1); GRIDS, the final pooling grids,
+comma-separated (default 2: quadrants; 4 is a 4 × 4 grid, 1,2 a pyramid). 1,000 images choose λ; 5,000 others
 are the test set. Prints one RESULT line per head: validation and test
 accuracy at the λ best on validation.
 """
@@ -103,10 +104,16 @@ def image_patches(x, k):  # (B, H, W, C) -> (B·P, k·k·C), P = (H−k+1)(W−k
     return v.transpose(0, 1, 2, 4, 5, 3).reshape(b * h * w, -1), (b, h, w)
 
 
-def quadrants(maps):  # (B, H, W, C) -> (B, 4·C)
-    h, w = maps.shape[1] // 2, maps.shape[2] // 2
-    return np.concatenate([maps[:, :h, :w].mean((1, 2)), maps[:, :h, w:].mean((1, 2)),
-                           maps[:, h:, :w].mean((1, 2)), maps[:, h:, w:].mean((1, 2))], 1)
+def grid_pool(maps, g):  # (B, H, W, C) -> (B, g·g·C): means over a g × g grid of cells
+    hs = np.linspace(0, maps.shape[1], g + 1).round().astype(int)
+    ws = np.linspace(0, maps.shape[2], g + 1).round().astype(int)
+    return np.concatenate([maps[:, hs[i]:hs[i + 1], ws[j]:ws[j + 1]].mean((1, 2))
+                           for i in range(g) for j in range(g)], 1)
+
+
+def pooled(maps):  # (B, H, W, C) -> (B, Σ G·G·C) over the grids G in GRIDS (default 2: quadrants)
+    return np.concatenate([grid_pool(maps, int(g)) for g in
+                           os.environ.get('GRIDS', '2').split(',')], 1)
 
 
 def main():
@@ -141,9 +148,9 @@ def main():
     def features(batch):
         m = maps1(batch)
         if not two:
-            return quadrants(m)
+            return pooled(m)
         r, (b, h, w) = pooled_patches(m)
-        return quadrants(layer2(r).reshape(b, h, w, -1))
+        return pooled(layer2(r).reshape(b, h, w, -1))
 
     def featurize(idx):
         return np.concatenate([0.5 * (features(x[idx[i:i + 200]]) + features(x[idx[i:i + 200], :, ::-1]))
