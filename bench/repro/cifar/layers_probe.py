@@ -23,9 +23,9 @@ Usage: /usr/bin/python3 bench/repro/cifar/layers_probe.py CIFAR10_DIR MODE [opti
                on the centred features scaled to unit mean squared norm.
 Environment: NTR (training images, default 10000), M1 (128), M2 (1600),
 POOL1 (3), PSTRIDE (2), K2 (3), SEED (1); GRIDS, the final pooling grids,
-comma-separated (default 2: quadrants; 4 is a 4 × 4 grid, 1,2 a pyramid). 1,000 images choose λ; 5,000 others
-are the test set. Prints one RESULT line per head: validation and test
-accuracy at the λ best on validation.
+comma-separated (default 2: quadrants; 4 is a 4 × 4 grid, 1,2 a pyramid).
+1,000 images choose λ; 5,000 others are the test set. Prints one RESULT
+line per head: validation and test accuracy at the λ best on validation.
 """
 import gzip
 import os
