@@ -265,36 +265,8 @@ void ExtractPatch(const PatchGeometry& g, const float* image, int64_t p, float* 
   CopyPatchAt(g, image, p / g.positions_x(), p % g.positions_x(), dst);
 }
 
-namespace {
-
-// Σ_i f(p[i]) in double as kSumLanes partial sums (lane l takes the i ≡ l
-// mod kSumLanes), added in lane order, then the tail: independent adds the
-// compiler keeps in vector registers, where one running sum is a chain of
-// dependent ones (a fifth of the spoken-digit encoder's time). The order is
-// fixed, so the sum does not depend on the machine.
-constexpr int64_t kSumLanes = 8;
-
-template <typename F>
-double LaneSum(int64_t d, const float* p, F f) {
-  double lane[kSumLanes] = {};
-  const int64_t whole = d - d % kSumLanes;
-  for (int64_t i = 0; i < whole; i += kSumLanes) {
-    for (int64_t l = 0; l < kSumLanes; ++l) lane[l] += f(static_cast<double>(p[i + l]));
-  }
-  double sum = 0.0;
-  for (int64_t l = 0; l < kSumLanes; ++l) sum += lane[l];
-  for (int64_t i = whole; i < d; ++i) sum += f(static_cast<double>(p[i]));
-  return sum;
-}
-
-}  // namespace
-
 void NormalizePatch(int64_t d, double epsilon, float* p) {
-  if (d <= 0) return;
-  const double mean = LaneSum(d, p, [](double v) { return v; }) / static_cast<double>(d);
-  const double sq = LaneSum(d, p, [mean](double v) { return (v - mean) * (v - mean); });
-  const double inv = 1.0 / std::sqrt(sq / static_cast<double>(d) + epsilon);
-  for (int64_t i = 0; i < d; ++i) p[i] = static_cast<float>((p[i] - mean) * inv);
+  patch_internal::ActiveRowKernels().normalize(d, epsilon, p);
 }
 
 absl::StatusOr<std::unique_ptr<PatchEncoder>> PatchEncoder::Create(const PatchOptions& options,

@@ -1,5 +1,7 @@
 #include "core/encoders/patch_kernels.h"
 
+#include <cmath>
+
 #include "core/encoders/kernel_path.h"  // INVARIANT_X86_SIMD, ActiveKernelPath
 
 namespace invariant::patch_internal {
@@ -18,7 +20,7 @@ const RowKernels& ActiveRowKernels() {
   if (ActiveKernelPath() != KernelPath::kScalar) return Avx2RowKernels();
 #endif
   static const RowKernels kPortable = {ThresholdLoop, ThresholdMaxLoop, AddBiasLoop, StepLoop,
-                                       AddLoop,       FoldLoop,         FoldMaxLoop};
+                                       AddLoop,       FoldLoop,         FoldMaxLoop, NormalizeLoop};
   return kPortable;
 }
 

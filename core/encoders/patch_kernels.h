@@ -34,6 +34,9 @@ struct RowKernels {
   void (*fold)(int64_t n, float* a, double* d);
   // d[c] = max(d[c], a[c]); a[c] = 0.
   void (*fold_max)(int64_t n, float* a, double* d);
+  // p ← (p − mean p) / sqrt(var p + epsilon) over n values (NormalizePatch;
+  // its sums in a fixed order, so every path gives the same bits).
+  void (*normalize)(int64_t n, double epsilon, float* p);
 };
 
 // The loops of the active kernel path.

@@ -356,6 +356,34 @@ TEST(PatchEncoderTest, Bf16BankMatchesTheNaiveDefinitionOfTheRoundedBank) {
   EXPECT_LT(diff, 2e-2);
 }
 
+// NormalizePatch's sums are in a fixed order of partial sums, so every
+// kernel path gives the same bits, with and without a tail past the last
+// whole group of lanes, and they match the definition in double.
+TEST_F(PatchDeterminismTest, NormalizePatchGivesTheSameBitsOnEveryKernelPath) {
+  for (int64_t d : {1, 7, 8, 13, 256}) {
+    const FloatMatrix x = Gaussian(1, d, 3.0, static_cast<uint64_t>(40 + d));
+    double mean = 0.0, var = 0.0;
+    for (int64_t i = 0; i < d; ++i) mean += x.row(0)[i];
+    mean /= static_cast<double>(d);
+    for (int64_t i = 0; i < d; ++i) var += (x.row(0)[i] - mean) * (x.row(0)[i] - mean);
+    var /= static_cast<double>(d);
+    ASSERT_TRUE(SetKernelPath(KernelPath::kScalar).ok());
+    std::vector<float> want(x.row(0), x.row(0) + d);
+    NormalizePatch(d, 1e-3, want.data());
+    for (int64_t i = 0; i < d; ++i) {
+      EXPECT_NEAR(want[static_cast<size_t>(i)], (x.row(0)[i] - mean) / std::sqrt(var + 1e-3), 1e-5)
+          << "d " << d << " value " << i;
+    }
+    for (KernelPath path : SupportedKernelPaths()) {
+      ASSERT_TRUE(SetKernelPath(path).ok());
+      std::vector<float> got(x.row(0), x.row(0) + d);
+      NormalizePatch(d, 1e-3, got.data());
+      ASSERT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * sizeof(float)))
+          << "d " << d << " path " << KernelPathName(path);
+    }
+  }
+}
+
 TEST(PatchEncoderTest, ExtractPatchesAndNormalizePatch) {
   PatchGeometry g = PatchGeometry::Square(3, 4, 2, 2, 2, 1);  // positions 1 × 2
   std::vector<float> image(24);
