@@ -9,16 +9,16 @@
 // peak, 128 / 128 frames, 64 constant-Q bins (1/12 octave) from 100 Hz at
 // 12 per octave, tempo and pitch alignment, per-bin mean removal,
 // compression gain 10 → rows of 64 × 62 = 3968 values, read as a
-// 64 × 62 × 1 image; no preprocess; the patch encoder: 48 × 8 patches,
-// no padding, stride 2 (9 frequency × 28 time positions = 252 patches of
-// 384 values), normalize_patches, 512 templates whitened and folded into the
-// bank (one bias each), soft-threshold responses, pool_rows 1 × pool_cols 8
-// (8192 features); a 10-class head. The bank is drawn through the patch
-// kind's descriptor as invariant-train draws it, from the bench's own
-// front-end rows, with fewer statistics patches (4096) and one k-means
-// iteration (the shipped config: 100,000 and 10; speed does not depend on
-// the values); the head is seeded random; assembled by Model::Assemble as a
-// bundle is.
+// 64 × 62 × 1 image; no preprocess; the patch encoder: 32 × 8 patches,
+// 4 rows of zeros above and below, stride 2 (21 frequency × 28 time
+// positions = 588 patches of 256 values), normalize_patches, 384 templates
+// whitened and folded into the bank (one bias each), soft-threshold
+// responses, pool_rows 2 × pool_cols 4 (6144 features); a 10-class head.
+// The bank is drawn through the patch kind's descriptor as invariant-train
+// draws it, from the bench's own front-end rows, with fewer statistics
+// patches (4096) and one k-means iteration (the shipped config: 100,000 and
+// 10; speed does not depend on the values); the head is seeded random;
+// assembled by Model::Assemble as a bundle is.
 //
 // Benchmarks (each reports clips_per_second; audio_table.py prints ratios):
 //   BM_KissFft              62 KissFFT 128-point real FFTs of windowed frames
@@ -30,7 +30,7 @@
 //   BM_FrontEndStft/RATE    the same with the STFT and its triangles in place
 //                           of the constant-Q bank, without the alignments (the
 //                           front end of the models before it)
-//   BM_Sgemm/N              cblas_sgemm (252·N) × 384 times 384 × 512 (the
+//   BM_Sgemm/N              cblas_sgemm (588·N) × 256 times 256 × 384 (the
 //                           N clips' normalised patches times the bank),
 //                           OpenBLAS with the pool's threads: the GEMM the
 //                           encoder does
@@ -40,8 +40,9 @@
 //                           the 64 × 62 plane, then per template a pointwise
 //                           product with
 //                           its precomputed spectrum and an inverse 2-D FFT
-//                           (the full correlation map, 4× the positions the
-//                           encoder pools at stride 2);
+//                           (the full correlation map of the padded plane,
+//                           3.8× the positions the encoder pools at
+//                           stride 2);
 //                           (clip, 64-template block) tasks on the pool
 //   BM_FftCorrelationOneThread/N  the same on the calling thread
 //   BM_Encoder/N            Model::Featurize of N rows (patches extracted and
@@ -81,9 +82,9 @@ constexpr int kModelRate = 8000;
 constexpr int kMaxBatch = 64;
 constexpr int kClasses = 10;
 // The shipped encoder (train/configs/spoken_digits.textproto).
-constexpr int kPatchHeight = 48, kPatchWidth = 8, kPadRows = 0, kStride = 2;
-constexpr int kTemplates = 512;
-constexpr int kPoolRows = 1, kPoolCols = 8;
+constexpr int kPatchHeight = 32, kPatchWidth = 8, kPadRows = 4, kStride = 2;
+constexpr int kTemplates = 384;
+constexpr int kPoolRows = 2, kPoolCols = 4;
 constexpr int kFftTemplateBlock = 64;  // templates per BM_FftCorrelation task
 
 v1::AudioFrontEnd ShippedFrontEnd() {

@@ -15,9 +15,9 @@ marked). Every ratio is of two times measured in the same run:
   second × 1 s) at batch 1 / 8 / 64, for the whole feature map (front end +
   encoder, what a served Featurize does) and for the encoder alone on rows,
   against the issue-31 target of 2,000× real time;
-* the encoder's time against the sgemm of its shape ((252·N) × 384 times
-  384 × 512) and against the FFT correlation of the same work (512
-  templates over the 64 × 62 plane through KissFFT), with the
+* the encoder's time against the sgemm of its shape ((588·N) × 256 times
+  256 × 384) and against the FFT correlation of the same work (384
+  templates over the padded 72 × 62 plane through KissFFT), with the
   decision it implies: an FFT path for the encoder is worth having only if
   the FFT correlation is faster than the encoder at this shape.
 """
@@ -102,7 +102,7 @@ def main():
               f"{real_time_multiple(f16, 1):,.0f}× real time.")
 
     print("\n#### The encoder against the bare work of its shape "
-          "(252 positions × 384 values × 512 templates per clip, stride 2)\n")
+          "(588 positions × 256 values × 384 templates per clip, stride 2)\n")
     print("| batch | sgemm ms | sgemm 1 thread ms | FFT correlation ms | FFT 1 thread ms | "
           "encoder ms | encoder / sgemm | encoder / sgemm 1 thread | encoder / FFT | "
           "encoder / FFT 1 thread |")

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # served_latency.sh [DATA_DIR]: the served batch-1 latency of the shipped
 # spoken-digit model (train/configs/spoken_digits.textproto: spectrogram
-# patch features, 512 templates of 48 × 8 read at stride 2 over the 64 × 62
-# spectrogram, 8,192 features) for a 1 s clip, against a model of rows with
+# patch features, 384 templates of 32 × 8 read at stride 2 over the 64 × 62
+# spectrogram padded by 4 bins, pooled in 2 bands × 4 segments: 6,144
+# features) for a 1 s clip, against a model of rows with
 # the same encoder (the front end's share). Issue 31's target: p50 ≤ 5 ms.
 #
 #   DATA_DIR  WAV files named digit_speaker_take.wav (FSDD's recordings/);

@@ -26,7 +26,11 @@
 #                         over the clip (align_time: tempo normalisation,
 #                         docs/math.md §9), patches of 48 bins × 8 frames
 #                         without padding read at stride 2 (9 × 28
-#                         positions: 0.16× the products): the shipped config
+#                         positions: 0.16× the products)
+#   tf_patch_cqt_bands    tf_patch_cqt's front end; 384 templates of 32 bins
+#                         × 8 frames with 4 bins of padding at stride 2
+#                         (21 × 28 positions), pooled in 2 frequency bands ×
+#                         4 time segments: the shipped config
 # under three protocols:
 #   standard   takes 0-4 of every speaker are the test set (200 clips), the
 #              rest train (1,600) + validation (200); the Fig. 3 analogue
@@ -67,7 +71,7 @@
 #   LOSO_M="100 400"   CDF templates of the LOSO cdf runs
 #   METHODS    the methods run by standard, loso and mismatch (default
 #              "plain_rf lgika_rf plain_cdf cdf tf_patch tf_patch_tempo
-#              tf_patch_cq tf_patch_cqt")
+#              tf_patch_cq tf_patch_cqt tf_patch_cqt_bands")
 #   CQ_SIGMA   tf_patch_cq's band width in octaves (default 0.0833 = 1/12)
 #   HELD_OUT   mismatch speakers held out (default: every speaker)
 #   THREADS    featurizing threads (default 0: all cores)
@@ -88,7 +92,7 @@ SWEEP_N="${SWEEP_N-2 4 8}"
 CDF_SWEEP_M="${CDF_SWEEP_M-50 100 200 400 800}"
 CDF_SWEEP_N="${CDF_SWEEP_N-5 10 20}"
 LOSO_M="${LOSO_M-100 400}"
-METHODS="${METHODS:-plain_rf lgika_rf plain_cdf cdf tf_patch tf_patch_tempo tf_patch_cq tf_patch_cqt}"
+METHODS="${METHODS:-plain_rf lgika_rf plain_cdf cdf tf_patch tf_patch_tempo tf_patch_cq tf_patch_cqt tf_patch_cqt_bands}"
 APPEND="${APPEND:-0}"
 THREADS="${THREADS:-0}"
 [[ -x "$TRAIN" ]] || { echo "missing $TRAIN: build it first (cmake --build $BUILD --target invariant-train)" >&2; exit 1; }
@@ -124,12 +128,12 @@ front_end() { # frame_length [more fields]
 }
 CQ_SIGMA="${CQ_SIGMA:-0.0833}"
 # The front end's extra fields of a method: the constant-Q bank and the
-# alignment for tf_patch_cq, and the tempo normalisation for tf_patch_cqt,
+# alignment for tf_patch_cq, and the tempo normalisation for tf_patch_cqt(_bands),
 # nothing for the others.
 front_end_of() { # method
   case "$1" in
     tf_patch_cq) echo "filterbank: FILTERBANK_CONSTANT_Q bandwidth_octaves: $CQ_SIGMA align_frequency: true" ;;
-    tf_patch_cqt) echo "filterbank: FILTERBANK_CONSTANT_Q bandwidth_octaves: $CQ_SIGMA align_frequency: true align_time: true" ;;
+    tf_patch_cqt|tf_patch_cqt_bands) echo "filterbank: FILTERBANK_CONSTANT_Q bandwidth_octaves: $CQ_SIGMA align_frequency: true align_time: true" ;;
   esac
   return 0
 }
@@ -154,7 +158,8 @@ SPLIT_LOSO='split { leave_one_group_out: true seed: 1 }'
 SPLIT_MISMATCH='split { train: 1350 validation: 150 seed: 1 }'
 
 # The encoder of a method: plain_rf, lgika_rf, plain_cdf, cdf (M, N),
-# tf_patch, tf_patch_cq, tf_patch_cqt, tf_patch_tempo, tf_patch_cdf (M, N).
+# tf_patch, tf_patch_cq, tf_patch_cqt, tf_patch_cqt_bands, tf_patch_tempo,
+# tf_patch_cdf (M, N).
 encoder() { # method templates bins
   case "$1" in
     plain_rf) echo "random_fourier { num_features: 1500 num_group_elements: 1 sigma: 1.0 } $IDENTITY" ;;
@@ -166,17 +171,21 @@ encoder() { # method templates bins
     tf_patch_cqt) local p=${PATCH_COMMON/patch_height: 56/patch_height: 48}
       p=${p/pad_rows: 8/stride: 2}
       echo "patch { ${p/pool_cols: 6/pool_cols: 8} num_templates: 512 num_group_elements: 1 response: RESPONSE_THRESHOLD } group { identity { dim: 384 } }" ;;
+    tf_patch_cqt_bands) local p=${PATCH_COMMON/patch_height: 56/patch_height: 32}
+      p=${p/pad_rows: 8/pad_rows: 4 stride: 2}
+      p=${p/pool_rows: 1/pool_rows: 2}
+      echo "patch { ${p/pool_cols: 6/pool_cols: 4} num_templates: 384 num_group_elements: 1 response: RESPONSE_THRESHOLD } group { identity { dim: 256 } }" ;;
     tf_patch_tempo) echo "patch { $PATCH_COMMON num_templates: 512 num_group_elements: 3 response: RESPONSE_THRESHOLD tempo_factors: [0.8, 1.0, 1.25] } group { identity { dim: 448 } }" ;;
     tf_patch_cdf) echo "patch { $PATCH_COMMON num_templates: $2 num_group_elements: 1 response: RESPONSE_CDF num_bins: $3 range: 2.0 } group { identity { dim: 448 } }" ;;
     *) echo "unknown method $1" >&2; exit 2 ;;
   esac
 }
-r_of() { case "$1" in plain_*|tf_patch|tf_patch_cq|tf_patch_cqt|tf_patch_cdf) echo 1 ;; lgika_rf) echo 40 ;; tf_patch_tempo) echo 3 ;; *) echo 20 ;; esac; }
+r_of() { case "$1" in plain_*|tf_patch|tf_patch_cq|tf_patch_cqt|tf_patch_cqt_bands|tf_patch_cdf) echo 1 ;; lgika_rf) echo 40 ;; tf_patch_tempo) echo 3 ;; *) echo 20 ;; esac; }
 is_patch() { [[ "$1" == tf_patch* ]]; }
 frames_of() { if is_patch "$1"; then echo 62; else echo 61; fi; }
 frame_length_of() { if is_patch "$1"; then echo 128; else echo 256; fi; }
 # CDF methods carry M and N in their names and rows; the patch methods their M.
-templates_of() { case "$1" in tf_patch|tf_patch_tempo|tf_patch_cq|tf_patch_cqt) echo 512 ;; *cdf) echo "$2" ;; *) echo "" ;; esac; }
+templates_of() { case "$1" in tf_patch|tf_patch_tempo|tf_patch_cq|tf_patch_cqt) echo 512 ;; tf_patch_cqt_bands) echo 384 ;; *cdf) echo "$2" ;; *) echo "" ;; esac; }
 bins_of() { case "$1" in *cdf) echo "$2" ;; *) echo "" ;; esac; }
 
 CSV="$RESULTS/spoken_digits.csv"

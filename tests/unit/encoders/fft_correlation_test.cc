@@ -96,11 +96,14 @@ void ExpectFftMatchesGemm(const Shape& s, uint64_t seed) {
 
 // The spoken-digit shapes: 64 × 62 spectrogram; 56 × 8 patches with 8 rows
 // of zeros above and below (bench/repro/spoken_digits.sh's tf_patch and
-// tf_patch_cq), and 48 × 8 patches without padding (the shipped
-// train/configs/spoken_digits.textproto, which reads every second position).
+// tf_patch_cq), 48 × 8 patches without padding (tf_patch_cqt), and 32 × 8
+// patches with 4 rows of zeros (the shipped
+// train/configs/spoken_digits.textproto; the last two read every second
+// position).
 TEST(FftCorrelationTest, SpokenDigitShapes) {
   ExpectFftMatchesGemm({64, 62, 8, 0, 56, 8, 24}, 1);
   ExpectFftMatchesGemm({64, 62, 0, 0, 48, 8, 24}, 4);
+  ExpectFftMatchesGemm({64, 62, 4, 0, 32, 8, 24}, 5);
 }
 
 // Padding along both axes, odd plane widths (the FFT grid is rounded up to
