@@ -231,11 +231,14 @@ absl::Status ValidateTrainConfig(v1::TrainConfig& c) {
     RETURN_IF_ERROR(CheckFieldRange("data.torus.dim", c.data().torus().dim(), 1, 64));
     RETURN_IF_ERROR(
         CheckFieldRange("data.torus.num_points", c.data().torus().num_points(), 2, 1e8));
+    RETURN_IF_ERROR(
+        CheckFieldRange("data.torus.noise_stddev", c.data().torus().noise_stddev(), 0, 1e12));
   }
   if (c.data().has_coulomb()) {
     const auto& q = c.data().coulomb();
     RETURN_IF_ERROR(CheckFieldRange("data.coulomb.num_molecules", q.num_molecules(), 2, 1e8));
     RETURN_IF_ERROR(CheckFieldRange("data.coulomb.max_atoms", q.max_atoms(), 2, 64));
+    RETURN_IF_ERROR(CheckFieldRange("data.coulomb.noise_stddev", q.noise_stddev(), 0, 1e12));
   }
   const auto& s = c.split();
   for (auto [name, v] : {std::pair<const char*, int64_t>{"split.train", s.train()},

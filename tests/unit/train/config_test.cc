@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/train/train_test_util.h"
@@ -144,6 +146,26 @@ TEST(TrainConfigTest, NonFiniteLambdaAndVonMisesEtaAreRefused) {
   ASSERT_NE(learner, std::string::npos);
   text.insert(learner + 9, " von_mises_eta: nan ");
   EXPECT_THAT(Parse(text).message(), HasSubstr("learner.von_mises_eta must be finite, got nan"));
+}
+
+// Found by train_config_fuzz: a NaN noise level of a generated data source
+// validated (the generator refused it only when run), and NaN is unequal to
+// itself, so the validated config did not compare equal to itself.
+TEST(TrainConfigTest, NonFiniteOrNegativeNoiseOfAGeneratedSourceIsRefused) {
+  for (const char* source : {"torus { dim: 2 num_points: 100 noise_stddev: %s }",
+                             "coulomb { num_molecules: 100 max_atoms: 5 noise_stddev: %s }"}) {
+    for (const char* value : {"nan", "inf", "-1"}) {
+      const std::string text =
+          absl::StrCat("data { ", absl::StrReplaceAll(source, {{"%s", value}}), " } ",
+                       "encoder { random_fourier { num_features: 10 num_group_elements: 1 "
+                       "sigma: 1 } group { identity { dim: 4 } } } ",
+                       "learner { kind: RIDGE task: TASK_REGRESSION }");
+      const std::string field = std::string(source).substr(0, std::string(source).find(' '));
+      EXPECT_THAT(std::string(Parse(text).message()),
+                  HasSubstr(absl::StrCat("data.", field, ".noise_stddev must be in [0, 1e+12]")))
+          << text;
+    }
+  }
 }
 
 TEST(TrainConfigTest, OutOfRangeBinsNameTheField) {
