@@ -423,7 +423,7 @@ void PatchEncoder::Encode(int64_t n, const float* x, float* out) const {
     ExtractPatchRange(g, x + i * g.image_dim(), p0, count, dst);
     if (options_.normalize_patches) {
       for (int64_t q = 0; q < count; ++q) {
-        NormalizePatch(d, options_.contrast_epsilon, dst + q * d);
+        kernels.normalize(d, options_.contrast_epsilon, dst + q * d);
       }
     }
   };
@@ -491,7 +491,7 @@ void PatchEncoder::EncodePatches(int64_t n, const float* patches, float* out) co
                 static_cast<size_t>(rows * d) * sizeof(float));
     if (options_.normalize_patches) {
       for (int64_t q = 0; q < rows; ++q) {
-        NormalizePatch(d, options_.contrast_epsilon, s.patches.data() + q * d);
+        kernels.normalize(d, options_.contrast_epsilon, s.patches.data() + q * d);
       }
     }
     for (int64_t block = grid.first_block(task); block < grid.last_block(task); ++block) {
