@@ -47,9 +47,10 @@
 //   BM_FftCorrelationOneThread/N  the same on the calling thread
 //   BM_Encoder/N            Model::Featurize of N rows (patches extracted and
 //                           normalised, the products, thresholds, pooling)
-//   BM_FeatureMap/RATE/N    N clips → features: the front end per clip on
-//                           the calling thread (as the server's handler
-//                           does), then Featurize of the N rows
+//   BM_FeatureMap/RATE/N    N clips → features: the front end per clip
+//                           called from the calling thread, its bands on the
+//                           pool (as the server's handler does), then
+//                           Featurize of the N rows
 //   BM_Predict/RATE/N       the same, then the head (what a Predict serves)
 #include <cblas.h>
 #include <kiss_fftr.h>

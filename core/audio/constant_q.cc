@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/audio/fftw.h"
 #include "core/audio/front_end.h"
 #include "core/base/status_macros.h"
+#include "core/base/thread_pool.h"
 
 namespace invariant::audio {
 namespace {
@@ -16,11 +18,17 @@ constexpr double kPi = 3.14159265358979323846;
 
 }  // namespace
 
+// One task's buffers (a block of kBandsPerTask bands).
+struct ConstantQBank::BandBuffers {
+  FftwBuffer<std::complex<float>> folded;  // M
+  FftwBuffer<std::complex<float>> output;  // M
+  std::vector<float> magnitude;            // |output| at the samples frames read
+};
+
 struct ConstantQBank::Workspace {
   FftwBuffer<float> padded;                  // N; the tail past the clip stays 0
   FftwBuffer<std::complex<float>> spectrum;  // N / 2 + 1
-  FftwBuffer<std::complex<float>> folded;    // M
-  FftwBuffer<std::complex<float>> output;    // M
+  std::vector<BandBuffers> tasks;            // one per block of bands
 };
 
 void ConstantQBank::WorkspaceDeleter::operator()(Workspace* w) const { delete w; }
@@ -110,42 +118,84 @@ absl::StatusOr<std::unique_ptr<const ConstantQBank>> ConstantQBank::Create(
 
 ConstantQBank::~ConstantQBank() = default;
 
+int64_t ConstantQBank::num_tasks() const {
+  return (static_cast<int64_t>(bands_.size()) + kBandsPerTask - 1) / kBandsPerTask;
+}
+
 ConstantQBank::WorkspacePtr ConstantQBank::NewWorkspace() const {
   WorkspacePtr w(new Workspace());
   w->padded = FftwBuffer<float>(static_cast<size_t>(n_));
   w->spectrum = FftwBuffer<std::complex<float>>(static_cast<size_t>(n_ / 2 + 1));
-  w->folded = FftwBuffer<std::complex<float>>(static_cast<size_t>(size_));
-  w->output = FftwBuffer<std::complex<float>>(static_cast<size_t>(size_));
+  w->tasks.resize(static_cast<size_t>(num_tasks()));
+  for (BandBuffers& b : w->tasks) {
+    b.folded = FftwBuffer<std::complex<float>>(static_cast<size_t>(size_));
+    b.output = FftwBuffer<std::complex<float>>(static_cast<size_t>(size_));
+    b.magnitude.resize(static_cast<size_t>(size_));
+  }
   return w;
 }
 
-void ConstantQBank::Apply(const float* clip, Workspace& w, float* magnitudes) const {
+void ConstantQBank::Apply(const float* clip, Workspace& w, int64_t first_frame, int64_t end_frame,
+                          float* magnitudes, absl::FunctionRef<void(int64_t, int64_t)> done) const {
   std::copy(clip, clip + clip_samples_, w.padded.data());  // the tail stays 0
   forward_->Execute(w.padded.data(), w.spectrum.data());
-  const float scale = frame_length_ / 4.0f;
+  const int64_t bins = static_cast<int64_t>(bands_.size());
+  ParallelFor(num_tasks(), [&](int64_t task) {
+    const int64_t k0 = task * kBandsPerTask, k1 = std::min(bins, k0 + kBandsPerTask);
+    BandBuffers& b = w.tasks[static_cast<size_t>(task)];
+    for (int64_t k = k0; k < k1; ++k) {
+      ApplyBand(w.spectrum.data(), static_cast<size_t>(k), first_frame, end_frame, b,
+                magnitudes + k * frames_);
+    }
+    done(k0, k1);
+  });
+}
+
+void ConstantQBank::ApplyBand(const std::complex<float>* spectrum, size_t k, int64_t first_frame,
+                              int64_t end_frame, BandBuffers& b, float* magnitudes) const {
   const int size = size_, d = decimation_, per_frame = frame_length_ / decimation_;
-  for (size_t k = 0; k < bands_.size(); ++k) {
-    const Band& band = bands_[k];
-    std::fill_n(w.folded.data(), size, std::complex<float>{});
-    // y_k at every d-th sample: the support folded modulo M (r = j mod M,
-    // kept without a division), one inverse FFT.
-    const std::complex<float>* x = w.spectrum.data() + band.first_bin;
-    std::complex<float>* folded = w.folded.data();
-    int r = band.first_bin % size;
-    for (size_t i = 0; i < band.weights.size(); ++i) {
-      folded[r] += band.weights[i] * x[i];
-      if (++r == size) r = 0;
+  const float scale = frame_length_ / 4.0f;
+  const Band& band = bands_[k];
+  std::fill_n(b.folded.data(), size, std::complex<float>{});
+  // y_k at every d-th sample: the support folded modulo M, one inverse FFT.
+  // The support is added in runs that do not wrap (each run a loop the
+  // compiler vectorises); every folded value receives its terms in the
+  // order of j, as one pass over j would add them.
+  const std::complex<float>* x = spectrum + band.first_bin;
+  const float* weight = band.weights.data();
+  float* folded = reinterpret_cast<float*>(b.folded.data());
+  const int count = static_cast<int>(band.weights.size());
+  int r = band.first_bin % size;
+  for (int i = 0; i < count;) {
+    const int run = std::min(count - i, size - r);
+    const float* xi = reinterpret_cast<const float*>(x + i);
+    float* out = folded + 2 * r;
+    for (int j = 0; j < run; ++j) {
+      out[2 * j] += weight[i + j] * xi[2 * j];
+      out[2 * j + 1] += weight[i + j] * xi[2 * j + 1];
     }
-    inverse_->Execute(w.folded.data(), w.output.data());
-    for (int64_t t = 0; t < frames_; ++t) {
-      const int64_t start = t * hop_ / d;
-      float sum = 0.0f;
-      for (int m = 0; m < per_frame; ++m) {
-        const std::complex<float> y = w.output[static_cast<size_t>(start + m)];
-        sum += std::sqrt(y.real() * y.real() + y.imag() * y.imag());
-      }
-      magnitudes[static_cast<int64_t>(k) * frames_ + t] = scale * sum / per_frame;
-    }
+    i += run;
+    r = 0;
+  }
+  inverse_->Execute(b.folded.data(), b.output.data());
+  std::fill(magnitudes, magnitudes + first_frame, 0.0f);
+  std::fill(magnitudes + end_frame, magnitudes + frames_, 0.0f);
+  if (first_frame >= end_frame) return;
+  // |y| of every sample the frames read, in one vectorised pass (sqrt is
+  // correctly rounded in every lane), then each frame's mean in order.
+  const int64_t begin = first_frame * hop_ / d;
+  const int64_t used = (end_frame - 1) * hop_ / d + per_frame;
+  const float* y = reinterpret_cast<const float*>(b.output.data());
+  float* mag = b.magnitude.data();
+  for (int64_t i = begin; i < used; ++i) {
+    const float re = y[2 * i], im = y[2 * i + 1];
+    mag[i] = std::sqrt(re * re + im * im);
+  }
+  for (int64_t t = first_frame; t < end_frame; ++t) {
+    const float* frame = mag + t * hop_ / d;
+    float sum = 0.0f;
+    for (int m = 0; m < per_frame; ++m) sum += frame[m];
+    magnitudes[t] = scale * sum / per_frame;
   }
 }
 

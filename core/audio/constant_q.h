@@ -30,15 +30,23 @@
 // a transform longer than AudioFrontEnd::kMaxFftLength, with
 // INVALID_ARGUMENT naming bandwidth_octaves.
 //
+// Work: the forward FFT on the calling thread, then the bands in blocks of
+// kBandsPerTask, one ParallelFor task each (core/base/thread_pool.h): a
+// clip uses every core of the default pool. Every band is computed by the
+// same code whichever thread runs it, so the bits do not depend on the
+// threads.
+//
 // Thread-safety: a created bank is immutable; Apply may run on any number of
 // threads at once, each with its own Workspace (NewWorkspace).
 #ifndef INVARIANT_CORE_AUDIO_CONSTANT_Q_H_
 #define INVARIANT_CORE_AUDIO_CONSTANT_Q_H_
 
+#include <complex>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "core/audio/fftw.h"
 #include "invariant/v1/bundle.pb.h"
@@ -72,13 +80,25 @@ class ConstantQBank {
   using WorkspacePtr = std::unique_ptr<Workspace, WorkspaceDeleter>;
   WorkspacePtr NewWorkspace() const;
 
-  // clip[0, L) → magnitudes[k · frames + t] (before compression).
-  void Apply(const float* clip, Workspace& w, float* magnitudes) const;
+  // Bands per ParallelFor task.
+  static constexpr int64_t kBandsPerTask = 16;
+
+  // clip[0, L) → magnitudes[k · frames + t] (before compression) for the
+  // frames t in [first_frame, end_frame) (0 ≤ first_frame ≤ end_frame ≤
+  // frames); the other frames are set to 0. Once bands [k0, k1) are
+  // written, done(k0, k1) runs in the same task (e.g. to compress them).
+  void Apply(const float* clip, Workspace& w, int64_t first_frame, int64_t end_frame,
+             float* magnitudes, absl::FunctionRef<void(int64_t, int64_t)> done) const;
 
   int64_t transform_length() const { return n_; }
 
  private:
   ConstantQBank() = default;
+  struct BandBuffers;
+  int64_t num_tasks() const;
+  // Band k of the clip whose spectrum is `spectrum` → magnitudes[t], t < frames.
+  void ApplyBand(const std::complex<float>* spectrum, size_t k, int64_t first_frame,
+                 int64_t end_frame, BandBuffers& b, float* magnitudes) const;
   struct Band {
     int first_bin = 0;           // support: FFT bins [first_bin, first_bin + weights.size())
     std::vector<float> weights;  // H_k at those bins, times 2 / N

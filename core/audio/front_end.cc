@@ -383,23 +383,34 @@ absl::Status AudioFrontEnd::Apply(absl::Span<const float> samples, int sample_ra
   const int frame_length = s.frame_length();
   const int hop = s.hop_length();
   const float gain = static_cast<float>(s.compression_gain());
+  // With align_time, the content's frames are stretched over the row:
+  // output frame j reads frame source_frame(j), affine in j (frame j's
+  // centre, j·hop + frame_length/2 in a clip the content fills, read at the
+  // same fraction of the content: sample target + (j·hop +
+  // frame_length/2)·copied/length).
+  const bool stretch = s.align_time() && copied < length;
+  const double ratio = static_cast<double>(copied) / static_cast<double>(length);
+  const double half = frame_length / 2.0;
+  const auto source_frame = [&](int64_t j) {
+    return (static_cast<double>(target) + (static_cast<double>(j) * hop + half) * ratio - half) /
+           hop;
+  };
   if (plan.constant_q != nullptr) {
-    plan.constant_q->Apply(w->clip.data(), *w->constant_q, row);
-    for (int64_t i = 0; i < s.frequency_bins() * frames; ++i) row[i] = std::log1p(gain * row[i]);
+    // Only the frames the stretch reads are computed.
+    int64_t begin = 0, end = frames;
+    if (stretch) StretchedFrames(frames, source_frame(0), source_frame(frames - 1), &begin, &end);
+    plan.constant_q->Apply(w->clip.data(), *w->constant_q, begin, end, row,
+                           [&](int64_t k0, int64_t k1) {
+                             for (int64_t k = k0; k < k1; ++k) {
+                               for (int64_t t = begin; t < end; ++t) {
+                                 row[k * frames + t] = std::log1p(gain * row[k * frames + t]);
+                               }
+                             }
+                           });
   } else {
     plan.StftBins(*w, frames, frame_length, hop, gain, row);
   }
-  if (s.align_time() && copied < length) {
-    // Output frame j's centre, j·hop + frame_length/2 in a clip the content
-    // fills, read at the same fraction of the content: sample
-    // target + (j·hop + frame_length/2)·copied/length, i.e. frame
-    // (that − frame_length/2)/hop, affine in j.
-    const double ratio = static_cast<double>(copied) / static_cast<double>(length);
-    const double half = frame_length / 2.0;
-    const auto source_frame = [&](int64_t j) {
-      return (static_cast<double>(target) + (static_cast<double>(j) * hop + half) * ratio - half) /
-             hop;
-    };
+  if (stretch) {
     StretchFrames(row, s.frequency_bins(), frames, source_frame(0), source_frame(frames - 1),
                   w->scratch.data());
   }

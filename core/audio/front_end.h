@@ -38,6 +38,11 @@
 // borrows a workspace (buffers; the FFT plans are shared) from a pool, so
 // calls do not allocate once warm.
 //
+// Work: with FILTERBANK_CONSTANT_Q, a clip's bands (and their compression)
+// run as ParallelFor tasks on the default pool (constant_q.h), so one clip
+// uses every core; with align_time only the frames the stretch reads are
+// computed (StretchedFrames). Neither changes a bit of the row.
+//
 // Errors: Create refuses an inconsistent spec with INVALID_ARGUMENT naming
 // the field ("audio.frequency_bins: ... above the Nyquist frequency");
 // Apply refuses a clip with INVALID_ARGUMENT starting with `what`: zero

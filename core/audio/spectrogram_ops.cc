@@ -66,6 +66,19 @@ void StretchFrames(float* row, int64_t bins, int64_t frames, double first, doubl
   }
 }
 
+void StretchedFrames(int64_t frames, double first, double last, int64_t* begin, int64_t* end) {
+  // StretchFrames reads frames i and i + 1, i = min(⌊u⌋, frames − 2), for
+  // u_j clamped to [0, frames − 1]: u_0 = first exactly, u_j grows with j,
+  // and the last, first + (frames − 1)·step, may round past `last` (to the
+  // next whole frame when last is just below one): one frame of margin.
+  const double top = static_cast<double>(frames - 1);
+  const auto floor_of = [top](double u) {
+    return static_cast<int64_t>(std::floor(std::clamp(u, 0.0, top)));
+  };
+  *begin = std::min(floor_of(first), frames - 2);
+  *end = std::min<int64_t>(frames, std::min(floor_of(last), frames - 2) + 3);
+}
+
 void SubtractFrequencyMean(float* row, int64_t bins, int64_t frames) {
   for (int64_t k = 0; k < bins; ++k) {
     float* bin = row + k * frames;

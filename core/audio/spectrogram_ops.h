@@ -38,6 +38,11 @@ void AlignFrequencyCentroid(float* row, int64_t bins, int64_t frames, double tar
 void StretchFrames(float* row, int64_t bins, int64_t frames, double first, double last,
                    float* scratch);
 
+// The frames StretchFrames(·, frames, first, last, ·) reads lie in
+// [*begin, *end) (one frame of margin at the end, for the rounding of the
+// last u_j): only those need to be computed. frames ≥ 2.
+void StretchedFrames(int64_t frames, double first, double last, int64_t* begin, int64_t* end);
+
 // Removes each bin's mean over the frames.
 void SubtractFrequencyMean(float* row, int64_t bins, int64_t frames);
 

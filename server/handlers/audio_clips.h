@@ -4,7 +4,8 @@
 // never rows; DecodeClipBatch checks every clip, decodes it (a whole WAV file
 // through audio::DecodeWav, or little-endian float32 / int16 samples) and
 // applies the model's front end on the calling thread (the handler calls it
-// from its clip-decoding workers, never a transport thread), so the batcher
+// from its clip-decoding workers, never a transport thread; a constant-Q
+// front end hands each clip's bands to the compute pool), so the batcher
 // sees ordinary rows. The front end depends on nothing but the clip, so a clip
 // gives the same row alone or among others, in any request.
 //

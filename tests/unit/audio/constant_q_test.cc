@@ -8,10 +8,13 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <mutex>
+#include <utility>
 #include <vector>
 
 #include "core/audio/front_end.h"
 #include "core/audio/spectrogram_ops.h"
+#include "core/base/thread_pool.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -80,7 +83,7 @@ TEST(ConstantQBankTest, DecimatedBandsEqualADirectComputation) {
   clip.resize(length);
   ConstantQBank::WorkspacePtr w = (*bank)->NewWorkspace();
   std::vector<float> magnitudes(bins * frames);
-  (*bank)->Apply(clip.data(), *w, magnitudes.data());
+  (*bank)->Apply(clip.data(), *w, 0, frames, magnitudes.data(), [](int64_t, int64_t) {});
 
   // y_k(m) = (2/N) Σ_j X(j) H_k(j R/N) e^{2πijm/N} over the support, at every sample.
   std::vector<std::complex<double>> spectrum(n / 2 + 1);
@@ -113,6 +116,47 @@ TEST(ConstantQBankTest, DecimatedBandsEqualADirectComputation) {
       EXPECT_NEAR(magnitudes[k * frames + t], direct, 1e-4 * direct + 1e-6) << k << " " << t;
     }
   }
+}
+
+// A range of frames gives those frames' values bit for bit, zeros
+// elsewhere; done() hears of every band once; the pool's size changes no bit
+// (the bands run as ParallelFor tasks).
+TEST(ConstantQBankTest, AFrameRangeAndAnyPoolGiveTheSameBits) {
+  v1::AudioFrontEnd spec = Spec(true);
+  spec.set_frequency_bins(40);  // 3 tasks of kBandsPerTask, the last short
+  auto completed = AudioFrontEnd::Complete(spec);
+  ASSERT_TRUE(completed.ok()) << completed.status();
+  auto bank = ConstantQBank::Create(*completed);
+  ASSERT_TRUE(bank.ok()) << bank.status();
+  const int64_t frames = completed->frames(), bins = completed->frequency_bins();
+  const std::vector<float> clip = Voice(150.0);
+  const int original_threads = DefaultThreadCount();
+  const auto run = [&](int threads, int64_t begin, int64_t end) {
+    ResetDefaultThreadPoolForTesting(threads);
+    ConstantQBank::WorkspacePtr w = (*bank)->NewWorkspace();
+    std::vector<float> magnitudes(bins * frames, -1.0f);
+    std::vector<int> heard(bins, 0);
+    std::mutex mu;
+    (*bank)->Apply(clip.data(), *w, begin, end, magnitudes.data(), [&](int64_t k0, int64_t k1) {
+      std::lock_guard<std::mutex> lock(mu);
+      for (int64_t k = k0; k < k1; ++k) ++heard[k];
+    });
+    EXPECT_THAT(heard, ::testing::Each(1));
+    return magnitudes;
+  };
+  const std::vector<float> full = run(1, 0, frames);
+  EXPECT_THAT(full, ::testing::Each(::testing::Ge(0.0f)));
+  EXPECT_EQ(run(2, 0, frames), full);
+  const int64_t begin = 5, end = frames - 7;
+  const std::vector<float> part = run(3, begin, end);
+  for (int64_t k = 0; k < bins; ++k) {
+    for (int64_t t = 0; t < frames; ++t) {
+      const float expected = t >= begin && t < end ? full[k * frames + t] : 0.0f;
+      ASSERT_EQ(part[k * frames + t], expected) << k << " " << t;
+    }
+  }
+  EXPECT_THAT(run(2, 3, 3), ::testing::Each(0.0f));
+  ResetDefaultThreadPoolForTesting(original_threads);
 }
 
 TEST(ConstantQBankTest, TheTransformIsTheShortestSmoothLengthPastTheReach) {
@@ -155,7 +199,8 @@ TEST(ConstantQBankTest, AFullScaleSineAtACentreGivesAQuarterOfTheFrame) {
       x[i] = static_cast<float>(std::sin(2 * kPi * c * i / 8000.0));
     ConstantQBank::WorkspacePtr w = (*bank)->NewWorkspace();
     std::vector<float> magnitudes(completed->frequency_bins() * completed->frames());
-    (*bank)->Apply(x.data(), *w, magnitudes.data());
+    (*bank)->Apply(x.data(), *w, 0, completed->frames(), magnitudes.data(),
+                   [](int64_t, int64_t) {});
     // A middle frame, away from the clip's ends: 128 / 4 = 32.
     EXPECT_NEAR(magnitudes[k * completed->frames() + completed->frames() / 2], 32.0, 0.3) << k;
   }
@@ -301,6 +346,46 @@ TEST(SpectrogramOpsTest, StretchingMakesATimeScaledRowTheSame) {
   StretchFrames(ramp.data(), 1, frames, -5.0, frames + 4.0, scratch.data());
   EXPECT_EQ(ramp.front(), 0.0f);
   EXPECT_EQ(ramp.back(), static_cast<float>(frames - 1));
+}
+
+// The frames StretchedFrames names are all StretchFrames reads: NaN in
+// every other frame changes no output bit, for stretches inside the row,
+// past its ends, and with ends on whole frames (where the rounding of u_j
+// decides which frame is read, as in the last case).
+TEST(SpectrogramOpsTest, StretchReadsOnlyTheFramesStretchedFramesNames) {
+  const int64_t bins = 3, frames = 62;
+  std::vector<float> row(bins * frames), scratch(bins * frames);
+  for (size_t i = 0; i < row.size(); ++i) row[i] = std::sin(0.37 * static_cast<double>(i));
+  const std::vector<std::pair<double, double>> stretches = {
+      {0.0, 61.0},
+      {10.0, 40.0},
+      {10.3, 40.7},
+      {-3.5, 20.25},
+      {30.0, 70.0},
+      {0.9999999, 61.0000001},
+      {12.0, 13.0},
+      {59.5, 61.0},
+      {17.0 / 3, 100.0 / 7},
+      // first + 61·step rounds up to 55: frames 55 and 56 are read.
+      {14.517052028930305, std::nextafter(55.0, 0.0)}};
+  for (const auto& [first, last] : stretches) {
+    int64_t begin = -1, end = -1;
+    StretchedFrames(frames, first, last, &begin, &end);
+    ASSERT_GE(begin, 0);
+    ASSERT_LE(end, frames);
+    ASSERT_LT(begin, end);
+    std::vector<float> reference = row, masked = row;
+    for (int64_t k = 0; k < bins; ++k) {
+      for (int64_t t = 0; t < frames; ++t) {
+        if (t < begin || t >= end) masked[k * frames + t] = std::nanf("");
+      }
+    }
+    StretchFrames(reference.data(), bins, frames, first, last, scratch.data());
+    StretchFrames(masked.data(), bins, frames, first, last, scratch.data());
+    for (size_t i = 0; i < row.size(); ++i) {
+      ASSERT_EQ(masked[i], reference[i]) << first << " " << last << " value " << i;
+    }
+  }
 }
 
 TEST(ConstantQBankTest, AlignTimeMakesASlowerWordGiveTheSameRow) {
