@@ -7,7 +7,9 @@ Every number in the Markdown comes from CSV (collect.py's columns) or
 SHIFTS_CSV (file, cents); the reference figures are quoted as such. Writes
 PLOT_CSV (templates, bins, accuracy_pct of the patch encoder's CDF sweep on
 the standard split) for bench/repro/plot.sh, empty when the sweep was not
-run. Appends notes.md (next to this file) when present.
+run. Appends notes.md (next to this file) when present. The run's date is
+today's, or RUN_DATE (YYYY-MM-DD) when the report is rebuilt later from an
+older run's CSV.
 """
 import csv
 import datetime
@@ -141,7 +143,7 @@ def main():
            "the data folder as its argument; nothing from it is committed). Every model is one "
            "`build/bin/invariant-train` run under `/usr/bin/time -v`; the configs, manifests, "
            "shifted clips, models and logs are in the script's OUT_DIR. Run on "
-           f"{datetime.date.today()}, one training at a time on a 2-core machine shared with "
+           f"{os.environ.get('RUN_DATE') or datetime.date.today()}, one training at a time on a 2-core machine shared with "
            f"other jobs (load average {load0} before, {load1} after): **{total} s in total** "
            f"({int(total) / 60:.1f} min; the wall times below are each training's, inflated when the "
            "other jobs were busy). Trainer: built from commit "
