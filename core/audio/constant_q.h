@@ -86,7 +86,9 @@ class ConstantQBank {
   // clip[0, L) → magnitudes[k · frames + t] (before compression) for the
   // frames t in [first_frame, end_frame) (0 ≤ first_frame ≤ end_frame ≤
   // frames); the other frames are set to 0. Once bands [k0, k1) are
-  // written, done(k0, k1) runs in the same task (e.g. to compress them).
+  // written, done(k0, k1) runs in the same task (e.g. to compress them):
+  // on any of the pool's threads, at the same time as other blocks' calls,
+  // so it must touch only its own bands' values.
   void Apply(const float* clip, Workspace& w, int64_t first_frame, int64_t end_frame,
              float* magnitudes, absl::FunctionRef<void(int64_t, int64_t)> done) const;
 
