@@ -27,7 +27,9 @@ others (the split of layers_probe.py, same seed):
 Usage: /usr/bin/python3 bench/repro/cifar/bottleneck_probe.py CIFAR10_DIR
 Environment: NTR (10000), M2 (1600), GRID (4), R (128), ROUNDS (4),
 CG_STEPS (15), SEED (1), CACHE (a .npy path prefix: features are saved
-there and read back when present), SKIP_RIDGE (set: no full-rank ridge).
+there and read back when present), SKIP_RIDGE (set: no full-rank ridge),
+QUADRANTS (set: also the full-rank ridge on the quadrants, computed from
+the cells: the reference the bottleneck has to beat).
 Prints RESULT lines.
 """
 import os
@@ -119,6 +121,25 @@ def main():
     if not os.environ.get('SKIP_RIDGE'):
         report('ridge', ridge_fit(ftr, ytr, 10, fva, yva, fte, yte),
                f'features={ftr.shape[1]} seconds={time.time() - t0:.0f}')
+
+    if os.environ.get('QUADRANTS') and ENV['GRID'] % 2 == 0:
+        # Quadrants from the cells: each quadrant's mean is the mean of its
+        # cells weighted by their positions (grid_pool's rounded bounds).
+        def quadrants(f):
+            h = np.diff(np.linspace(0, 27, ENV['GRID'] + 1).round().astype(int))
+            g, half = ENV['GRID'], ENV['GRID'] // 2
+            cube = f.reshape(len(f), g, g, c)
+            out = []
+            for qi in range(2):
+                for qj in range(2):
+                    rows, cols = slice(qi * half, (qi + 1) * half), slice(qj * half, (qj + 1) * half)
+                    wgt = np.outer(h[rows], h[cols]).astype(np.float32)
+                    out.append(np.einsum('nijc,ij->nc', cube[:, rows, cols], wgt / wgt.sum()))
+            return np.concatenate(out, 1)
+        qtr, qva, qte = quadrants(ftr), quadrants(fva), quadrants(fte)
+        report('ridge(quadrants)', ridge_fit(qtr, ytr, 10, qva, yva, qte, yte),
+               f'features={qtr.shape[1]}')
+        del qtr, qva, qte
 
     # The cells' C-vectors, one row per (image, cell); grid_pool orders each
     # image's features cell by cell, C values each.
