@@ -395,10 +395,11 @@ absl::Status AudioFrontEnd::Apply(absl::Span<const float> samples, int sample_ra
     return (static_cast<double>(target) + (static_cast<double>(j) * hop + half) * ratio - half) /
            hop;
   };
+  const double first = source_frame(0), last = source_frame(frames - 1);
   if (plan.constant_q != nullptr) {
     // Only the frames the stretch reads are computed.
     int64_t begin = 0, end = frames;
-    if (stretch) StretchedFrames(frames, source_frame(0), source_frame(frames - 1), &begin, &end);
+    if (stretch) StretchedFrames(frames, first, last, &begin, &end);
     plan.constant_q->Apply(w->clip.data(), *w->constant_q, begin, end, row,
                            [&](int64_t k0, int64_t k1) {
                              for (int64_t k = k0; k < k1; ++k) {
@@ -411,8 +412,7 @@ absl::Status AudioFrontEnd::Apply(absl::Span<const float> samples, int sample_ra
     plan.StftBins(*w, frames, frame_length, hop, gain, row);
   }
   if (stretch) {
-    StretchFrames(row, s.frequency_bins(), frames, source_frame(0), source_frame(frames - 1),
-                  w->scratch.data());
+    StretchFrames(row, s.frequency_bins(), frames, first, last, w->scratch.data());
   }
   if (s.align_frequency()) {
     AlignFrequencyCentroid(row, s.frequency_bins(), frames, s.align_bin(), w->scratch.data(),

@@ -43,17 +43,18 @@ import layers_probe as lp  # noqa: E402
 
 ENV = {k: int(os.environ.get(k, v)) for k, v in
        dict(NTR=10000, M2=1600, GRID=4, R=128, ROUNDS=4, CG_STEPS=15, SEED=1).items()}
+PATCH = 6  # patch side, as in layers_probe.py
 LAMBDAS = [10.0 ** e for e in np.arange(-8, -2.9, 0.5)]
 
 
 def featurize(x, tr, va, te):
     rng = lp.rng
     stats = x[tr[rng.choice(len(tr), 2000, replace=False)]]
-    p1, _ = lp.image_patches(stats, 6)
+    p1, _ = lp.image_patches(stats, PATCH)
     layer = lp.Layer(p1[rng.choice(len(p1), 100000, replace=False)], ENV['M2'], 1e-3)
 
     def features(batch):
-        r, (b, h, w) = lp.image_patches(batch, 6)
+        r, (b, h, w) = lp.image_patches(batch, PATCH)
         return lp.grid_pool(layer(r).reshape(b, h, w, -1), ENV['GRID'])
 
     def run(idx):
@@ -126,7 +127,8 @@ def main():
         # Quadrants from the cells: each quadrant's mean is the mean of its
         # cells weighted by their positions (grid_pool's rounded bounds).
         def quadrants(f):
-            h = np.diff(np.linspace(0, 27, ENV['GRID'] + 1).round().astype(int))
+            side = 32 - PATCH + 1  # positions per side of the response maps
+            h = np.diff(np.linspace(0, side, ENV['GRID'] + 1).round().astype(int))
             g, half = ENV['GRID'], ENV['GRID'] // 2
             cube = f.reshape(len(f), g, g, c)
             out = []
