@@ -43,6 +43,11 @@
 #              as recorded, shifted UP and shifted DOWN by a seeded random
 #              300-600 cents per clip (sox pitch), every speaker held out in
 #              turn (one training per test set)
+#   voices     the training-voices curve (not run by default): every speaker
+#              held out in turn, trained on every non-empty set of the others
+#              (1, 2 or 3 voices, all their clips, 10 % for validation),
+#              tested on the held-out speaker as recorded; how accuracy on
+#              a voice never heard grows with the voices heard
 # Every run is one `invariant-train` under /usr/bin/time -v; the rows
 # (accuracy, λ, invariance discrepancy against G, featurize time, wall time,
 # peak RSS, front end) go to docs/results/spoken_digits.csv, then
@@ -64,7 +69,7 @@
 #   BUILD_DIR  the build with bin/invariant-train (default REPO/build; build
 #              it with `cmake --build build --target invariant-train`)
 #   RESULTS    where the .md/.csv/.png go (default REPO/docs/results)
-#   PROTOCOLS  "standard sweep loso mismatch" (default; also cdf_sweep; the
+#   PROTOCOLS  "standard sweep loso mismatch" (default; also cdf_sweep, voices; the
 #              Markdown covers what was run)
 #   SWEEP_M="64 128 256 512" SWEEP_N="2 4 8"   the patch CDF sweep
 #   CDF_SWEEP_M="50 100 200 400 800" CDF_SWEEP_N="5 10 20"   cdf_sweep
@@ -73,7 +78,7 @@
 #              "plain_rf lgika_rf plain_cdf cdf tf_patch tf_patch_tempo
 #              tf_patch_cq tf_patch_cqt tf_patch_cqt_bands")
 #   CQ_SIGMA   tf_patch_cq's band width in octaves (default 0.0833 = 1/12)
-#   HELD_OUT   mismatch speakers held out (default: every speaker)
+#   HELD_OUT   mismatch and voices speakers held out (default: every speaker)
 #   THREADS    featurizing threads (default 0: all cores)
 #   APPEND=1   append to the existing CSV instead of starting it anew (to run
 #              the protocols in several calls; the Markdown covers the CSV)
@@ -316,7 +321,18 @@ for protocol in $PROTOCOLS; do
         each_method mismatch "$held" up "$M/mismatch_${held}_shifted.csv" "$SPLIT_MISMATCH"
         each_method mismatch "$held" down "$M/mismatch_${held}_down.csv" "$SPLIT_MISMATCH"
       done ;;
-    *) echo "unknown protocol $protocol (standard, sweep, cdf_sweep, loso, mismatch)" >&2; exit 2 ;;
+    voices)
+      # test_set: the training voices, V1+V2...; 450 clips a voice train, 50 validate
+      for held in $HELD_OUT; do
+        for manifest in "$M"/voices_"$held"_*.csv; do
+          voices=${manifest##*/voices_"$held"_}
+          voices=${voices%.csv}
+          k=$(($(tr -cd + <<<"$voices" | wc -c) + 1))
+          each_method voices "$held" "$voices" "$manifest" \
+            "split { train: $((450 * k)) validation: $((50 * k)) seed: 1 }"
+        done
+      done ;;
+    *) echo "unknown protocol $protocol (standard, sweep, cdf_sweep, loso, mismatch, voices)" >&2; exit 2 ;;
   esac
 done
 # With APPEND=1 the total and the first load average carry over (OUT_DIR/run_totals).

@@ -17,6 +17,11 @@ OUT_DIR/manifests/ (CSV: path,label,group[,split]; paths absolute):
   pairs_<S>_up.csv, pairs_<S>_down.csv  (original, transformed): speaker
                            S's clips as recorded and shifted, for
                            `invariant-train certify --pairs`
+  voices_<S>_<V1+V2...>.csv  for every non-empty set of the other speakers
+                           (names sorted, joined by +): those speakers'
+                           clips train, speaker S's clips as recorded test
+                           (the training-voices curve; the set of all the
+                           others is mismatch_<S>_plain.csv's rows)
 and OUT_DIR/shifted/<name>.wav (up), OUT_DIR/shifted_down/<name>.wav (down),
 made by `sox -R -G IN OUT pitch CENTS` (-R: repeatable dither, so a new
 OUT_DIR gets the same bits) and kept between runs when present, with
@@ -28,6 +33,7 @@ Prints the speakers, one a line. Errors (no clips, a file name that is not
 digit_speaker_take.wav, sox failing) exit with status 1 and a message.
 """
 import csv
+import itertools
 import os
 import random
 import re
@@ -110,6 +116,11 @@ def main():
                 rows = csv.writer(f)
                 rows.writerow(["original", "transformed"])
                 rows.writerows((a[0], b[0]) for a, b in zip(plain, moved))
+        others = [v for v in speakers if v != held]
+        for k in range(1, len(others) + 1):
+            for voices in itertools.combinations(others, k):
+                train = [(f"{data}/{f}", d, s, "train") for f, d, s, _ in clips if s in voices]
+                write(f"{out}/manifests/voices_{held}_{'+'.join(voices)}.csv", train + plain, True)
     print("\n".join(speakers))
 
 

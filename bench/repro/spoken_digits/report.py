@@ -13,6 +13,7 @@ older run's CSV.
 """
 import csv
 import datetime
+import math
 import os
 import statistics
 import sys
@@ -98,6 +99,65 @@ def pairs_table(path, methods):
                      f"{down / mean[('plain_rf', 'down')][0]:.2f}"]
         out.append(f"| {LABEL.get(method, method)} | {n} | {up:.3f} | {down:.3f} | "
                    f"{ratio[0]} | {ratio[1]} |")
+    return out
+
+
+def voices_section(rows):
+    """The training-voices curve: accuracy on a held-out voice against the
+    number of voices trained on, and a power law fitted to the error."""
+    if not rows:
+        return []
+    out = ["## Training voices: accuracy on a voice never heard against the voices heard", "",
+           "`PROTOCOLS=voices`: every speaker held out in turn and tested as recorded (500 "
+           "clips), trained on every non-empty set of the other speakers (all their clips, "
+           "450 a voice train and 50 validate), one training per set. Mean test accuracy % "
+           "over the (held-out speaker, training set) pairs; in brackets the lowest–highest and the "
+           "number of pairs.", ""]
+    ks = sorted({len(r["test_set"].split("+")) for r in rows})
+    out += ["| method | " + " | ".join(f"{k} voice{'s' if k > 1 else ''}" for k in ks) +
+            " | error ≈ a · k^−α | 90 % at k ≈ |", "|---|" + "---|" * (len(ks) + 2)]
+    for method in ORDER:
+        mine = [r for r in rows if r["method"] == method]
+        if not mine:
+            continue
+        cells, means = [], []
+        for k in ks:
+            acc = [float(r["accuracy"]) for r in mine if len(r["test_set"].split("+")) == k]
+            if acc:
+                means.append((k, statistics.mean(acc)))
+                cells.append(f"**{pct(means[-1][1])}** ({pct(min(acc))}–{pct(max(acc))}, "
+                             f"{len(acc)})")
+            else:
+                cells.append("—")
+        fit, reach = "—", "—"
+        if len(means) >= 2 and all(m < 1 for _, m in means):
+            # Least squares on log(error) = log(a) − α·log(k).
+            xs = [math.log(k) for k, _ in means]
+            ys = [math.log(1 - m) for _, m in means]
+            mx, my = statistics.mean(xs), statistics.mean(ys)
+            alpha = -sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum(
+                (x - mx) ** 2 for x in xs)
+            a = math.exp(my + alpha * mx)
+            fit = f"a = {a:.3f}, α = {alpha:.2f}"
+            if alpha > 0:
+                reach = f"{(a / 0.10) ** (1 / alpha):.1f}"
+        out.append(f"| {name(mine[0])} | " + " | ".join(cells) + f" | {fit} | {reach} |")
+    held = sorted({r["held_out"] for r in rows})
+    out += ["", "Per held-out speaker (mean over the training sets of each size):", "",
+            "| method | held out | " + " | ".join(str(k) for k in ks) + " |",
+            "|---|---|" + "---|" * len(ks)]
+    for method in ORDER:
+        for h in held:
+            mine = [r for r in rows if r["method"] == method and r["held_out"] == h]
+            if not mine:
+                continue
+            cells = []
+            for k in ks:
+                acc = [float(r["accuracy"]) for r in mine if len(r["test_set"].split("+")) == k]
+                cells.append(pct(statistics.mean(acc)) if acc else "—")
+            out.append(f"| {name(mine[0])} | {h} | " + " | ".join(cells) + " |")
+    out += ["", "The fit is an extrapolation from the sizes measured, not a measurement; "
+            "\"90 % at k\" is where the fitted mean error reaches 10 %.", ""]
     return out
 
 
@@ -364,6 +424,8 @@ def main():
         mis_rss = max(float(r["peak_rss_mib"]) for r in mis)
         out += ["", f"{len(mis)} trainings, {mis_wall:.0f} s of wall time in all, peak RSS up to "
                 f"{mis_rss:.0f} MiB (per run in the CSV).", ""]
+
+    out += voices_section([r for r in rows if r["protocol"] == "voices"])
 
     # ---- targets ----
     out += ["## Issue 31's targets", "",
