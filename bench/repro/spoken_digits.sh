@@ -45,7 +45,8 @@
 #              turn (one training per test set)
 #   voices     the training-voices curve (not run by default): every speaker
 #              held out in turn, trained on every non-empty set of the others
-#              (1, 2 or 3 voices, all their clips, 10 % for validation),
+#              (1 voice to all of them; all their clips, 500 a speaker as
+#              FSDD has, 10 % for validation),
 #              tested on the held-out speaker as recorded; how accuracy on
 #              a voice never heard grows with the voices heard
 # Every run is one `invariant-train` under /usr/bin/time -v; the rows
