@@ -24,6 +24,10 @@ Usage: /usr/bin/python3 bench/repro/cifar/layers_probe.py CIFAR10_DIR MODE [opti
 Environment: NTR (training images, default 10000), M1 (128), M2 (1600),
 POOL1 (3), PSTRIDE (2), K2 (3), SEED (1); GRIDS, the final pooling grids,
 comma-separated (default 2: quadrants; 4 is a 4 × 4 grid, 1,2 a pyramid).
+AUG (default 0): that many more copies of every training image, each
+translated by its own random (dx, dy) in ±SHIFT pixels (default 4; the
+edge reflected), as rows for the linear head too; the head is then solved
+in the primal (D × D), since the rows outnumber the features.
 1,000 images choose λ; 5,000 others are the test set. Prints one RESULT
 line per head: validation and test accuracy at the λ best on validation.
 """
@@ -36,7 +40,8 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view as windows
 
 ENV = {k: int(os.environ.get(k, v)) for k, v in
-       dict(NTR=10000, M1=128, M2=1600, POOL1=3, PSTRIDE=2, K2=3, SEED=1).items()}
+       dict(NTR=10000, M1=128, M2=1600, POOL1=3, PSTRIDE=2, K2=3, SEED=1, AUG=0,
+            SHIFT=4).items()}
 ALPHA = 0.25
 rng = np.random.default_rng(ENV['SEED'])
 
@@ -51,6 +56,15 @@ def load(folder):
         ys.append(b[:, 0].astype(np.int64))
         xs.append(b[:, 1:].reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1).astype(np.float32) / 255)
     return np.concatenate(xs), np.concatenate(ys)
+
+
+def translated(batch, shift, gen):  # every image moved by its own (dx, dy), edges reflected
+    s = shift
+    padded = np.pad(batch, ((0, 0), (s, s), (s, s), (0, 0)), mode='reflect')
+    d = gen.integers(-s, s + 1, size=(len(batch), 2))
+    h, w = batch.shape[1:3]
+    return np.stack([padded[i, s + dy:s + dy + h, s + dx:s + dx + w] for i, (dx, dy) in
+                     enumerate(d)])
 
 
 def normalize(p, eps):
@@ -116,6 +130,30 @@ def pooled(maps):  # (B, H, W, C) -> (B, Σ G·G·C) over the grids G in GRIDS (
                            os.environ.get('GRIDS', '2').split(',')], 1)
 
 
+def primal_probe(ftr, fva, fte, ytr, yva, yte, t0):
+    """The linear ridge head in the primal: (FᵀF + λnI) W = FᵀY, one
+    eigendecomposition of FᵀF for the whole λ grid."""
+    print(f'featurized {len(ftr) + len(fva) + len(fte)} rows in {time.time() - t0:.0f} s, '
+          f'{ftr.shape[1]} features', flush=True)
+    mu = ftr.mean(0)
+    scale = np.sqrt(((ftr - mu) ** 2).sum(1).mean())
+    ftr, fva, fte = [(f - mu) / scale for f in (ftr, fva, fte)]
+    n = len(ftr)
+    targets = -np.ones((n, 10))
+    targets[np.arange(n), ytr] = 1
+    w, v = np.linalg.eigh((ftr.T @ ftr).astype(np.float64))
+    vy = v.T @ (ftr.T @ targets)
+    best = None
+    for lam in [10.0 ** e for e in np.arange(-8, -3.9, 0.5)]:
+        coef = v @ (vy / (w + lam * n)[:, None])
+        acc_va = np.mean(np.argmax(fva @ coef, 1) == yva)
+        acc_te = np.mean(np.argmax(fte @ coef, 1) == yte)
+        if best is None or acc_va > best[1]:
+            best = (lam, acc_va, acc_te)
+    print(f'RESULT mode={sys.argv[2]} {ENV} head=linear(primal) rows={n} features={ftr.shape[1]} '
+          f'lambda={best[0]:g} validation={best[1]:.4f} test={best[2]:.4f}', flush=True)
+
+
 def main():
     if len(sys.argv) < 3 or sys.argv[2] not in ('one', 'two'):
         sys.exit(__doc__)
@@ -152,12 +190,21 @@ def main():
         r, (b, h, w) = pooled_patches(m)
         return pooled(layer2(r).reshape(b, h, w, -1))
 
-    def featurize(idx):
-        return np.concatenate([0.5 * (features(x[idx[i:i + 200]]) + features(x[idx[i:i + 200], :, ::-1]))
-                               for i in range(0, len(idx), 200)])
+    def featurize(idx, move=None):
+        def images(i):
+            b = x[idx[i:i + 200]]
+            return b if move is None else move(b)
+        return np.concatenate([0.5 * (features(b) + features(b[:, :, ::-1]))
+                               for b in (images(i) for i in range(0, len(idx), 200))])
 
     t0 = time.time()
     ftr, fva, fte = featurize(tr), featurize(va), featurize(te)
+    if ENV['AUG']:
+        gen = np.random.default_rng(ENV['SEED'] + 1)
+        ftr = np.concatenate([ftr] + [featurize(tr, lambda b: translated(b, ENV['SHIFT'], gen))
+                                      for _ in range(ENV['AUG'])])
+        primal_probe(ftr, fva, fte, np.tile(y[tr], ENV['AUG'] + 1), y[va], y[te], t0)
+        return
     print(f'featurized {len(tr) + len(va) + len(te)} images in {time.time() - t0:.0f} s, '
           f'{ftr.shape[1]} features', flush=True)
     mu = ftr.mean(0)
