@@ -27,7 +27,8 @@ comma-separated (default 2: quadrants; 4 is a 4 × 4 grid, 1,2 a pyramid).
 AUG (default 0): that many more copies of every training image, each
 translated by its own random (dx, dy) in ±SHIFT pixels (default 4; the
 edge reflected), as rows for the linear head too; the head is then solved
-in the primal (D × D), since the rows outnumber the features.
+in the primal (D × D), since the rows outnumber the features (linear only:
+--gamma is not fitted then).
 1,000 images choose λ; 5,000 others are the test set. Prints one RESULT
 line per head: validation and test accuracy at the λ best on validation.
 """
