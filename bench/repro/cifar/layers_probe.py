@@ -131,17 +131,23 @@ def pooled(maps):  # (B, H, W, C) -> (B, Σ G·G·C) over the grids G in GRIDS (
                            os.environ.get('GRIDS', '2').split(',')], 1)
 
 
-def primal_probe(ftr, fva, fte, ytr, yva, yte, t0):
-    """The linear ridge head in the primal: (FᵀF + λnI) W = FᵀY, one
-    eigendecomposition of FᵀF for the whole λ grid."""
+def standardized(ftr, fva, fte, ytr, t0):
+    """Prints the featurizing time; returns the features centred on the
+    training mean and scaled to unit mean squared norm, and ±1 targets."""
     print(f'featurized {len(ftr) + len(fva) + len(fte)} rows in {time.time() - t0:.0f} s, '
           f'{ftr.shape[1]} features', flush=True)
     mu = ftr.mean(0)
     scale = np.sqrt(((ftr - mu) ** 2).sum(1).mean())
-    ftr, fva, fte = [(f - mu) / scale for f in (ftr, fva, fte)]
+    targets = -np.ones((len(ftr), 10))
+    targets[np.arange(len(ftr)), ytr] = 1
+    return [(f - mu) / scale for f in (ftr, fva, fte)] + [targets]
+
+
+def primal_probe(ftr, fva, fte, ytr, yva, yte, t0):
+    """The linear ridge head in the primal: (FᵀF + λnI) W = FᵀY, one
+    eigendecomposition of FᵀF for the whole λ grid."""
+    ftr, fva, fte, targets = standardized(ftr, fva, fte, ytr, t0)
     n = len(ftr)
-    targets = -np.ones((n, 10))
-    targets[np.arange(n), ytr] = 1
     w, v = np.linalg.eigh((ftr.T @ ftr).astype(np.float64))
     vy = v.T @ (ftr.T @ targets)
     best = None
@@ -206,14 +212,8 @@ def main():
                                       for _ in range(ENV['AUG'])])
         primal_probe(ftr, fva, fte, np.tile(y[tr], ENV['AUG'] + 1), y[va], y[te], t0)
         return
-    print(f'featurized {len(tr) + len(va) + len(te)} images in {time.time() - t0:.0f} s, '
-          f'{ftr.shape[1]} features', flush=True)
-    mu = ftr.mean(0)
-    scale = np.sqrt(((ftr - mu) ** 2).sum(1).mean())
-    ftr, fva, fte = [(f - mu) / scale for f in (ftr, fva, fte)]
+    ftr, fva, fte, targets = standardized(ftr, fva, fte, y[tr], t0)
     n = len(ftr)
-    targets = -np.ones((n, 10))
-    targets[np.arange(n), y[tr]] = 1
     gram, gva, gte = ftr @ ftr.T, fva @ ftr.T, fte @ ftr.T
 
     def ridge(name, k, kva, kte, lambdas):
