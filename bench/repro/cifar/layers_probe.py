@@ -131,11 +131,12 @@ def pooled(maps):  # (B, H, W, C) -> (B, Σ G·G·C) over the grids G in GRIDS (
                            os.environ.get('GRIDS', '2').split(',')], 1)
 
 
-def standardized(ftr, fva, fte, ytr, t0):
-    """Prints the featurizing time; returns the features centred on the
-    training mean and scaled to unit mean squared norm, and ±1 targets."""
-    print(f'featurized {len(ftr) + len(fva) + len(fte)} rows in {time.time() - t0:.0f} s, '
-          f'{ftr.shape[1]} features', flush=True)
+LINEAR_LAMBDAS = [10.0 ** e for e in np.arange(-8, -3.9, 0.5)]
+
+
+def standardized(ftr, fva, fte, ytr):
+    """The features centred on the training mean and scaled to unit mean
+    squared norm, and the ±1 targets of the training rows."""
     mu = ftr.mean(0)
     scale = np.sqrt(((ftr - mu) ** 2).sum(1).mean())
     targets = -np.ones((len(ftr), 10))
@@ -143,21 +144,21 @@ def standardized(ftr, fva, fte, ytr, t0):
     return [(f - mu) / scale for f in (ftr, fva, fte)] + [targets]
 
 
-def primal_probe(ftr, fva, fte, ytr, yva, yte, t0):
-    """The linear ridge head in the primal: (FᵀF + λnI) W = FᵀY, one
-    eigendecomposition of FᵀF for the whole λ grid."""
-    ftr, fva, fte, targets = standardized(ftr, fva, fte, ytr, t0)
-    n = len(ftr)
-    w, v = np.linalg.eigh((ftr.T @ ftr).astype(np.float64))
-    vy = v.T @ (ftr.T @ targets)
+def eigen_ridge(name, m, rhs, a_va, a_te, y_va, y_te, n, lambdas, features):
+    """Ridge over a λ grid from one eigendecomposition of the symmetric m:
+    coef = (m + λnI)⁻¹ rhs, scores a_va @ coef. The dual is m = K, rhs = Y,
+    a = the cross kernels; the primal m = FᵀF, rhs = FᵀY, a = the features.
+    Prints the RESULT line at the λ best on validation."""
+    w, v = np.linalg.eigh(m.astype(np.float64))
+    vy = v.T @ rhs
     best = None
-    for lam in [10.0 ** e for e in np.arange(-8, -3.9, 0.5)]:
+    for lam in lambdas:
         coef = v @ (vy / (w + lam * n)[:, None])
-        acc_va = np.mean(np.argmax(fva @ coef, 1) == yva)
-        acc_te = np.mean(np.argmax(fte @ coef, 1) == yte)
+        acc_va = np.mean(np.argmax(a_va @ coef, 1) == y_va)
+        acc_te = np.mean(np.argmax(a_te @ coef, 1) == y_te)
         if best is None or acc_va > best[1]:
             best = (lam, acc_va, acc_te)
-    print(f'RESULT mode={sys.argv[2]} {ENV} head=linear(primal) rows={n} features={ftr.shape[1]} '
+    print(f'RESULT mode={sys.argv[2]} {ENV} head={name} rows={n} features={features} '
           f'lambda={best[0]:g} validation={best[1]:.4f} test={best[2]:.4f}', flush=True)
 
 
@@ -206,36 +207,29 @@ def main():
 
     t0 = time.time()
     ftr, fva, fte = featurize(tr), featurize(va), featurize(te)
+    ytr = y[tr]
     if ENV['AUG']:
         gen = np.random.default_rng(ENV['SEED'] + 1)
         ftr = np.concatenate([ftr] + [featurize(tr, lambda b: translated(b, ENV['SHIFT'], gen))
                                       for _ in range(ENV['AUG'])])
-        primal_probe(ftr, fva, fte, np.tile(y[tr], ENV['AUG'] + 1), y[va], y[te], t0)
+        ytr = np.tile(ytr, ENV['AUG'] + 1)
+    print(f'featurized {len(ftr) + len(fva) + len(fte)} rows in {time.time() - t0:.0f} s, '
+          f'{ftr.shape[1]} features', flush=True)
+    ftr, fva, fte, targets = standardized(ftr, fva, fte, ytr)
+    n, d = ftr.shape
+    if ENV['AUG']:  # more rows than features: the primal
+        eigen_ridge('linear(primal)', ftr.T @ ftr, ftr.T @ targets, fva, fte, y[va], y[te], n,
+                    LINEAR_LAMBDAS, d)
         return
-    ftr, fva, fte, targets = standardized(ftr, fva, fte, y[tr], t0)
-    n = len(ftr)
     gram, gva, gte = ftr @ ftr.T, fva @ ftr.T, fte @ ftr.T
-
-    def ridge(name, k, kva, kte, lambdas):
-        w, v = np.linalg.eigh(k.astype(np.float64))
-        vy = v.T @ targets
-        best = None
-        for lam in lambdas:
-            a = v @ (vy / (w + lam * n)[:, None])
-            acc_va = np.mean(np.argmax(kva @ a, 1) == y[va])
-            acc_te = np.mean(np.argmax(kte @ a, 1) == y[te])
-            if best is None or acc_va > best[1]:
-                best = (lam, acc_va, acc_te)
-        print(f'RESULT mode={sys.argv[2]} {ENV} head={name} features={ftr.shape[1]} '
-              f'lambda={best[0]:g} validation={best[1]:.4f} test={best[2]:.4f}', flush=True)
-
-    ridge('linear', gram, gva, gte, [10.0 ** e for e in np.arange(-8, -3.9, 0.5)])
+    eigen_ridge('linear', gram, targets, gva, gte, y[va], y[te], n, LINEAR_LAMBDAS, d)
     sq = np.diag(gram)
     for g in gammas:
         def rbf(cross, left):
             return np.exp(-g * (left[:, None] + sq[None] - 2 * cross) / 2)
-        ridge(f'gaussian(gamma={g})', rbf(gram, sq), rbf(gva, (fva ** 2).sum(1)),
-              rbf(gte, (fte ** 2).sum(1)), [10.0 ** e for e in range(-7, -2)])
+        eigen_ridge(f'gaussian(gamma={g})', rbf(gram, sq), targets, rbf(gva, (fva ** 2).sum(1)),
+                    rbf(gte, (fte ** 2).sum(1)), y[va], y[te], n,
+                    [10.0 ** e for e in range(-7, -2)], d)
 
 
 if __name__ == '__main__':

@@ -113,16 +113,22 @@ def voices_section(rows):
            "450 a voice train and 50 validate), one training per set. Mean test accuracy % "
            "over the (held-out speaker, training set) pairs; in brackets the lowest–highest and the "
            "number of pairs.", ""]
-    ks = sorted({len(r["test_set"].split("+")) for r in rows})
+    def accuracy_by_voices(rs):  # number of training voices -> accuracies
+        by = {}
+        for r in rs:
+            by.setdefault(len(r["test_set"].split("+")), []).append(float(r["accuracy"]))
+        return by
+
+    ks = sorted(accuracy_by_voices(rows))
     out += ["| method | " + " | ".join(f"{k} voice{'s' if k > 1 else ''}" for k in ks) +
             " | error ≈ a · k^−α | 90 % at k ≈ |", "|---|" + "---|" * (len(ks) + 2)]
     for method in ORDER:
         mine = [r for r in rows if r["method"] == method]
         if not mine:
             continue
-        cells, means = [], []
+        cells, means, by = [], [], accuracy_by_voices(mine)
         for k in ks:
-            acc = [float(r["accuracy"]) for r in mine if len(r["test_set"].split("+")) == k]
+            acc = by.get(k)
             if acc:
                 means.append((k, statistics.mean(acc)))
                 cells.append(f"**{pct(means[-1][1])}** ({pct(min(acc))}–{pct(max(acc))}, "
@@ -151,10 +157,8 @@ def voices_section(rows):
             mine = [r for r in rows if r["method"] == method and r["held_out"] == h]
             if not mine:
                 continue
-            cells = []
-            for k in ks:
-                acc = [float(r["accuracy"]) for r in mine if len(r["test_set"].split("+")) == k]
-                cells.append(pct(statistics.mean(acc)) if acc else "—")
+            by = accuracy_by_voices(mine)
+            cells = [pct(statistics.mean(by[k])) if k in by else "—" for k in ks]
             out.append(f"| {name(mine[0])} | {h} | " + " | ".join(cells) + " |")
     out += ["", "The fit is an extrapolation from the sizes measured, not a measurement; "
             "\"90 % at k\" is where the fitted mean error reaches 10 %.", ""]
