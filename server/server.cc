@@ -559,6 +559,8 @@ void Server::Shutdown() {
   // --testonly_start_paused: the calls it serves are the ones drained.
   if (batcher_ != nullptr) batcher_->Resume();
   if (decoders_ != nullptr) decoders_->Resume();
+  // Unloads waiting for their calls answer now; later loads are refused.
+  if (repository_handler_ != nullptr) repository_handler_->Stop();
   if (server_ != nullptr) {
     server_->Shutdown(
         std::chrono::system_clock::now() +
@@ -572,6 +574,9 @@ void Server::Shutdown() {
     http = std::move(http_);
   }
   http.reset();
+  // The load still running ends (its answer, if REST, is dropped) and the
+  // repository's threads stop, before the services they answer for go.
+  repository_handler_.reset();
   // Clip decodings still queued run (a held one too) and hand their rows
   // to the batcher, which computes them as it stops.
   decoders_.reset();

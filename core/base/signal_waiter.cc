@@ -2,10 +2,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
@@ -16,15 +18,26 @@ namespace invariant {
 namespace {
 
 std::atomic<int> g_write_fd{-1};
+// Bit n - 1: signal n is pending (lock-free on every platform we build for,
+// so the handler may use it).
+std::atomic<uint64_t> g_pending{0};
+static_assert(std::atomic<uint64_t>::is_always_lock_free);
 struct sigaction g_previous[NSIG];
 
-extern "C" void WriteSignalNumber(int signal) {
+uint64_t BitOf(int signal) { return uint64_t{1} << (signal - 1); }
+
+// Marks the signal pending; only the delivery that made it pending writes a
+// wake-up byte, so the pipe holds at most one byte per installed signal.
+extern "C" void MarkSignalPending(int signal) {
   const int saved_errno = errno;
-  const int fd = g_write_fd.load(std::memory_order_relaxed);
-  if (fd >= 0) {
-    const unsigned char number = static_cast<unsigned char>(signal);
-    ssize_t ignored = write(fd, &number, 1);  // full pipe: the signal is dropped
-    (void)ignored;
+  const uint64_t bit = BitOf(signal);
+  if ((g_pending.fetch_or(bit) & bit) == 0) {
+    const int fd = g_write_fd.load(std::memory_order_relaxed);
+    if (fd >= 0) {
+      const unsigned char wake = 1;
+      ssize_t ignored = write(fd, &wake, 1);
+      (void)ignored;
+    }
   }
   errno = saved_errno;
 }
@@ -43,18 +56,24 @@ absl::StatusOr<std::unique_ptr<SignalWaiter>> SignalWaiter::Install(
     close(fds[1]);
     return absl::FailedPreconditionError("a SignalWaiter is already installed");
   }
-  // The handler must never block a thread the kernel picked.
+  // The handler must never block a thread the kernel picked; Wait drains
+  // the read end without blocking, then polls.
   fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) | O_NONBLOCK);
-  std::unique_ptr<SignalWaiter> waiter(new SignalWaiter({}, fds[0]));
+  fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
+  g_pending.store(0);
+  std::unique_ptr<SignalWaiter> waiter(new SignalWaiter(fds[0]));
   sigset_t unblock;
   sigemptyset(&unblock);
   for (int signal : signals) {
+    if (signal <= 0 || signal > 64 || signal >= NSIG) {
+      return absl::InvalidArgumentError(absl::StrCat("signal ", signal, ": expected 1..64"));
+    }
     struct sigaction action;
     std::memset(&action, 0, sizeof(action));
-    action.sa_handler = WriteSignalNumber;
+    action.sa_handler = MarkSignalPending;
     sigfillset(&action.sa_mask);
     action.sa_flags = SA_RESTART;
-    if (signal <= 0 || signal >= NSIG || sigaction(signal, &action, &g_previous[signal]) != 0) {
+    if (sigaction(signal, &action, &g_previous[signal]) != 0) {
       return absl::InternalError(absl::StrCat("sigaction(", signal, "): ", std::strerror(errno)));
     }
     waiter->signals_.push_back(signal);  // the destructor restores only these
@@ -71,13 +90,28 @@ SignalWaiter::~SignalWaiter() {
   close(read_fd_);
 }
 
+int SignalWaiter::TakePending() {
+  const uint64_t pending = g_pending.load();
+  for (int signal : signals_) {
+    const uint64_t bit = BitOf(signal);
+    if ((pending & bit) != 0) {
+      g_pending.fetch_and(~bit);
+      return signal;
+    }
+  }
+  return 0;
+}
+
 int SignalWaiter::Wait() {
-  unsigned char number = 0;
   while (true) {
-    const ssize_t got = read(read_fd_, &number, 1);
-    if (got == 1) return number;
-    if (got < 0 && errno == EINTR) continue;
-    std::abort();  // the write end is ours and open: cannot happen
+    // Drain the wake-ups first, then look: a signal marked after the drain
+    // is either seen now or leaves a byte that ends the next poll.
+    unsigned char wakes[64];
+    while (read(read_fd_, wakes, sizeof(wakes)) > 0) {
+    }
+    if (const int signal = TakePending(); signal != 0) return signal;
+    struct pollfd readable = {read_fd_, POLLIN, 0};
+    if (poll(&readable, 1, -1) < 0 && errno != EINTR) std::abort();  // our own open pipe
   }
 }
 

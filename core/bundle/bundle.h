@@ -102,6 +102,13 @@ struct OpenOptions {
   // the copy). The header and the manifest are always verified. Turn off
   // only in tests and benchmarks that measure reading alone.
   bool verify_tensor_checksums = true;
+  // > 0: a file larger than this is refused (RESOURCE_EXHAUSTED) once its
+  // header and manifest are checked, before it is read.
+  uint64_t max_file_bytes = 0;
+  // Refuse (RESOURCE_EXHAUSTED) a file larger than the memory the process
+  // can still get (MemAvailable, and a cgroup's memory.max less its
+  // memory.current): the copy would be an OOM kill.
+  bool check_available_memory = true;
 };
 
 // A bundle file read into private read-only memory. Immutable and thread-safe after Open;
@@ -127,9 +134,13 @@ class Bundle {
   //                        overlapping the manifest, another tensor or the
   //                        end of file; manifest format_version disagreeing
   //                        with the header
+  //   RESOURCE_EXHAUSTED   the file is larger than OpenOptions allow, or
+  //                        than the memory available (checked before it is read)
   //   other                errno-derived codes from open/fstat/read/mmap
   // Claimed sizes are checked against the real file size before anything is
-  // allocated or parsed; no input makes Open crash.
+  // allocated or parsed; the header and the manifest are read and checked
+  // before the rest of the file (a 3 GiB file that is not a bundle costs 64
+  // bytes); no input makes Open crash.
   static absl::StatusOr<std::shared_ptr<const Bundle>> Open(const std::string& path,
                                                             OpenOptions options = {});
 

@@ -2,20 +2,25 @@
 // and validate every byte.
 //
 // Order of checks (each before anything that depends on it): the file itself,
-// its size against the fixed header, magic, header CRC, version, reserved
-// bytes, recorded file length, manifest bounds, manifest CRC, manifest parse,
-// the tensor table against the real file size, then padding and tensor CRCs.
-// Nothing is allocated from a claimed size (only the real file size): the
-// manifest is parsed straight from the copy after its length was checked
-// against the file.
+// its size against the fixed header, then from the 64 header bytes alone:
+// magic, header CRC, version, reserved bytes, recorded file length, manifest
+// bounds; then from the manifest's bytes alone: manifest CRC, manifest parse,
+// the tensor table against the real file size; then the file's size against
+// the memory it may take (OpenOptions); only then the whole file is read, and
+// its padding and tensor CRCs checked. Nothing is allocated from a claimed
+// size before it was checked against the real file size, and nothing the
+// size of the file before the header and the manifest passed.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -63,25 +68,29 @@ absl::Status Inconsistent(const std::string& path, absl::string_view problem) {
   return absl::InvalidArgumentError(absl::StrCat(path, ": ", problem));
 }
 
-// Opens and stats `path` and reads the whole file into a private anonymous
-// mapping the process owns (then made read-only), so the bundle can neither
-// change nor vanish under a loaded model: overwriting or truncating the file
-// later never reaches these bytes (a shared file mapping would show the new
-// bytes, or raise SIGBUS past a truncated end). The file is at least the
-// header size; a file that shrinks while being read is DATA_LOSS (truncated),
-// one that changes is caught by the checksums.
-absl::StatusOr<std::shared_ptr<Mapping>> ReadFile(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+// An open bundle file and its size; the descriptor closes with it.
+struct OpenFile {
+  int fd = -1;
+  uint64_t size = 0;
+  OpenFile() = default;
+  OpenFile(const OpenFile&) = delete;
+  OpenFile& operator=(const OpenFile&) = delete;
+  ~OpenFile() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// Opens and stats `path`: a regular file at least the header size (a FIFO or
+// a device is refused before a byte is read: O_NONBLOCK, so opening a FIFO
+// never waits for a writer).
+absl::Status OpenBundleFile(const std::string& path, OpenFile& file) {
+  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (file.fd < 0) {
     if (errno == ENOENT) return absl::NotFoundError(absl::StrCat(path, ": no such bundle file"));
     return absl::ErrnoToStatus(errno, absl::StrCat(path, ": cannot open bundle file"));
   }
-  struct FdCloser {
-    int fd;
-    ~FdCloser() { ::close(fd); }
-  } closer{fd};
   struct stat st;
-  if (::fstat(fd, &st) != 0) {
+  if (::fstat(file.fd, &st) != 0) {
     return absl::ErrnoToStatus(errno, absl::StrCat(path, ": cannot stat bundle file"));
   }
   if (!S_ISREG(st.st_mode)) {
@@ -89,38 +98,100 @@ absl::StatusOr<std::shared_ptr<Mapping>> ReadFile(const std::string& path) {
         absl::StrCat(path, S_ISDIR(st.st_mode) ? ": is a directory" : ": is not a regular file",
                      ", expected a bundle file"));
   }
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
-  if (size < fmt::kHeaderSize) {
-    if (size == 0) {
+  file.size = static_cast<uint64_t>(st.st_size);
+  if (file.size < fmt::kHeaderSize) {
+    if (file.size == 0) {
       return DataLoss(path, absl::StrCat("file is empty (0 bytes); a bundle starts with a ",
                                          fmt::kHeaderSize, "-byte header"));
     }
-    return DataLoss(path, absl::StrCat("file is truncated: ", size, " bytes, shorter than the ",
-                                       fmt::kHeaderSize, "-byte header"));
+    return DataLoss(path,
+                    absl::StrCat("file is truncated: ", file.size, " bytes, shorter than the ",
+                                 fmt::kHeaderSize, "-byte header"));
   }
-  void* base = ::mmap(nullptr, static_cast<size_t>(size), PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (base == MAP_FAILED) {
-    return absl::ErrnoToStatus(errno,
-                               absl::StrCat(path, ": cannot allocate ", size, " bytes to read"));
-  }
-  auto mapping = std::make_shared<Mapping>();
-  mapping->bytes = static_cast<const uint8_t*>(base);
-  mapping->length = static_cast<size_t>(size);
-  uint8_t* out = static_cast<uint8_t*>(base);
-  size_t done = 0;
-  while (done < size) {
-    const ssize_t n =
-        ::pread(fd, out + done, static_cast<size_t>(size) - done, static_cast<off_t>(done));
+  return absl::OkStatus();
+}
+
+// Reads `length` bytes at `offset` of `file` into `out`; DATA_LOSS when the
+// file ends first (it shrank since it was stat'ed).
+absl::Status ReadAt(const std::string& path, const OpenFile& file, uint64_t offset, uint64_t length,
+                    uint8_t* out) {
+  uint64_t done = 0;
+  while (done < length) {
+    const ssize_t n = ::pread(file.fd, out + done, static_cast<size_t>(length - done),
+                              static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return absl::ErrnoToStatus(errno, absl::StrCat(path, ": cannot read bundle file"));
     if (n == 0) {
-      return DataLoss(path, absl::StrCat("file is truncated: it shrank from ", size, " to ", done,
-                                         " bytes while being read"));
+      return DataLoss(path, absl::StrCat("file is truncated: it shrank from ", file.size, " to ",
+                                         offset + done, " bytes while being read"));
     }
-    done += static_cast<size_t>(n);
+    done += static_cast<uint64_t>(n);
   }
-  if (::mprotect(base, static_cast<size_t>(size), PROT_READ) != 0) {
+  return absl::OkStatus();
+}
+
+// The bytes the machine can still give this process: the smaller of the
+// kernel's MemAvailable and what the cgroup (a container's limit) has left;
+// 0 when neither can be read (then nothing is refused on this ground).
+uint64_t AvailableMemoryBytes() {
+  uint64_t available = 0;
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  uint64_t kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit) {
+    if (key == "MemAvailable:") {
+      available = kib << 10;
+      break;
+    }
+  }
+  uint64_t limit = 0, current = 0;
+  std::ifstream max_file("/sys/fs/cgroup/memory.max");
+  std::ifstream current_file("/sys/fs/cgroup/memory.current");
+  if ((max_file >> limit) && (current_file >> current) && limit > current) {
+    available = available == 0 ? limit - current : std::min(available, limit - current);
+  }
+  return available;
+}
+
+// The file's size against what it may take in memory (OpenOptions), before
+// the private copy is allocated.
+absl::Status CheckFitsInMemory(const std::string& path, uint64_t file_size,
+                               const OpenOptions& options) {
+  if (options.max_file_bytes > 0 && file_size > options.max_file_bytes) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(path, ": bundle of ", file_size, " bytes exceeds the limit of ",
+                     options.max_file_bytes, " bytes; it is not read"));
+  }
+  if (!options.check_available_memory) return absl::OkStatus();
+  const uint64_t available = AvailableMemoryBytes();
+  if (available > 0 && file_size > available) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(path, ": bundle of ", file_size, " bytes exceeds the ", available,
+                     " bytes of memory available to this process; it is not read"));
+  }
+  return absl::OkStatus();
+}
+
+// Reads the whole file into a private anonymous mapping the process owns
+// (then made read-only), so the bundle can neither change nor vanish under a
+// loaded model: overwriting or truncating the file later never reaches these
+// bytes (a shared file mapping would show the new bytes, or raise SIGBUS past
+// a truncated end). Called only once the header and the manifest have been
+// checked against the file's size; a file that changes is caught by the
+// checksums.
+absl::StatusOr<std::shared_ptr<Mapping>> ReadWhole(const std::string& path, const OpenFile& file) {
+  void* base = ::mmap(nullptr, static_cast<size_t>(file.size), PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (base == MAP_FAILED) {
+    return absl::ErrnoToStatus(
+        errno, absl::StrCat(path, ": cannot allocate ", file.size, " bytes to read"));
+  }
+  auto mapping = std::make_shared<Mapping>();
+  mapping->bytes = static_cast<const uint8_t*>(base);
+  mapping->length = static_cast<size_t>(file.size);
+  RETURN_IF_ERROR(ReadAt(path, file, 0, file.size, static_cast<uint8_t*>(base)));
+  if (::mprotect(base, static_cast<size_t>(file.size), PROT_READ) != 0) {
     return absl::ErrnoToStatus(errno, absl::StrCat(path, ": cannot make the bundle read-only"));
   }
   return mapping;
@@ -180,6 +251,31 @@ absl::StatusOr<fmt::Header> CheckHeader(const std::string& path, const uint8_t* 
                                        data_start, ", file size ", file_size));
   }
   return header;
+}
+
+// The tensors, sorted by offset, cover the file from `data_start` to its end
+// but for alignment padding (under kBundleAlignment bytes before each tensor
+// and after the last), as BundleWriter lays them out: so the file's size is
+// accounted for by the manifest before the file is read (a large file whose
+// small manifest declares little is refused from the manifest alone).
+absl::Status CheckLayoutCoversFile(const std::string& path,
+                                   const std::vector<const v1::TensorEntry*>& by_offset,
+                                   uint64_t data_start, uint64_t file_size) {
+  uint64_t covered = data_start;
+  for (const v1::TensorEntry* entry : by_offset) {
+    if (entry->offset() >= covered + kBundleAlignment) {
+      return DataLoss(
+          path, absl::StrCat(entry->offset() - covered, " bytes before tensor '", entry->name(),
+                             "' (at offset ", entry->offset(), ") belong to no tensor"));
+    }
+    covered = entry->offset() + entry->size_bytes();
+  }
+  if (file_size >= covered + kBundleAlignment) {
+    return DataLoss(
+        path, absl::StrCat("file has ", file_size, " bytes, its tensors end at ", covered, " (",
+                           file_size - covered, " bytes belong to no tensor)"));
+  }
+  return absl::OkStatus();
 }
 
 // Name, dtype, shape, size, alignment and bounds of every entry; overlaps.
@@ -248,7 +344,7 @@ absl::Status CheckTensorTable(const std::string& path, const v1::Manifest& manif
                              ", ", b.offset() + b.size_bytes(), ") overlap"));
     }
   }
-  return absl::OkStatus();
+  return CheckLayoutCoversFile(path, by_offset, data_start, file_size);
 }
 
 // Bytes in [begin, end) must be zero.
@@ -297,13 +393,18 @@ Bundle::~Bundle() = default;
 
 absl::StatusOr<std::shared_ptr<const Bundle>> Bundle::Open(const std::string& path,
                                                            OpenOptions options) {
-  ASSIGN_OR_RETURN(std::shared_ptr<Mapping> mapping, ReadFile(path));
-  const uint8_t* bytes = mapping->bytes;
-  const uint64_t file_size = mapping->length;
-  ASSIGN_OR_RETURN(const fmt::Header header, CheckHeader(path, bytes, file_size));
-
-  const uint8_t* manifest_bytes = bytes + fmt::kHeaderSize;
-  const uint32_t manifest_crc = Crc32c(manifest_bytes, static_cast<size_t>(header.manifest_length));
+  OpenFile file;
+  RETURN_IF_ERROR(OpenBundleFile(path, file));
+  // The header and the manifest first, each read only once its size was
+  // checked against the file: a file that is not a bundle, or whose manifest
+  // is corrupt, costs 64 bytes (or the manifest), never the whole file.
+  std::array<uint8_t, fmt::kHeaderSize> header_bytes;
+  RETURN_IF_ERROR(ReadAt(path, file, 0, fmt::kHeaderSize, header_bytes.data()));
+  ASSIGN_OR_RETURN(const fmt::Header header, CheckHeader(path, header_bytes.data(), file.size));
+  std::string manifest_bytes(static_cast<size_t>(header.manifest_length), '\0');
+  RETURN_IF_ERROR(ReadAt(path, file, fmt::kHeaderSize, header.manifest_length,
+                         reinterpret_cast<uint8_t*>(manifest_bytes.data())));
+  const uint32_t manifest_crc = Crc32c(manifest_bytes.data(), manifest_bytes.size());
   if (manifest_crc != header.manifest_crc32c) {
     return DataLoss(
         path, absl::StrCat("manifest checksum mismatch (stored ", Hex32(header.manifest_crc32c),
@@ -311,8 +412,8 @@ absl::StatusOr<std::shared_ptr<const Bundle>> Bundle::Open(const std::string& pa
   }
   std::shared_ptr<Bundle> bundle(new Bundle());
   bundle->path_ = path;
-  bundle->file_bytes_ = file_size;
-  if (!bundle->manifest_.ParseFromArray(manifest_bytes, static_cast<int>(header.manifest_length))) {
+  bundle->file_bytes_ = file.size;
+  if (!bundle->manifest_.ParseFromString(manifest_bytes)) {
     return DataLoss(path, absl::StrCat("manifest (", header.manifest_length,
                                        " bytes) does not parse as invariant.v1.Manifest"));
   }
@@ -322,11 +423,19 @@ absl::StatusOr<std::shared_ptr<const Bundle>> Bundle::Open(const std::string& pa
                                      " disagrees with header version ", header.format_version));
   }
   const uint64_t data_start = *fmt::DataStart(header.manifest_length);
-  RETURN_IF_ERROR(CheckTensorTable(path, bundle->manifest_, data_start, file_size,
+  RETURN_IF_ERROR(CheckTensorTable(path, bundle->manifest_, data_start, file.size,
                                    bundle->index_by_name_, bundle->tensor_bytes_));
+  // Then the whole file, once it is known to fit.
+  RETURN_IF_ERROR(CheckFitsInMemory(path, file.size, options));
+  ASSIGN_OR_RETURN(std::shared_ptr<Mapping> mapping, ReadWhole(path, file));
+  if (std::memcmp(mapping->bytes, header_bytes.data(), header_bytes.size()) != 0 ||
+      std::memcmp(mapping->bytes + fmt::kHeaderSize, manifest_bytes.data(),
+                  manifest_bytes.size()) != 0) {
+    return DataLoss(path, "the header or the manifest changed while the file was being read");
+  }
   if (options.verify_tensor_checksums) {
-    RETURN_IF_ERROR(CheckTensorData(path, bundle->manifest_, bytes,
-                                    fmt::kHeaderSize + header.manifest_length, file_size));
+    RETURN_IF_ERROR(CheckTensorData(path, bundle->manifest_, mapping->bytes,
+                                    fmt::kHeaderSize + header.manifest_length, file.size));
   }
   bundle->mapping_ = std::move(mapping);
   return std::shared_ptr<const Bundle>(std::move(bundle));

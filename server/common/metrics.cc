@@ -106,7 +106,8 @@ ServerMetrics::ServerMetrics(const std::string& build_version)
                         .Register(*registry_)),
       http_cut_(prometheus::BuildCounter()
                     .Name("invariant_http_cut_total")
-                    .Help("REST connections cut for a deadline or a minimum transfer rate.")
+                    .Help("REST connections cut for a deadline or a minimum transfer rate, or "
+                          "closed idle at the cap to admit a new one.")
                     .Register(*registry_)),
       http_probes_(prometheus::BuildCounter()
                        .Name("invariant_http_probes_over_cap_total")
@@ -235,6 +236,7 @@ void ServerMetrics::HttpServed(const HttpServerStats& stats) {
   grow(http_cut_, "body_rate", stats.body_rate_cuts, last.body_rate_cuts);
   grow(http_cut_, "write_timeout", stats.write_timeouts, last.write_timeouts);
   grow(http_cut_, "write_rate", stats.write_rate_cuts, last.write_rate_cuts);
+  grow(http_cut_, "idle_at_cap", stats.idle_closed_for_new, last.idle_closed_for_new);
   http_probes_.Add({}).Increment(
       static_cast<double>(stats.over_cap_answered >= last.over_cap_answered
                               ? stats.over_cap_answered - last.over_cap_answered

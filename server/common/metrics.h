@@ -32,7 +32,8 @@
 //   invariant_http_refused_total{reason}      counter: "body_budget", "answer_budget" (503),
 //     "headers_too_large" (431), "over_cap" (503 past the connection cap), "over_cap_dropped"
 //   invariant_http_cut_total{reason}          counter: connections cut for "header_timeout",
-//     "body_timeout", "body_rate", "write_timeout", "write_rate"
+//     "body_timeout", "body_rate", "write_timeout", "write_rate", or closed "idle_at_cap" to
+//     admit a new connection (the one idle the longest)
 //   invariant_http_probes_over_cap_total      counter: probes answered past the connection cap
 //   invariant_http_clients_gone_total         counter: REST calls whose client left while they
 //     were handled (each cancelled; HTTP 499)

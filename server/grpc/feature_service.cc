@@ -36,6 +36,11 @@ CallContext CallOf(const grpc::CallbackServerContext* context,
 // but not yet written); reading pauses at this many, or once the requests in
 // flight hold this many bytes (so a stream buffers at most about
 // kMaxStreamBufferedBytes plus one message, however large its messages are).
+// What a request holds after it is parsed is leased from the admission
+// budgets under the stream's peer (FeatureHandler's memory lease, handed to
+// the request's LeaseBag) until its response is written: a client that never
+// reads its answers runs into its connection's share, and its later requests
+// are refused, instead of the server holding their answers unbudgeted.
 constexpr size_t kMaxStreamInFlight = 64;
 constexpr size_t kMaxStreamBufferedBytes = 8 << 20;
 
@@ -57,8 +62,11 @@ template <typename Request, typename Response>
 class PipelinedStreamReactor final
     : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
-  using Call = std::function<void(const Request&, Response*, absl::Time, DoneFn,
-                                  const std::shared_ptr<CancelToken>&)>;
+  // Answers one request; the admission leases it takes are handed to the
+  // LeaseBag, which lives until the response is written.
+  using Call =
+      std::function<void(const Request&, Response*, absl::Time, DoneFn,
+                         const std::shared_ptr<CancelToken>&, const std::shared_ptr<LeaseBag>&)>;
 
   PipelinedStreamReactor(Call call, absl::Time deadline)
       : call_(std::move(call)), deadline_(deadline), cancel_(std::make_shared<CancelToken>()) {
@@ -82,6 +90,7 @@ class PipelinedStreamReactor final
     if (ok) {
       read->bytes = read->wire.Length();
       parsed = grpc::SerializationTraits<Request>::Deserialize(&read->wire, &read->request).ok();
+      read->wire.Clear();  // the parsed request is what is held (and leased) from here
     }
     Slot* slot = nullptr;
     Actions actions;
@@ -113,7 +122,8 @@ class PipelinedStreamReactor final
     if (slot != nullptr) {
       call_(
           slot->request, &slot->response, deadline_,
-          [this, slot](absl::Status status) { OnComputed(slot, std::move(status)); }, cancel_);
+          [this, slot](absl::Status status) { OnComputed(slot, std::move(status)); }, cancel_,
+          slot->leases);
     }
   }
 
@@ -143,6 +153,10 @@ class PipelinedStreamReactor final
   void OnDone() override { delete this; }
 
  private:
+  // One request, from its read to its response's write. What it holds is
+  // the request (until computed), the response (until serialized), then the
+  // serialized response (until written); `leases` (the handler's admission
+  // leases) are given back when the slot is destroyed, after the write.
   struct Slot {
     grpc::ByteBuffer wire;  // the request as read, then the response to write
     Request request;
@@ -150,6 +164,7 @@ class PipelinedStreamReactor final
     size_t bytes = 0;  // of the request
     bool done = false;
     absl::Status status;
+    std::shared_ptr<LeaseBag> leases = std::make_shared<LeaseBag>();
   };
   struct Actions {
     grpc::ByteBuffer* read = nullptr;
@@ -159,12 +174,16 @@ class PipelinedStreamReactor final
   };
 
   void OnComputed(Slot* slot, absl::Status status) {
-    if (status.ok()) {  // the slot is this computation's alone until `done`
+    // The slot is this computation's alone until `done`; the request is no
+    // longer needed, nor the response once serialized.
+    slot->request = Request();
+    if (status.ok()) {
       bool own_buffer = false;
       slot->wire.Clear();
       status = FromGrpcStatus(
           grpc::SerializationTraits<Response>::Serialize(slot->response, &slot->wire, &own_buffer));
     }
+    slot->response = Response();
     Actions actions;
     {
       absl::MutexLock lock(&mu_);
@@ -267,8 +286,11 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* FeatureServiceImpl:
   return new PipelinedStreamReactor<v1::FeaturizeRequest, v1::FeaturizeResponse>(
       [handler, call = CallOf(context)](const v1::FeaturizeRequest& request,
                                         v1::FeaturizeResponse* response, absl::Time deadline,
-                                        DoneFn done, const std::shared_ptr<CancelToken>& cancel) {
-        handler->Featurize(request, response, deadline, std::move(done), cancel, call);
+                                        DoneFn done, const std::shared_ptr<CancelToken>& cancel,
+                                        const std::shared_ptr<LeaseBag>& leases) {
+        CallContext request_call = call;
+        request_call.answer_leases = leases;
+        handler->Featurize(request, response, deadline, std::move(done), cancel, request_call);
       },
       DeadlineOf(context));
 }
@@ -279,8 +301,11 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* FeatureServiceImpl:
   return new PipelinedStreamReactor<v1::PredictRequest, v1::PredictResponse>(
       [handler, call = CallOf(context)](const v1::PredictRequest& request,
                                         v1::PredictResponse* response, absl::Time deadline,
-                                        DoneFn done, const std::shared_ptr<CancelToken>& cancel) {
-        handler->Predict(request, response, deadline, std::move(done), cancel, call);
+                                        DoneFn done, const std::shared_ptr<CancelToken>& cancel,
+                                        const std::shared_ptr<LeaseBag>& leases) {
+        CallContext request_call = call;
+        request_call.answer_leases = leases;
+        handler->Predict(request, response, deadline, std::move(done), cancel, request_call);
       },
       DeadlineOf(context));
 }

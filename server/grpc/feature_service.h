@@ -10,6 +10,14 @@
 // message that does not parse ends its stream with INVALID_ARGUMENT (gRPC's
 // typed callback streams cannot tell it from the client's half-close and
 // would end the stream with OK).
+//
+// Budgets: a stream request's admission leases (FeatureHandler: rows,
+// outputs and the encoded answer, under the call's peer) last until its
+// response is written, as a unary call's last until gRPC is done with it, so
+// answers a client does not read are held within its connection's share
+// (--max_connection_inflight_bytes) and the server's (--max_inflight_bytes);
+// past them, its next request ends the stream with RESOURCE_EXHAUSTED after
+// the responses before it.
 #ifndef INVARIANT_SERVER_GRPC_FEATURE_SERVICE_H_
 #define INVARIANT_SERVER_GRPC_FEATURE_SERVICE_H_
 

@@ -81,6 +81,20 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::Admin(grpc::CallbackServerContex
   return FinishWith(context, call());
 }
 
+template <typename Start>
+grpc::ServerUnaryReactor* InferenceServiceImpl::AdminLater(grpc::CallbackServerContext* context,
+                                                           Start start) const {
+  if (repository_ == nullptr) {
+    return FinishWith(context, absl::UnimplementedError("the repository extension is not served"));
+  }
+  if (absl::Status s = CheckAdminCall(admin_, admin_token_, *context); !s.ok()) {
+    return FinishWith(context, s);
+  }
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  start([reactor](absl::Status status) { reactor->Finish(ToGrpcStatus(status)); });
+  return reactor;
+}
+
 grpc::ServerUnaryReactor* InferenceServiceImpl::RepositoryIndex(
     grpc::CallbackServerContext* context, const inference::RepositoryIndexRequest* request,
     inference::RepositoryIndexResponse* response) {
@@ -89,14 +103,18 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::RepositoryIndex(
 
 grpc::ServerUnaryReactor* InferenceServiceImpl::RepositoryModelLoad(
     grpc::CallbackServerContext* context, const inference::RepositoryModelLoadRequest* request,
-    inference::RepositoryModelLoadResponse* response) {
-  return Admin(context, [&] { return repository_->Load(*request, response); });
+    inference::RepositoryModelLoadResponse* /*response*/) {
+  return AdminLater(context, [&](RepositoryHandler::DoneFn done) {
+    repository_->Load(*request, std::move(done));
+  });
 }
 
 grpc::ServerUnaryReactor* InferenceServiceImpl::RepositoryModelUnload(
     grpc::CallbackServerContext* context, const inference::RepositoryModelUnloadRequest* request,
-    inference::RepositoryModelUnloadResponse* response) {
-  return Admin(context, [&] { return repository_->Unload(*request, response); });
+    inference::RepositoryModelUnloadResponse* /*response*/) {
+  return AdminLater(context, [&](RepositoryHandler::DoneFn done) {
+    repository_->Unload(*request, std::move(done));
+  });
 }
 
 }  // namespace invariant::server

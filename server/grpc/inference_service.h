@@ -6,8 +6,8 @@
 // after the admin gate (auth.h CheckAdminCall: these calls pass the data
 // token gate, data_auth.h, and need the admin token instead), converts the
 // status once (status_util.h) and finishes. Repository loads and unloads
-// block the callback thread while the bundle loads or the model drains
-// (admin calls, serialized). Served on the same
+// never block a callback thread: the call is finished from the repository's
+// own threads once the bundle has loaded or the model has drained. Served on the same
 // port and server as invariant.v1, so the metrics interceptor counts its
 // calls under grpc_service="inference.GRPCInferenceService" and the protocol's
 // method names.
@@ -76,6 +76,11 @@ class InferenceServiceImpl final : public inference::GRPCInferenceService::Callb
   // Runs `call` after the admin gate, or answers UNIMPLEMENTED without a repository.
   template <typename Call>
   grpc::ServerUnaryReactor* Admin(grpc::CallbackServerContext* context, Call call) const;
+  // The same gate, for a call answered later: `start` gets the function that
+  // finishes the call (from any thread), so no gRPC thread waits for a load
+  // or a drain.
+  template <typename Start>
+  grpc::ServerUnaryReactor* AdminLater(grpc::CallbackServerContext* context, Start start) const;
 
   const InferenceHandler* handler_;
   const RepositoryHandler* repository_;

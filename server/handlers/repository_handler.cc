@@ -1,10 +1,14 @@
 #include "server/handlers/repository_handler.h"
 
+#include <deque>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "core/base/error_text.h"
 #include "server/handlers/validation.h"
@@ -55,31 +59,169 @@ absl::Status RepositoryHandler::Index(const inference::RepositoryIndexRequest& r
   return absl::OkStatus();
 }
 
-absl::Status RepositoryHandler::Load(const inference::RepositoryModelLoadRequest& request,
-                                     inference::RepositoryModelLoadResponse* /*response*/) const {
-  if (absl::Status s = CheckModelRequest(request); !s.ok()) return s;
-  absl::Status status = registry_->LoadModel(request.model_name());
-  if (on_change_) on_change_();
-  return status;
+// The worker that runs loads and unloads in order, and the drain thread
+// that answers unloads once their calls in flight have ended.
+class RepositoryWork {
+ public:
+  using DoneFn = RepositoryHandler::DoneFn;
+
+  explicit RepositoryWork(std::function<void(int)> on_draining)
+      : on_draining_(std::move(on_draining)) {
+    worker_ = std::thread([this] { WorkLoop(); });
+    drainer_ = std::thread([this] { DrainLoop(); });
+  }
+  ~RepositoryWork() {
+    Stop();
+    worker_.join();  // runs the tasks still queued first
+    drainer_.join();
+  }
+
+  // Queues `task` for the worker; false (not queued) once stopped.
+  bool Post(std::function<void()> task) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return false;
+    tasks_.push_back(std::move(task));
+    return true;
+  }
+
+  // Calls `done` with OK once no bit of `in_use` is alive, at `deadline`, or
+  // at Stop, whichever comes first.
+  void Drain(std::vector<std::weak_ptr<const void>> in_use, absl::Time deadline, DoneFn done)
+      ABSL_LOCKS_EXCLUDED(mu_) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (!stopping_) {
+        drains_.push_back({std::move(in_use), deadline, std::move(done)});
+        return;
+      }
+    }
+    done(absl::OkStatus());
+  }
+
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+
+ private:
+  struct Waiting {
+    std::vector<std::weak_ptr<const void>> in_use;
+    absl::Time deadline;
+    DoneFn done;
+  };
+
+  static bool Drained(const Waiting& waiting, absl::Time now) {
+    if (now >= waiting.deadline) return true;
+    for (const auto& bits : waiting.in_use) {
+      if (!bits.expired()) return false;
+    }
+    return true;
+  }
+
+  void WorkLoop() ABSL_LOCKS_EXCLUDED(mu_) {
+    while (true) {
+      std::function<void()> task;
+      {
+        absl::MutexLock lock(&mu_);
+        mu_.Await(absl::Condition(
+            +[](RepositoryWork* w)
+                 ABSL_NO_THREAD_SAFETY_ANALYSIS { return w->stopping_ || !w->tasks_.empty(); },
+            this));
+        if (tasks_.empty()) return;  // stopping, nothing left
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
+      }
+      task();
+    }
+  }
+
+  void DrainLoop() ABSL_LOCKS_EXCLUDED(mu_) {
+    int reported = 0;
+    while (true) {
+      std::vector<DoneFn> answered;
+      int waiting = 0;
+      bool stop = false;
+      {
+        absl::MutexLock lock(&mu_);
+        if (drains_.empty()) {
+          mu_.Await(absl::Condition(
+              +[](RepositoryWork* w)
+                   ABSL_NO_THREAD_SAFETY_ANALYSIS { return w->stopping_ || !w->drains_.empty(); },
+              this));
+        } else {
+          mu_.AwaitWithTimeout(absl::Condition(&stopping_), absl::Milliseconds(5));
+        }
+        const absl::Time now = absl::Now();
+        for (auto it = drains_.begin(); it != drains_.end();) {
+          if (stopping_ || Drained(*it, now)) {
+            answered.push_back(std::move(it->done));
+            it = drains_.erase(it);
+          } else {
+            ++it;
+          }
+        }
+        waiting = static_cast<int>(drains_.size());
+        stop = stopping_ && drains_.empty();
+      }
+      if (on_draining_ && waiting != reported) on_draining_(waiting);
+      reported = waiting;
+      for (DoneFn& done : answered) done(absl::OkStatus());
+      if (stop) return;
+    }
+  }
+
+  const std::function<void(int)> on_draining_;
+  absl::Mutex mu_;
+  std::deque<std::function<void()>> tasks_ ABSL_GUARDED_BY(mu_);
+  std::vector<Waiting> drains_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread worker_;
+  std::thread drainer_;
+};
+
+namespace {
+
+absl::Status Stopping() {
+  return absl::UnavailableError("server: stopping; models are no longer loaded or unloaded");
 }
 
-absl::Status RepositoryHandler::Unload(
-    const inference::RepositoryModelUnloadRequest& request,
-    inference::RepositoryModelUnloadResponse* /*response*/) const {
-  if (absl::Status s = CheckModelRequest(request); !s.ok()) return s;
-  std::vector<std::weak_ptr<const void>> in_use;
-  absl::Status status = registry_->UnloadModel(request.model_name(), &in_use);
-  if (on_change_) on_change_();
-  // Drain: the calls in flight hold the bits; answer once they have ended.
-  const absl::Time deadline = absl::Now() + drain_timeout_;
-  const auto alive = [&in_use] {
-    for (const auto& bits : in_use) {
-      if (!bits.expired()) return true;
-    }
-    return false;
+}  // namespace
+
+RepositoryHandler::RepositoryHandler(Registry* registry, std::function<void()> on_change,
+                                     absl::Duration drain_timeout,
+                                     std::function<void(int draining)> on_draining)
+    : registry_(registry),
+      on_change_(std::move(on_change)),
+      drain_timeout_(drain_timeout),
+      work_(std::make_unique<RepositoryWork>(std::move(on_draining))) {}
+
+RepositoryHandler::~RepositoryHandler() = default;
+
+void RepositoryHandler::Stop() const { work_->Stop(); }
+
+void RepositoryHandler::Load(const inference::RepositoryModelLoadRequest& request,
+                             DoneFn done) const {
+  if (absl::Status s = CheckModelRequest(request); !s.ok()) return done(s);
+  auto task = [this, name = request.model_name(), done]() {
+    absl::Status status = registry_->LoadModel(name);
+    if (on_change_) on_change_();
+    done(status);
   };
-  while (status.ok() && alive() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(5));
-  return status;
+  if (!work_->Post(std::move(task))) done(Stopping());
+}
+
+void RepositoryHandler::Unload(const inference::RepositoryModelUnloadRequest& request,
+                               DoneFn done) const {
+  if (absl::Status s = CheckModelRequest(request); !s.ok()) return done(s);
+  auto task = [this, name = request.model_name(), done]() {
+    std::vector<std::weak_ptr<const void>> in_use;
+    absl::Status status = registry_->UnloadModel(name, &in_use);
+    if (on_change_) on_change_();
+    // Drain: the calls in flight hold the bits; answer once they have ended.
+    if (!status.ok() || in_use.empty()) return done(status);
+    work_->Drain(std::move(in_use), absl::Now() + drain_timeout_, done);
+  };
+  if (!work_->Post(std::move(task))) done(Stopping());
 }
 
 }  // namespace invariant::server

@@ -23,13 +23,23 @@
 // one repository: expected ""), model_name (empty, too long), parameters.<key>
 // (no parameter is supported: loading from files sent in the request is not);
 // NOT_FOUND naming model_name for a model the root does not hold.
-// Thread-safety: every method may be called from any thread; Load and
-// Unload block the calling thread while the registry loads (serialized with
-// rescans).
+// Threads: Load and Unload never block the calling (transport) thread. They
+// check the request there, then run on the handler's own worker thread (one:
+// loads and unloads are serialized with rescans anyway), and `done` is
+// called once with the outcome: on the calling thread for a request refused
+// by its checks, else on the worker, or, for an unload with calls in flight,
+// on the drain thread once they have ended (it looks every 5 ms while an
+// unload drains, and sleeps otherwise). Stop() (the server's shutdown)
+// answers the drains still waiting at once with OK (their bits are freed
+// when their last call ends) and refuses later calls with UNAVAILABLE.
+// Test hook: `on_draining`, called on the drain thread with the number of
+// unloads waiting for their calls whenever it changes.
+// Thread-safety: every method may be called from any thread.
 #ifndef INVARIANT_SERVER_HANDLERS_REPOSITORY_HANDLER_H_
 #define INVARIANT_SERVER_HANDLERS_REPOSITORY_HANDLER_H_
 
 #include <functional>
+#include <memory>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -39,25 +49,34 @@
 
 namespace invariant::server {
 
+class RepositoryWork;  // the worker and drain threads (repository_handler.cc)
+
 class RepositoryHandler {
  public:
+  using DoneFn = std::function<void(absl::Status)>;
+
   // `registry` must outlive the handler; `on_change` (may be empty) runs
   // after every load or unload that reached the registry (health, metrics).
   explicit RepositoryHandler(Registry* registry, std::function<void()> on_change = {},
-                             absl::Duration drain_timeout = absl::Seconds(30))
-      : registry_(registry), on_change_(std::move(on_change)), drain_timeout_(drain_timeout) {}
+                             absl::Duration drain_timeout = absl::Seconds(30),
+                             std::function<void(int draining)> on_draining = {});
+  // Stops (as Stop), waits for the load or unload running, then joins.
+  ~RepositoryHandler();
+  RepositoryHandler(const RepositoryHandler&) = delete;
+  RepositoryHandler& operator=(const RepositoryHandler&) = delete;
 
   absl::Status Index(const inference::RepositoryIndexRequest& request,
                      inference::RepositoryIndexResponse* response) const;
-  absl::Status Load(const inference::RepositoryModelLoadRequest& request,
-                    inference::RepositoryModelLoadResponse* response) const;
-  absl::Status Unload(const inference::RepositoryModelUnloadRequest& request,
-                      inference::RepositoryModelUnloadResponse* response) const;
+  // The answers carry nothing but the status, passed to `done`.
+  void Load(const inference::RepositoryModelLoadRequest& request, DoneFn done) const;
+  void Unload(const inference::RepositoryModelUnloadRequest& request, DoneFn done) const;
+  void Stop() const;
 
  private:
   Registry* registry_;
   const std::function<void()> on_change_;
   const absl::Duration drain_timeout_;
+  const std::unique_ptr<RepositoryWork> work_;
 };
 
 }  // namespace invariant::server

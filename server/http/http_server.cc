@@ -178,6 +178,10 @@ HttpServerImpl::~HttpServerImpl() {
   while (pending_answers.load() > 0 && std::chrono::steady_clock::now() < give_up) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
+  {
+    std::lock_guard<std::mutex> lock(reply_gate->mu);
+    reply_gate->closed = true;  // a deferred answer from now on is dropped
+  }
   ioc->stop();
   if (network_thread.joinable()) network_thread.join();
   acceptor.reset();
@@ -239,6 +243,7 @@ HttpServerStats HttpServerImpl::Stats() const {
   stats.write_timeouts = write_timeouts.load();
   stats.write_rate_cuts = write_rate_cuts.load();
   stats.clients_gone = clients_gone.load();
+  stats.idle_closed_for_new = idle_closed_for_new.load();
   return stats;
 }
 
@@ -276,6 +281,12 @@ void HttpServerImpl::Accept() {
         if (!stopping.load()) Accept();
       });
       return;
+    }
+    if (connections.load() >= max_connections && !idle_sessions.empty()) {
+      // At the cap, the connection idle the longest makes room: a client
+      // that has a request to send is served before one that has none.
+      idle_sessions.front()->CloseIdle();
+      idle_closed_for_new.fetch_add(1);
     }
     if (connections.load() < max_connections) {
       // Answers go out whole; no reason to wait for an ACK first.

@@ -23,16 +23,18 @@
 //     the grace's end): a body slower than `min_body_bytes_per_second` is
 //     answered 408 and closed, a client reading its answer slower than
 //     `min_write_bytes_per_second` is cut (reset). 0 turns a rate off.
-//   * At most `max_connections` connections are open. One more is not
-//     refused at once: it takes one of `probe_slots` reserved slots, its
-//     headers are read within `probe_header_timeout_ms`, and it is answered
-//     by its route's `admit` hook when the hook answers (a health probe), else
-//     503 (also when its headers are late); then it closes. When every
-//     reserved slot is taken, a new connection takes the oldest one's (which
-//     is closed unanswered), so slow or idle clients past the cap cannot
-//     keep a probe out. Kubernetes: point liveness and readiness probes at a
-//     route answered in `admit` (the REST front end's /v2/health/live and
-//     /v2/health/ready); the kubelet opens a connection per probe.
+//   * At most `max_connections` connections are open. At the cap, a new
+//     connection takes the place of the one idle the longest (waiting for
+//     a request's first byte: the server closes it cleanly, as a keep-alive
+//     timeout would), so idle clients cannot keep out one with a request.
+//     When none is idle, one more is not refused at once: it takes one of `probe_slots` reserved
+//     slots, its headers are read within `probe_header_timeout_ms`, and it is answered by its
+//     route's `admit` hook when the hook answers (a health probe), else 503 (also when its headers
+//     are late); then it closes. When every reserved slot is taken, a new connection takes the
+//     oldest one's (which is closed unanswered), so slow or idle clients past the cap cannot keep a
+//     probe out. Kubernetes: point liveness and readiness probes at a route answered in `admit`
+//     (the REST front end's /v2/health/live and /v2/health/ready); the kubelet opens a connection
+//     per probe.
 //   * Request bodies are charged as they arrive: admitting a body charges
 //     its first read (`body_read_bytes`, or the Content-Length if smaller),
 //     and each further read of at most `body_read_bytes` is charged before it
@@ -125,6 +127,11 @@ class HttpCancellation {
   std::vector<std::function<void()>> callbacks_;
 };
 
+struct HttpResponse;
+// Gives a deferred request its answer (HttpRequest::defer): call it once,
+// from any thread; later calls do nothing.
+using HttpReply = std::function<void(HttpResponse)>;
+
 struct HttpRequest {
   std::string method;  // "GET", "POST", ...
   std::string path;    // %-decoded path, without the query
@@ -137,6 +144,15 @@ struct HttpRequest {
   // the read that brought it ended): a front end's deadline counts from
   // here, not from when a handler thread took the request.
   std::chrono::steady_clock::time_point arrival;
+  // For a handler that answers later without holding its handler thread
+  // (work handed to threads of its own): calling it returns the HttpReply
+  // that answers the request, and the handler's return value is ignored.
+  // Until the reply comes, the connection waits (its disconnect still
+  // cancels `cancellation`) and the answer counts as pending; one given
+  // after the server stopped is dropped (the destructor waits for pending
+  // answers as for any other). Set by the server for handlers only (empty in
+  // `admit` hooks, and where a handler is called directly).
+  std::function<HttpReply()> defer;
 
   // The value of header `name` (case-insensitive), or empty.
   std::string Header(const std::string& name) const;
@@ -224,6 +240,7 @@ struct HttpServerStats {
   uint64_t write_timeouts = 0;         // reset: write_timeout_ms
   uint64_t write_rate_cuts = 0;        // reset: below min_write_bytes_per_second
   uint64_t clients_gone = 0;  // requests whose client left while handled (cancellation fired)
+  uint64_t idle_closed_for_new = 0;  // idle connections closed at the cap to admit a new one
 };
 
 class HttpServer {

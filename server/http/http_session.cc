@@ -108,6 +108,7 @@ HttpSession::HttpSession(HttpServerImpl* server, boost::asio::ip::tcp::socket so
 }
 
 HttpSession::~HttpSession() {
+  LeaveIdle();
   ReleaseBody();
   ReleaseAnswer();
   ReleaseReserved();
@@ -169,6 +170,28 @@ bool HttpSession::Evict() {
   return true;
 }
 
+void HttpSession::EnterIdle() {
+  if (idle_ || !counted_) return;
+  idle_ = true;
+  idle_at_ = server_->idle_sessions.insert(server_->idle_sessions.end(), this);
+}
+
+void HttpSession::LeaveIdle() {
+  if (!idle_) return;
+  idle_ = false;
+  server_->idle_sessions.erase(idle_at_);
+}
+
+void HttpSession::CloseIdle() {
+  LeaveIdle();
+  if (counted_) server_->connections.fetch_sub(1);
+  counted_ = false;
+  ClearDeadline();
+  boost::beast::error_code ignored;
+  socket_.shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
+  socket_.close(ignored);  // the pending read ends with an error: the session goes
+}
+
 void HttpSession::ReadNext() {
   parser_.emplace();
   // The header section's size is checked in ScanHeader, exactly (Beast's
@@ -186,11 +209,14 @@ void HttpSession::ReadNext() {
     request_.arrival = last_read_;
     return ReadHeader();
   }
-  // Idle: wait for the first byte under the idle deadline.
+  // Idle: wait for the first byte under the idle deadline (and, under the
+  // cap, be the first closed when a new connection needs the room).
   SetDeadline(reserved_ ? server_->options.probe_header_timeout_ms
                         : server_->options.idle_timeout_ms);
+  EnterIdle();
   socket_.async_read_some(buffer_.prepare(kHeaderRead),
                           [self = shared_from_this()](boost::beast::error_code ec, size_t n) {
+                            self->LeaveIdle();
                             if (ec && self->reserved_ && self->late_ != Late::kNone) {
                               return self->OnHeader(ec);  // a 503 for a silent one
                             }
@@ -371,11 +397,19 @@ void HttpSession::Dispatch() {
           absl::StrCat("server: ", options.max_answer_bytes,
                        " bytes of answers or more wait to be written; try again later"));
     } else {
+      HttpReply reply;  // set when the handler defers its answer
+      self->request_.defer = [&self, &reply]() {
+        if (!reply) reply = self->DeferredReply();
+        return reply;
+      };
       try {
         response = self->route_->handler(self->request_);
       } catch (const std::exception& e) {
         response = self->server_->Error(500, "internal: the handler failed");
+        if (reply) reply(std::move(response));  // the first answer wins
       }
+      self->request_.defer = nullptr;
+      if (reply) return;  // the reply posts the answer
     }
     boost::asio::post(*self->server_->ioc, [self, response = std::move(response)]() mutable {
       self->Respond(std::move(response));
@@ -385,6 +419,18 @@ void HttpSession::Dispatch() {
     keep_alive_ = false;
     Respond(server_->Error(503, "server: shutting down"));
   }
+}
+
+HttpReply HttpSession::DeferredReply() {
+  return [self = shared_from_this(), gate = server_->reply_gate,
+          given = std::make_shared<std::atomic<bool>>(false)](HttpResponse response) {
+    if (given->exchange(true)) return;
+    std::lock_guard<std::mutex> lock(gate->mu);
+    if (gate->closed) return;
+    boost::asio::post(*self->server_->ioc, [self, response = std::move(response)]() mutable {
+      self->Respond(std::move(response));
+    });
+  };
 }
 
 void HttpSession::WatchDisconnect() {

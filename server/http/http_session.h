@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -136,6 +137,14 @@ class HttpServerImpl {
   std::atomic<int64_t> inflight_body_bytes{0};
   std::atomic<int64_t> answer_bytes{0};  // handler answers charged
   std::atomic<bool> stopping{false};
+  // Deferred replies (HttpRequest::defer) post their answer to `ioc` under
+  // this gate's lock, and only while it is open; the destructor closes it
+  // before the network thread stops.
+  struct ReplyGate {
+    std::mutex mu;
+    bool closed = false;
+  };
+  const std::shared_ptr<ReplyGate> reply_gate = std::make_shared<ReplyGate>();
   // HttpServerStats's counts, in its order.
   std::atomic<uint64_t> over_cap_answered{0}, over_cap_refused{0}, over_cap_dropped{0},
       body_budget_refused{0}, answer_budget_refused{0}, headers_too_large{0}, header_timeouts{0},
@@ -147,6 +156,10 @@ class HttpServerImpl {
   // Sessions given a probe slot, oldest first (network thread only; some
   // may have ended).
   std::deque<std::weak_ptr<HttpSession>> reserved_sessions;
+  // Sessions under the cap waiting for a request's first byte, longest idle
+  // first (network thread only; each session takes itself out).
+  std::list<HttpSession*> idle_sessions;
+  std::atomic<uint64_t> idle_closed_for_new{0};  // closed at the cap to admit a new connection
 
   std::mutex jobs_mu;
   std::condition_variable jobs_ready;
@@ -167,6 +180,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   // Ends a reserved session unanswered (its slot is given to a newer one);
   // false when it was not reserved (any more).
   bool Evict();
+  // Closes an idle session (HttpServerImpl::idle_sessions) to make room
+  // under the cap: its place is given up at once, the client sees a clean
+  // close between requests (as after a keep-alive timeout).
+  void CloseIdle();
 
  private:
   // Why the deadline passed.
@@ -181,6 +198,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   // The checks after the headers; an answer refuses the request.
   std::optional<HttpResponse> Admit();
   void Dispatch();
+  // The HttpReply of a deferred request: posts Respond to the network
+  // thread once, while the server's reply gate is open.
+  HttpReply DeferredReply();
   void WatchDisconnect();
   void Respond(HttpResponse response);
   void SendError(int status, const std::string& message, bool close);
@@ -190,6 +210,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void ReleaseBody();
   void ReleaseAnswer();
   void ReleaseReserved();
+  // Enters or leaves HttpServerImpl::idle_sessions.
+  void EnterIdle();
+  void LeaveIdle();
 
   // http_transfer.cc: the body and the answer, byte by byte, under deadlines.
   void ReadBody();
@@ -227,6 +250,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   SteadyClock::time_point armed_ = SteadyClock::time_point::max();
   RateClock rate_;
   Late late_ = Late::kNone;
+  bool idle_ = false;  // in server_->idle_sessions at idle_at_
+  std::list<HttpSession*>::iterator idle_at_;
   bool counted_ = true;          // in HttpServerImpl::connections
   bool reserved_ = false;        // in HttpServerImpl::reserved
   bool answer_pending_ = false;  // in HttpServerImpl::pending_answers

@@ -78,26 +78,24 @@ absl::Status RestRepositoryIndex(const RepositoryHandler& repository, const std:
   return absl::OkStatus();
 }
 
-absl::Status RestRepositoryLoad(const RepositoryHandler& repository, const std::string& model,
-                                bool load, const std::string& body, std::string* answer) {
+void RestRepositoryLoad(const RepositoryHandler& repository, const std::string& model, bool load,
+                        const std::string& body, RepositoryHandler::DoneFn done) {
   absl::StatusOr<JsonValue> json = BodyObject(body);
-  if (!json.ok()) return json.status();
-  absl::Status status;
+  if (!json.ok()) return done(json.status());
   if (load) {
     inference::RepositoryModelLoadRequest request;
     request.set_model_name(model);
-    if (absl::Status s = ReadParameters(*json, request.mutable_parameters()); !s.ok()) return s;
-    inference::RepositoryModelLoadResponse response;
-    status = repository.Load(request, &response);
-  } else {
-    inference::RepositoryModelUnloadRequest request;
-    request.set_model_name(model);
-    if (absl::Status s = ReadParameters(*json, request.mutable_parameters()); !s.ok()) return s;
-    inference::RepositoryModelUnloadResponse response;
-    status = repository.Unload(request, &response);
+    if (absl::Status s = ReadParameters(*json, request.mutable_parameters()); !s.ok()) {
+      return done(s);
+    }
+    return repository.Load(request, std::move(done));
   }
-  if (status.ok()) *answer = "{}";
-  return status;
+  inference::RepositoryModelUnloadRequest request;
+  request.set_model_name(model);
+  if (absl::Status s = ReadParameters(*json, request.mutable_parameters()); !s.ok()) {
+    return done(s);
+  }
+  repository.Unload(request, std::move(done));
 }
 
 }  // namespace invariant::server

@@ -8,7 +8,7 @@
 //
 // Errors: INVALID_ARGUMENT naming the body's member ("ready: expected a
 // boolean, received a string"; syntax errors name the byte), and
-// RepositoryHandler's. Pure functions of their arguments; thread-safe.
+// RepositoryHandler's. Thread-safe.
 #ifndef INVARIANT_SERVER_REST_REST_REPOSITORY_H_
 #define INVARIANT_SERVER_REST_REST_REPOSITORY_H_
 
@@ -22,9 +22,11 @@ namespace invariant::server {
 // The index's JSON answer for `body` (may be empty).
 absl::Status RestRepositoryIndex(const RepositoryHandler& repository, const std::string& body,
                                  std::string* answer);
-// Loads (`load`) or unloads `model` for `body` (may be empty); `answer` is "{}".
-absl::Status RestRepositoryLoad(const RepositoryHandler& repository, const std::string& model,
-                                bool load, const std::string& body, std::string* answer);
+// Loads (`load`) or unloads `model` for `body` (may be empty); `done` gets
+// the outcome once (the answer is "{}" when OK), from the calling thread for
+// a body refused by its checks, else from the repository's threads.
+void RestRepositoryLoad(const RepositoryHandler& repository, const std::string& model, bool load,
+                        const std::string& body, RepositoryHandler::DoneFn done);
 
 }  // namespace invariant::server
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <future>
 #include <string>
 #include <utility>
 #include <vector>
@@ -191,15 +192,46 @@ HttpResponse RestInferenceService::Handle(HttpRequest& request) const {
 
 HttpResponse RestInferenceService::Serve(HttpRequest& request) const {
   const Route route = Match(request.path);
+  if (route.method == "RepositoryModelLoad" || route.method == "RepositoryModelUnload") {
+    return ServeLater(route, request);
+  }
   return Counted(route, [&](HttpResponse* response) { return Answer(route, request, response); });
+}
+
+HttpResponse RestInferenceService::ServeLater(const Route& route, HttpRequest& request) const {
+  const absl::Time start = Started(route);
+  // The request's deferred reply, so no handler thread waits for the load or
+  // the drain; called directly (no server), the answer is waited for here.
+  std::promise<HttpResponse> direct;
+  const HttpReply reply = request.defer ? request.defer() : [&direct](HttpResponse response) {
+    direct.set_value(std::move(response));
+  };
+  RestRepositoryLoad(*extensions_.repository, route.model, route.method == "RepositoryModelLoad",
+                     request.body, [this, route, start, reply](absl::Status status) {
+                       HttpResponse response;
+                       if (status.ok()) response = Json(200, "{}");
+                       reply(Finished(route, start, status, std::move(response)));
+                     });
+  if (request.defer) return {};  // ignored: the reply answers
+  return direct.get_future().get();
+}
+
+absl::Time RestInferenceService::Started(const Route& route) const {
+  if (metrics_ != nullptr) metrics_->RpcStarted(kRestServiceLabel, route.method, "http");
+  return absl::Now();
 }
 
 HttpResponse RestInferenceService::Counted(
     const Route& route, const std::function<absl::Status(HttpResponse*)>& answer) const {
-  const absl::Time start = absl::Now();
-  if (metrics_ != nullptr) metrics_->RpcStarted(kRestServiceLabel, route.method, "http");
+  const absl::Time start = Started(route);
   HttpResponse response;
   const absl::Status status = answer(&response);
+  return Finished(route, start, status, std::move(response));
+}
+
+HttpResponse RestInferenceService::Finished(const Route& route, absl::Time start,
+                                            const absl::Status& status,
+                                            HttpResponse response) const {
   if (!status.ok() && response.body.empty()) {
     response = ErrorResponse(HttpStatusCode(status), std::string(status.message()));
     // A full queue or budget frees as other calls end.
@@ -253,12 +285,9 @@ absl::Status RestInferenceService::Answer(const Route& route, HttpRequest& reque
       *response = Json(200, *std::move(page));
       response->content_type = "text/html; charset=utf-8";
     }
-  } else if (IsRepositoryRoute(route)) {
+  } else if (route.method == "RepositoryIndex") {  // loads and unloads: ServeLater
     std::string answer;
-    status = route.method == "RepositoryIndex"
-                 ? RestRepositoryIndex(*extensions_.repository, request.body, &answer)
-                 : RestRepositoryLoad(*extensions_.repository, route.model,
-                                      route.method == "RepositoryModelLoad", request.body, &answer);
+    status = RestRepositoryIndex(*extensions_.repository, request.body, &answer);
     if (status.ok()) *response = Json(200, std::move(answer));
   } else if (route.method == "ServerMetadata") {
     inference::ServerMetadataResponse metadata;

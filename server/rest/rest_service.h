@@ -136,6 +136,14 @@ class RestInferenceService {
   // with no body of its own becomes ErrorResponse.
   HttpResponse Counted(const Route& route,
                        const std::function<absl::Status(HttpResponse*)>& answer) const;
+  // The two halves of Counted, for an answer that comes later.
+  absl::Time Started(const Route& route) const;
+  HttpResponse Finished(const Route& route, absl::Time start, const absl::Status& status,
+                        HttpResponse response) const;
+  // Repository loads and unloads: answered through the request's deferred
+  // reply (HttpRequest::defer) once RepositoryHandler is done, so they hold
+  // no handler thread while a bundle loads or a model drains.
+  HttpResponse ServeLater(const Route& route, HttpRequest& request) const;
   absl::Status Answer(const Route& route, HttpRequest& request, HttpResponse* response) const;
   // ServerLive / ServerReady (no request needed; Admit answers them).
   absl::Status AnswerHealth(const Route& route, HttpResponse* response) const;

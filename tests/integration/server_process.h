@@ -35,6 +35,8 @@ class ServerProcess {
   // The REST port (the ready line's http_port=), or -1 without --http_port.
   int http_port() const { return http_port_; }
   std::string target() const { return "127.0.0.1:" + std::to_string(grpc_port_); }
+  // The server's process id (-1 before Start).
+  pid_t pid() const { return pid_; }
 
   // Sends `signal` to the server.
   void Signal(int signal);

@@ -2,11 +2,17 @@
 // table lies: unsupported versions, huge claimed lengths and sizes, shapes
 // that overflow, negative dimensions, overlaps. None may crash or allocate
 // what it claims; each gets the right code and a message naming the tensor.
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "core/bundle/bundle.h"
 #include "core/bundle/bundle_format.h"
 #include "core/bundle/crc32c.h"
@@ -64,8 +70,10 @@ class BundleCraftedTest : public ::testing::Test {
 
   absl::Status Open(const std::string& bytes) {
     WriteBytes(path_, bytes);
-    return Bundle::Open(path_).status();
+    return OpenPath();
   }
+  // Opens the file already at path_.
+  absl::Status OpenPath() { return Bundle::Open(path_).status(); }
 
   void ExpectRejected(const absl::Status& status, absl::StatusCode code,
                       const std::string& problem) {
@@ -253,11 +261,68 @@ TEST_F(BundleCraftedTest, NamesMustBeUniqueAndNonEmpty) {
 
 TEST_F(BundleCraftedTest, NonZeroGapIsDataLoss) {
   std::string payload = payload_;
-  payload[100] = 1;  // between "a" [0, 64) and "b" [128, 192)
+  payload[30] = 1;  // in the alignment padding between "a" [0, 12) and "b" [64, 128)
+  ExpectRejected(
+      Open(Craft({{"a", v1::DTYPE_INT32, {3}, 0, 12}, {"b", v1::DTYPE_FLOAT32, {16}, 64, 64}},
+                 payload.substr(0, 128))),
+      absl::StatusCode::kDataLoss, "padding byte at offset ");
+}
+
+// Issue 50: the file's size must be accounted for by its tensor table, so a
+// file larger than its tensors is refused from the manifest, unread.
+TEST_F(BundleCraftedTest, BytesThatBelongToNoTensorAreRefusedFromTheManifest) {
   ExpectRejected(
       Open(Craft({{"a", v1::DTYPE_FLOAT32, {16}, 0, 64}, {"b", v1::DTYPE_FLOAT32, {16}, 128, 64}},
-                 payload)),
-      absl::StatusCode::kDataLoss, "padding byte at offset ");
+                 payload_.substr(0, 192))),
+      absl::StatusCode::kDataLoss, "64 bytes before tensor 'b' (at offset ");
+  ExpectRejected(Open(Craft({{"a", v1::DTYPE_FLOAT32, {16}, 0, 64}}, payload_)),
+                 absl::StatusCode::kDataLoss, "(192 bytes belong to no tensor)");
+}
+
+TEST_F(BundleCraftedTest, AFileOverTheSizeLimitIsRefusedBeforeItIsRead) {
+  const std::string file = Craft({{"a", v1::DTYPE_FLOAT32, {16}, 0, 64}}, payload_.substr(0, 64));
+  WriteBytes(path_, file);
+  OpenOptions options;
+  options.max_file_bytes = file.size() - 1;
+  ExpectRejected(Bundle::Open(path_, options).status(), absl::StatusCode::kResourceExhausted,
+                 absl::StrCat("bundle of ", file.size(), " bytes exceeds the limit of ",
+                              file.size() - 1, " bytes"));
+  options.max_file_bytes = file.size();
+  EXPECT_TRUE(Bundle::Open(path_, options).ok());
+}
+
+// The process's peak resident memory, in bytes.
+int64_t PeakResidentBytes() {
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<int64_t>(usage.ru_maxrss) * 1024;
+}
+
+// Issue 50: a 3 GiB sparse file was read whole (3.1 GB resident) before
+// "bad magic". Now the header, then the manifest, are all that is read of a
+// file they refuse: the peak resident memory does not move by the file's size.
+TEST_F(BundleCraftedTest, ALargeFileIsCheckedFromItsHeaderAndManifestBeforeItIsRead) {
+  constexpr off_t kLarge = off_t{3} << 30;
+  const auto sparse = [this](std::string head, off_t size) {
+    WriteBytes(path_, head);
+    ASSERT_EQ(::truncate(path_.c_str(), size), 0) << std::strerror(errno);
+  };
+  const int64_t peak_before = PeakResidentBytes();
+  sparse(std::string(64, 'x'), kLarge);
+  ExpectRejected(OpenPath(), absl::StatusCode::kDataLoss, "bad magic");
+  // A valid header and manifest whose file length was patched to the file's.
+  std::string file = Craft({{"a", v1::DTYPE_FLOAT32, {16}, 0, 64}}, payload_.substr(0, 64));
+  const uint64_t claimed = static_cast<uint64_t>(kLarge);
+  PatchHeader(file, fmt::kFileLengthOffset, &claimed, sizeof(claimed));
+  sparse(file, kLarge);
+  ExpectRejected(OpenPath(), absl::StatusCode::kDataLoss, "bytes belong to no tensor");
+  EXPECT_LT(PeakResidentBytes() - peak_before, int64_t{256} << 20);
+}
+
+TEST_F(BundleCraftedTest, AFifoIsRefusedWithoutWaitingForAWriter) {
+  ASSERT_EQ(::mkfifo(path_.c_str(), 0644), 0) << std::strerror(errno);
+  ExpectRejected(OpenPath(), absl::StatusCode::kFailedPrecondition,
+                 "is not a regular file, expected a bundle file");
 }
 
 }  // namespace
