@@ -19,6 +19,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/base/error_text.h"
 #include "core/base/file.h"
 #include "core/base/status_macros.h"
 #include "core/model/featurizer_factory.h"
@@ -173,6 +175,23 @@ absl::StatusOr<std::shared_ptr<GrpcPortCredentials>> MakeCredentials(const Serve
   return MakeGrpcPortCredentials(tls);
 }
 
+// Every --load_model names a model directory under --models (a typo is
+// refused at start, not served as a model that never becomes ready).
+absl::Status CheckStartupModelsExist(const ServerOptions& o) {
+  if (o.load_models.empty()) return absl::OkStatus();
+  absl::StatusOr<std::vector<std::string>> names = ListModelNames(o.models_dir);
+  if (!names.ok()) return names.status();
+  for (const std::string& wanted : o.load_models) {
+    if (std::find(names->begin(), names->end(), wanted) == names->end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "load_model: model '", EchoInput(wanted),
+          "' is not a model directory of --models=", o.models_dir,
+          " (it holds: ", names->empty() ? "nothing" : absl::StrJoin(*names, ", "), ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
@@ -235,6 +254,7 @@ absl::Status Server::Init() {
     return model;
   };
   registry_ = std::make_unique<Registry>(registry_options, std::move(load), observers);
+  RETURN_IF_ERROR(CheckStartupModelsExist(options_));
   registry_->Rescan();
   NoteModels();
 

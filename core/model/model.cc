@@ -49,6 +49,27 @@ absl::StatusOr<std::shared_ptr<const audio::AudioFrontEnd>> MakeAudioFrontEnd(
   return std::shared_ptr<const audio::AudioFrontEnd>(std::move(front_end));
 }
 
+// encoder.input_shape, when given, is the shape of one input row: every
+// size at least 1 and their product input_dim (checked without overflow), so
+// a request shaped by it holds exactly input_dim values a row.
+absl::Status CheckInputShape(const v1::Manifest& manifest) {
+  const auto& shape = manifest.encoder().input_shape();
+  if (shape.empty()) return absl::OkStatus();
+  int64_t values = 1;
+  for (int64_t size : shape) {
+    if (size < 1 || size > manifest.input_dim() || values > manifest.input_dim() / size) {
+      values = -1;
+      break;
+    }
+    values *= size;
+  }
+  if (values == manifest.input_dim()) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("manifest.encoder.input_shape: expected sizes of at least 1 whose product is "
+                   "manifest.input_dim = ",
+                   manifest.input_dim(), ", received [", absl::StrJoin(shape, ", "), "]"));
+}
+
 template <typename T>
 void AddRefs(const std::map<std::string, Array2D<T>>& map, v1::DType dtype,
              std::vector<TensorRef>& refs) {
@@ -72,6 +93,7 @@ absl::StatusOr<std::shared_ptr<const Model>> Model::Assemble(v1::Manifest manife
         absl::StrCat("manifest.feature_dim is ", manifest.feature_dim(),
                      " but the encoder produces ", featurizer->d_out()));
   }
+  RETURN_IF_ERROR(CheckInputShape(manifest));
   auto model = std::shared_ptr<Model>(new Model());
   if (manifest.has_audio()) {
     ASSIGN_OR_RETURN(model->audio_front_end_, MakeAudioFrontEnd(manifest));

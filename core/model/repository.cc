@@ -1,9 +1,13 @@
 #include "core/model/repository.h"
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -11,10 +15,12 @@
 #include <sstream>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace invariant {
 namespace fs = std::filesystem;
@@ -29,10 +35,36 @@ std::set<std::string>& Staged() {
   return *s;
 }
 
+// The staging folders of `model_dir` (.tmp-<version>-<pid>) left by a
+// writer that was killed: its process no longer exists on this machine and
+// the folder has not changed for an hour (a writer in another container on
+// a shared volume has a pid of its own namespace; the hour keeps its live
+// staging). Removed; errors are ignored (the next writer tries again).
+void RemoveAbandonedStaging(const std::string& model_dir) {
+  std::error_code ec;
+  const auto now = fs::file_time_type::clock::now();
+  for (fs::directory_iterator it(model_dir, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    const std::vector<absl::string_view> parts = absl::StrSplit(name, '-');
+    int64_t version = 0, pid = 0;
+    if (parts.size() != 3 || parts[0] != ".tmp" || !absl::SimpleAtoi(parts[1], &version) ||
+        !absl::SimpleAtoi(parts[2], &pid) || pid <= 0 || pid > INT32_MAX) {
+      continue;
+    }
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours
+    std::error_code time_ec;
+    const auto changed = fs::last_write_time(it->path(), time_ec);
+    if (time_ec || now - changed < std::chrono::hours(1)) continue;
+    std::error_code remove_ec;
+    fs::remove_all(it->path(), remove_ec);
+  }
+}
+
 }  // namespace
 
 std::optional<int64_t> ParseVersion(absl::string_view dir_name) {
-  if (dir_name.empty() || dir_name.size() > 18 ||
+  if (dir_name.empty() || dir_name.size() > 18 || dir_name[0] == '0' ||
       !std::all_of(dir_name.begin(), dir_name.end(), absl::ascii_isdigit)) {
     return std::nullopt;
   }
@@ -60,7 +92,9 @@ absl::StatusOr<std::vector<std::string>> ListModelNames(const std::string& root)
   for (; it != fs::directory_iterator(); it.increment(ec)) {
     if (ec) break;
     std::error_code type_ec;
-    if (it->is_directory(type_ec)) names.push_back(it->path().filename().string());
+    std::string name = it->path().filename().string();
+    if (name[0] == '.') continue;  // hidden: staging, editors' and tools' own folders
+    if (it->is_directory(type_ec)) names.push_back(std::move(name));
   }
   if (ec) {
     return absl::UnavailableError(
@@ -90,7 +124,13 @@ absl::StatusOr<std::vector<int64_t>> ListVersionDirs(const std::string& model_di
 absl::StatusOr<int64_t> NextVersion(const std::string& model_dir) {
   absl::StatusOr<std::vector<int64_t>> versions = ListVersionDirs(model_dir);
   if (!versions.ok()) return versions.status();
-  return versions->empty() ? 1 : versions->back() + 1;
+  if (versions->empty()) return 1;
+  if (versions->back() >= kMaxVersion) {
+    return absl::OutOfRangeError(absl::StrCat(
+        model_dir, ": the highest version is ", versions->back(),
+        "; no version can follow it (a version has at most 18 digits): pass --version"));
+  }
+  return versions->back() + 1;
 }
 
 int64_t FileStamp(const std::string& path) {
@@ -172,8 +212,9 @@ std::map<std::string, int64_t> ReadLabels(const std::string& root, const std::st
 }
 
 absl::StatusOr<StagedVersion> StagedVersion::Create(const std::string& model_dir, int64_t version) {
-  if (version < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("--version must be >= 1, got ", version));
+  if (version < 1 || version > kMaxVersion) {
+    return absl::InvalidArgumentError(absl::StrCat("--version must be 1 to ", kMaxVersion,
+                                                   " (a version directory name), got ", version));
   }
   const std::string final_path = (fs::path(model_dir) / std::to_string(version)).string();
   std::error_code ec;
@@ -183,6 +224,7 @@ absl::StatusOr<StagedVersion> StagedVersion::Create(const std::string& model_dir
   }
   fs::create_directories(model_dir, ec);
   if (ec) return absl::PermissionDeniedError(absl::StrCat(model_dir, ": ", ec.message()));
+  RemoveAbandonedStaging(model_dir);
   const std::string tmp =
       (fs::path(model_dir) / absl::StrCat(".tmp-", version, "-", static_cast<int64_t>(getpid())))
           .string();

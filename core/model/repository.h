@@ -1,16 +1,20 @@
 // repository.h: the on-disk model repository, THE one definition of its layout
 // for the training job (writer) and the server (reader).
 //
-// Layout: ROOT/<name>/<version>/model.bundle, where <version> is a version
-// directory name: 1 to 18 ASCII digits with a value of at least 1 (no sign,
-// no spaces; ParseVersion is the one rule). Optional ROOT/<name>/labels.txt
+// Layout: ROOT/<name>/<version>/model.bundle, where <name> does not start
+// with '.' (hidden folders are never models) and <version> is a version
+// directory name: 1 to 18 ASCII digits, the first not 0 (the number's one
+// spelling: no sign, no spaces, no leading zeros, so "01" is not version 1;
+// ParseVersion is the one rule). Optional ROOT/<name>/labels.txt
 // holds lines "<label> <version>" (blank lines and '#' comments ignored;
 // malformed lines skipped).
 //
 // Writers never expose a half-written version: a version is staged as
 // ROOT/<name>/.tmp-<version>-<pid> (not a version name, so readers skip it)
 // and published by renaming the complete directory into place; an existing
-// version is never overwritten. Readers list a version only once its bundle
+// version is never overwritten. A staging folder whose writer was killed
+// (its pid gone from this machine, unchanged for an hour) is removed by the
+// next writer of the model. Readers list a version only once its bundle
 // file exists, and the server loads a bundle only when its real path is
 // inside the real models root (ResolveInsideRoot).
 #ifndef INVARIANT_CORE_MODEL_REPOSITORY_H_
@@ -32,6 +36,9 @@ inline constexpr char kBundleFileName[] = "model.bundle";
 // The file of version labels inside a model directory.
 inline constexpr char kLabelsFileName[] = "labels.txt";
 
+// The highest version: 18 digits.
+inline constexpr int64_t kMaxVersion = 999999999999999999;
+
 // The version a directory name denotes, or nullopt when it is not a version
 // name (see the layout above).
 std::optional<int64_t> ParseVersion(absl::string_view dir_name);
@@ -49,7 +56,8 @@ absl::StatusOr<std::vector<std::string>> ListModelNames(const std::string& root)
 // not a directory.
 absl::StatusOr<std::vector<int64_t>> ListVersionDirs(const std::string& model_dir);
 
-// One above the highest version directory (1 when there is none).
+// One above the highest version directory (1 when there is none);
+// OUT_OF_RANGE when the highest is kMaxVersion.
 absl::StatusOr<int64_t> NextVersion(const std::string& model_dir);
 
 // One published version's bundle file, with a stamp that changes when the file does.

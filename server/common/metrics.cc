@@ -300,6 +300,7 @@ void ServerMetrics::QueueRows(const std::string& model, int64_t rows) {
 
 void ServerMetrics::ModelReady(const std::string& model, int64_t version, const std::string& kind,
                                uint64_t bytes) {
+  statistics_.Loaded(model, version);
   const std::string v = absl::StrCat(version);
   std::string previous_kind;
   {

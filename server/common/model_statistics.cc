@@ -18,14 +18,17 @@ void ModelStatisticsTable::Duration::Add(absl::Duration d) {
   ns += Nanos(d);
 }
 
-ModelStatisticsTable::Entry& ModelStatisticsTable::At(const std::string& model, int64_t version) {
-  return entries_[{model, version}];
+ModelStatisticsTable::Entry* ModelStatisticsTable::At(const std::string& model, int64_t version) {
+  if (forgotten_.count({model, version}) != 0) return nullptr;
+  return &entries_[{model, version}];
 }
 
 void ModelStatisticsTable::RecordBatch(const std::string& model, int64_t version, int64_t rows,
                                        absl::Duration compute) {
   absl::MutexLock lock(&mu_);
-  Entry& entry = At(model, version);
+  Entry* found = At(model, version);
+  if (found == nullptr) return;
+  Entry& entry = *found;
   entry.inference_count += rows > 0 ? static_cast<uint64_t>(rows) : 0;
   ++entry.execution_count;
   entry.compute_infer.Add(compute);
@@ -40,13 +43,15 @@ void ModelStatisticsTable::RecordBatch(const std::string& model, int64_t version
 void ModelStatisticsTable::RecordQueue(const std::string& model, int64_t version,
                                        absl::Duration queued) {
   absl::MutexLock lock(&mu_);
-  At(model, version).queue.Add(queued);
+  if (Entry* entry = At(model, version)) entry->queue.Add(queued);
 }
 
 void ModelStatisticsTable::RecordRequest(const std::string& model, int64_t version, bool ok,
                                          absl::Duration elapsed, absl::Time end) {
   absl::MutexLock lock(&mu_);
-  Entry& entry = At(model, version);
+  Entry* found = At(model, version);
+  if (found == nullptr) return;
+  Entry& entry = *found;
   (ok ? entry.success : entry.fail).Add(elapsed);
   const int64_t ms = absl::ToUnixMillis(end);
   entry.last_inference_ms = ms > 0 ? static_cast<uint64_t>(ms) : 0;
@@ -55,18 +60,25 @@ void ModelStatisticsTable::RecordRequest(const std::string& model, int64_t versi
 void ModelStatisticsTable::RecordInput(const std::string& model, int64_t version,
                                        absl::Duration decoding) {
   absl::MutexLock lock(&mu_);
-  At(model, version).compute_input.Add(decoding);
+  if (Entry* entry = At(model, version)) entry->compute_input.Add(decoding);
 }
 
 void ModelStatisticsTable::RecordOutput(const std::string& model, int64_t version,
                                         absl::Duration writing) {
   absl::MutexLock lock(&mu_);
-  At(model, version).compute_output.Add(writing);
+  if (Entry* entry = At(model, version)) entry->compute_output.Add(writing);
 }
 
 void ModelStatisticsTable::Forget(const std::string& model, int64_t version) {
   absl::MutexLock lock(&mu_);
   entries_.erase({model, version});
+  forgotten_.insert({model, version});
+}
+
+void ModelStatisticsTable::Loaded(const std::string& model, int64_t version) {
+  absl::MutexLock lock(&mu_);
+  entries_.erase({model, version});
+  forgotten_.erase({model, version});
 }
 
 void ModelStatisticsTable::Fill(const std::string& model, int64_t version,

@@ -32,10 +32,11 @@
 //                     past the cap counts in execution_count and compute_infer only.
 //
 // Entries are created by the first record of a (model, version) and erased
-// by Forget (the version was unloaded: a version loaded again starts at 0).
-// A record that arrives after Forget (a call that was in flight) creates the
-// entry again; it is never listed (only loaded versions are) and costs a few
-// hundred bytes.
+// by Forget (the version was unloaded); a version loaded again starts at 0.
+// Records that arrive after Forget (calls that were in flight on the
+// unloaded bits) are dropped until Loaded says the version serves again, so
+// they never reach the next load's numbers. (A call of the old load still in
+// flight after the version was loaded again counts in the new load's.)
 //
 // Thread-safety: every method may be called from any thread at once (one
 // mutex; each record is a few additions under it).
@@ -44,6 +45,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -69,8 +71,11 @@ class ModelStatisticsTable {
   void RecordInput(const std::string& model, int64_t version, absl::Duration decoding);
   // One request's outputs written in `writing` after its compute.
   void RecordOutput(const std::string& model, int64_t version, absl::Duration writing);
-  // Erases the entry of (model, version), if any.
+  // Erases the entry of (model, version), if any, and drops its records
+  // until Loaded.
   void Forget(const std::string& model, int64_t version);
+  // (model, version) serves (again): its records count from 0.
+  void Loaded(const std::string& model, int64_t version);
 
   // Sets `out` to the statistics of (model, version): its name, its version
   // in decimal, and zeros when nothing was recorded.
@@ -89,10 +94,12 @@ class ModelStatisticsTable {
     Duration success, fail, queue, compute_input, compute_infer, compute_output;
     std::map<int64_t, Duration> batch_compute;  // by batch size, at most kMaxBatchSizes
   };
-  Entry& At(const std::string& model, int64_t version) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The entry records go to, or null for a forgotten version.
+  Entry* At(const std::string& model, int64_t version) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   mutable absl::Mutex mu_;
   std::map<std::pair<std::string, int64_t>, Entry> entries_ ABSL_GUARDED_BY(mu_);
+  std::set<std::pair<std::string, int64_t>> forgotten_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace invariant::server

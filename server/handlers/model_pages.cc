@@ -1,8 +1,11 @@
 #include "server/handlers/model_pages.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -37,6 +40,46 @@ std::string PublicReason(const RepositoryEntry& entry) {
   return "failed to load (the reason is in the server log and the repository index)";
 }
 
+absl::Status NoPage(const Registry::Handle& handle) {
+  return absl::NotFoundError(absl::StrCat("model '", handle.name, "' version ", handle.version,
+                                          " has no model page (its directory holds no ",
+                                          kReportPageFileName, ")"));
+}
+
+// The page at `path`, read through one descriptor: opened without blocking
+// (a FIFO put in its place never holds a handler thread waiting for a
+// writer), then checked to be a regular file no larger than kMaxReportBytes
+// from fstat of that descriptor (not a second look-up by name).
+absl::StatusOr<std::string> ReadPage(const std::string& path, const Registry::Handle& handle) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return NoPage(handle);
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return NoPage(handle);
+  if (st.st_size > kMaxReportBytes) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("model '", handle.name, "' version ", handle.version, ": its model page is ",
+                     st.st_size, " bytes, over ", kMaxReportBytes));
+  }
+  std::string text(static_cast<size_t>(st.st_size), '\0');
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::read(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      return absl::UnavailableError(absl::StrCat(
+          "model '", handle.name, "' version ", handle.version, ": its model page cannot be read"));
+    }
+    if (n == 0) break;  // it shrank: what is there
+    done += static_cast<size_t>(n);
+  }
+  text.resize(done);
+  return text;
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> ModelPages::ReportPage(const std::string& name,
@@ -55,26 +98,8 @@ absl::StatusOr<std::string> ModelPages::ReportPage(const std::string& name,
                             std::to_string(handle->version) / kReportPageFileName)
                                .string();
   absl::StatusOr<std::string> resolved = ResolveInsideRoot(root_, path);
-  std::error_code error;
-  const auto size = resolved.ok() ? std::filesystem::file_size(*resolved, error) : 0;
-  if (!resolved.ok() || error) {
-    return absl::NotFoundError(absl::StrCat("model '", handle->name, "' version ", handle->version,
-                                            " has no model page (its directory holds no ",
-                                            kReportPageFileName, ")"));
-  }
-  if (static_cast<int64_t>(size) > kMaxReportBytes) {
-    return absl::FailedPreconditionError(absl::StrCat("model '", handle->name, "' version ",
-                                                      handle->version, ": its model page is ", size,
-                                                      " bytes, over ", kMaxReportBytes));
-  }
-  std::ifstream in(*resolved, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in.good() && !in.eof()) {
-    return absl::UnavailableError(absl::StrCat("model '", handle->name, "' version ",
-                                               handle->version, ": its model page cannot be read"));
-  }
-  return text.str();
+  if (!resolved.ok()) return NoPage(*handle);
+  return ReadPage(*resolved, *handle);
 }
 
 std::string ModelPages::IndexPage() const {
@@ -91,10 +116,10 @@ std::string ModelPages::IndexPage() const {
     if (entry.state == "READY") {
       absl::StatusOr<Registry::Handle> handle = registry_->Lookup(entry.name, entry.version);
       if (handle.ok()) certificate = CertificateCell(*handle->servable);
-      // Names are directory names: escaped for the markup, percent-encoding
-      // is left to the browser.
-      page = absl::StrCat("<a href=\"/v2/models/", EscapeXml(entry.name), "/versions/",
-                          entry.version, "/report\">model page</a>");
+      // Names are directory names: percent-encoded as a path segment (a
+      // model "p%41" is not "pA"), then escaped for the markup.
+      page = absl::StrCat("<a href=\"/v2/models/", EscapeXml(PercentEncodePathSegment(entry.name)),
+                          "/versions/", entry.version, "/report\">model page</a>");
     }
     absl::StrAppend(&html, "<tr><td>", EscapeXml(entry.name), "</td><td class=\"num\">",
                     entry.version > 0 ? absl::StrCat(entry.version) : "", "</td><td class=\"",

@@ -100,6 +100,23 @@ absl::Time DeadlineFromArrival(const HttpRequest& request, absl::Duration timeou
 
 bool IsRepositoryRoute(const Route& route) { return absl::StartsWith(route.method, "Repository"); }
 
+// The request's Authorization header into `value` (false: none sent), or
+// UNAUTHENTICATED when it sends several: which one is meant is not the
+// server's guess (gRPC's gate refuses several authorization entries too).
+absl::StatusOr<bool> OneAuthorization(const HttpRequest& request, std::string* value) {
+  int count = 0;
+  for (const auto& [name, header] : request.headers) {
+    if (!absl::EqualsIgnoreCase(name, "Authorization")) continue;
+    ++count;
+    *value = header;
+  }
+  if (count > 1) {
+    return absl::UnauthenticatedError(
+        absl::StrCat("Authorization: expected one 'Bearer <token>' header, received ", count));
+  }
+  return count == 1;
+}
+
 bool MethodAllowed(const std::string& http_method, const Route& route) {
   if (http_method == route.http_method) return true;
   return route.http_method == "GET" && http_method == "HEAD";
@@ -154,10 +171,11 @@ std::optional<HttpResponse> RestInferenceService::Admit(const HttpRequest& reque
     if (extensions_.repository == nullptr) {
       return ErrorResponse(404, "path: the repository extension is not served");
     }
-    const std::string authorization = request.Header("Authorization");
-    const absl::Status admin =
-        CheckAdmin(extensions_.access, extensions_.admin_token,
-                   request.HasHeader("Authorization") ? &authorization : nullptr);
+    std::string authorization;
+    const absl::StatusOr<bool> sent = OneAuthorization(request, &authorization);
+    const absl::Status admin = sent.ok() ? CheckAdmin(extensions_.access, extensions_.admin_token,
+                                                      *sent ? &authorization : nullptr)
+                                         : sent.status();
     if (admin.ok()) return std::nullopt;
     return Counted(route, [&](HttpResponse* response) {
       *response = ErrorResponse(HttpStatusCode(admin), std::string(admin.message()));
@@ -170,9 +188,10 @@ std::optional<HttpResponse> RestInferenceService::Admit(const HttpRequest& reque
   if (!health && data_token_.empty()) return std::nullopt;
   absl::Status auth;
   if (!health) {
-    const std::string authorization = request.Header("Authorization");
-    auth = CheckBearerToken(
-        data_token_, request.HasHeader("Authorization") ? &authorization : nullptr, "data token");
+    std::string authorization;
+    const absl::StatusOr<bool> sent = OneAuthorization(request, &authorization);
+    auth = sent.ok() ? CheckBearerToken(data_token_, *sent ? &authorization : nullptr, "data token")
+                     : sent.status();
     if (auth.ok()) return std::nullopt;
   }
   return Counted(route, [&](HttpResponse* response) {

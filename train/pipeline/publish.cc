@@ -1,6 +1,10 @@
 #include "train/pipeline/publish.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -17,11 +21,24 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Writes `text` to `path`; the error names the path, what failed and why
+// (errno: "No space left on device", "Permission denied", ...).
 absl::Status WriteText(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) return absl::InternalError(absl::StrCat(path, ": write failed"));
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat(path, ": cannot create"));
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error = errno;
+      ::close(fd);
+      return absl::ErrnoToStatus(
+          error, absl::StrCat(path, ": write failed after ", done, " of ", text.size(), " bytes"));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) return absl::ErrnoToStatus(errno, absl::StrCat(path, ": close failed"));
   return absl::OkStatus();
 }
 

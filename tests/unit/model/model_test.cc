@@ -50,6 +50,26 @@ TEST(ModelTest, AssembleRejectsAHeadWithoutItsTensorsOrWithWrongShapes) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
 }
 
+// Issue 50: input_shape [2^40, 2^40] loaded beside input_dim 16, and a
+// request of that shape with 16 values was answered.
+TEST(ModelTest, AssembleRejectsAnInputShapeThatDoesNotHoldInputDimValues) {
+  auto base = testing_models::MakeTestModel({});  // input_dim 16
+  ASSERT_TRUE(base.ok()) << base.status();
+  for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{
+           {int64_t{1} << 40, int64_t{1} << 40}, {4, 5}, {0, 16}, {-4, -4}, {16, 2}}) {
+    v1::Manifest manifest = (*base)->manifest();
+    *manifest.mutable_encoder()->mutable_input_shape() = {shape.begin(), shape.end()};
+    const absl::Status s = Model::Assemble(manifest, (*base)->tensors()).status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << shape[0];
+    EXPECT_THAT(std::string(s.message()), HasSubstr("manifest.encoder.input_shape: expected"));
+  }
+  v1::Manifest manifest = (*base)->manifest();
+  manifest.mutable_encoder()->clear_input_shape();
+  manifest.mutable_encoder()->add_input_shape(4);
+  manifest.mutable_encoder()->add_input_shape(4);
+  EXPECT_TRUE(Model::Assemble(manifest, (*base)->tensors()).ok());
+}
+
 TEST(ModelTest, PredictIsTheHeadAppliedToTheFeaturesBitForBit) {
   auto model = testing_models::MakeTestModel({});
   ASSERT_TRUE(model.ok()) << model.status();

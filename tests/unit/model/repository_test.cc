@@ -2,8 +2,10 @@
 // writers, labels, and staging with atomic publish.
 #include "core/model/repository.h"
 
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -31,10 +33,12 @@ class RepositoryTest : public ::testing::Test {
 
 TEST(ParseVersionTest, OnlyPlainPositiveDecimalNumbersAreVersions) {
   EXPECT_EQ(ParseVersion("1"), 1);
-  EXPECT_EQ(ParseVersion("007"), 7);
   EXPECT_EQ(ParseVersion("123456789012345678"), 123456789012345678);
-  for (const char* not_a_version :
-       {"", "0", "00", "+3", "-3", " 3", "3 ", "3a", "1e3", ".tmp-3-42", "1234567890123456789"}) {
+  EXPECT_EQ(ParseVersion("999999999999999999"), kMaxVersion);
+  // Issue 50: "01" served as version 1 while its page was looked up at "1/",
+  // and with both "1" and "01" the directory order decided: one spelling.
+  for (const char* not_a_version : {"", "0", "00", "01", "007", "+3", "-3", " 3", "3 ", "3a", "1e3",
+                                    ".tmp-3-42", "1234567890123456789"}) {
     EXPECT_EQ(ParseVersion(not_a_version), std::nullopt) << "'" << not_a_version << "'";
   }
 }
@@ -45,6 +49,9 @@ TEST_F(RepositoryTest, ReadersAndWritersAgreeOnWhichDirectoriesAreVersions) {
   MakeVersionDir("0", true);
   MakeVersionDir("+5", true);
   MakeVersionDir(".tmp-9-1", true);
+  MakeVersionDir("01", true);
+  fs::create_directories(root_ / ".hidden" / "1");  // issue 50: served as a model
+  std::ofstream(root_ / ".hidden" / "1" / kBundleFileName) << "x";
   const std::string model_dir = ModelDir(root_.string(), "m");
   EXPECT_EQ(*ListVersionDirs(model_dir), (std::vector<int64_t>{1, 3}));
   EXPECT_EQ(*NextVersion(model_dir), 4);
@@ -55,6 +62,39 @@ TEST_F(RepositoryTest, ReadersAndWritersAgreeOnWhichDirectoriesAreVersions) {
   EXPECT_EQ(*NextVersion(ModelDir(root_.string(), "absent")), 1);
   EXPECT_EQ(ListModelNames((root_ / "absent").string()).status().code(),
             absl::StatusCode::kNotFound);
+}
+
+// Issue 50: a trainer published a 19-digit version the server never saw,
+// after which every training failed with ALREADY_EXISTS.
+TEST_F(RepositoryTest, NoVersionPastTheHighestIsWritten) {
+  MakeVersionDir("999999999999999999", true);
+  const std::string model_dir = ModelDir(root_.string(), "m");
+  const absl::StatusOr<int64_t> next = NextVersion(model_dir);
+  EXPECT_EQ(next.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_NE(next.status().message().find("pass --version"), std::string::npos) << next.status();
+  EXPECT_EQ(StagedVersion::Create(model_dir, kMaxVersion + 1).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+// Issue 50: killed trainers left their .tmp-* staging folders forever.
+TEST_F(RepositoryTest, TheNextWriterRemovesAKilledWritersStagingFolder) {
+  const pid_t dead = fork();  // a pid that no longer exists once reaped
+  if (dead == 0) _exit(0);
+  ASSERT_GT(dead, 0);
+  ASSERT_EQ(waitpid(dead, nullptr, 0), dead);
+  const std::string model_dir = ModelDir(root_.string(), "m");
+  const fs::path old_dead = fs::path(model_dir) / (".tmp-4-" + std::to_string(dead));
+  const fs::path new_dead = fs::path(model_dir) / (".tmp-5-" + std::to_string(dead));
+  const fs::path old_alive = fs::path(model_dir) / (".tmp-6-" + std::to_string(getpid()));
+  for (const fs::path& p : {old_dead, new_dead, old_alive}) fs::create_directories(p);
+  const auto two_hours_ago = fs::file_time_type::clock::now() - std::chrono::hours(2);
+  fs::last_write_time(old_dead, two_hours_ago);
+  fs::last_write_time(old_alive, two_hours_ago);
+  auto staged = StagedVersion::Create(model_dir, 7);
+  ASSERT_TRUE(staged.ok()) << staged.status();
+  EXPECT_FALSE(fs::exists(old_dead)) << "a killed writer's old staging folder stays";
+  EXPECT_TRUE(fs::exists(new_dead)) << "a recent folder may be a live writer's elsewhere";
+  EXPECT_TRUE(fs::exists(old_alive)) << "a live writer's folder was removed";
 }
 
 TEST_F(RepositoryTest, LabelsSkipCommentsAndMalformedLines) {

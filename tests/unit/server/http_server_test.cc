@@ -219,16 +219,28 @@ TEST_F(HttpFrontEndTest, IdleKeepAliveConnectionsAreClosed) {
   EXPECT_TRUE(connection.ClosedByServer());
 }
 
-TEST_F(HttpFrontEndTest, ConnectionsPastTheCapAreRefusedWith503) {
+// Connections mid-request (headers begun, not ended): busy, never closed
+// to make room. Each is counted before the next is made.
+void HoldBusy(HttpServer* server, std::vector<RawHttpConnection>& held, int port) {
+  for (size_t i = 0; i < held.size(); ++i) {
+    ASSERT_TRUE(held[i].Connect(port).ok());
+    ASSERT_TRUE(held[i].Send("GET /echo HTTP/1.1\r\nHost: h\r\n").ok());
+    bool counted = false;
+    for (int attempt = 0; attempt < 3000 && !counted; ++attempt) {
+      counted = server->open_connections() == static_cast<int>(i + 1);
+      if (!counted) absl::SleepFor(absl::Milliseconds(1));
+    }
+    ASSERT_TRUE(counted) << i;
+  }
+}
+
+TEST_F(HttpFrontEndTest, ConnectionsPastTheCapAreRefusedWith503WhenNoneIsIdle) {
   HttpServerOptions options;
   options.max_connections = 3;
+  options.header_timeout_ms = 600000;
   Start(options);
   std::vector<RawHttpConnection> held(3);
-  for (RawHttpConnection& connection : held) {
-    Connect(&connection);
-    // Answered, so this connection is surely counted before the next one.
-    EXPECT_EQ(Exchange(&connection, "GET /echo HTTP/1.1\r\nHost: h\r\n\r\n").status, 200);
-  }
+  HoldBusy(server_.get(), held, server_->port());
   RawHttpConnection extra;
   Connect(&extra);
   ASSERT_TRUE(extra.Send("GET /echo HTTP/1.1\r\nHost: h\r\n\r\n").ok());
@@ -251,6 +263,31 @@ TEST_F(HttpFrontEndTest, ConnectionsPastTheCapAreRefusedWith503) {
     if (!served) absl::SleepFor(absl::Milliseconds(50));
   }
   EXPECT_TRUE(served);
+}
+
+// Issue 50: with the cap reached by idle keep-alive connections, every new
+// client was refused. The one idle the longest makes room, closed cleanly.
+TEST_F(HttpFrontEndTest, AtTheCapTheLongestIdleConnectionIsClosedForANewOne) {
+  HttpServerOptions options;
+  options.max_connections = 3;
+  Start(options);
+  std::vector<RawHttpConnection> idle(3);
+  for (RawHttpConnection& connection : idle) {
+    Connect(&connection);
+    // Answered, so this connection is surely counted (and idle) before the next one.
+    EXPECT_EQ(Exchange(&connection, "GET /echo HTTP/1.1\r\nHost: h\r\n\r\n").status, 200);
+  }
+  RawHttpConnection newcomer;
+  Connect(&newcomer);
+  EXPECT_EQ(Exchange(&newcomer, "GET /echo HTTP/1.1\r\nHost: h\r\n\r\n").status, 200);
+  EXPECT_TRUE(idle[0].ClosedByServer()) << "the longest idle connection was not closed";
+  // The others stay, and serve.
+  EXPECT_EQ(Exchange(&idle[1], "GET /echo HTTP/1.1\r\nHost: h\r\n\r\n").status, 200);
+  EXPECT_EQ(Exchange(&idle[2], "GET /echo HTTP/1.1\r\nHost: h\r\n\r\n").status, 200);
+  const server::HttpServerStats stats = server_->stats();
+  EXPECT_EQ(stats.idle_closed_for_new, 1u);
+  EXPECT_EQ(stats.over_cap_refused, 0u);
+  EXPECT_EQ(stats.open_connections, 3);
 }
 
 TEST_F(HttpFrontEndTest, AdmissionAnswersBeforeTheBodyIsRead) {
@@ -592,12 +629,10 @@ TEST_F(HttpFrontEndTest, AProbeIsAnsweredWithTheConnectionCapReached) {
   options.max_connections = 2;
   options.probe_slots = 2;
   options.probe_header_timeout_ms = 600000;
+  options.header_timeout_ms = 600000;
   Start(options);
   std::vector<RawHttpConnection> held(2);
-  for (RawHttpConnection& connection : held) {
-    Connect(&connection);
-    EXPECT_EQ(Exchange(&connection, "GET /echo HTTP/1.1\r\nHost: h\r\n\r\n").status, 200);
-  }
+  HoldBusy(server_.get(), held, server_->port());
   // Past the cap and silent: they take both reserved slots (connections are
   // accepted in the order they were made).
   std::vector<RawHttpConnection> silent(2);

@@ -91,6 +91,24 @@ TEST(ModelStatisticsTableTest, ForgetStartsAVersionAgainAtZero) {
   EXPECT_EQ(FillOf(table, "m", 1).inference_count(), 0u);
 }
 
+// Issue 50: the records of calls still in flight when a version was
+// unloaded re-created its entry, and the version loaded again showed them.
+TEST(ModelStatisticsTableTest, RecordsOfAnUnloadedVersionNeverReachItsNextLoad) {
+  ModelStatisticsTable table;
+  table.RecordBatch("m", 1, 4, absl::Nanoseconds(1));
+  table.Forget("m", 1);
+  table.RecordBatch("m", 1, 5, absl::Nanoseconds(1));  // a call that was in flight
+  table.RecordRequest("m", 1, true, absl::Nanoseconds(1), absl::FromUnixMillis(7));
+  table.RecordQueue("m", 1, absl::Nanoseconds(1));
+  table.Loaded("m", 1);
+  inference::ModelStatistics s = FillOf(table, "m", 1);
+  EXPECT_EQ(s.inference_count(), 0u);
+  EXPECT_EQ(s.last_inference(), 0u);
+  EXPECT_EQ(s.inference_stats().success().count(), 0u);
+  table.RecordBatch("m", 1, 3, absl::Nanoseconds(1));  // the new load's records count
+  EXPECT_EQ(FillOf(table, "m", 1).inference_count(), 3u);
+}
+
 TEST(ModelStatisticsTableTest, ConcurrentRecordsAllCount) {
   ModelStatisticsTable table;
   constexpr int kThreads = 4, kEach = 1000;
