@@ -873,10 +873,7 @@ def attack_bundle(args, s, header):
     in_log = in_index = None
     reason = state = ""
     end = s.start + hold
-    peak = 0.0
     while now() < end:
-        rss = server_rss_mib(args.server_pid)
-        peak = max(peak, rss or 0.0)
         if in_log is None and log_count(args.server_log, needle):
             in_log = now() - s.start
         if in_index is None:
@@ -987,7 +984,7 @@ def attack_repository(args, s):
     meta_thread.join()
     live_channel.close()
     probes_done = now()
-    draining_during = sum(1 for d in done if d[2] <= probes_done)
+    answered_by_probes = sum(1 for d in done if d[2] <= probes_done)
     time.sleep(max(0.0, s.start + env("REPO_HOLD_SECONDS") - now()))
     t_release = now()
     os.kill(args.server_pid, signal.SIGUSR1)
@@ -1009,7 +1006,7 @@ def attack_repository(args, s):
             s.notes.append(f"{kind} unloads answered {ends[0] - s.start:.2f} to "
                            f"{ends[-1] - s.start:.2f} s after they were sent "
                            f"(release at {t_release - s.start:.2f} s)")
-    s.notes.append(f"unloads answered before the probes ended: {draining_during} "
+    s.notes.append(f"unloads answered before the probes ended: {answered_by_probes} "
                    f"(in the first 0.5 s: {len(early)}); the held call: {held_code} "
                    f"{t_held * 1e3:.0f} ms after SIGUSR1")
 
@@ -1027,8 +1024,11 @@ def attack_repository(args, s):
                    f"{[(c, round(ms, 1)) for c, ms in meta_results]}")
     s.follow_up = {"live": [[c, round(ms, 1)] for c, ms in live_results],
                    "metadata": [[c, round(ms, 1)] for c, ms in meta_results]}
+    pending = total_unloads - answered_by_probes
     s.outcome = {"ok": live_ok and meta_ok and bool(live_results) and bool(meta_results),
-                 "text": f"ServerLive {live_text}; REST metadata {meta_text}"}
+                 "text": f"ServerLive {live_text}; REST metadata {meta_text}; {pending} of "
+                         f"{total_unloads} unloads still draining meanwhile",
+                 "unloads_draining": pending}
 
 
 def cmd_attack(args):
@@ -1229,7 +1229,9 @@ def run_one(args, which):
     good.wait()
     sampler.stop.set()
     sampler.join()
+    t_stop = now()
     stop_server(proc)
+    stop_seconds = now() - t_stop
 
     c0, c1, c2 = sampler.at(t0)[2], sampler.at(t1)[2], sampler.at(t2)[2]
     cpu_attack = (c1 - c0) - base_rate * (t1 - t0)
@@ -1272,6 +1274,11 @@ def run_one(args, which):
                notes=summary.get("notes", []), flags=flags,
                server_exit=proc.returncode)
     if which in ISSUE50:
+        # How long the final SIGTERM took (stop_server kills after 20 s: exit -9).
+        row["stop_seconds"] = round(stop_seconds, 2)
+        if proc.returncode == -signal.SIGKILL and not summary.get("kill_server") \
+                and not sampler.killed:
+            row["notes"].append(f"the final SIGTERM: not exited in {stop_seconds:.0f} s, killed")
         row["outcome"] = summary.get("outcome") or {"ok": False, "text": "attacker failed"}
         row["good_kinds"] = kinds
         if summary.get("good_until"):
