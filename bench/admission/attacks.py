@@ -1089,6 +1089,8 @@ class Sampler(threading.Thread):
 
     def at(self, t):
         """The last sample at or before t."""
+        if not self.samples:  # the server died before the first sample
+            return (t, 0.0, 0.0)
         best = self.samples[0]
         for sample in self.samples:
             if sample[0] > t:
@@ -1236,7 +1238,9 @@ def run_one(args, which):
     c0, c1, c2 = sampler.at(t0)[2], sampler.at(t1)[2], sampler.at(t2)[2]
     cpu_attack = (c1 - c0) - base_rate * (t1 - t0)
     cpu_after = (c2 - c1) - base_rate * (t2 - t1)
-    peak = max(r for t, r, _ in sampler.samples if t >= t_launch - 0.5)
+    # (default: the server died before the attack; its last RSS)
+    peak = max((r for t, r, _ in sampler.samples if t >= t_launch - 0.5),
+               default=sampler.at(t_launch)[1])
     calls = {k: [] for k in GOOD_KINDS}
     errors = Counter()
     t_good_end = summary.get("good_until") or t2
@@ -1273,6 +1277,9 @@ def run_one(args, which):
                attacker_codes=summary.get("codes", {}), follow_up=summary.get("follow_up", {}),
                notes=summary.get("notes", []), flags=flags,
                server_exit=proc.returncode)
+    if proc.returncode not in (0, -signal.SIGKILL):
+        # e.g. -11: the server crashed (the good client's errors then say when)
+        row["notes"].append(f"the server ended with status {proc.returncode}")
     if which in ISSUE50:
         # How long the final SIGTERM took (stop_server kills after 20 s: exit -9).
         row["stop_seconds"] = round(stop_seconds, 2)
