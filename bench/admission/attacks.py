@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Issue 32's attacks against invariant-server, with a well-behaved client beside them.
+"""Issue 32's and issue 50's attacks against invariant-server, with a well-behaved client beside them.
 
 Run through bench/admission/attacks.sh, which trains the two models, stages
 the Python stubs and calls the subcommands below:
@@ -12,7 +12,8 @@ the Python stubs and calls the subcommands below:
           of one row, REST GET /v2/health/live, REST infer of one row; every
           REST call on a fresh connection, as a probe makes it), one line per
           call: monotonic time, kind, latency in ms, status
-  attack  one attack (1, 2a, 2b, 3a, 3b, 4, 5, 6, 7); prints a JSON summary
+  attack  one attack (1, 2a, 2b, 3a, 3b, 4, 5, 6, 7; issue 50's stream, stream1,
+          signal, bundle, bundle-header, repository); prints a JSON summary
   report  puts OUT/admission.json into docs/results/admission.md between the
           markers, under a label ("before", "after", ...)
 
@@ -71,6 +72,38 @@ ENV = {
     # 7: connection cap
     "A7_CONNECTIONS": ("10100", "idle TCP connections to the REST port"),
     "A7_SECONDS": ("30", "how long they are held"),
+    # Issue 50. A safety net for them all: the orchestrator kills the server
+    # (SIGKILL) if its RSS passes this, whatever the attack.
+    "RSS_KILL_MIB": ("14336", "server RSS at which the orchestrator kills it (machine safety)"),
+    # stream / stream1: streams that never read their answers
+    "STREAM_CLIENTS": ("32", "StreamFeaturize streams (stream: a connection each; stream1: "
+                       "all on one connection)"),
+    "STREAM_REQUESTS": ("64", "requests each stream sends (its responses are never read)"),
+    "STREAM_ROWS": ("819", "rows of the rows model (40 inputs) per request"),
+    "STREAM_SECONDS": ("35", "how long the streams are held open, unread"),
+    "STREAM_ABORT_MIB": ("12288", "the attacker cancels its streams if the server's RSS "
+                         "passes this"),
+    # signal: a SIGHUP flood, then one SIGTERM
+    "SIGNAL_PROCESSES": ("2", "processes sending SIGHUP in a tight os.kill loop"),
+    "SIGNAL_COUNT": ("400000", "SIGHUPs sent in all (the flood ends at this or at "
+                     "SIGNAL_FLOOD_SECONDS)"),
+    "SIGNAL_FLOOD_SECONDS": ("5", "longest flood"),
+    "SIGNAL_EXIT_SECONDS": ("30", "bound on the exit after the SIGTERM (then SIGKILL)"),
+    # bundle / bundle-header: a 3 GiB sparse bundle, then a rescan (SIGHUP)
+    "BUNDLE_MODEL": ("rows", "the model that gets the new version (the good client's)"),
+    "BUNDLE_BYTES": ("3221225472", "size of the sparse model.bundle"),
+    "BUNDLE_SECONDS": ("35", "how long the bundle stays in place (one poll rescan at 30 s "
+                       "included)"),
+    "BUNDLE_PATCH_LENGTH": ("1", "bundle-header: 1 = the real header's file_length set to "
+                            "BUNDLE_BYTES and its CRC recomputed (passes every header check); "
+                            "0 = the 64 bytes verbatim"),
+    # repository: unloads draining behind a call held by the paused batcher
+    "REPO_GRPC_UNLOADS": ("4", "concurrent gRPC RepositoryModelUnload of the model"),
+    "REPO_REST_UNLOADS": ("10", "concurrent REST POST /v2/repository/models/NAME/unload"),
+    "REPO_PROBES": ("5", "gRPC ServerLive calls (and REST metadata GETs) while they drain"),
+    "REPO_PROBE_DEADLINE_SECONDS": ("3", "deadline of each probe"),
+    "REPO_HOLD_SECONDS": ("5", "least time the call is held (SIGUSR1 once the probes are done)"),
+    "REPO_DRAIN_SECONDS": ("30", "--drain_seconds (how long an unload waits for the call)"),
 }
 
 
@@ -78,7 +111,9 @@ def env(name, cast=float):
     return cast(os.environ.get(name, ENV[name][0]))
 
 
-ATTACKS = ["1", "2a", "2b", "3a", "3b", "4", "5", "6", "7"]
+ISSUE32 = ["1", "2a", "2b", "3a", "3b", "4", "5", "6", "7"]
+ISSUE50 = ["stream", "stream1", "signal", "bundle", "bundle-header", "repository"]
+ATTACKS = ISSUE32 + ISSUE50
 TITLES = {
     "1": "non-reading clients (features of ~13k rows as JSON, never read)",
     "2a": "abandoned work, REST (200 x 215 KB of one-sample WAVs, then disconnect)",
@@ -89,6 +124,13 @@ TITLES = {
     "5": "unauthenticated large gRPC (40 x 63 MiB Predicts, --data_token_file)",
     "6": "clip amplification (17 KB JSON INT16 [4297, 1], repeated)",
     "7": "connection cap (10,100 idle TCP connections to the REST port)",
+    "stream": "non-reading streams (32 StreamFeaturize, a connection each, 64 x 819 rows, "
+              "never read)",
+    "stream1": "non-reading streams on one connection (the same 32 on one channel)",
+    "signal": "signal flood (~400k SIGHUP in a few seconds, then one SIGTERM)",
+    "bundle": "3 GiB sparse model.bundle with a bad magic, then SIGHUP",
+    "bundle-header": "3 GiB sparse model.bundle behind a real bundle's header, then SIGHUP",
+    "repository": "unloads draining (4 gRPC + 10 REST unloads behind a held call)",
 }
 GOOD_KINDS = ["grpc_health", "grpc_predict", "rest_live", "rest_infer"]
 ROWS_MODEL = "rows"
@@ -266,7 +308,8 @@ def cmd_good(args):
                 out.write(f"{start:.6f} {kind} {ms:.3f} {status}\n")
             stop.wait(interval)
 
-    threads = [threading.Thread(target=loop, args=(k,), daemon=True) for k in GOOD_KINDS]
+    kinds = [k for k in args.kinds.split(",") if k] if args.kinds else GOOD_KINDS
+    threads = [threading.Thread(target=loop, args=(k,), daemon=True) for k in kinds]
     for t in threads:
         t.start()
     while not stop.is_set():
@@ -561,18 +604,458 @@ def attack_7(args, s):
     s.end = now()
 
 
+# ---------------------------------------------------------------- issue 50's attacks
+
+def server_rss_mib(pid):
+    """The server's VmRSS in MiB, or None once it has exited (or is a zombie)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return None
+
+
+def server_exited(pid):
+    """True once the process is gone or a zombie (exited, not yet reaped by its parent)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except OSError:
+        return True
+
+
+def http_get_body(port, path, timeout):
+    """GET on a fresh connection (Connection: close): (status or error name, body text)."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as c:
+            c.sendall(http_head("GET", path, port, [("Connection", "close")]))
+            data = b""
+            while True:
+                chunk = c.recv(1 << 16)
+                if not chunk:
+                    break
+                data += chunk
+    except (OSError, socket.timeout) as e:
+        return type(e).__name__, ""
+    head, _, body = data.partition(b"\r\n\r\n")
+    parts = head.split(b" ", 2)
+    return (parts[1].decode() if len(parts) > 1 else "bytes"), body.decode(errors="replace")
+
+
+def metric_lines(port, name):
+    """{labels: value} of every sample of `name` on the metrics port (empty if unreadable)."""
+    code, text = http_get_body(port, "/metrics", 5)
+    out = {}
+    if code != "200":
+        return out
+    for line in text.splitlines():
+        if line.startswith(name + "{") or line.startswith(name + " "):
+            key, _, value = line.rpartition(" ")
+            out[key[len(name):] or "{}"] = float(value)
+    return out
+
+
+def log_count(path, needle):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read().count(needle)
+    except OSError:
+        return 0
+
+
+def log_lines(path, needle, limit=2):
+    try:
+        with open(path, errors="replace") as f:
+            return [line.strip() for line in f if needle in line][:limit]
+    except OSError:
+        return []
+
+
+def xperm_rows(rows, seed):
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    x = np.zeros((rows, 40), np.float32)
+    for block in range(5):
+        x[np.arange(rows), block * 8 + rng.integers(0, 8, rows)] = 1
+    return x
+
+
+def attack_stream(args, s, one_connection):
+    """STREAM_CLIENTS bidi StreamFeaturize streams each send STREAM_REQUESTS
+    requests and never read a response; held STREAM_SECONDS (cancelled early
+    if the server's RSS passes STREAM_ABORT_MIB)."""
+    rows = env("STREAM_ROWS", int)
+    body = fs.FeaturizeRequest(model=fs.ModelSpec(name=ROWS_MODEL),
+                               inputs=fs.InputBatch(num_rows=rows,
+                                                    raw_values=xperm_rows(rows, 50).tobytes())
+                               ).SerializeToString()
+    n, per = env("STREAM_CLIENTS", int), env("STREAM_REQUESTS", int)
+    seconds, abort_mib = env("STREAM_SECONDS"), env("STREAM_ABORT_MIB")
+    s.notes.append(f"{n} streams on {1 if one_connection else n} connection(s), {per} requests "
+                   f"of {len(body)} bytes ({rows} rows) each; a response is ~"
+                   f"{rows * 625 * 4 / 2**20:.1f} MiB of features, never read")
+    refused_before = metric_lines(args.metrics_port, "invariant_admission_refused_total")
+    stop = threading.Event()
+    sent = [0] * n
+    channels = ([raw_channel(args.grpc_port)] if one_connection
+                else [raw_channel(args.grpc_port) for _ in range(n)])
+
+    def requests(i):
+        for _ in range(per):
+            if stop.is_set():
+                return
+            yield body
+            sent[i] += 1
+        stop.wait()  # held open (no half-close) until the end
+
+    calls = []
+    s.start = now()
+    for i in range(n):
+        method = channels[0 if one_connection else i].stream_stream(
+            "/invariant.v1.FeatureService/StreamFeaturize",
+            request_serializer=lambda b: b, response_deserializer=lambda b: b)
+        calls.append(method(requests(i), timeout=seconds + 60))
+    end = s.start + seconds
+    aborted = None
+    peak = 0.0
+    while now() < end:
+        rss = server_rss_mib(args.server_pid)
+        if rss is None:
+            s.notes.append(f"the server exited at {now() - s.start:.1f} s")
+            break
+        peak = max(peak, rss)
+        if rss > abort_mib:
+            aborted = (now() - s.start, rss)
+            break
+        time.sleep(0.1)
+    # What is observable without reading: streams the server already ended
+    # (their status came), and the server's own count of admission refusals.
+    for c in calls:
+        s.count(c.code().name if c.done() else "open, unread")
+    refused_after = metric_lines(args.metrics_port, "invariant_admission_refused_total")
+    refused = {k: int(v - refused_before.get(k, 0)) for k, v in refused_after.items()
+               if v - refused_before.get(k, 0) > 0}
+    stop.set()
+    for c in calls:
+        c.cancel()
+    s.end = now()
+    for ch in channels:
+        ch.close()
+    total = sum(refused.values())
+    s.notes.append(f"requests handed to gRPC: {sum(sent)} of {n * per}")
+    s.notes.append(f"admission refusals (RESOURCE_EXHAUSTED) counted by the server during the "
+                   f"attack: {total} {refused}")
+    text = f"RESOURCE_EXHAUSTED ×{total} (server's count), {sum(sent)}/{n * per} requests sent"
+    if aborted:
+        text += f"; aborted at {aborted[0]:.1f} s, RSS {aborted[1]:.0f} MiB"
+        s.notes.append(f"aborted: server RSS {aborted[1]:.0f} MiB > STREAM_ABORT_MIB "
+                       f"at {aborted[0]:.1f} s")
+    s.outcome = {"ok": None, "text": text, "refused": total, "requests_sent": sum(sent),
+                 "aborted": aborted is not None}
+
+
+SIGNAL_SENDER = r"""
+import os, signal, sys, time
+pid, count, seconds = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+kill, hup = os.kill, signal.SIGHUP
+deadline = time.monotonic() + seconds
+sent, error = 0, ""
+try:
+    while sent < count and time.monotonic() < deadline:
+        for _ in range(min(1000, count - sent)):
+            kill(pid, hup)
+        sent += min(1000, count - sent)
+except OSError as e:
+    error = type(e).__name__
+print(sent, error)
+"""
+
+
+def attack_signal(args, s):
+    """SIGNAL_COUNT SIGHUPs from SIGNAL_PROCESSES tight loops, then one
+    SIGTERM: does the server exit within SIGNAL_EXIT_SECONDS?"""
+    pid = args.server_pid
+    procs, total = env("SIGNAL_PROCESSES", int), env("SIGNAL_COUNT", int)
+    flood, bound = env("SIGNAL_FLOOD_SECONDS"), env("SIGNAL_EXIT_SECONDS")
+    s.start = now()
+    senders = [subprocess.Popen([sys.executable, "-c", SIGNAL_SENDER, str(pid),
+                                 str(total // procs), str(flood)],
+                                stdout=subprocess.PIPE, text=True) for _ in range(procs)]
+    sent, errors = 0, Counter()
+    for p in senders:
+        out = p.communicate()[0].split()
+        sent += int(out[0]) if out else 0
+        if len(out) > 1:
+            errors[out[1]] += 1
+    flood_s = now() - s.start
+    s.count("SIGHUP sent", sent)
+    hups_logged = log_count(args.server_log, "SIGHUP: rescanning models")
+    t_term = now()
+    os.kill(pid, signal.SIGTERM)
+    s.count("SIGTERM sent")
+    s.good_until = t_term  # the good client's calls after the SIGTERM meet a draining server
+    exited_after = None
+    while now() - t_term < bound:
+        if server_exited(pid):
+            exited_after = now() - t_term
+            break
+        time.sleep(0.05)
+    s.end = now()
+    hups_by_end = log_count(args.server_log, "SIGHUP: rescanning models")
+    drained = log_count(args.server_log, ": draining") > 0
+    s.notes.append(f"{sent} SIGHUP sent by {procs} processes in {flood_s:.2f} s "
+                   f"({sent / max(flood_s, 1e-3):.0f}/s){'; errors ' + str(dict(errors)) if errors else ''}")
+    s.notes.append(f"rescans logged: {hups_logged} when the SIGTERM was sent, {hups_by_end} "
+                   f"{'at the exit' if exited_after is not None else f'{bound:.0f} s later'}; "
+                   f"the SIGTERM {'was' if drained else 'was not'} logged (\"draining\")")
+    if exited_after is None:
+        s.kill_server = True
+        s.notes.append(f"not exited {bound:.0f} s after the SIGTERM: killed (SIGKILL)")
+        text = f"not exited within {bound:.0f} s (killed); SIGTERM {'seen' if drained else 'not seen'}"
+    else:
+        text = f"exited {exited_after:.1f} s after the SIGTERM"
+    text += f"; {sent} SIGHUP in {flood_s:.1f} s, {hups_by_end} rescans logged"
+    s.outcome = {"ok": exited_after is not None and exited_after <= bound, "text": text,
+                 "exit_seconds": None if exited_after is None else round(exited_after, 2),
+                 "sighup_sent": sent, "rescans_logged": hups_by_end,
+                 "sigterm_logged": drained}
+
+
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def attack_bundle(args, s, header):
+    """A BUNDLE_BYTES sparse file as BUNDLE_MODEL's next version (bad magic,
+    or behind a real bundle's header), then SIGHUP; how long until the
+    refusal shows in the log / repository index, held BUNDLE_SECONDS."""
+    name, size, hold = env("BUNDLE_MODEL", str), env("BUNDLE_BYTES", int), env("BUNDLE_SECONDS")
+    model_dir = os.path.join(args.models, name)
+    versions = sorted(int(v) for v in os.listdir(model_dir) if v.isdigit())
+    version = versions[-1] + 1
+    staging = os.path.join(os.path.dirname(os.path.abspath(args.models)),
+                           f"bundle-attack-{os.getpid()}")
+    os.makedirs(os.path.join(staging, str(version)))
+    path = os.path.join(staging, str(version), "model.bundle")
+    with open(path, "wb") as f:
+        if header:
+            with open(os.path.join(model_dir, str(versions[-1]), "model.bundle"), "rb") as real:
+                head = bytearray(real.read(64))
+            stored = struct.unpack_from("<I", head, 60)[0]
+            if crc32c(bytes(head[:60])) != stored:
+                s.notes.append("warning: the CRC-32C computed here differs from the real header's")
+            real_length = struct.unpack_from("<Q", head, 24)[0]
+            if env("BUNDLE_PATCH_LENGTH", int):
+                struct.pack_into("<Q", head, 24, size)
+                struct.pack_into("<I", head, 60, crc32c(bytes(head[:60])))
+                s.notes.append(f"header of {name}/{versions[-1]} ({real_length} bytes), its "
+                               f"file_length set to {size} and its CRC recomputed")
+            else:
+                s.notes.append(f"header of {name}/{versions[-1]} verbatim (file_length "
+                               f"{real_length})")
+            f.write(head)
+        f.truncate(size)  # sparse: no block written past the header
+    blocks = os.stat(path).st_blocks * 512
+    s.notes.append(f"{name}/{version}/model.bundle: {size} bytes, {blocks} on disk")
+    index = raw_method(raw_channel(args.grpc_port), "/inference.GRPCInferenceService/RepositoryIndex")
+    index_req = oip.RepositoryIndexRequest().SerializeToString()
+    needle = f"model '{name}' version {version} failed to load"
+    target = os.path.join(model_dir, str(version))
+    os.rename(os.path.join(staging, str(version)), target)  # the version appears at once
+    s.start = now()
+    os.kill(args.server_pid, signal.SIGHUP)
+    in_log = in_index = None
+    reason = state = ""
+    end = s.start + hold
+    while now() < end:
+        if in_log is None and log_count(args.server_log, needle):
+            in_log = now() - s.start
+        if in_index is None:
+            try:
+                answer = oip.RepositoryIndexResponse.FromString(index(index_req, timeout=2))
+                for m in answer.models:
+                    if m.name == name and m.version == str(version):
+                        state, reason = m.state, m.reason
+                if state == "UNAVAILABLE" and reason:
+                    in_index = now() - s.start
+            except grpc.RpcError as e:
+                s.count("index " + e.code().name)
+        time.sleep(0.05)
+    reads = log_count(args.server_log, needle)
+    os.remove(os.path.join(target, "model.bundle"))
+    os.rmdir(target)
+    os.rmdir(staging)
+    s.end = now()
+    s.count(f"version {version}: {state or 'not in the index'}")
+    line = (log_lines(args.server_log, needle) or [""])[0]
+    s.notes.append(f"refusal in the log after {in_log if in_log is None else round(in_log, 2)} s, "
+                   f"in the index after {in_index if in_index is None else round(in_index, 2)} s; "
+                   f"{reads} failed load(s) logged in {hold:.0f} s")
+    s.notes.append(f"log: {line[:300]}")
+    s.notes.append(f"index reason: {reason[:300]}")
+    seen = [t for t in (in_log, in_index) if t is not None]
+    if seen:
+        text = (f"refused in {min(seen):.1f} s (log {fmt_s(in_log)}, index {fmt_s(in_index)}); "
+                f"read {reads}× in {hold:.0f} s")
+    else:
+        text = f"no refusal seen in {hold:.0f} s (index state: {state or '—'})"
+    s.outcome = {"ok": bool(seen), "text": text, "log_seconds": in_log and round(in_log, 2),
+                 "index_seconds": in_index and round(in_index, 2), "failed_loads": reads,
+                 "reason": reason[:300]}
+
+
+def fmt_s(x):
+    return "—" if x is None else f"{x:.1f} s"
+
+
+REPO_MODEL = "rows_a"  # a copy of rows, under --model_control=explicit
+
+
+def attack_repository(args, s):
+    """A Predict on REPO_MODEL held by the paused batcher; REPO_GRPC_UNLOADS
+    gRPC and REPO_REST_UNLOADS REST unloads of it at once, draining behind it;
+    meanwhile REPO_PROBES gRPC ServerLive calls and REST metadata GETs; then
+    SIGUSR1 releases the call."""
+    a = REPO_MODEL
+    deadline = env("REPO_PROBE_DEADLINE_SECONDS")
+    channel = raw_channel(args.grpc_port)
+    predict = raw_method(channel, "/invariant.v1.FeatureService/Predict")
+    held = predict.future(fs.PredictRequest(model=fs.ModelSpec(name=a),
+                                            inputs=fs.InputBatch(values=one_row())
+                                            ).SerializeToString(), timeout=120)
+    queued, t_wait = False, now()
+    while not queued and now() - t_wait < 10:
+        queued = metric_lines(args.metrics_port, "invariant_queue_rows").get(
+            f'{{model="{a}"}}', 0) >= 1
+        if not queued:
+            time.sleep(0.05)
+    s.notes.append(f"Predict on {a} {'queued' if queued else 'NOT seen queued'} "
+                   f"(paused batcher) after {now() - t_wait:.2f} s")
+    unload = raw_method(channel, "/inference.GRPCInferenceService/RepositoryModelUnload")
+    unload_req = oip.RepositoryModelUnloadRequest(model_name=a).SerializeToString()
+    rest_req = http_head("POST", f"/v2/repository/models/{a}/unload", args.http_port, [], 0)
+    done = []  # (kind, code, end time)
+    lock = threading.Lock()
+
+    def rest_unload():
+        code, _ = http_call(args.http_port, rest_req, 90)
+        with lock:
+            done.append(("rest", code, now()))
+
+    def grpc_done(f):
+        code = grpc_code(f.result)
+        with lock:
+            done.append(("grpc", code, now()))
+
+    s.start = now()
+    for _ in range(env("REPO_GRPC_UNLOADS", int)):
+        unload.future(unload_req, timeout=90).add_done_callback(grpc_done)
+    rest_threads = [threading.Thread(target=rest_unload) for _ in range(env("REPO_REST_UNLOADS", int))]
+    for t in rest_threads:
+        t.start()
+    time.sleep(0.5)
+    early = list(done)
+    # The probes, each on a connection of its own, while the unloads drain.
+    n = env("REPO_PROBES", int)
+    live_channel = raw_channel(args.grpc_port)
+    live = raw_method(live_channel, "/inference.GRPCInferenceService/ServerLive")
+    live_req = oip.ServerLiveRequest().SerializeToString()
+    meta_req = http_head("GET", f"/v2/models/{ROWS_MODEL}", args.http_port)
+    live_results, meta_results = [], []
+
+    def meta_probes():
+        for _ in range(n):
+            meta_results.append(http_call(args.http_port, meta_req, deadline))
+            time.sleep(0.2)
+
+    meta_thread = threading.Thread(target=meta_probes)
+    meta_thread.start()
+    for _ in range(n):
+        start = now()
+        code = grpc_code(lambda: live(live_req, timeout=deadline))
+        live_results.append((code, (now() - start) * 1e3))
+        time.sleep(0.2)
+    meta_thread.join()
+    live_channel.close()
+    probes_done = now()
+    answered_by_probes = sum(1 for d in done if d[2] <= probes_done)
+    time.sleep(max(0.0, s.start + env("REPO_HOLD_SECONDS") - now()))
+    t_release = now()
+    os.kill(args.server_pid, signal.SIGUSR1)
+    held_code = grpc_code(lambda: held.result(timeout=60))
+    t_held = now() - t_release
+    for t in rest_threads:
+        t.join(95)
+    wait_end = now() + 95
+    total_unloads = env("REPO_GRPC_UNLOADS", int) + len(rest_threads)
+    while len(done) < total_unloads and now() < wait_end:
+        time.sleep(0.05)
+    s.end = now()
+    channel.close()
+    for kind, code, t in done:
+        s.count(f"{kind} unload {code}")
+    for kind in ("grpc", "rest"):
+        ends = sorted(t for k, _, t in done if k == kind)
+        if ends:
+            s.notes.append(f"{kind} unloads answered {ends[0] - s.start:.2f} to "
+                           f"{ends[-1] - s.start:.2f} s after they were sent "
+                           f"(release at {t_release - s.start:.2f} s)")
+    s.notes.append(f"unloads answered before the probes ended: {answered_by_probes} "
+                   f"(in the first 0.5 s: {len(early)}); the held call: {held_code} "
+                   f"{t_held * 1e3:.0f} ms after SIGUSR1")
+
+    def describe(results, ok_code):
+        codes = Counter(c for c, _ in results)
+        worst = max((ms for _, ms in results), default=float("nan"))
+        return (", ".join(f"{c} ×{k}" for c, k in sorted(codes.items())) +
+                f" (slowest {fmt_ms(worst)} ms)"), all(c == ok_code and ms <= 100
+                                                       for c, ms in results)
+
+    live_text, live_ok = describe(live_results, "OK")
+    meta_text, meta_ok = describe(meta_results, "200")
+    s.notes.append(f"gRPC ServerLive while draining: "
+                   f"{[(c, round(ms, 1)) for c, ms in live_results]}")
+    s.notes.append(f"REST GET /v2/models/{ROWS_MODEL} while draining: "
+                   f"{[(c, round(ms, 1)) for c, ms in meta_results]}")
+    s.follow_up = {"live": [[c, round(ms, 1)] for c, ms in live_results],
+                   "metadata": [[c, round(ms, 1)] for c, ms in meta_results]}
+    pending = total_unloads - answered_by_probes
+    s.outcome = {"ok": live_ok and meta_ok and bool(live_results) and bool(meta_results),
+                 "text": f"ServerLive {live_text}; REST metadata {meta_text}; {pending} of "
+                         f"{total_unloads} unloads still draining meanwhile",
+                 "unloads_draining": pending}
+
+
 def cmd_attack(args):
     import_stubs(args.python)
     s = Summary()
     s.follow_up = {}
+    s.outcome = None
+    s.good_until = None
+    s.kill_server = False
     fn = {"1": attack_1, "2a": attack_2a, "2b": attack_2b,
           "3a": lambda a, x: attack_3(a, x, False), "3b": lambda a, x: attack_3(a, x, True),
-          "4": attack_4, "5": attack_5, "6": attack_6, "7": attack_7}[args.which]
+          "4": attack_4, "5": attack_5, "6": attack_6, "7": attack_7,
+          "stream": lambda a, x: attack_stream(a, x, False),
+          "stream1": lambda a, x: attack_stream(a, x, True),
+          "signal": attack_signal,
+          "bundle": lambda a, x: attack_bundle(a, x, False),
+          "bundle-header": lambda a, x: attack_bundle(a, x, True),
+          "repository": attack_repository}[args.which]
     ready = now()
     fn(args, s)
     print(json.dumps({"attack": args.which, "prepared_at": ready, "start": s.start,
                       "end": s.end, "codes": dict(s.codes), "notes": s.notes,
-                      "follow_up": s.follow_up}))
+                      "follow_up": s.follow_up, "outcome": s.outcome,
+                      "good_until": s.good_until, "kill_server": s.kill_server}))
 
 
 # ---------------------------------------------------------------- the orchestrator
@@ -587,9 +1070,11 @@ def proc_sample(pid):
 
 
 class Sampler(threading.Thread):
-    def __init__(self, pid):
+    def __init__(self, pid, kill_mib=None):
         super().__init__(daemon=True)
         self.pid = pid
+        self.kill_mib = kill_mib  # SIGKILL the server past this RSS (the machine's safety)
+        self.killed = None  # (t, rss MiB) when it did
         self.samples = []  # (t, rss MiB, cpu s)
         self.stop = threading.Event()
 
@@ -600,10 +1085,15 @@ class Sampler(threading.Thread):
             except (OSError, StopIteration):
                 return
             self.samples.append((now(), rss, cpu))
+            if self.kill_mib and rss > self.kill_mib and self.killed is None:
+                self.killed = (now(), rss)
+                os.kill(self.pid, signal.SIGKILL)
             self.stop.wait(0.05)
 
     def at(self, t):
         """The last sample at or before t."""
+        if not self.samples:  # the server died before the first sample
+            return (t, 0.0, 0.0)
         best = self.samples[0]
         for sample in self.samples:
             if sample[0] > t:
@@ -612,9 +1102,11 @@ class Sampler(threading.Thread):
         return best
 
 
-def start_server(args, out_dir, name, extra):
-    flags = [f"--models={args.models}", "--host=127.0.0.1", "--port=0", "--http_port=0",
-             "--metrics_port=0"] + extra
+BASE_FLAGS = ["--host=127.0.0.1", "--port=0", "--http_port=0", "--metrics_port=0"]
+
+
+def start_server(args, out_dir, name, extra, models=None):
+    flags = [f"--models={models or args.models}"] + BASE_FLAGS + extra
     stdout = open(os.path.join(out_dir, f"server-{name}.stdout"), "w")
     stderr = open(os.path.join(out_dir, f"server-{name}.stderr"), "w")
     proc = subprocess.Popen([os.path.join(args.bin, "invariant-server")] + flags,
@@ -633,13 +1125,13 @@ def start_server(args, out_dir, name, extra):
         raise SystemExit(f"attacks: the server did not start; see {stderr.name}")
     ports = dict(kv.split("=") for kv in line.split() if "=" in kv)
     threading.Thread(target=lambda: [stdout.write(x) for x in proc.stdout], daemon=True).start()
-    return proc, int(ports["grpc_port"]), int(ports["http_port"]), flags
+    return proc, int(ports["grpc_port"]), int(ports["http_port"]), flags, int(ports["metrics_port"])
 
 
-def stop_server(proc):
+def stop_server(proc, wait=20):
     proc.send_signal(signal.SIGTERM)
     try:
-        proc.wait(20)
+        proc.wait(wait)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
@@ -652,28 +1144,54 @@ def pct(values, q):
     return values[min(len(values) - 1, int(q * (len(values) - 1) + 0.5))]
 
 
+def repository_models(args, out_dir):
+    """The repository attack's own models directory: rows and REPO_MODEL (a copy)."""
+    import shutil
+    root = os.path.join(out_dir, "models-repository")
+    shutil.rmtree(root, ignore_errors=True)
+    for name in (ROWS_MODEL, REPO_MODEL):
+        shutil.copytree(os.path.join(args.models, ROWS_MODEL), os.path.join(root, name))
+    return root
+
+
 def run_one(args, which):
     out_dir = args.out
     extra = []
     token = ""
+    models = None
+    kinds = GOOD_KINDS
     if which == "5":
         token_file = os.path.join(out_dir, "data_token")
         with open(token_file, "w") as f:
             f.write(TOKEN + "\n")
         extra.append(f"--data_token_file={token_file}")
         token = TOKEN
-    proc, grpc_port, http_port, flags = start_server(args, out_dir, which, extra)
-    sampler = Sampler(proc.pid)
+    if which in ("stream", "stream1"):
+        extra.append("--max_connection_inflight_bytes=268435456")
+    if which == "repository":
+        models = repository_models(args, out_dir)
+        extra += ["--model_control=explicit", f"--load_model={ROWS_MODEL},{REPO_MODEL}",
+                  "--testonly_start_paused",
+                  f"--drain_seconds={env('REPO_DRAIN_SECONDS', str)}"]
+        # The paused batcher holds every Predict and REST infer: the good
+        # client runs its two health loops only.
+        kinds = ["grpc_health", "rest_live"]
+    proc, grpc_port, http_port, flags, metrics_port = start_server(args, out_dir, which, extra,
+                                                                   models)
+    sampler = Sampler(proc.pid, env("RSS_KILL_MIB") if which in ISSUE50 else None)
     sampler.start()
     common = ["--python", args.python, "--grpc_port", str(grpc_port),
               "--http_port", str(http_port)]
     good_file = os.path.join(out_dir, f"good-{which}.txt")
     good = subprocess.Popen([sys.executable, __file__, "good", "--out", good_file,
-                             "--token", token] + common)
+                             "--token", token, "--kinds", ",".join(kinds)] + common)
     time.sleep(env("PRE_SECONDS"))
     attack_log = open(os.path.join(out_dir, f"attack-{which}.stderr"), "w")
     t_launch = now()
-    attacker = subprocess.run([sys.executable, __file__, "attack", which] + common,
+    server = ["--server_pid", str(proc.pid), "--metrics_port", str(metrics_port),
+              "--models", models or args.models,
+              "--server_log", os.path.join(out_dir, f"server-{which}.stderr")]
+    attacker = subprocess.run([sys.executable, __file__, "attack", which] + common + server,
                               stdout=subprocess.PIPE, stderr=attack_log, text=True)
     t_attacker_exit = now()
     try:
@@ -683,6 +1201,9 @@ def run_one(args, which):
                    "start": t_launch, "end": t_attacker_exit}
     t0 = summary.get("start") or t_launch
     t1 = summary.get("end") or t_attacker_exit
+    if summary.get("kill_server") and proc.poll() is None:
+        proc.kill()
+        proc.wait()
     # The good client's CPU baseline: the pre-attack window, first second skipped.
     base_a = sampler.at(t_launch - env("PRE_SECONDS") + 1.0)
     base_b = sampler.at(t_launch)
@@ -691,7 +1212,12 @@ def run_one(args, which):
     # Settle: until the server's CPU over the last second is back to the baseline.
     settle_end = now() + env("SETTLE_MAX_SECONDS")
     settled = False
-    time.sleep(1.0)
+    exited = proc.poll() is not None or server_exited(proc.pid)
+    if exited:  # nothing left to settle or to measure after (the signal attack)
+        settled = True
+        settle_end = now()
+    else:
+        time.sleep(1.0)
     while now() < settle_end:
         a, b = sampler.at(now() - 1.0), sampler.at(now())
         rate = (b[2] - a[2]) / max(1e-3, b[0] - a[0])
@@ -700,21 +1226,28 @@ def run_one(args, which):
             break
         time.sleep(0.25)
     t2 = now()
-    time.sleep(env("AFTER_SECONDS"))
+    if not exited:
+        time.sleep(env("AFTER_SECONDS"))
     t3 = now()
     rss_after = sampler.at(t3)[1]
     good.send_signal(signal.SIGTERM)
     good.wait()
     sampler.stop.set()
     sampler.join()
-    stop_server(proc)
+    t_stop = now()
+    # A server given --drain_seconds longer than the default has that long, and 10 s more.
+    stop_server(proc, 20 if which != "repository" else env("REPO_DRAIN_SECONDS") + 10)
+    stop_seconds = now() - t_stop
 
     c0, c1, c2 = sampler.at(t0)[2], sampler.at(t1)[2], sampler.at(t2)[2]
     cpu_attack = (c1 - c0) - base_rate * (t1 - t0)
     cpu_after = (c2 - c1) - base_rate * (t2 - t1)
-    peak = max(r for t, r, _ in sampler.samples if t >= t_launch - 0.5)
+    # (default: the server died before the attack; its last RSS)
+    peak = max((r for t, r, _ in sampler.samples if t >= t_launch - 0.5),
+               default=sampler.at(t_launch)[1])
     calls = {k: [] for k in GOOD_KINDS}
     errors = Counter()
+    t_good_end = summary.get("good_until") or t2
     with open(good_file) as f:
         for line in f:
             t, kind, ms, status = line.split()
@@ -722,7 +1255,7 @@ def run_one(args, which):
             # Every call in flight at some time between the attack's start and
             # the end of the settle time (one sent just before the attack and
             # held by it counts too).
-            if t <= t2 and t + ms / 1e3 >= t0:
+            if t <= t_good_end and t + ms / 1e3 >= t0:
                 calls[kind].append(ms)
                 if status not in ("OK", "200"):
                     errors[f"{kind}:{status}"] += 1
@@ -736,8 +1269,9 @@ def run_one(args, which):
            "settled": settled}
     for kind in GOOD_KINDS:
         row[f"{kind}_n"] = len(calls[kind])
-        row[f"{kind}_p50_ms"] = round(pct(calls[kind], 0.5), 1)
-        row[f"{kind}_p99_ms"] = round(pct(calls[kind], 0.99), 1)
+        # None: a call kind the good client did not run in this attack.
+        row[f"{kind}_p50_ms"] = round(pct(calls[kind], 0.5), 1) if calls[kind] else None
+        row[f"{kind}_p99_ms"] = round(pct(calls[kind], 0.99), 1) if calls[kind] else None
     row.update(good_errors=sum(errors.values()), good_error_kinds=dict(errors),
                rss_start_mib=round(rss_start, 1), peak_rss_mib=round(peak, 1),
                rss_after_mib=round(rss_after, 1),
@@ -747,14 +1281,46 @@ def run_one(args, which):
                attacker_codes=summary.get("codes", {}), follow_up=summary.get("follow_up", {}),
                notes=summary.get("notes", []), flags=flags,
                server_exit=proc.returncode)
+    if proc.returncode not in (0, -signal.SIGKILL):
+        # e.g. -11: the server crashed (the good client's errors then say when)
+        row["notes"].append(f"the server ended with status {proc.returncode}")
+    if which in ISSUE50:
+        # How long the final SIGTERM took (stop_server kills after 20 s: exit -9).
+        row["stop_seconds"] = round(stop_seconds, 2)
+        if proc.returncode == -signal.SIGKILL and not summary.get("kill_server") \
+                and not sampler.killed:
+            row["notes"].append(f"the final SIGTERM: not exited in {stop_seconds:.0f} s, killed")
+        elif stop_seconds > 5:
+            row["notes"].append(f"the final SIGTERM: exited after {stop_seconds:.1f} s")
+        row["outcome"] = summary.get("outcome") or {"ok": False, "text": "attacker failed"}
+        row["good_kinds"] = kinds
+        if summary.get("good_until"):
+            row["good_window_seconds"] = round(summary["good_until"] - t0, 2)
+        if sampler.killed:
+            row["notes"].append("the orchestrator killed the server: RSS %.0f MiB > "
+                                "RSS_KILL_MIB at %.1f s" % (sampler.killed[1],
+                                                            sampler.killed[0] - t0))
+            row["outcome"]["text"] += "; server killed at RSS %.0f MiB" % sampler.killed[1]
     return row
 
 
 BUDGET_MIB = (256 + 256) + 200e6 / 2**20  # max_queue_bytes + http_max_inflight_bytes + 200 MB
 
 
+def worst_p99(row):
+    """The worst p99 over the good client's call kinds that ran."""
+    values = [row[f"{k}_p99_ms"] for k in GOOD_KINDS if row.get(f"{k}_n")]
+    return max(values) if values else float("nan")
+
+
 def verdicts(row):
-    p99 = max(row[f"{k}_p99_ms"] for k in GOOD_KINDS)
+    p99 = worst_p99(row)
+    if row["attack"] in ISSUE50:  # issue 50's targets: latency, memory, the attack's own
+        v = {"latency": p99 <= 100 and row["good_errors"] == 0,
+             "peak_rss": row["peak_rss_mib"] <= BUDGET_MIB}
+        if row["outcome"].get("ok") is not None:
+            v["outcome"] = row["outcome"]["ok"]
+        return v
     return {
         "latency": p99 <= 100 and row["good_errors"] == 0,
         "peak_rss": row["peak_rss_mib"] <= BUDGET_MIB,
@@ -781,25 +1347,30 @@ def cmd_run(args):
                   row["cpu_after_s"], "" if row["settled"] else " (not settled)",
                   row["attacker_codes"], " ".join(k for k, ok in v.items() if not ok) or "all met"),
               flush=True)
+        if "outcome" in row:
+            print(f"attacks: {w}: {row['outcome']['text']}", flush=True)
     columns = ["attack", "attack_seconds", "settle_seconds", "settled"]
     for k in GOOD_KINDS:
         columns += [f"{k}_n", f"{k}_p50_ms", f"{k}_p99_ms"]
     columns += ["good_errors", "rss_start_mib", "peak_rss_mib", "rss_after_mib",
                 "rss_after_minus_start_mib", "cpu_attack_s", "cpu_after_s", "baseline_cpu_cores",
-                "attacker_codes", "good_error_kinds", "follow_up"]
+                "attacker_codes", "good_error_kinds", "follow_up", "outcome"]
     with open(os.path.join(args.out, "admission.csv"), "w") as f:
         f.write(",".join(columns) + "\n")
         for row in rows:
             cells = []
             for c in columns:
-                v = row[c]
+                v = row.get(c, "")
+                if c == "outcome" and isinstance(v, dict):
+                    v = v.get("text", "")
                 if isinstance(v, dict):
                     v = ";".join(f"{k}={x}" for k, x in v.items())
                 cells.append('"%s"' % v if isinstance(v, str) and ("," in v or ";" in v) else str(v))
             f.write(",".join(cells) + "\n")
     meta = {"commit": args.commit, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "machine": args.machine, "load_before": args.load, "load_after": os.getloadavg(),
-            "command": args.command, "flags": rows[0]["flags"] if rows else [],
+            "command": args.command,
+            "flags": [f"--models={args.models}"] + BASE_FLAGS,
             "env": {k: os.environ.get(k, v[0]) for k, v in ENV.items()}}
     with open(os.path.join(args.out, "admission.json"), "w") as f:
         json.dump({"meta": meta, "rows": rows}, f, indent=1)
@@ -818,63 +1389,123 @@ CODE_WORDS = {"nothing": "no answer yet", "closed": "closed by the server", "hel
 
 
 def fmt_ms(x):
-    return "—" if x != x else (f"{x:.0f}" if x >= 10 else f"{x:.1f}")
+    return "—" if x is None or x != x else (f"{x:.0f}" if x >= 10 else f"{x:.1f}")
 
 
 def mark(ok):
     return "" if ok else " ✗"
 
 
+def shown_flag(flag):
+    """A flag as the details print it: a path's value left out (the run's OUT_DIR)."""
+    name, _, value = flag.partition("=")
+    if name == "--models":
+        return f"--models=OUT_DIR/{os.path.basename(value)}"
+    return name if "/" in value else flag
+
+
 def render(runs):
-    """Markdown for every labelled run: a before/after comparison and one detail table each."""
-    labels = list(runs)
-    out = []
+    """Markdown for every labelled run: a before/after comparison per issue and one detail
+    table each. `runs`: (label, run) pairs; a label may hold several runs (each with its
+    own commit, e.g. issue 32's attacks and issue 50's), none repeating an attack."""
+    labels = []
+    for label, _ in runs:
+        if label not in labels:
+            labels.append(label)
     ids = []
-    for label in labels:
-        for r in runs[label]["rows"]:
+    by = {label: {} for label in labels}  # label -> attack -> (row, meta)
+    for label, run in runs:
+        for r in run["rows"]:
             if r["attack"] not in ids:
                 ids.append(r["attack"])
-    by = {label: {r["attack"]: r for r in runs[label]["rows"]} for label in labels}
-    out.append("### The targets, run by run\n")
-    out.append("Worst good-client p99 over its four calls, in ms (target ≤ 100, and no "
-               "errors); peak RSS in MiB (target ≤ %.0f MiB: `--max_queue_bytes` + "
-               "`--http_max_inflight_bytes` + 200 MB); server CPU after the attack ended, "
-               "above the good client's own, in s (target ≤ 1); RSS after − RSS at start, in "
-               "MiB (target within ±48 MiB, i.e. 50 MB). ✗ marks a missed target.\n" % BUDGET_MIB)
-    head = "| attack |"
-    sep = "|---|"
-    for label in labels:
-        commit = runs[label]["meta"]["commit"]
-        for what in ("p99 ms", "errors", "peak MiB", "CPU after s", "RSS Δ MiB"):
-            head += f" {what} ({label}, {commit}) |"
-            sep += "---:|"
-    out += [head, sep]
-    for a in ids:
-        line = f"| {a}: {TITLES[a]} |"
-        for label in labels:
-            r = by[label].get(a)
-            if r is None:
-                line += " — | — | — | — | — |"
-                continue
-            v = verdicts(r)
-            p99 = max(r[f"{k}_p99_ms"] for k in GOOD_KINDS)
-            line += (f" {fmt_ms(p99)}{mark(p99 <= 100)} | {r['good_errors']}"
-                     f"{mark(r['good_errors'] == 0)} | {r['peak_rss_mib']:.0f}{mark(v['peak_rss'])} |"
-                     f" {r['cpu_after_s']:.1f}{'' if r['settled'] else '+'}{mark(v['cpu'])} |"
-                     f" {r['rss_after_minus_start_mib']:+.0f}{mark(v['rss_back'])} |")
-        out.append(line)
-    out.append("\n`+` after a CPU figure: the server was still busy when the settle wait "
-               "(`SETTLE_MAX_SECONDS`) ran out, so the abandoned work is at least that.\n")
-    for label in labels:
-        meta = runs[label]["meta"]
+            by[label][r["attack"]] = (r, run["meta"])
+    out = []
+
+    def header(table_ids, what, left=()):
+        used = [l for l in labels if any(a in by[l] for a in table_ids)]
+        head, sep = "| attack |", "|---|"
+        for label in used:
+            commits = []
+            for a in table_ids:
+                if a in by[label] and by[label][a][1]["commit"] not in commits:
+                    commits.append(by[label][a][1]["commit"])
+            for w in what:
+                head += f" {w} ({label}, {' / '.join(commits)}) |"
+                sep += "---|" if w in left else "---:|"
+        return used, [head, sep]
+
+    old = [a for a in ids if a not in ISSUE50]
+    new = [a for a in ids if a in ISSUE50]
+    if old:
+        out.append("### The targets, run by run\n")
+        out.append("Worst good-client p99 over its four calls, in ms (target ≤ 100, and no "
+                   "errors); peak RSS in MiB (target ≤ %.0f MiB: `--max_queue_bytes` + "
+                   "`--http_max_inflight_bytes` + 200 MB); server CPU after the attack ended, "
+                   "above the good client's own, in s (target ≤ 1); RSS after − RSS at start, in "
+                   "MiB (target within ±48 MiB, i.e. 50 MB). ✗ marks a missed target.\n" % BUDGET_MIB)
+        used, lines = header(old, ("p99 ms", "errors", "peak MiB", "CPU after s", "RSS Δ MiB"))
+        out += lines
+        for a in old:
+            line = f"| {a}: {TITLES[a]} |"
+            for label in used:
+                if a not in by[label]:
+                    line += " — | — | — | — | — |"
+                    continue
+                r = by[label][a][0]
+                v = verdicts(r)
+                p99 = worst_p99(r)
+                line += (f" {fmt_ms(p99)}{mark(p99 <= 100)} | {r['good_errors']}"
+                         f"{mark(r['good_errors'] == 0)} | {r['peak_rss_mib']:.0f}{mark(v['peak_rss'])} |"
+                         f" {r['cpu_after_s']:.1f}{'' if r['settled'] else '+'}{mark(v['cpu'])} |"
+                         f" {r['rss_after_minus_start_mib']:+.0f}{mark(v['rss_back'])} |")
+            out.append(line)
+        out.append("\n`+` after a CPU figure: the server was still busy when the settle wait "
+                   "(`SETTLE_MAX_SECONDS`) ran out, so the abandoned work is at least that.\n")
+    if new:
+        out.append("### Issue 50's attacks, run by run\n")
+        out.append("Worst good-client p99 over the calls it ran, in ms (target ≤ 100, and no "
+                   "errors; *signal*: until the SIGTERM; *repository*: its two health loops "
+                   "only, the paused batcher holding every Predict); peak RSS in MiB (target ≤ "
+                   "%.0f MiB, as above); and the attack's own measure: *stream*, *stream1*: the "
+                   "admission refusals (RESOURCE_EXHAUSTED) the server counted, no target; "
+                   "*signal*: the server exits within `SIGNAL_EXIT_SECONDS` (30 s) of the "
+                   "SIGTERM; *bundle*, *bundle-header*: the refusal of the new version shows in "
+                   "the log or the repository index; *repository*: every gRPC `ServerLive` and "
+                   "REST metadata GET sent while the unloads drain answered OK within 100 ms. "
+                   "✗ marks a missed target.\n" % BUDGET_MIB)
+        used, lines = header(new, ("p99 ms", "errors", "peak MiB", "the attack's measure"),
+                             left=("the attack's measure",))
+        out += lines
+        for a in new:
+            line = f"| {a}: {TITLES[a]} |"
+            for label in used:
+                if a not in by[label]:
+                    line += " — | — | — | — |"
+                    continue
+                r = by[label][a][0]
+                v = verdicts(r)
+                p99 = worst_p99(r)
+                o = r["outcome"]
+                line += (f" {fmt_ms(p99)}{mark(p99 <= 100)} | {r['good_errors']}"
+                         f"{mark(r['good_errors'] == 0)} | {r['peak_rss_mib']:.0f}{mark(v['peak_rss'])} |"
+                         f" {o['text']}{mark(o.get('ok') is not False)} |")
+            out.append(line)
+        out.append("")
+    for label, run in runs:
+        meta = run["meta"]
         out.append(f"### Details: {label} (commit {meta['commit']}, {meta['date']})\n")
         out.append(f"* Command: `{meta['command']}`")
         out.append(f"* Machine: {meta['machine']}")
         out.append("* Load average (1, 5, 15 min) before the run: %s; after: %s" % (
             meta["load_before"], " ".join(f"{x:.2f}" for x in meta["load_after"])))
-        out.append("* Server flags: `%s` (every other flag at its default; attack 5 adds "
-                   "`--data_token_file`)" % " ".join(f for f in meta["flags"]
-                                                     if not f.startswith("--models")))
+        base = [f for f in meta["flags"] if not f.startswith("--models")]
+        adds = ""
+        for r in run["rows"]:
+            extra = [shown_flag(f) for f in r["flags"] if f not in meta["flags"]]
+            if extra:
+                adds += f"; attack {r['attack']} adds `{' '.join(extra)}`"
+        out.append("* Server flags: `%s` (every other flag at its default%s)" % (" ".join(base),
+                                                                                  adds))
         changed = {k: v for k, v in meta["env"].items() if v != ENV[k][0]}
         out.append("* Scale: the issue's (defaults of `bench/admission/attacks.py`)" +
                    (f", except {changed}" if changed else ""))
@@ -884,7 +1515,7 @@ def render(runs):
                    "RSS start / peak / after MiB | CPU during / after s | attack / settle s | "
                    "the attacker got |")
         out.append("|---|---:|---:|---:|---:|---|---:|---:|---:|---|")
-        for r in runs[label]["rows"]:
+        for r in run["rows"]:
             cells = [f"{fmt_ms(r[f'{k}_p50_ms'])} / {fmt_ms(r[f'{k}_p99_ms'])}" for k in GOOD_KINDS]
             errs = ", ".join(f"{k} ×{n}" for k, n in sorted(r["good_error_kinds"].items())) or "0"
             got = ", ".join(f"{CODE_WORDS.get(k, k)} ×{n}"
@@ -903,6 +1534,13 @@ def render(runs):
                        f"{r['cpu_after_s']:.1f}{'' if r['settled'] else '+'} | "
                        f"{r['attack_seconds']:.1f} / {r['settle_seconds']:.1f} | {got} |")
         out.append("")
+        noted = [r for r in run["rows"] if r["attack"] in ISSUE50 and r.get("notes")]
+        if noted:
+            out.append("What the attackers saw:\n")
+            for r in noted:
+                out.append(f"* **{r['attack']}**: " + "; ".join(
+                    n.replace("|", "\\|") for n in r["notes"]))
+            out.append("")
     return "\n".join(out)
 
 
@@ -915,18 +1553,26 @@ def cmd_report(args):
         raise SystemExit(f"attacks: {args.doc} has no markers {BEGIN!r} … {END!r}")
     pre, rest = text.split(BEGIN, 1)
     generated, post = rest.split(END, 1)
-    runs = {}
+    runs = []
     for chunk in generated.split(DATA)[1:]:
         label, _, body = chunk.partition("\n")
-        runs[label.strip()] = json.loads(body.split("-->", 1)[0])
-    # Keep only what the tables need (no notes bulk).
-    runs[args.label] = new
+        runs.append((label.strip(), json.loads(body.split("-->", 1)[0])))
+    # The new run replaces, under its label, the rows of the attacks it ran;
+    # the label's other attacks keep their (older) run.
+    ran = {r["attack"] for r in new["rows"]}
+    kept = []
+    for label, run in runs:
+        if label == args.label:
+            run = dict(run, rows=[r for r in run["rows"] if r["attack"] not in ran])
+        if run["rows"]:
+            kept.append((label, run))
+    kept.append((args.label, new))
     order = ["before", "after"]
-    runs = dict(sorted(runs.items(), key=lambda kv: (order.index(kv[0]) if kv[0] in order
-                                                     else len(order), kv[0])))
+    runs = sorted(kept, key=lambda kv: (order.index(kv[0]) if kv[0] in order else len(order),
+                                        kv[0]))
     body = render(runs)
     data = "".join(f"{DATA}{label}\n{json.dumps(run, separators=(',', ':'))}\n-->\n"
-                   for label, run in runs.items())
+                   for label, run in runs)
     with open(args.doc, "w") as f:
         f.write(pre + BEGIN + "\n" + body + "\n" + data + END + post)
 
@@ -938,9 +1584,15 @@ def main():
         p = sub.add_parser(name)
         if name == "attack":
             p.add_argument("which", choices=ATTACKS)
+            p.add_argument("--server_pid", type=int, default=0)
+            p.add_argument("--metrics_port", type=int, default=0)
+            p.add_argument("--models", default="")
+            p.add_argument("--server_log", default="")
         else:
             p.add_argument("--out", required=True)
             p.add_argument("--token", default="")
+            p.add_argument("--kinds", default="", help="comma-separated subset of "
+                           + ",".join(GOOD_KINDS))
         p.add_argument("--python", required=True)
         p.add_argument("--grpc_port", type=int, required=True)
         p.add_argument("--http_port", type=int, required=True)
