@@ -98,8 +98,8 @@ ENV = {
                             "BUNDLE_BYTES and its CRC recomputed (passes every header check); "
                             "0 = the 64 bytes verbatim"),
     # repository: unloads draining behind a call held by the paused batcher
-    "REPO_GRPC_UNLOADS": ("4", "concurrent gRPC RepositoryModelUnload of the model"),
-    "REPO_REST_UNLOADS": ("10", "concurrent REST POST /v2/repository/models/NAME/unload"),
+    "REPO_GRPC_UNLOADS": ("4", "concurrent gRPC RepositoryModelUnloads, each of its own copy of rows"),
+    "REPO_REST_UNLOADS": ("10", "concurrent REST POST /v2/repository/models/NAME/unload, each of its own copy"),
     "REPO_PROBES": ("5", "gRPC ServerLive calls (and REST metadata GETs) while they drain"),
     "REPO_PROBE_DEADLINE_SECONDS": ("3", "deadline of each probe"),
     "REPO_HOLD_SECONDS": ("5", "least time the call is held (SIGUSR1 once the probes are done)"),
@@ -130,7 +130,7 @@ TITLES = {
     "signal": "signal flood (~400k SIGHUP in a few seconds, then one SIGTERM)",
     "bundle": "3 GiB sparse model.bundle with a bad magic, then SIGHUP",
     "bundle-header": "3 GiB sparse model.bundle behind a real bundle's header, then SIGHUP",
-    "repository": "unloads draining (4 gRPC + 10 REST unloads behind a held call)",
+    "repository": "unloads draining (4 gRPC + 10 REST unloads, each behind a held call)",
 }
 GOOD_KINDS = ["grpc_health", "grpc_predict", "rest_live", "rest_infer"]
 ROWS_MODEL = "rows"
@@ -916,37 +916,41 @@ def fmt_s(x):
     return "—" if x is None else f"{x:.1f} s"
 
 
-REPO_MODEL = "rows_a"  # a copy of rows, under --model_control=explicit
+REPO_MODEL = "rows_u"  # copies of rows (rows_u0, ...), under --model_control=explicit
 
 
 def attack_repository(args, s):
-    """A Predict on REPO_MODEL held by the paused batcher; REPO_GRPC_UNLOADS
-    gRPC and REPO_REST_UNLOADS REST unloads of it at once, draining behind it;
-    meanwhile REPO_PROBES gRPC ServerLive calls and REST metadata GETs; then
-    SIGUSR1 releases the call."""
-    a = REPO_MODEL
+    """A Predict on each of REPO_GRPC_UNLOADS + REPO_REST_UNLOADS copies of
+    rows, held by the paused batcher; then one unload of each at once (gRPC
+    for the first REPO_GRPC_UNLOADS, REST for the others), each draining
+    behind its call; meanwhile REPO_PROBES gRPC ServerLive calls and REST
+    metadata GETs; then SIGUSR1 releases the calls."""
+    names = repository_unload_names()
+    grpc_names = names[:env("REPO_GRPC_UNLOADS", int)]
+    rest_names = names[len(grpc_names):]
     deadline = env("REPO_PROBE_DEADLINE_SECONDS")
     channel = raw_channel(args.grpc_port)
     predict = raw_method(channel, "/invariant.v1.FeatureService/Predict")
-    held = predict.future(fs.PredictRequest(model=fs.ModelSpec(name=a),
-                                            inputs=fs.InputBatch(values=one_row())
-                                            ).SerializeToString(), timeout=120)
-    queued, t_wait = False, now()
-    while not queued and now() - t_wait < 10:
-        queued = metric_lines(args.metrics_port, "invariant_queue_rows").get(
-            f'{{model="{a}"}}', 0) >= 1
-        if not queued:
+    held_calls = [predict.future(fs.PredictRequest(model=fs.ModelSpec(name=a),
+                                                   inputs=fs.InputBatch(values=one_row())
+                                                   ).SerializeToString(), timeout=120)
+                  for a in names]
+    queued, t_wait = 0, now()
+    while queued < len(names) and now() - t_wait < 20:
+        lines = metric_lines(args.metrics_port, "invariant_queue_rows")
+        queued = sum(1 for a in names if lines.get(f'{{model="{a}"}}', 0) >= 1)
+        if queued < len(names):
             time.sleep(0.05)
-    s.notes.append(f"Predict on {a} {'queued' if queued else 'NOT seen queued'} "
-                   f"(paused batcher) after {now() - t_wait:.2f} s")
+    s.notes.append(f"Predicts queued (paused batcher): {queued} of {len(names)} after "
+                   f"{now() - t_wait:.2f} s")
     unload = raw_method(channel, "/inference.GRPCInferenceService/RepositoryModelUnload")
-    unload_req = oip.RepositoryModelUnloadRequest(model_name=a).SerializeToString()
-    rest_req = http_head("POST", f"/v2/repository/models/{a}/unload", args.http_port, [], 0)
     done = []  # (kind, code, end time)
     lock = threading.Lock()
 
-    def rest_unload():
-        code, _ = http_call(args.http_port, rest_req, 90)
+    def rest_unload(a):
+        code, _ = http_call(args.http_port,
+                            http_head("POST", f"/v2/repository/models/{a}/unload",
+                                      args.http_port, [], 0), 90)
         with lock:
             done.append(("rest", code, now()))
 
@@ -956,9 +960,10 @@ def attack_repository(args, s):
             done.append(("grpc", code, now()))
 
     s.start = now()
-    for _ in range(env("REPO_GRPC_UNLOADS", int)):
-        unload.future(unload_req, timeout=90).add_done_callback(grpc_done)
-    rest_threads = [threading.Thread(target=rest_unload) for _ in range(env("REPO_REST_UNLOADS", int))]
+    for a in grpc_names:
+        request = oip.RepositoryModelUnloadRequest(model_name=a).SerializeToString()
+        unload.future(request, timeout=90).add_done_callback(grpc_done)
+    rest_threads = [threading.Thread(target=rest_unload, args=(a,)) for a in rest_names]
     for t in rest_threads:
         t.start()
     time.sleep(0.5)
@@ -990,12 +995,13 @@ def attack_repository(args, s):
     time.sleep(max(0.0, s.start + env("REPO_HOLD_SECONDS") - now()))
     t_release = now()
     os.kill(args.server_pid, signal.SIGUSR1)
-    held_code = grpc_code(lambda: held.result(timeout=60))
+    held_codes = Counter(grpc_code(lambda f=f: f.result(timeout=60)) for f in held_calls)
+    held_code = ", ".join(f"{c} ×{k}" for c, k in sorted(held_codes.items()))
     t_held = now() - t_release
     for t in rest_threads:
         t.join(95)
     wait_end = now() + 95
-    total_unloads = env("REPO_GRPC_UNLOADS", int) + len(rest_threads)
+    total_unloads = len(names)
     while len(done) < total_unloads and now() < wait_end:
         time.sleep(0.05)
     s.end = now()
@@ -1009,7 +1015,7 @@ def attack_repository(args, s):
                            f"{ends[-1] - s.start:.2f} s after they were sent "
                            f"(release at {t_release - s.start:.2f} s)")
     s.notes.append(f"unloads answered before the probes ended: {answered_by_probes} "
-                   f"(in the first 0.5 s: {len(early)}); the held call: {held_code} "
+                   f"(in the first 0.5 s: {len(early)}); the held calls: {held_code} "
                    f"{t_held * 1e3:.0f} ms after SIGUSR1")
 
     def describe(results, ok_code):
@@ -1144,12 +1150,20 @@ def pct(values, q):
     return values[min(len(values) - 1, int(q * (len(values) - 1) + 0.5))]
 
 
+def repository_unload_names():
+    """One model per unload, each drained behind a call of its own (an unload
+    of a model already unloaded answers at once, so it would not drain)."""
+    n = env("REPO_GRPC_UNLOADS", int) + env("REPO_REST_UNLOADS", int)
+    return [f"{REPO_MODEL}{i}" for i in range(n)]
+
+
 def repository_models(args, out_dir):
-    """The repository attack's own models directory: rows and REPO_MODEL (a copy)."""
+    """The repository attack's own models directory: rows and one copy of it
+    per unload."""
     import shutil
     root = os.path.join(out_dir, "models-repository")
     shutil.rmtree(root, ignore_errors=True)
-    for name in (ROWS_MODEL, REPO_MODEL):
+    for name in [ROWS_MODEL] + repository_unload_names():
         shutil.copytree(os.path.join(args.models, ROWS_MODEL), os.path.join(root, name))
     return root
 
@@ -1170,7 +1184,8 @@ def run_one(args, which):
         extra.append("--max_connection_inflight_bytes=268435456")
     if which == "repository":
         models = repository_models(args, out_dir)
-        extra += ["--model_control=explicit", f"--load_model={ROWS_MODEL},{REPO_MODEL}",
+        extra += ["--model_control=explicit",
+                  "--load_model=" + ",".join([ROWS_MODEL] + repository_unload_names()),
                   "--testonly_start_paused",
                   f"--drain_seconds={env('REPO_DRAIN_SECONDS', str)}"]
         # The paused batcher holds every Predict and REST infer: the good
