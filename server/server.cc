@@ -175,6 +175,9 @@ absl::StatusOr<std::shared_ptr<GrpcPortCredentials>> MakeCredentials(const Serve
   return MakeGrpcPortCredentials(tls);
 }
 
+// How much lower the clip decoders' CPU priority is than the transport's.
+constexpr int kDecoderNice = 10;
+
 // Every --load_model names a model directory under --models (a typo is
 // refused at start, not served as a model that never becomes ready).
 absl::Status CheckStartupModelsExist(const ServerOptions& o) {
@@ -304,8 +307,10 @@ absl::Status Server::Init() {
   };
   audio_options.on_change = [metrics](int64_t seconds) { metrics->Inflight("audio", seconds); };
   audio_budget_ = std::make_unique<InflightBudget>(audio_options);
-  decoders_ =
-      std::make_unique<WorkerQueue>(options_.decode_threads, options_.testonly_start_paused);
+  // Decoding yields the CPU to gRPC's and the HTTP server's threads (nice
+  // +10): a flood of large clips cannot delay health and small calls.
+  decoders_ = std::make_unique<WorkerQueue>(options_.decode_threads, options_.testonly_start_paused,
+                                            kDecoderNice);
   HandlerAdmission admission;
   admission.memory = memory_budget_.get();
   admission.audio = audio_budget_.get();

@@ -34,8 +34,10 @@ namespace invariant::server {
 
 class WorkerQueue {
  public:
-  // `threads` < 1 is treated as 1.
-  explicit WorkerQueue(int threads, bool start_paused = false);
+  // `threads` < 1 is treated as 1. `nice` > 0 lowers the workers' CPU
+  // priority by that much (their nice value; Linux), so the transport's
+  // threads, which answer health and small calls, take a busy CPU first.
+  explicit WorkerQueue(int threads, bool start_paused = false, int nice = 0);
   ~WorkerQueue();
   WorkerQueue(const WorkerQueue&) = delete;
   WorkerQueue& operator=(const WorkerQueue&) = delete;

@@ -69,18 +69,6 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::ModelStatistics(
   return FinishWith(context, handler_->ModelStatistics(*request, response));
 }
 
-template <typename Call>
-grpc::ServerUnaryReactor* InferenceServiceImpl::Admin(grpc::CallbackServerContext* context,
-                                                      Call call) const {
-  if (repository_ == nullptr) {
-    return FinishWith(context, absl::UnimplementedError("the repository extension is not served"));
-  }
-  if (absl::Status s = CheckAdminCall(admin_, admin_token_, *context); !s.ok()) {
-    return FinishWith(context, s);
-  }
-  return FinishWith(context, call());
-}
-
 template <typename Start>
 grpc::ServerUnaryReactor* InferenceServiceImpl::AdminLater(grpc::CallbackServerContext* context,
                                                            Start start) const {
@@ -93,6 +81,12 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::AdminLater(grpc::CallbackServerC
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   start([reactor](absl::Status status) { reactor->Finish(ToGrpcStatus(status)); });
   return reactor;
+}
+
+template <typename Call>
+grpc::ServerUnaryReactor* InferenceServiceImpl::Admin(grpc::CallbackServerContext* context,
+                                                      Call call) const {
+  return AdminLater(context, [&](RepositoryHandler::DoneFn done) { done(call()); });
 }
 
 grpc::ServerUnaryReactor* InferenceServiceImpl::RepositoryIndex(

@@ -50,14 +50,6 @@ testing_models::TestModelSpec Model(const std::string& name, int num_features = 
 
 class HostileClientsTest : public ServerTestBase {
  protected:
-  // Polls until `ready` holds (at most ~30 s); whether it did.
-  static bool Eventually(const std::function<bool()>& ready) {
-    for (int i = 0; i < 3000; ++i) {
-      if (ready()) return true;
-      absl::SleepFor(absl::Milliseconds(10));
-    }
-    return false;
-  }
   double Metric(const std::string& name, const std::vector<std::string>& labels) {
     auto metrics = HttpGet(server_->metrics_port(), "/metrics");
     return metrics.ok() ? MetricValue(*metrics, name, labels) : -1;

@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/time/clock.h"
 #include "client/client.h"
 #include "core/base/random.h"
 #include "tests/integration/server_process.h"
@@ -53,6 +55,16 @@ class ServerTestBase : public ::testing::Test {
     std::vector<float> x(static_cast<size_t>(n * d));
     for (float& v : x) v = static_cast<float>(rng.Normal());
     return x;
+  }
+
+  // Polls `ready` every 10 ms until it holds (at most ~30 s); whether it
+  // did. For states the server reaches on its own (a metric, the index).
+  static bool Eventually(const std::function<bool()>& ready) {
+    for (int i = 0; i < 3000; ++i) {
+      if (ready()) return true;
+      absl::SleepFor(absl::Milliseconds(10));
+    }
+    return false;
   }
 
   std::filesystem::path dir_;

@@ -42,13 +42,6 @@ testing_models::TestModelSpec Model(const std::string& name, int num_classes = 3
 
 class ServerRulesTest : public ServerTestBase {
  protected:
-  static bool Eventually(const std::function<bool()>& ready) {
-    for (int i = 0; i < 3000; ++i) {
-      if (ready()) return true;
-      absl::SleepFor(absl::Milliseconds(10));
-    }
-    return false;
-  }
   std::unique_ptr<grpc::ClientContext> AdminContext() {
     auto context = std::make_unique<grpc::ClientContext>();
     context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));

@@ -5,7 +5,11 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 #include <thread>
@@ -161,6 +165,27 @@ TEST(WorkerQueueTest, TheDestructorRunsWhatIsQueuedEvenWhenPaused) {
     for (int i = 0; i < 5; ++i) queue.Post([&] { ran.fetch_add(1); });
   }
   EXPECT_EQ(ran.load(), 5);
+}
+
+// Issue 50: clip decoding kept gRPC's threads (and health) waiting for the
+// CPU; the decoders now run at a lower priority than the threads that post.
+TEST(WorkerQueueTest, NiceWorkersRunAtALowerPriorityThanTheCaller) {
+  const auto nice_of_this_thread = [] {
+    return getpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)));
+  };
+  const int caller = nice_of_this_thread();
+  std::atomic<int> worker{-100};
+  absl::Notification done;
+  {
+    WorkerQueue queue(1, /*start_paused=*/false, /*nice=*/10);
+    queue.Post([&] {
+      worker = nice_of_this_thread();
+      done.Notify();
+    });
+    done.WaitForNotification();
+  }
+  EXPECT_EQ(worker.load(), std::min(caller + 10, 19));  // 19: the lowest priority
+  EXPECT_EQ(nice_of_this_thread(), caller) << "the caller's priority changed";
 }
 
 }  // namespace
