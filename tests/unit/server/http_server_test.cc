@@ -78,6 +78,13 @@ class HttpFrontEndTest : public ::testing::Test {
           if (r.Header("X-Token") == "t") return std::nullopt;
           return HttpResponse::Text(401, "no token");
         });
+    // Defers its answer: the reply is kept for the test to give.
+    server_->Route("/later", [this](const HttpRequest& r) {
+      server::HttpReply reply = r.defer();
+      absl::MutexLock lock(&later_mu_);
+      later_ = std::move(reply);
+      return HttpResponse::Text(500, "ignored: the reply answers");
+    });
     // Returns once the client goes away or release_ is notified.
     server_->Route("/wait", [this](const HttpRequest& r) {
       r.cancellation->OnCancel([this] {
@@ -125,6 +132,8 @@ class HttpFrontEndTest : public ::testing::Test {
     woken_ = true;
   }
 
+  absl::Mutex later_mu_;
+  server::HttpReply later_ ABSL_GUARDED_BY(later_mu_);
   absl::Notification handler_started_;
   absl::Mutex wake_mu_;
   bool woken_ ABSL_GUARDED_BY(wake_mu_) = false;
@@ -288,6 +297,41 @@ TEST_F(HttpFrontEndTest, AtTheCapTheLongestIdleConnectionIsClosedForANewOne) {
   EXPECT_EQ(stats.idle_closed_for_new, 1u);
   EXPECT_EQ(stats.over_cap_refused, 0u);
   EXPECT_EQ(stats.open_connections, 3);
+}
+
+// Issue 50: REST unloads held every handler thread while they drained. A
+// deferred answer frees its handler thread and is written when given.
+TEST_F(HttpFrontEndTest, ADeferredAnswerHoldsNoHandlerThread) {
+  HttpServerOptions options;
+  options.threads = 1;
+  Start(options);
+  RawHttpConnection waiting;
+  Connect(&waiting);
+  ASSERT_TRUE(waiting.Send("GET /later HTTP/1.1\r\nHost: h\r\n\r\n").ok());
+  bool deferred = false;
+  for (int i = 0; i < 3000 && !deferred; ++i) {
+    {
+      absl::MutexLock lock(&later_mu_);
+      deferred = static_cast<bool>(later_);
+    }
+    if (!deferred) absl::SleepFor(absl::Milliseconds(1));
+  }
+  ASSERT_TRUE(deferred);
+  // The one handler thread serves another request meanwhile.
+  EXPECT_EQ(OneShot("GET /echo HTTP/1.1\r\nHost: h\r\n\r\n").status, 200);
+  server::HttpReply reply;
+  {
+    absl::MutexLock lock(&later_mu_);
+    reply = later_;
+  }
+  std::thread([reply] { reply(HttpResponse::Text(200, "later")); }).join();
+  reply(HttpResponse::Text(200, "twice"));  // a second answer does nothing
+  absl::StatusOr<RawHttpResponse> answer = waiting.Read();
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_EQ(answer->status, 200);
+  EXPECT_EQ(answer->body, "later");
+  // The connection stays usable (keep-alive) after a deferred answer.
+  EXPECT_EQ(Exchange(&waiting, "GET /echo HTTP/1.1\r\nHost: h\r\n\r\n").status, 200);
 }
 
 TEST_F(HttpFrontEndTest, AdmissionAnswersBeforeTheBodyIsRead) {
