@@ -65,8 +65,7 @@ class RepositoryWork {
  public:
   using DoneFn = RepositoryHandler::DoneFn;
 
-  explicit RepositoryWork(std::function<void(int)> on_draining)
-      : on_draining_(std::move(on_draining)) {
+  RepositoryWork() {
     worker_ = std::thread([this] { WorkLoop(); });
     drainer_ = std::thread([this] { DrainLoop(); });
   }
@@ -136,10 +135,8 @@ class RepositoryWork {
   }
 
   void DrainLoop() ABSL_LOCKS_EXCLUDED(mu_) {
-    int reported = 0;
     while (true) {
       std::vector<DoneFn> answered;
-      int waiting = 0;
       bool stop = false;
       {
         absl::MutexLock lock(&mu_);
@@ -160,17 +157,13 @@ class RepositoryWork {
             ++it;
           }
         }
-        waiting = static_cast<int>(drains_.size());
         stop = stopping_ && drains_.empty();
       }
-      if (on_draining_ && waiting != reported) on_draining_(waiting);
-      reported = waiting;
       for (DoneFn& done : answered) done(absl::OkStatus());
       if (stop) return;
     }
   }
 
-  const std::function<void(int)> on_draining_;
   absl::Mutex mu_;
   std::deque<std::function<void()>> tasks_ ABSL_GUARDED_BY(mu_);
   std::vector<Waiting> drains_ ABSL_GUARDED_BY(mu_);
@@ -188,12 +181,11 @@ absl::Status Stopping() {
 }  // namespace
 
 RepositoryHandler::RepositoryHandler(Registry* registry, std::function<void()> on_change,
-                                     absl::Duration drain_timeout,
-                                     std::function<void(int draining)> on_draining)
+                                     absl::Duration drain_timeout)
     : registry_(registry),
       on_change_(std::move(on_change)),
       drain_timeout_(drain_timeout),
-      work_(std::make_unique<RepositoryWork>(std::move(on_draining))) {}
+      work_(std::make_unique<RepositoryWork>()) {}
 
 RepositoryHandler::~RepositoryHandler() = default;
 

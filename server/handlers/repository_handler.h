@@ -32,8 +32,6 @@
 // unload drains, and sleeps otherwise). Stop() (the server's shutdown)
 // answers the drains still waiting at once with OK (their bits are freed
 // when their last call ends) and refuses later calls with UNAVAILABLE.
-// Test hook: `on_draining`, called on the drain thread with the number of
-// unloads waiting for their calls whenever it changes.
 // Thread-safety: every method may be called from any thread.
 #ifndef INVARIANT_SERVER_HANDLERS_REPOSITORY_HANDLER_H_
 #define INVARIANT_SERVER_HANDLERS_REPOSITORY_HANDLER_H_
@@ -58,8 +56,7 @@ class RepositoryHandler {
   // `registry` must outlive the handler; `on_change` (may be empty) runs
   // after every load or unload that reached the registry (health, metrics).
   explicit RepositoryHandler(Registry* registry, std::function<void()> on_change = {},
-                             absl::Duration drain_timeout = absl::Seconds(30),
-                             std::function<void(int draining)> on_draining = {});
+                             absl::Duration drain_timeout = absl::Seconds(30));
   // Stops (as Stop), waits for the load or unload running, then joins.
   ~RepositoryHandler();
   RepositoryHandler(const RepositoryHandler&) = delete;
