@@ -2,6 +2,8 @@
 
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <boost/asio/ip/tcp.hpp>
@@ -351,7 +353,15 @@ absl::Status HttpServer::Start() {
   port_ = acceptor->local_endpoint().port();
   impl->acceptor = std::move(acceptor);
   for (int i = 0; i < std::max(1, options_.threads); ++i) {
-    impl->handler_threads.emplace_back([raw = impl.get()] { raw->HandlerLoop(); });
+    impl->handler_threads.emplace_back([raw = impl.get()] {
+      // Below the network thread (nice +5): it reads requests and answers
+      // health in admit hooks, and must not wait behind busy handlers.
+      const id_t tid = static_cast<id_t>(syscall(SYS_gettid));
+      errno = 0;
+      const int nice = getpriority(PRIO_PROCESS, tid);
+      if (nice != -1 || errno == 0) (void)setpriority(PRIO_PROCESS, tid, nice + kHandlerNice);
+      raw->HandlerLoop();
+    });
   }
   impl->Accept();
   impl->network_thread = std::thread([raw = impl.get()] { raw->ioc->run(); });

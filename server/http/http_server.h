@@ -4,7 +4,9 @@
 // One network thread multiplexes every connection (epoll): an idle or slow
 // connection costs a socket, a parser and a timer, never a thread. Handlers
 // run on `threads` handler threads (default stacks), never on the network
-// thread, except the cheap `admit` hooks (below).
+// thread, except the cheap `admit` hooks (below). Handler threads run at a
+// lower CPU priority (kHandlerNice) than the network thread, so a burst of
+// busy handlers cannot hold the reading of requests and the probes back.
 //
 // Per connection, in order (RFC 9112):
 //   * Keep-alive and pipelining: requests on one connection are answered one
@@ -190,6 +192,10 @@ struct HttpRoute {
 };
 
 class HttpServerImpl;
+
+// How much lower the handler threads' CPU priority (nice value) is than the
+// thread that starts the server's.
+inline constexpr int kHandlerNice = 5;
 
 // Defaults are sized for 2 cores and 24 GiB: at most 256 MiB of request
 // bodies, 512 MiB (+ `threads` answers) of answers and 10,000 connections

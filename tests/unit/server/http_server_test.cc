@@ -12,7 +12,10 @@
 // server's counters (HttpServer::stats), waited for with a bound.
 #include "server/http/http_server.h"
 
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -78,6 +81,11 @@ class HttpFrontEndTest : public ::testing::Test {
           if (r.Header("X-Token") == "t") return std::nullopt;
           return HttpResponse::Text(401, "no token");
         });
+    // The handler thread's nice value.
+    server_->Route("/nice", [](const HttpRequest&) {
+      return HttpResponse::Text(
+          200, absl::StrCat(getpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)))));
+    });
     // Defers its answer: the reply is kept for the test to give.
     server_->Route("/later", [this](const HttpRequest& r) {
       server::HttpReply reply = r.defer();
@@ -332,6 +340,16 @@ TEST_F(HttpFrontEndTest, ADeferredAnswerHoldsNoHandlerThread) {
   EXPECT_EQ(answer->body, "later");
   // The connection stays usable (keep-alive) after a deferred answer.
   EXPECT_EQ(Exchange(&waiting, "GET /echo HTTP/1.1\r\nHost: h\r\n\r\n").status, 200);
+}
+
+// Issue 50: during a burst of large REST bodies the network thread (which
+// answers the probes) waited ~200 ms behind busy handlers for the CPU.
+TEST_F(HttpFrontEndTest, HandlersRunAtALowerPriorityThanTheServersThreads) {
+  Start({});
+  const int here = getpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)));
+  const RawHttpResponse answer = OneShot("GET /nice HTTP/1.1\r\nHost: h\r\n\r\n");
+  EXPECT_EQ(answer.status, 200);
+  EXPECT_EQ(answer.body, absl::StrCat(std::min(here + server::kHandlerNice, 19)));
 }
 
 TEST_F(HttpFrontEndTest, AdmissionAnswersBeforeTheBodyIsRead) {
