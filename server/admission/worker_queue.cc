@@ -1,28 +1,10 @@
 #include "server/admission/worker_queue.h"
 
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <utility>
 
+#include "core/base/thread_priority.h"
+
 namespace invariant::server {
-namespace {
-
-// Lowers the calling thread's CPU priority by `nice` (Linux: a thread's nice
-// value is its own). Best effort: a failure leaves the priority as it was.
-void LowerThisThreadsPriority(int nice) {
-  if (nice <= 0) return;
-  const id_t tid = static_cast<id_t>(syscall(SYS_gettid));
-  errno = 0;
-  const int current = getpriority(PRIO_PROCESS, tid);
-  if (current == -1 && errno != 0) return;
-  (void)setpriority(PRIO_PROCESS, tid, current + nice);
-}
-
-}  // namespace
-
 WorkerQueue::WorkerQueue(int threads, bool start_paused, int nice) : paused_(start_paused) {
   if (threads < 1) threads = 1;
   threads_.reserve(threads);

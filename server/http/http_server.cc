@@ -2,8 +2,6 @@
 
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <boost/asio/ip/tcp.hpp>
@@ -25,6 +23,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/thread_priority.h"
 #include "server/http/http_session.h"
 
 namespace invariant::server {
@@ -356,10 +355,7 @@ absl::Status HttpServer::Start() {
     impl->handler_threads.emplace_back([raw = impl.get()] {
       // Below the network thread (nice +5): it reads requests and answers
       // health in admit hooks, and must not wait behind busy handlers.
-      const id_t tid = static_cast<id_t>(syscall(SYS_gettid));
-      errno = 0;
-      const int nice = getpriority(PRIO_PROCESS, tid);
-      if (nice != -1 || errno == 0) (void)setpriority(PRIO_PROCESS, tid, nice + kHandlerNice);
+      LowerThisThreadsPriority(kHandlerNice);
       raw->HandlerLoop();
     });
   }

@@ -12,10 +12,7 @@
 // server's counters (HttpServer::stats), waited for with a bound.
 #include "server/http/http_server.h"
 
-#include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -30,6 +27,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
+#include "core/base/thread_priority.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/raw_http.h"
@@ -83,8 +81,7 @@ class HttpFrontEndTest : public ::testing::Test {
         });
     // The handler thread's nice value.
     server_->Route("/nice", [](const HttpRequest&) {
-      return HttpResponse::Text(
-          200, absl::StrCat(getpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)))));
+      return HttpResponse::Text(200, absl::StrCat(ThisThreadsNice()));
     });
     // Defers its answer: the reply is kept for the test to give.
     server_->Route("/later", [this](const HttpRequest& r) {
@@ -346,7 +343,7 @@ TEST_F(HttpFrontEndTest, ADeferredAnswerHoldsNoHandlerThread) {
 // answers the probes) waited ~200 ms behind busy handlers for the CPU.
 TEST_F(HttpFrontEndTest, HandlersRunAtALowerPriorityThanTheServersThreads) {
   Start({});
-  const int here = getpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)));
+  const int here = ThisThreadsNice();
   const RawHttpResponse answer = OneShot("GET /nice HTTP/1.1\r\nHost: h\r\n\r\n");
   EXPECT_EQ(answer.status, 200);
   EXPECT_EQ(answer.body, absl::StrCat(std::min(here + server::kHandlerNice, 19)));

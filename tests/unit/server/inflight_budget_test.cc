@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/synchronization/notification.h"
+#include "core/base/thread_priority.h"
 #include "server/admission/worker_queue.h"
 
 namespace invariant::server {
@@ -170,9 +171,7 @@ TEST(WorkerQueueTest, TheDestructorRunsWhatIsQueuedEvenWhenPaused) {
 // Issue 50: clip decoding kept gRPC's threads (and health) waiting for the
 // CPU; the decoders now run at a lower priority than the threads that post.
 TEST(WorkerQueueTest, NiceWorkersRunAtALowerPriorityThanTheCaller) {
-  const auto nice_of_this_thread = [] {
-    return getpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)));
-  };
+  const auto nice_of_this_thread = [] { return ThisThreadsNice(); };
   const int caller = nice_of_this_thread();
   std::atomic<int> worker{-100};
   absl::Notification done;
