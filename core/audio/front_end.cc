@@ -9,6 +9,7 @@
 #include "core/audio/fftw.h"
 #include "core/audio/resample.h"
 #include "core/audio/spectrogram_ops.h"
+#include "core/audio/voice_activity.h"
 #include "core/audio/wav.h"
 #include "core/base/status_macros.h"
 
@@ -206,6 +207,12 @@ absl::StatusOr<v1::AudioFrontEnd> AudioFrontEnd::Complete(v1::AudioFrontEnd spec
   if (spec.align_time() && frames < 2) {
     return Invalid("align_time", absl::StrCat("needs at least 2 frames; the clip has ", frames));
   }
+  if (spec.voice_activity().enabled()) {
+    ASSIGN_OR_RETURN(*spec.mutable_voice_activity(),
+                     CompleteVoiceActivity(spec.voice_activity(), rate));
+  } else if (spec.has_voice_activity() && spec.voice_activity().ByteSizeLong() > 0) {
+    return Invalid("voice_activity", "set without enabled: true");
+  }
   return spec;
 }
 
@@ -301,10 +308,59 @@ absl::Span<const float> TrimSilence(absl::Span<const float> x, float peak, doubl
   return x.subspan(first, last - first + 1);
 }
 
+// The content of a checked clip at the model's rate: the speech
+// (voice_activity) or the whole clip, trimmed (trim_silence); resampled into
+// *resampled when the rates differ. *speech: where the content lies in the
+// clip's own time.
+absl::StatusOr<absl::Span<const float>> Content(const v1::AudioFrontEnd& s,
+                                                absl::Span<const float> samples, int sample_rate,
+                                                std::vector<float>* resampled, ClipSpeech* speech,
+                                                const std::string& what) {
+  const bool detect = s.voice_activity().enabled();
+  absl::Span<const float> x = samples;
+  double origin = 0;  // seconds of the clip before x's first sample
+  if (sample_rate != s.sample_rate()) {
+    // Without voice activity only what the clip policy can keep is
+    // resampled: the clip trimmed at its own rate (the rule below), then its
+    // clip_seconds window (centred or from the start) with
+    // kResampleMarginSeconds more on each side for the resampler's filter,
+    // so the cost is bounded by clip_seconds. The detector needs the whole
+    // clip (bounded by max_clip_seconds).
+    absl::Span<const float> kept = samples;
+    if (!detect) {
+      if (s.trim_silence()) kept = TrimSilence(kept, Peak(kept), s.trim_db());
+      const int64_t margin = static_cast<int64_t>(std::ceil(kResampleMarginSeconds * sample_rate));
+      const int64_t window =
+          static_cast<int64_t>(std::ceil(s.clip_seconds() * sample_rate)) + 2 * margin;
+      const int64_t n = static_cast<int64_t>(kept.size());
+      if (n > window) {
+        const bool centre = s.clip_policy() == v1::AudioFrontEnd::CLIP_POLICY_CENTRE;
+        kept = kept.subspan(static_cast<size_t>(centre ? (n - window) / 2 : 0),
+                            static_cast<size_t>(window));
+      }
+    }
+    origin = static_cast<double>(kept.data() - samples.data()) / sample_rate;
+    ASSIGN_OR_RETURN(*resampled, Resample(kept, sample_rate, s.sample_rate(), what));
+    x = *resampled;
+  }
+  const float* base = x.data();
+  speech->found = true;
+  if (detect) {
+    const SpeechSpan span = FindSpeech(x, s.sample_rate(), s.voice_activity());
+    speech->found = span.found;
+    if (span.found) x = x.subspan(span.begin, span.end - span.begin);
+  }
+  if (s.trim_silence()) x = TrimSilence(x, Peak(x), s.trim_db());
+  const double rate = s.sample_rate();
+  speech->start_seconds = origin + static_cast<double>(x.data() - base) / rate;
+  speech->end_seconds = speech->start_seconds + static_cast<double>(x.size()) / rate;
+  return x;
+}
+
 }  // namespace
 
 absl::Status AudioFrontEnd::Apply(absl::Span<const float> samples, int sample_rate, float* row,
-                                  const std::string& what) const {
+                                  const std::string& what, ClipSpeech* speech) const {
   if (samples.empty()) return absl::InvalidArgumentError(absl::StrCat(what, ": zero samples"));
   if (sample_rate < kMinSampleRate || sample_rate > kMaxSampleRate) {
     return absl::InvalidArgumentError(absl::StrCat(what, ": sample rate ", sample_rate,
@@ -330,30 +386,11 @@ absl::Status AudioFrontEnd::Apply(absl::Span<const float> samples, int sample_ra
   }
   const v1::AudioFrontEnd& s = spec_;
   std::vector<float> resampled;
-  absl::Span<const float> x = samples;
-  if (sample_rate != s.sample_rate()) {
-    // Only what the clip policy can keep is resampled: the clip trimmed at
-    // its own rate (the rule below), then its clip_seconds window (centred or
-    // from the start) with kResampleMarginSeconds more on each side for the
-    // resampler's filter. The cost is bounded by clip_seconds, whatever the
-    // clip's length.
-    absl::Span<const float> kept = samples;
-    if (s.trim_silence()) kept = TrimSilence(kept, Peak(kept), s.trim_db());
-    const int64_t margin = static_cast<int64_t>(std::ceil(kResampleMarginSeconds * sample_rate));
-    const int64_t window =
-        static_cast<int64_t>(std::ceil(s.clip_seconds() * sample_rate)) + 2 * margin;
-    const int64_t n = static_cast<int64_t>(kept.size());
-    if (n > window) {
-      const bool centre = s.clip_policy() == v1::AudioFrontEnd::CLIP_POLICY_CENTRE;
-      kept = kept.subspan(static_cast<size_t>(centre ? (n - window) / 2 : 0),
-                          static_cast<size_t>(window));
-    }
-    ASSIGN_OR_RETURN(resampled, Resample(kept, sample_rate, s.sample_rate(), what));
-    x = resampled;
-  }
-
+  ClipSpeech found;
+  ASSIGN_OR_RETURN(absl::Span<const float> x,
+                   Content(s, samples, sample_rate, &resampled, &found, what));
+  if (speech != nullptr) *speech = found;
   const float peak = Peak(x);
-  if (s.trim_silence()) x = TrimSilence(x, peak, s.trim_db());
   double scale = 1.0;  // a silent clip stays zero
   if (s.normalisation() == v1::AudioFrontEnd::NORMALISATION_PEAK && peak > 0.0f) {
     scale = 1.0 / peak;

@@ -67,6 +67,17 @@
 
 namespace invariant::audio {
 
+// Where a clip's content lies, in seconds of the clip as it was sent (its own
+// time, whatever its rate): [start_seconds, end_seconds) is what the front end
+// kept before the clip policy. found is false only with voice_activity, when
+// no speech was found (the row is then that of the whole clip, as without
+// voice_activity; callers report the clip instead of its answer).
+struct ClipSpeech {
+  bool found = true;
+  double start_seconds = 0;
+  double end_seconds = 0;
+};
+
 class AudioFrontEnd {
  public:
   // `spec` with the defaults filled in (trim_db 40, compression_gain 1,
@@ -82,7 +93,9 @@ class AudioFrontEnd {
   // means kDefaultMaxClipSeconds and is kept as 0), more than kMaxRowValues
   // values in a row; bandwidth_octaves (0: 1 / bins_per_octave) outside
   // (0, kMaxBandwidthOctaves], set without FILTERBANK_CONSTANT_Q, or too
-  // narrow for min_frequency (ConstantQBank::TransformLength).
+  // narrow for min_frequency (ConstantQBank::TransformLength); a
+  // voice_activity parameter out of its range (CompleteVoiceActivity; the
+  // defaults filled in only when enabled).
   static absl::StatusOr<v1::AudioFrontEnd> Complete(v1::AudioFrontEnd spec);
   static absl::StatusOr<std::unique_ptr<const AudioFrontEnd>> Create(const v1::AudioFrontEnd& spec);
 
@@ -113,9 +126,9 @@ class AudioFrontEnd {
 
   // samples (mono, at sample_rate Hz) → row[0, output_dim()). Each call
   // checks the samples itself (a clip from a request need not come from
-  // DecodeWav).
+  // DecodeWav). `speech` (may be null) receives where the content lies.
   absl::Status Apply(absl::Span<const float> samples, int sample_rate, float* row,
-                     const std::string& what) const;
+                     const std::string& what, ClipSpeech* speech = nullptr) const;
 
  private:
   AudioFrontEnd() = default;
