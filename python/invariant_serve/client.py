@@ -45,6 +45,11 @@ class Prediction:
     classes: the argmax class name per row (object array [n]); None for regression.
     indices: the argmax class index per row (int32 [n]); None for regression.
     columns: the class (or target) names, naming the score columns.
+    speech_found, speech_seconds: for a model of sound, per clip: whether speech was
+    found (bool [n]; False only for a model with voice activity, when the clip holds
+    none: its scores are NaN, its class "" and its index -1, never a class) and where
+    the content the front end kept lies (float64 [n, 2]: start and end in seconds of
+    the clip as sent); None for rows.
     """
 
     scores: np.ndarray
@@ -53,6 +58,8 @@ class Prediction:
     model_name: str = ""
     model_version: int = 0
     columns: Tuple[str, ...] = ()
+    speech_found: Optional[np.ndarray] = None
+    speech_seconds: Optional[np.ndarray] = None
 
     def to_frame(self):
         """A pandas DataFrame: the score columns named by class or target, then for a
@@ -272,9 +279,14 @@ def _prediction(data: bytes, columns: Sequence[str]) -> Prediction:
     classifier = message.task == model_types_pb2.TASK_CLASSIFICATION
     classes = np.array(message.predicted_classes, dtype=object) if classifier else None
     indices = np.array(message.predicted_indices, dtype=np.int32) if classifier else None
+    found = seconds = None
+    if len(message.speech) > 0:
+        found = np.array([clip.found for clip in message.speech], dtype=bool)
+        seconds = np.array([[clip.start_seconds, clip.end_seconds] for clip in message.speech],
+                           dtype=np.float64)
     return Prediction(scores=scores, classes=classes, indices=indices,
                       model_name=message.model_name, model_version=message.model_version,
-                      columns=tuple(columns))
+                      columns=tuple(columns), speech_found=found, speech_seconds=seconds)
 
 
 def _metadata(message: fs.GetModelMetadataResponse) -> ModelMetadata:
@@ -443,7 +455,9 @@ class Client:
         float64 in [-1, 1], sent as float32_le; int16, sent as int16_le and scaled by the
         server as x / 32768 like a 16-bit WAV), WAV bytes, or a path to a WAV file (sent
         as is; the server decodes it). A 2-D array is one clip per row. `sample_rate`
-        (Hz) applies to the arrays; None means the model's rate. One output row per clip.
+        (Hz) applies to the arrays; None means the model's rate. One output row per clip;
+        the row of a clip in which voice activity found no speech is NaN (predict() says
+        which clips: Prediction.speech_found).
         """
         request = _featurize_request(model, X, version, clips, sample_rate)
         return _features(self._call(self._methods.featurize, "Featurize", request))

@@ -203,13 +203,15 @@ absl::StatusOr<double> PlanClipBatch(const InferRequest& request,
 absl::StatusOr<DecodedRows> DecodeClipBatch(const InferRequest& request,
                                             const audio::AudioFrontEnd& front_end, int64_t max_rows,
                                             double max_clip_seconds,
-                                            const std::function<absl::Status()>& keep_going) {
+                                            const std::function<absl::Status()>& keep_going,
+                                            std::vector<audio::ClipSpeech>* speech) {
   absl::StatusOr<double> planned = PlanClipBatch(request, front_end, max_rows, max_clip_seconds);
   if (!planned.ok()) return planned.status();
   const int64_t n = static_cast<int64_t>(request.clips.size());
   const int model_rate = front_end.spec().sample_rate();
   const int64_t dim = front_end.output_dim();
   std::vector<float> rows(static_cast<size_t>(n * dim));
+  if (speech != nullptr) speech->assign(static_cast<size_t>(n), audio::ClipSpeech{});
   for (int64_t i = 0; i < n; ++i) {
     if (keep_going) {
       if (absl::Status s = keep_going(); !s.ok()) return s;
@@ -217,9 +219,9 @@ absl::StatusOr<DecodedRows> DecodeClipBatch(const InferRequest& request,
     absl::StatusOr<Samples> samples =
         DecodeClip(request.clips[i], i, model_rate, max_clip_seconds, request.fields);
     if (!samples.ok()) return samples.status();
-    if (absl::Status s =
-            front_end.Apply(samples->values, samples->sample_rate, rows.data() + i * dim,
-                            request.fields.Clip(i, ClipPart::kClip));
+    if (absl::Status s = front_end.Apply(
+            samples->values, samples->sample_rate, rows.data() + i * dim,
+            request.fields.Clip(i, ClipPart::kClip), speech != nullptr ? &(*speech)[i] : nullptr);
         !s.ok()) {
       return s;
     }

@@ -27,6 +27,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/audio/front_end.h"
@@ -55,14 +56,17 @@ absl::StatusOr<double> PlanClipBatch(const InferRequest& request,
                                      double max_clip_seconds);
 
 // `request`'s clips (declared_rows 0 or the clip count) → one row of
-// front_end.output_dim() floats per clip. `keep_going` (may be
+// front_end.output_dim() floats per clip, and in *speech (may be null) what
+// the front end kept of each (audio::ClipSpeech: found is false for a clip
+// in which voice activity found no speech). `keep_going` (may be
 // empty) is asked before each clip; its first error (the call was cancelled
 // or its deadline passed) ends the decoding with that status, so abandoned
 // work stops at the next clip.
 absl::StatusOr<DecodedRows> DecodeClipBatch(const InferRequest& request,
                                             const audio::AudioFrontEnd& front_end, int64_t max_rows,
                                             double max_clip_seconds,
-                                            const std::function<absl::Status()>& keep_going = {});
+                                            const std::function<absl::Status()>& keep_going = {},
+                                            std::vector<audio::ClipSpeech>* speech = nullptr);
 
 }  // namespace invariant::server
 

@@ -43,6 +43,18 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// The v1 form of what the front end kept of each clip.
+void AddClipSpeech(const std::vector<audio::ClipSpeech>& speech,
+                   google::protobuf::RepeatedPtrField<v1::ClipSpeech>* out) {
+  out->Reserve(static_cast<int>(speech.size()));
+  for (const audio::ClipSpeech& clip : speech) {
+    v1::ClipSpeech* s = out->Add();
+    s->set_found(clip.found);
+    s->set_start_seconds(clip.start_seconds);
+    s->set_end_seconds(clip.end_seconds);
+  }
+}
+
 }  // namespace
 
 DoneFn FeatureHandler::Observed(const Registry::Handle& handle, DoneFn done) const {
@@ -212,8 +224,9 @@ void FeatureHandler::Run(std::shared_ptr<const InferRequest> request,
       return absl::OkStatus();
     };
     const Clock::time_point decode_start = Clock::now();
+    std::vector<audio::ClipSpeech> speech;
     absl::StatusOr<DecodedRows> rows =
-        DecodeClipBatch(*request, front, max_request_rows_, max_clip_seconds, keep_going);
+        DecodeClipBatch(*request, front, max_request_rows_, max_clip_seconds, keep_going, &speech);
     audio_lease->Release();
     if (rows.ok() && observers_.on_input) {
       observers_.on_input(handle.name, handle.version, SecondsSince(decode_start));
@@ -227,8 +240,14 @@ void FeatureHandler::Run(std::shared_ptr<const InferRequest> request,
       memory.reset();
       return done(rows.status());
     }
+    std::vector<int64_t> blank_rows;
+    for (size_t i = 0; i < speech.size(); ++i) {
+      if (!speech[i].found) blank_rows.push_back(static_cast<int64_t>(i));
+    }
+    if (method.speech) method.speech(speech);
     Submit(std::make_shared<DecodedRows>(*std::move(rows)), std::move(request), handle,
-           std::move(method), std::move(memory), deadline, std::move(done), cancel);
+           std::move(method), std::move(memory), deadline, std::move(done), cancel,
+           std::move(blank_rows));
   };
   if (admission_.decoders == nullptr) return decode();
   admission_.decoders->Post(std::move(decode));
@@ -238,7 +257,8 @@ void FeatureHandler::Submit(std::shared_ptr<DecodedRows> rows,
                             std::shared_ptr<const InferRequest> request,
                             const Registry::Handle& handle, Method method,
                             std::shared_ptr<Lease> memory, absl::Time deadline, DoneFn done,
-                            const std::shared_ptr<CancelToken>& cancel) const {
+                            const std::shared_ptr<CancelToken>& cancel,
+                            std::vector<int64_t> blank_rows) const {
   const std::shared_ptr<const Model>& model = handle.servable;
   BatchJob job;
   job.key = model.get();
@@ -254,8 +274,12 @@ void FeatureHandler::Submit(std::shared_ptr<DecodedRows> rows,
   job.deadline = deadline;
   job.done = [rows, request = std::move(request), memory = std::move(memory),
               finish = std::move(method.finish), done, on_output = observers_.on_output,
-              name = handle.name, version = handle.version](absl::Status status) mutable {
+              name = handle.name, version = handle.version, out = job.out, out_dim = job.out_dim,
+              blank_rows = std::move(blank_rows)](absl::Status status) mutable {
     if (status.ok()) {
+      for (const int64_t row : blank_rows) {
+        std::fill_n(out + row * out_dim, out_dim, std::numeric_limits<float>::quiet_NaN());
+      }
       const Clock::time_point start = Clock::now();
       if (finish) finish();
       if (on_output) on_output(name, version, SecondsSince(start));
@@ -271,6 +295,7 @@ FeatureHandler::Method FeatureHandler::MethodFor(const InferRequest& request,
                                                  InferSinks sinks) {
   const int64_t f = model->feature_dim(), t = model->output_dim();
   Method method;
+  method.speech = std::move(sinks.speech);
   if (!request.head) {
     method.name = kFeaturize;
     method.out_dim = f;
@@ -361,6 +386,9 @@ void FeatureHandler::Featurize(const v1::FeaturizeRequest& request, v1::Featuriz
     response->mutable_features()->Resize(static_cast<int>(rows * model->feature_dim()), 0.0f);
     return response->mutable_features()->mutable_data();
   };
+  sinks.speech = [response](const std::vector<audio::ClipSpeech>& speech) {
+    AddClipSpeech(speech, response->mutable_speech());
+  };
   Infer(*handle, std::move(infer), std::move(sinks), deadline, std::move(done), cancel, call);
 }
 
@@ -390,6 +418,9 @@ void FeatureHandler::Predict(const v1::PredictRequest& request, v1::PredictRespo
       response->add_predicted_indices(index);
       response->add_predicted_classes(PredictedClassName(*model, index));
     }
+  };
+  sinks.speech = [response](const std::vector<audio::ClipSpeech>& speech) {
+    AddClipSpeech(speech, response->mutable_speech());
   };
   Infer(*handle, std::move(infer), std::move(sinks), deadline, std::move(done), cancel, call);
 }

@@ -128,6 +128,10 @@ struct InferSinks {
   // After the compute, for a classifier: each row's best output index (the
   // head's ArgmaxRows: NaN never wins, a row of NaN gets −1); may be empty.
   std::function<void(std::vector<int32_t> best)> predicted;
+  // After the clips are decoded, for a model of sound: what the front end
+  // kept of each clip; may be empty. A clip without speech (found false)
+  // has NaN features and scores and the predicted index −1.
+  std::function<void(const std::vector<audio::ClipSpeech>& speech)> speech;
 };
 
 // The class name of output `index` of `model`'s head: its class name, the
@@ -198,7 +202,8 @@ class FeatureHandler {
     int64_t answer_dim = 0;  // values per row the answer holds, when more than out_dim
     RowComputeFn compute;
     std::function<float*(int64_t rows)> prepare;
-    std::function<void()> finish;  // may be empty
+    std::function<void()> finish;                                       // may be empty
+    std::function<void(const std::vector<audio::ClipSpeech>&)> speech;  // may be empty
   };
 
   // The batch job's method for what `request` asks of `model`, writing through `sinks`.
@@ -217,9 +222,12 @@ class FeatureHandler {
                                                      const Method& method, const std::string& field,
                                                      const CallContext& call) const;
   // Hands decoded rows to the batcher; the leases and `request` are held until `done`.
+  // The outputs of the rows in `blank_rows` (clips without speech) are set to
+  // NaN once computed, before method.finish.
   void Submit(std::shared_ptr<DecodedRows> rows, std::shared_ptr<const InferRequest> request,
               const Registry::Handle& handle, Method method, std::shared_ptr<Lease> memory,
-              absl::Time deadline, DoneFn done, const std::shared_ptr<CancelToken>& cancel) const;
+              absl::Time deadline, DoneFn done, const std::shared_ptr<CancelToken>& cancel,
+              std::vector<int64_t> blank_rows = {}) const;
 
   const Registry* registry_;
   Batcher* batcher_;

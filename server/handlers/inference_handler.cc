@@ -53,9 +53,11 @@ InferSinks ProtocolSinks(const std::vector<std::string>& outputs, const Inferenc
                          std::shared_ptr<const Model> model, bool raw,
                          inference::ModelInferResponse* response) {
   InferSinks sinks;
-  int class_output = -1, index_output = -1;
+  int class_output = -1, index_output = -1, status_output = -1, seconds_output = -1;
   for (int i = 0; i < static_cast<int>(outputs.size()); ++i) {
     const std::string& name = outputs[i];
+    if (name == kClipStatusOutputName) status_output = i;
+    if (name == kSpeechSecondsOutputName) seconds_output = i;
     if (name == kFeaturesOutputName) {
       sinks.features = [i, raw, response, dim = shape.feature_dim](int64_t rows) {
         return SizeFp32Output(i, rows * dim, raw, response);
@@ -79,6 +81,26 @@ InferSinks ProtocolSinks(const std::vector<std::string>& outputs, const Inferenc
         names.reserve(best.size());
         for (int32_t index : best) names.push_back(PredictedClassName(*model, index));
         FillBytesOutput(class_output, names, raw, response);
+      }
+    };
+  }
+  if (status_output >= 0 || seconds_output >= 0) {
+    sinks.speech = [status_output, seconds_output, raw,
+                    response](const std::vector<audio::ClipSpeech>& speech) {
+      const auto n = static_cast<int64_t>(speech.size());
+      if (status_output >= 0) {
+        std::vector<std::string> status;
+        for (const audio::ClipSpeech& clip : speech) {
+          status.push_back(clip.found ? kClipStatusOk : kClipStatusNoSpeech);
+        }
+        FillBytesOutput(status_output, status, raw, response);
+      }
+      if (seconds_output >= 0) {
+        float* seconds = SizeFp32Output(seconds_output, 2 * n, raw, response);
+        for (int64_t i = 0; i < n; ++i) {
+          seconds[2 * i] = static_cast<float>(speech[i].start_seconds);
+          seconds[2 * i + 1] = static_cast<float>(speech[i].end_seconds);
+        }
       }
     };
   }
@@ -183,7 +205,7 @@ void InferenceHandler::ModelInfer(const inference::ModelInferRequest& request,
   for (const std::string& name : *outputs) {
     if (name == kFeaturesOutputName) {
       infer->features = true;
-    } else {
+    } else if (name != kClipStatusOutputName && name != kSpeechSecondsOutputName) {
       infer->head = true;
     }
   }
@@ -195,6 +217,16 @@ void InferenceHandler::ModelInfer(const inference::ModelInferRequest& request,
   response->set_id(request.id());
   AddOutputTensors(*outputs, rows, shape, raw, response);
   InferSinks sinks = ProtocolSinks(*outputs, shape, handle->servable, raw, response);
+  if (!infer->features && !infer->head) {
+    // Only the clips' speech is asked for: the features are computed into a
+    // buffer of ours, held until the call is done.
+    auto scratch = std::make_shared<std::vector<float>>();
+    sinks.features = [scratch, dim = shape.feature_dim](int64_t rows) {
+      scratch->assign(static_cast<size_t>(rows * dim), 0.0f);
+      return scratch->data();
+    };
+    done = [scratch, done = std::move(done)](absl::Status status) { done(std::move(status)); };
+  }
   features_->Infer(*handle, std::move(infer), std::move(sinks), deadline, std::move(done), cancel,
                    call_context);
 }

@@ -134,12 +134,45 @@ InferFieldNames ProtocolFieldNames(bool raw_input, int input_index, bool json) {
   return names;
 }
 
+namespace {
+
+// What output `name` of `model` is: its datatype, its columns (0: shape [n]),
+// and per row the values an answer counts (AnswerValuesPerRow) and the bytes
+// a response holds at most (CheckInferResponseSize).
+struct OutputKind {
+  const char* datatype;
+  int64_t cols;
+  int64_t values;
+  int64_t bytes;
+};
+
+OutputKind KindOfOutput(const std::string& name, const InferenceModelShape& model) {
+  if (name == kFeaturesOutputName) {
+    return {kFp32, model.feature_dim, model.feature_dim, 4 * model.feature_dim};
+  }
+  if (name == kScoresOutputName)
+    return {kFp32, model.output_dim, model.output_dim, 4 * model.output_dim};
+  if (name == kPredictedClassOutputName) {
+    // A name counts as (longest + 4) / 4 values; length prefix or tag + length.
+    return {kBytes, 0, (model.longest_class_name + 4) / 4, 8 + model.longest_class_name};
+  }
+  if (name == kClipStatusOutputName) return {kBytes, 0, 3, 8 + 9};  // "no_speech"
+  if (name == kSpeechSecondsOutputName) return {kFp32, 2, 2, 8};
+  return {kInt32, 0, 1, 8};  // predicted_index
+}
+
+}  // namespace
+
 std::vector<std::string> OutputNames(const InferenceModelShape& model) {
   std::vector<std::string> names = {kFeaturesOutputName};
   if (model.has_head) names.push_back(kScoresOutputName);
   if (model.has_head && model.classifier) {
     names.push_back(kPredictedClassOutputName);
     names.push_back(kPredictedIndexOutputName);
+  }
+  if (model.voice_activity) {
+    names.push_back(kClipStatusOutputName);
+    names.push_back(kSpeechSecondsOutputName);
   }
   return names;
 }
@@ -262,17 +295,7 @@ absl::StatusOr<std::vector<std::string>> SelectOutputs(const inference::ModelInf
 int64_t AnswerValuesPerRow(const InferenceModelShape& model,
                            const std::vector<std::string>& outputs) {
   int64_t values = 0;
-  for (const std::string& name : outputs) {
-    if (name == kFeaturesOutputName) {
-      values += model.feature_dim;
-    } else if (name == kScoresOutputName) {
-      values += model.output_dim;
-    } else if (name == kPredictedClassOutputName) {
-      values += (model.longest_class_name + 4) / 4;
-    } else if (name == kPredictedIndexOutputName) {
-      values += 1;
-    }
-  }
+  for (const std::string& name : outputs) values += KindOfOutput(name, model).values;
   return values;
 }
 
@@ -281,17 +304,7 @@ absl::Status CheckInferResponseSize(int64_t rows, const InferenceModelShape& mod
                                     int64_t max_response_bytes) {
   constexpr int64_t kOverheadBytes = 1024;  // names, shapes, message framing
   int64_t bytes_per_row = 0;
-  for (const std::string& name : outputs) {
-    if (name == kFeaturesOutputName) {
-      bytes_per_row += static_cast<int64_t>(sizeof(float)) * model.feature_dim;
-    } else if (name == kScoresOutputName) {
-      bytes_per_row += static_cast<int64_t>(sizeof(float)) * model.output_dim;
-    } else if (name == kPredictedClassOutputName) {
-      bytes_per_row += 8 + model.longest_class_name;  // length prefix or tag + length
-    } else if (name == kPredictedIndexOutputName) {
-      bytes_per_row += 8;
-    }
-  }
+  for (const std::string& name : outputs) bytes_per_row += KindOfOutput(name, model).bytes;
   const int64_t budget = std::max<int64_t>(0, max_response_bytes - kOverheadBytes);
   const int64_t max_rows = budget / std::max<int64_t>(1, bytes_per_row);
   if (rows <= max_rows) return absl::OkStatus();
@@ -305,14 +318,11 @@ void AddOutputTensors(const std::vector<std::string>& outputs, int64_t rows,
                       const InferenceModelShape& model, bool raw,
                       inference::ModelInferResponse* response) {
   for (const std::string& name : outputs) {
-    if (name == kFeaturesOutputName) {
-      AddOutputTensor(name, kFp32, {rows, model.feature_dim}, response);
-    } else if (name == kScoresOutputName) {
-      AddOutputTensor(name, kFp32, {rows, model.output_dim}, response);
-    } else if (name == kPredictedClassOutputName) {
-      AddOutputTensor(name, kBytes, {rows}, response);
+    const OutputKind kind = KindOfOutput(name, model);
+    if (kind.cols > 0) {
+      AddOutputTensor(name, kind.datatype, {rows, kind.cols}, response);
     } else {
-      AddOutputTensor(name, kInt32, {rows}, response);
+      AddOutputTensor(name, kind.datatype, {rows}, response);
     }
     if (raw) response->add_raw_output_contents();
   }
@@ -380,6 +390,7 @@ InferenceModelShape ShapeOfModel(const Model& model) {
   if (const audio::AudioFrontEnd* front_end = model.audio_front_end(); front_end != nullptr) {
     shape.audio = true;
     shape.sample_rate = front_end->spec().sample_rate();
+    shape.voice_activity = front_end->spec().voice_activity().enabled();
   }
   return shape;
 }
@@ -398,14 +409,11 @@ void FillInferenceModelMetadata(const v1::GetModelMetadataResponse& metadata,
     AddTensorMetadata(kInferenceInputName, kFp32, {-1, shape.input_dim}, out->mutable_inputs());
   }
   for (const std::string& name : OutputNames(shape)) {
-    if (name == kFeaturesOutputName) {
-      AddTensorMetadata(name, kFp32, {-1, shape.feature_dim}, out->mutable_outputs());
-    } else if (name == kScoresOutputName) {
-      AddTensorMetadata(name, kFp32, {-1, shape.output_dim}, out->mutable_outputs());
-    } else if (name == kPredictedClassOutputName) {
-      AddTensorMetadata(name, kBytes, {-1}, out->mutable_outputs());
+    const OutputKind kind = KindOfOutput(name, shape);
+    if (kind.cols > 0) {
+      AddTensorMetadata(name, kind.datatype, {-1, kind.cols}, out->mutable_outputs());
     } else {
-      AddTensorMetadata(name, kInt32, {-1}, out->mutable_outputs());
+      AddTensorMetadata(name, kind.datatype, {-1}, out->mutable_outputs());
     }
   }
   auto& properties = *out->mutable_properties();

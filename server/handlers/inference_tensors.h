@@ -15,7 +15,12 @@
 //
 // The outputs of a model, in this order: "features" FP32 [n, feature_dim];
 // with a linear head "scores" FP32 [n, output_dim]; for a classifier also
-// "predicted_class" BYTES [n] (class names) and "predicted_index" INT32 [n].
+// "predicted_class" BYTES [n] (class names) and "predicted_index" INT32 [n];
+// for a model of sound with voice activity also "clip_status" BYTES [n] ("ok", or "no_speech"
+// when voice activity found no speech in the clip: its features and scores
+// are NaN, its predicted_index −1 and its predicted_class "") and
+// "speech_seconds" FP32 [n, 2] (where the content the front end kept lies,
+// start and end in seconds of the clip's own time).
 #ifndef INVARIANT_SERVER_HANDLERS_INFERENCE_TENSORS_H_
 #define INVARIANT_SERVER_HANDLERS_INFERENCE_TENSORS_H_
 
@@ -37,6 +42,10 @@ inline constexpr char kFeaturesOutputName[] = "features";
 inline constexpr char kScoresOutputName[] = "scores";
 inline constexpr char kPredictedClassOutputName[] = "predicted_class";
 inline constexpr char kPredictedIndexOutputName[] = "predicted_index";
+inline constexpr char kClipStatusOutputName[] = "clip_status";
+inline constexpr char kSpeechSecondsOutputName[] = "speech_seconds";
+inline constexpr char kClipStatusOk[] = "ok";
+inline constexpr char kClipStatusNoSpeech[] = "no_speech";
 
 // What a model computes, as far as the protocol's tensors are concerned.
 struct InferenceModelShape {
@@ -49,6 +58,7 @@ struct InferenceModelShape {
   int64_t longest_class_name = 0;  // bytes
   bool audio = false;              // a model of sound: takes clips (inference_audio.h)
   int sample_rate = 0;             // of a model of sound, Hz
+  bool voice_activity = false;     // a model of sound with voice activity
 };
 
 // The model named `name` at protocol version `version`: "" or "latest" = the

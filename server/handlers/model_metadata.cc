@@ -72,6 +72,7 @@ v1::AudioFrontEndInfo AudioInfo(const v1::AudioFrontEnd& spec, double max_clip_s
         spec.align_statistic() == v1::AudioFrontEnd::ALIGN_STATISTIC_STDDEV ? "stddev" : "mean");
   }
   info.set_align_time(spec.align_time());
+  if (spec.voice_activity().enabled()) *info.mutable_voice_activity() = spec.voice_activity();
   return info;
 }
 

@@ -22,10 +22,13 @@ namespace invariant::testing_models {
 inline constexpr int kAudioSampleRate = 8000;  // the test model's rate
 
 // Writes the audio model `name` (3 classes "yes", "no", "maybe") version 1
-// under `models_root`; returns the bundle path.
+// under `models_root`, with the front end's voice activity when
+// `voice_activity`; returns the bundle path.
 inline absl::StatusOr<std::string> WriteAudioTestModel(const std::string& models_root,
-                                                       const std::string& name, uint64_t seed) {
+                                                       const std::string& name, uint64_t seed,
+                                                       bool voice_activity = false) {
   TestAudioModelSpec spec;
+  spec.voice_activity = voice_activity;
   spec.name = name;
   spec.num_features = 16;
   spec.num_classes = 3;

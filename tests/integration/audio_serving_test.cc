@@ -5,6 +5,8 @@
 // the audio inputs.
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -123,6 +125,74 @@ TEST_F(AudioServingTest, OneWavOverGrpcV1AndRestBinaryGivesTheSameBits) {
   ASSERT_TRUE(metadata.ok()) << metadata.status();
   EXPECT_THAT(*metadata, HasSubstr("input_lengths"));
   EXPECT_THAT(*metadata, HasSubstr("\"sample_rate\""));
+}
+
+// Silence, a steady sound alone (a tone in noise: no onset above its own
+// floor), and a syllable-like burst (that tone under a sin² envelope) in
+// silence, as 16-bit samples at 8 kHz.
+std::vector<std::vector<int16_t>> SpeechAndNone() {
+  std::vector<int16_t> noise = Pcm16(8000, 5);
+  for (int16_t& v : noise) v = static_cast<int16_t>(v / 8);
+  std::vector<int16_t> sound(8000, 0);
+  const std::vector<int16_t> burst = Pcm16(4000, 6);
+  for (size_t i = 0; i < burst.size(); ++i) {
+    const double envelope = std::sin(3.14159265358979 * static_cast<double>(i) / burst.size());
+    sound[2000 + i] = static_cast<int16_t>(std::lround(burst[i] * envelope * envelope));
+  }
+  return {std::vector<int16_t>(4000, 0), noise, sound};
+}
+
+TEST_F(AudioServingTest, ClipsWithoutSpeechGetAStatusNotAClassOverGrpcAndRest) {
+  testing_models::TestAudioModelSpec spec;
+  spec.voice_activity = true;
+  ASSERT_TRUE(testing_models::WriteTestAudioModel(models(), spec).ok());
+  StartServer({"--http_port=0"});
+  const std::vector<std::vector<int16_t>> clips = SpeechAndNone();
+
+  // invariant.v1 over gRPC: speech per clip, NaN scores and no class for the two.
+  auto stub = v1::FeatureService::NewStub(
+      grpc::CreateChannel(server_->target(), grpc::InsecureChannelCredentials()));
+  v1::PredictRequest request;
+  request.mutable_model()->set_name("sound");
+  for (const auto& pcm : clips) request.mutable_inputs()->add_clips()->set_int16_le(Bytes(pcm));
+  v1::PredictResponse response;
+  grpc::ClientContext context;
+  const grpc::Status status = stub->Predict(&context, request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(response.speech_size(), 3);
+  EXPECT_FALSE(response.speech(0).found());
+  EXPECT_FALSE(response.speech(1).found());
+  EXPECT_TRUE(response.speech(2).found());
+  // The envelope's first and last 40 ms are more than 20 dB under its peak.
+  EXPECT_NEAR(response.speech(2).start_seconds(), 0.25, 0.06);
+  EXPECT_NEAR(response.speech(2).end_seconds(), 0.75, 0.06);
+  EXPECT_EQ(response.predicted_indices(0), -1);
+  EXPECT_EQ(response.predicted_indices(1), -1);
+  EXPECT_EQ(response.predicted_classes(0), "");
+  EXPECT_GE(response.predicted_indices(2), 0);
+  EXPECT_NE(response.predicted_classes(2), "");
+  EXPECT_TRUE(std::isnan(response.scores(0)));
+  EXPECT_FALSE(std::isnan(response.scores(2 * response.output_dim())));
+
+  // REST, the Open Inference Protocol: clip_status and speech_seconds.
+  std::string json = R"({"inputs": [{"name": "input", "datatype": "INT16", "shape": [3, 8000], )"
+                     R"("data": [)";
+  for (size_t c = 0; c < clips.size(); ++c) {
+    for (int64_t i = 0; i < 8000; ++i) {
+      const int v = i < static_cast<int64_t>(clips[c].size()) ? clips[c][i] : 0;
+      absl::StrAppend(&json, c + i == 0 ? "" : ",", v);
+    }
+  }
+  json += R"(]}, {"name": "input_lengths", "datatype": "INT64", "shape": [3], )"
+          R"("data": [4000, 8000, 8000]}]})";
+  const std::string rest = PostInfer(server_->http_port(), "sound", json, "");
+  ASSERT_THAT(rest, StartsWith("HTTP/1.1 200")) << rest.substr(0, 2000);
+  EXPECT_THAT(BodyOf(rest), HasSubstr(R"("data":["no_speech","no_speech","ok"])"));
+  EXPECT_THAT(BodyOf(rest), HasSubstr(R"("name":"speech_seconds")"));
+  absl::StatusOr<std::string> metadata =
+      testing_server::HttpGet(server_->http_port(), "/v2/models/sound");
+  ASSERT_TRUE(metadata.ok()) << metadata.status();
+  EXPECT_THAT(*metadata, HasSubstr("clip_status"));
 }
 
 }  // namespace

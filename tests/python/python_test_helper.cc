@@ -10,6 +10,7 @@
 //   invariant_python_test_helper write-audio-model ROOT
 //       writes the model of sound "words" (tests/cli/audio_test_model.h:
 //       8000 Hz, 0.25 s clips → 16 bins × 14 frames, classes yes/no/maybe)
+//       and "listening", the same with voice activity
 //   invariant_python_test_helper featurize|predict TARGET MODEL INPUT_DIM IN OUT
 //       reads IN (little-endian float32 rows of INPUT_DIM), calls the server
 //       through the C++ client (invariant::Client) and writes the features or
@@ -117,6 +118,8 @@ int main(int argc, char** argv) {
   if (args.size() == 2 && args[0] == "write-models") return WriteModels(args[1]);
   if (args.size() == 2 && args[0] == "write-audio-model") {
     auto path = invariant::testing_models::WriteAudioTestModel(args[1], "words", 7);
+    if (!path.ok()) return Fail(path.status().ToString());
+    path = invariant::testing_models::WriteAudioTestModel(args[1], "listening", 7, true);
     return path.ok() ? 0 : Fail(path.status().ToString());
   }
   if (args.size() == 6 && (args[0] == "featurize" || args[0] == "predict")) {

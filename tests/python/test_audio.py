@@ -201,3 +201,27 @@ def test_async_client_sends_clips_too(client, audio_server):
     prediction, metadata = asyncio.run(run())
     assert prediction.scores.tobytes() == expected.scores.tobytes()
     assert metadata.audio["sample_rate"] == RATE
+
+
+def test_clips_without_speech_get_no_class_and_say_so(client):
+    """The model "listening" has voice activity: silence and noise alone are reported per
+    clip (speech_found False, scores NaN, class "" and index -1), a sound in silence is
+    answered and placed."""
+    rng = np.random.default_rng(3)
+    silence = np.zeros(RATE // 2, dtype=np.float32)
+    noise = (0.05 * rng.standard_normal(RATE)).astype(np.float32)
+    sound = np.zeros(RATE, dtype=np.int16)
+    envelope = np.sin(np.pi * np.arange(RATE // 2) / (RATE // 2)) ** 2  # a syllable's rise and fall
+    sound[RATE // 4: RATE // 4 + RATE // 2] = np.round(tone(0.5) * envelope).astype(np.int16)
+    prediction = client.predict("listening", clips=[silence, noise, sound])
+    assert prediction.speech_found.tolist() == [False, False, True]
+    assert prediction.classes[0] == "" and prediction.classes[1] == ""
+    assert prediction.indices[:2].tolist() == [-1, -1]
+    assert np.isnan(prediction.scores[:2]).all()
+    assert prediction.classes[2] in CLASSES and prediction.indices[2] >= 0
+    start, end = prediction.speech_seconds[2]
+    assert abs(start - 0.25) < 0.06 and abs(end - 0.75) < 0.06
+    # The model without voice activity answers every clip, and says what it kept.
+    plain = client.predict("words", clips=[silence, noise])
+    assert plain.speech_found.tolist() == [True, True]
+    assert (plain.indices >= 0).all()

@@ -11,7 +11,7 @@
 
 namespace invariant::testing_models {
 
-v1::AudioFrontEnd TestAudioFrontEnd(double max_clip_seconds) {
+v1::AudioFrontEnd TestAudioFrontEnd(double max_clip_seconds, bool voice_activity) {
   v1::AudioFrontEnd spec;
   spec.set_sample_rate(8000);
   spec.set_clip_seconds(0.25);
@@ -23,12 +23,13 @@ v1::AudioFrontEnd TestAudioFrontEnd(double max_clip_seconds) {
   spec.set_bins_per_octave(4);
   spec.set_frequency_bins(16);
   spec.set_max_clip_seconds(max_clip_seconds);
+  if (voice_activity) spec.mutable_voice_activity()->set_enabled(true);
   absl::StatusOr<v1::AudioFrontEnd> completed = audio::AudioFrontEnd::Complete(spec);
   return completed.ok() ? *completed : spec;  // an incomplete spec fails Assemble, naming it
 }
 
 absl::StatusOr<std::shared_ptr<const Model>> MakeTestAudioModel(const TestAudioModelSpec& spec) {
-  const v1::AudioFrontEnd front_end = TestAudioFrontEnd(spec.max_clip_seconds);
+  const v1::AudioFrontEnd front_end = TestAudioFrontEnd(spec.max_clip_seconds, spec.voice_activity);
   const int64_t bins = front_end.frequency_bins();
   const int64_t frames = front_end.frames();
   const int64_t d = bins * frames;

@@ -29,10 +29,11 @@ struct TestAudioModelSpec {
   uint64_t seed = 7;
   std::vector<std::string> class_names;  // empty: word_0 … word_{num_classes−1}
   double max_clip_seconds = 2;
+  bool voice_activity = false;  // the front end's voice_activity, its defaults
 };
 
 // The completed front end of the test audio models.
-v1::AudioFrontEnd TestAudioFrontEnd(double max_clip_seconds = 2);
+v1::AudioFrontEnd TestAudioFrontEnd(double max_clip_seconds = 2, bool voice_activity = false);
 
 absl::StatusOr<std::shared_ptr<const Model>> MakeTestAudioModel(const TestAudioModelSpec& spec);
 

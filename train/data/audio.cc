@@ -197,8 +197,16 @@ absl::Status Featurize(const audio::AudioFrontEnd& front_end, const std::vector<
       status[static_cast<size_t>(i)] = wav.status();
       return;
     }
-    status[static_cast<size_t>(i)] =
-        front_end.Apply(wav->samples, wav->sample_rate, x + i * dim, clip.path);
+    audio::ClipSpeech speech;
+    absl::Status& s = status[static_cast<size_t>(i)];
+    s = front_end.Apply(wav->samples, wav->sample_rate, x + i * dim, clip.path, &speech);
+    if (s.ok() && !speech.found) {
+      // A clip the server would answer with no class cannot teach one.
+      s = absl::InvalidArgumentError(
+          absl::StrCat(clip.path,
+                       ": voice activity found no speech (front_end.voice_activity); remove the "
+                       "clip or lower voice_activity.onset_db"));
+    }
   });
   for (const absl::Status& s : status) RETURN_IF_ERROR(s);
   return absl::OkStatus();

@@ -224,12 +224,26 @@ int32_t PredictedIndex(const v1::PredictResponse& response, int64_t i) {
                                                : -1;
 }
 
+// A model of sound: what its front end kept of clip i ("ok" or "no_speech",
+// start and end seconds), empty for rows.
+bool HasSpeech(const v1::PredictResponse& response) { return response.speech_size() > 0; }
+
+const v1::ClipSpeech& Speech(const v1::PredictResponse& response, int64_t i) {
+  return i < response.speech_size() ? response.speech(static_cast<int>(i))
+                                    : v1::ClipSpeech::default_instance();
+}
+
 std::vector<std::string> PredictionColumns(const v1::GetModelMetadataResponse& metadata,
                                            const v1::PredictResponse& first) {
   std::vector<std::string> names;
   if (IsClassification(first)) {
     names.push_back("predicted_class");
     names.push_back("predicted_index");
+  }
+  if (HasSpeech(first)) {
+    for (const char* name : {"clip_status", "speech_start_seconds", "speech_end_seconds"}) {
+      names.push_back(name);
+    }
   }
   for (std::string& name : ScoreColumnNames(metadata, first.output_dim())) {
     names.push_back(std::move(name));
@@ -243,6 +257,12 @@ std::string PredictionCsvFields(const v1::PredictResponse& response, int64_t i) 
     fields.push_back(CsvField(PredictedClass(response, i)));
     fields.push_back(absl::StrCat(PredictedIndex(response, i)));
   }
+  if (HasSpeech(response)) {
+    const v1::ClipSpeech& speech = Speech(response, i);
+    fields.push_back(speech.found() ? "ok" : "no_speech");
+    fields.push_back(FormatFloat(static_cast<float>(speech.start_seconds())));
+    fields.push_back(FormatFloat(static_cast<float>(speech.end_seconds())));
+  }
   const float* s = Scores(response, i);
   for (int64_t j = 0; j < response.output_dim(); ++j) fields.push_back(FormatFloat(s[j]));
   return absl::StrJoin(fields, ",");
@@ -253,6 +273,13 @@ std::string PredictionJsonFields(const v1::PredictResponse& response, int64_t i)
   if (IsClassification(response)) {
     absl::StrAppend(&fields, ",\"predicted_class\":", JsonString(PredictedClass(response, i)),
                     ",\"predicted_index\":", PredictedIndex(response, i));
+  }
+  if (HasSpeech(response)) {
+    const v1::ClipSpeech& speech = Speech(response, i);
+    absl::StrAppend(&fields, ",\"clip_status\":", speech.found() ? "\"ok\"" : "\"no_speech\"",
+                    ",\"speech_seconds\":[",
+                    FormatFloat(static_cast<float>(speech.start_seconds())), ",",
+                    FormatFloat(static_cast<float>(speech.end_seconds())), "]");
   }
   absl::StrAppend(&fields, ",\"scores\":",
                   JsonFloatArray(Scores(response, i), static_cast<size_t>(response.output_dim())));
