@@ -28,35 +28,14 @@ bool IsWavName(const std::string& name) {
   return name.size() > 4 && absl::AsciiStrToLower(name.substr(name.size() - 4)) == ".wav";
 }
 
-// Every *.wav below `dir`, sorted by path.
-absl::StatusOr<std::vector<std::string>> WavFilesBelow(const std::string& dir,
-                                                       const std::string& field) {
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
-    return absl::NotFoundError(absl::StrCat(field, ".dir: ", dir, " is not a directory"));
-  }
-  std::vector<std::string> paths;
-  fs::recursive_directory_iterator it(dir, ec);
-  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (it->is_regular_file(ec) && IsWavName(it->path().filename().string())) {
-      paths.push_back(it->path().string());
-    }
-  }
-  if (ec) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".dir: cannot list ", dir, ": ", ec.message()));
-  }
-  std::sort(paths.begin(), paths.end());
-  return paths;
-}
-
 absl::StatusOr<std::vector<AudioClip>> ClipsInDir(const v1::AudioSource& source,
                                                   const std::string& field) {
   const std::string pattern_text =
       source.file_pattern().empty() ? kDefaultAudioFilePattern : source.file_pattern();
   ASSIGN_OR_RETURN(const FilePattern pattern,
                    FilePattern::Parse(pattern_text, absl::StrCat(field, ".file_pattern")));
-  ASSIGN_OR_RETURN(const std::vector<std::string> paths, WavFilesBelow(source.dir(), field));
+  ASSIGN_OR_RETURN(const std::vector<std::string> paths,
+                   ListWavFiles(source.dir(), absl::StrCat(field, ".dir")));
   std::vector<AudioClip> clips;
   for (const std::string& path : paths) {
     AudioClip clip;
@@ -205,6 +184,27 @@ absl::Status Featurize(const audio::AudioFrontEnd& front_end, const std::vector<
 }
 
 }  // namespace
+
+absl::StatusOr<std::vector<std::string>> ListWavFiles(const std::string& dir,
+                                                      const std::string& field) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    return absl::NotFoundError(absl::StrCat(field, ": ", dir, " is not a directory"));
+  }
+  std::vector<std::string> paths;
+  fs::recursive_directory_iterator it(dir, ec);
+  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_regular_file(ec) && IsWavName(it->path().filename().string())) {
+      paths.push_back(it->path().string());
+    }
+  }
+  if (ec) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": cannot list ", dir, ": ", ec.message()));
+  }
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
 
 absl::StatusOr<FilePattern> FilePattern::Parse(const std::string& pattern,
                                                const std::string& field) {

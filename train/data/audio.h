@@ -73,6 +73,12 @@ class FilePattern {
   bool has_group_ = false;
 };
 
+// Every file below `dir` (recursively, links to folders not followed) whose
+// name ends in ".wav" in any case, sorted by path. NOT_FOUND when `dir` is
+// not a folder; errors start with `field` (e.g. "data.audio.dir").
+absl::StatusOr<std::vector<std::string>> ListWavFiles(const std::string& dir,
+                                                      const std::string& field);
+
 // The clips `source` names, in order (nothing decoded). `field` names the
 // source in errors ("data.audio").
 absl::StatusOr<std::vector<AudioClip>> ListAudioClips(const v1::AudioSource& source,
