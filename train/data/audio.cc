@@ -18,6 +18,7 @@
 #include "core/base/thread_pool.h"
 #include "core/io/byte_stream.h"
 #include "core/io/delimited.h"
+#include "train/data/audio_augment.h"
 
 namespace invariant::train {
 namespace {
@@ -160,24 +161,36 @@ absl::StatusOr<std::vector<std::string>> ClassNames(const v1::AudioSource& sourc
   return names;
 }
 
-// The rows of `clips` (decoded and featurized in parallel, in clip order).
+// The rows of `clips` (decoded and featurized in parallel, in clip order),
+// then with an augmenter every clip's copies: copy c of clip r is row
+// n + r·copies + c (audio_augment.h). Every row depends on its clip (and
+// copy) alone, so the rows are the same whatever the threads.
 absl::Status Featurize(const audio::AudioFrontEnd& front_end, const std::vector<AudioClip>& clips,
-                       Dataset& out) {
+                       const AudioAugmenter* augmenter, Dataset& out) {
   const int64_t n = static_cast<int64_t>(clips.size());
-  out.x = FloatMatrix::Zeros(n, front_end.output_dim());
+  const int copies = augmenter == nullptr ? 0 : augmenter->copies();
+  const int64_t dim = front_end.output_dim();
+  out.x = FloatMatrix::Zeros(n * (1 + copies), dim);
   std::vector<absl::Status> status(static_cast<size_t>(n));
   const int64_t max_samples = front_end.MaxSamples(audio::kMaxSampleRate);
   float* x = out.x.mutable_data();
-  const int64_t dim = front_end.output_dim();
   ParallelFor(n, [&](int64_t i) {
     const AudioClip& clip = clips[static_cast<size_t>(i)];
+    absl::Status& s = status[static_cast<size_t>(i)];
     absl::StatusOr<audio::Clip> wav = audio::ReadWavFile(clip.path, max_samples);
     if (!wav.ok()) {
-      status[static_cast<size_t>(i)] = wav.status();
+      s = wav.status();
       return;
     }
-    status[static_cast<size_t>(i)] =
-        front_end.Apply(wav->samples, wav->sample_rate, x + i * dim, clip.path);
+    s = front_end.Apply(wav->samples, wav->sample_rate, x + i * dim, clip.path);
+    for (int c = 0; c < copies && s.ok(); ++c) {
+      const std::string what =
+          absl::StrCat(clip.path, " (augmented copy ", c + 1, " of ", copies, ")");
+      absl::StatusOr<AugmentedClip> copy = augmenter->Augment(*wav, clip.index, c, what);
+      s = copy.ok() ? front_end.Apply(copy->clip.samples, copy->clip.sample_rate,
+                                      x + (n + i * copies + c) * dim, what)
+                    : copy.status();
+    }
   });
   for (const absl::Status& s : status) RETURN_IF_ERROR(s);
   return absl::OkStatus();
@@ -295,6 +308,7 @@ absl::StatusOr<std::vector<AudioClip>> ListAudioClips(const v1::AudioSource& sou
     return absl::InvalidArgumentError(absl::StrCat(
         field, ": no clips in ", source.dir().empty() ? source.manifest() : source.dir()));
   }
+  for (size_t i = 0; i < clips.size(); ++i) clips[i].index = static_cast<int64_t>(i);
   return clips;
 }
 
@@ -305,6 +319,11 @@ absl::StatusOr<AudioData> LoadAudio(const v1::AudioSource& source, const std::st
   }
   ASSIGN_OR_RETURN(std::unique_ptr<const audio::AudioFrontEnd> front_end,
                    audio::AudioFrontEnd::Create(*spec));
+  std::unique_ptr<const AudioAugmenter> augmenter;
+  if (source.has_augmentation()) {
+    ASSIGN_OR_RETURN(augmenter, AudioAugmenter::Create(source.augmentation(), *spec,
+                                                       absl::StrCat(field, ".augmentation")));
+  }
   ASSIGN_OR_RETURN(std::vector<AudioClip> clips, ListAudioClips(source, field));
   ASSIGN_OR_RETURN(const std::vector<std::string> class_names, ClassNames(source, clips, field));
   std::map<std::string, int32_t> class_index;
@@ -331,7 +350,20 @@ absl::StatusOr<AudioData> LoadAudio(const v1::AudioSource& source, const std::st
       d.labels.push_back(class_index.at(clip.label));
       if (grouped) d.groups.push_back(clip.group);
     }
-    RETURN_IF_ERROR(Featurize(*front_end, parts[p], d));
+    // Only the train part is augmented; its copies follow its originals.
+    const AudioAugmenter* augment = p == 0 ? augmenter.get() : nullptr;
+    if (augment != nullptr) {
+      const int64_t n = static_cast<int64_t>(parts[p].size());
+      data.copy_of.assign(static_cast<size_t>(n), -1);
+      for (int64_t i = 0; i < n; ++i) {
+        for (int c = 0; c < augment->copies(); ++c) {
+          d.labels.push_back(d.labels[static_cast<size_t>(i)]);
+          if (grouped) d.groups.push_back(d.groups[static_cast<size_t>(i)]);
+          data.copy_of.push_back(i);
+        }
+      }
+    }
+    RETURN_IF_ERROR(Featurize(*front_end, parts[p], augment, d));
   }
   return data;
 }

@@ -1,7 +1,7 @@
 // Training-time audio augmentation: the SNR of the added noise, the noise
 // colours' spectra, excerpts of background recordings, padding, resampling
-// and gain, seeded copies independent of the threads, and configs refused
-// naming the field.
+// and gain, seeded copies independent of the threads, copies in LoadAudio,
+// and configs refused naming the field.
 #include "train/data/audio_augment.h"
 
 #include <cmath>
@@ -21,6 +21,7 @@
 #include "tests/unit/data/synthetic_clips.h"
 #include "tests/unit/data/test_files.h"
 #include "train/data/audio.h"
+#include "train/data/data_config.h"
 
 namespace invariant::train {
 namespace {
@@ -351,6 +352,71 @@ TEST(AudioAugmentTest, ACopyDependsOnItsSeedAloneNotOnTheThreads) {
   EXPECT_EQ(more->Augment(clip, 1, 2, "clip")->clip.samples, serial[5]);
 }
 
+v1::AudioSource AugmentedSource(const std::string& dir, const std::string& augmentation) {
+  v1::AudioSource source;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      absl::StrCat("dir: '", dir, "' augmentation { ", augmentation, " }"), &source));
+  *source.mutable_front_end() = FrontEnd();
+  return source;
+}
+
+TEST(AudioAugmentTest, LoadAudioAppendsTheCopiesWhateverTheThreads) {
+  const std::string dir = FreshDir("clips");
+  WriteSpokenDigits(dir, 2, {"ann", "bob"}, 2);  // 8 clips
+  const v1::AudioSource source =
+      AugmentedSource(dir,
+                      "copies: 2 seed: 4 noise_colours: NOISE_COLOUR_WHITE snr_db: [10, 30] "
+                      "total_seconds { min: 0.3 max: 0.6 } sample_rates: [8000, 11025]");
+  const int original_threads = DefaultThreadCount();
+  ResetDefaultThreadPoolForTesting(1);
+  auto one = LoadAudio(source, "data.audio");
+  ResetDefaultThreadPoolForTesting(3);
+  auto three = LoadAudio(source, "data.audio");
+  ResetDefaultThreadPoolForTesting(original_threads);
+  ASSERT_TRUE(one.ok()) << one.status();
+  ASSERT_TRUE(three.ok()) << three.status();
+  const Dataset& d = one->train;
+  ASSERT_EQ(d.rows(), 24);
+  EXPECT_EQ(std::vector<float>(d.x.data(), d.x.data() + d.x.size()),
+            std::vector<float>(three->train.x.data(), three->train.x.data() + d.x.size()));
+  ASSERT_EQ(one->copy_of.size(), 24u);
+  for (int64_t r = 0; r < 24; ++r) {
+    const int64_t of = one->copy_of[static_cast<size_t>(r)];
+    EXPECT_EQ(of, r < 8 ? -1 : (r - 8) / 2) << r;
+    const size_t o = static_cast<size_t>(r < 8 ? r : of);
+    EXPECT_EQ(d.labels[static_cast<size_t>(r)], d.labels[o]) << r;
+    EXPECT_EQ(d.groups[static_cast<size_t>(r)], d.groups[o]) << r;
+  }
+  // The originals are the rows without augmentation.
+  v1::AudioSource plain = source;
+  plain.clear_augmentation();
+  auto unaugmented = LoadAudio(plain, "data.audio");
+  ASSERT_TRUE(unaugmented.ok()) << unaugmented.status();
+  EXPECT_TRUE(unaugmented->copy_of.empty());
+  const FloatMatrix& u = unaugmented->train.x;
+  EXPECT_EQ(std::vector<float>(d.x.data(), d.x.data() + u.size()),
+            std::vector<float>(u.data(), u.data() + u.size()));
+  EXPECT_NE(std::vector<float>(d.x.row(8), d.x.row(9)), std::vector<float>(d.x.row(0), d.x.row(1)));
+
+  // The schema carries the copies; a manifest's test clips get none.
+  v1::DataConfig config;
+  *config.mutable_audio() = source;
+  auto parts = OpenDataConfig(config);
+  ASSERT_TRUE(parts.ok()) << parts.status();
+  EXPECT_EQ(parts->train->schema().copy_of, one->copy_of);
+  std::ofstream(dir + "/m.csv") << "path,label,split\n"
+                                << "ann/0_ann_0.wav,0,train\n"
+                                << "ann/1_ann_0.wav,1,train\n"
+                                << "bob/0_bob_0.wav,0,test\n";
+  v1::AudioSource manifest = source;
+  manifest.clear_dir();
+  manifest.set_manifest(dir + "/m.csv");
+  auto with_test = LoadAudio(manifest, "data.audio");
+  ASSERT_TRUE(with_test.ok()) << with_test.status();
+  EXPECT_EQ(with_test->train.rows(), 6);
+  EXPECT_EQ(with_test->test.rows(), 1);
+}
+
 TEST(AudioAugmentTest, BadConfigsAreRefusedNamingTheField) {
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"gain_db { min: 1 max: 2 }", "data.audio.augmentation.copies: 0 must be in [1, 64]"},
@@ -380,6 +446,12 @@ TEST(AudioAugmentTest, BadConfigsAreRefusedNamingTheField) {
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << text;
     EXPECT_THAT(std::string(s.message()), HasSubstr(message)) << text;
   }
+  // LoadAudio refuses it before reading a clip.
+  const absl::Status s =
+      LoadAudio(AugmentedSource(FreshDir("clips"), "copies: 1 noise_dir: '/x'"), "data.audio")
+          .status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("data.audio.augmentation.snr_db: noise needs"));
 }
 
 }  // namespace
