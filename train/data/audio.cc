@@ -18,6 +18,7 @@
 #include "core/base/thread_pool.h"
 #include "core/io/byte_stream.h"
 #include "core/io/delimited.h"
+#include "train/data/audio_augment.h"
 
 namespace invariant::train {
 namespace {
@@ -28,35 +29,14 @@ bool IsWavName(const std::string& name) {
   return name.size() > 4 && absl::AsciiStrToLower(name.substr(name.size() - 4)) == ".wav";
 }
 
-// Every *.wav below `dir`, sorted by path.
-absl::StatusOr<std::vector<std::string>> WavFilesBelow(const std::string& dir,
-                                                       const std::string& field) {
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
-    return absl::NotFoundError(absl::StrCat(field, ".dir: ", dir, " is not a directory"));
-  }
-  std::vector<std::string> paths;
-  fs::recursive_directory_iterator it(dir, ec);
-  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (it->is_regular_file(ec) && IsWavName(it->path().filename().string())) {
-      paths.push_back(it->path().string());
-    }
-  }
-  if (ec) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".dir: cannot list ", dir, ": ", ec.message()));
-  }
-  std::sort(paths.begin(), paths.end());
-  return paths;
-}
-
 absl::StatusOr<std::vector<AudioClip>> ClipsInDir(const v1::AudioSource& source,
                                                   const std::string& field) {
   const std::string pattern_text =
       source.file_pattern().empty() ? kDefaultAudioFilePattern : source.file_pattern();
   ASSIGN_OR_RETURN(const FilePattern pattern,
                    FilePattern::Parse(pattern_text, absl::StrCat(field, ".file_pattern")));
-  ASSIGN_OR_RETURN(const std::vector<std::string> paths, WavFilesBelow(source.dir(), field));
+  ASSIGN_OR_RETURN(const std::vector<std::string> paths,
+                   ListWavFiles(source.dir(), absl::StrCat(field, ".dir")));
   std::vector<AudioClip> clips;
   for (const std::string& path : paths) {
     AudioClip clip;
@@ -181,24 +161,28 @@ absl::StatusOr<std::vector<std::string>> ClassNames(const v1::AudioSource& sourc
   return names;
 }
 
-// The rows of `clips` (decoded and featurized in parallel, in clip order).
+// The rows of `clips` (decoded and featurized in parallel, in clip order),
+// then with an augmenter every clip's copies: copy c of clip r is row
+// n + r·copies + c (audio_augment.h). Every row depends on its clip (and
+// copy) alone, so the rows are the same whatever the threads.
 absl::Status Featurize(const audio::AudioFrontEnd& front_end, const std::vector<AudioClip>& clips,
-                       Dataset& out) {
+                       const AudioAugmenter* augmenter, Dataset& out) {
   const int64_t n = static_cast<int64_t>(clips.size());
-  out.x = FloatMatrix::Zeros(n, front_end.output_dim());
+  const int copies = augmenter == nullptr ? 0 : augmenter->copies();
+  const int64_t dim = front_end.output_dim();
+  out.x = FloatMatrix::Zeros(n * (1 + copies), dim);
   std::vector<absl::Status> status(static_cast<size_t>(n));
   const int64_t max_samples = front_end.MaxSamples(audio::kMaxSampleRate);
   float* x = out.x.mutable_data();
-  const int64_t dim = front_end.output_dim();
   ParallelFor(n, [&](int64_t i) {
     const AudioClip& clip = clips[static_cast<size_t>(i)];
+    absl::Status& s = status[static_cast<size_t>(i)];
     absl::StatusOr<audio::Clip> wav = audio::ReadWavFile(clip.path, max_samples);
     if (!wav.ok()) {
-      status[static_cast<size_t>(i)] = wav.status();
+      s = wav.status();
       return;
     }
     audio::ClipSpeech speech;
-    absl::Status& s = status[static_cast<size_t>(i)];
     s = front_end.Apply(wav->samples, wav->sample_rate, x + i * dim, clip.path, &speech);
     if (s.ok() && !speech.found) {
       // A clip the server would answer with no class cannot teach one.
@@ -207,12 +191,45 @@ absl::Status Featurize(const audio::AudioFrontEnd& front_end, const std::vector<
                        ": voice activity found no speech (front_end.voice_activity); remove the "
                        "clip or lower voice_activity.onset_db"));
     }
+    for (int c = 0; c < copies && s.ok(); ++c) {
+      const std::string what =
+          absl::StrCat(clip.path, " (augmented copy ", c + 1, " of ", copies, ")");
+      absl::StatusOr<AugmentedClip> copy = augmenter->Augment(*wav, clip.index, c, what);
+      float* row = x + (n + i * copies + c) * dim;
+      s = copy.ok() ? front_end.Apply(copy->clip.samples, copy->clip.sample_rate, row, what,
+                                      &speech)
+                    : copy.status();
+      // A copy whose word the noise hid (the server would give it no class)
+      // teaches the original's row instead.
+      if (s.ok() && !speech.found) std::copy_n(x + i * dim, dim, row);
+    }
   });
   for (const absl::Status& s : status) RETURN_IF_ERROR(s);
   return absl::OkStatus();
 }
 
 }  // namespace
+
+absl::StatusOr<std::vector<std::string>> ListWavFiles(const std::string& dir,
+                                                      const std::string& field) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    return absl::NotFoundError(absl::StrCat(field, ": ", dir, " is not a directory"));
+  }
+  std::vector<std::string> paths;
+  fs::recursive_directory_iterator it(dir, ec);
+  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_regular_file(ec) && IsWavName(it->path().filename().string())) {
+      paths.push_back(it->path().string());
+    }
+  }
+  if (ec) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": cannot list ", dir, ": ", ec.message()));
+  }
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
 
 absl::StatusOr<FilePattern> FilePattern::Parse(const std::string& pattern,
                                                const std::string& field) {
@@ -303,6 +320,7 @@ absl::StatusOr<std::vector<AudioClip>> ListAudioClips(const v1::AudioSource& sou
     return absl::InvalidArgumentError(absl::StrCat(
         field, ": no clips in ", source.dir().empty() ? source.manifest() : source.dir()));
   }
+  for (size_t i = 0; i < clips.size(); ++i) clips[i].index = static_cast<int64_t>(i);
   return clips;
 }
 
@@ -313,6 +331,11 @@ absl::StatusOr<AudioData> LoadAudio(const v1::AudioSource& source, const std::st
   }
   ASSIGN_OR_RETURN(std::unique_ptr<const audio::AudioFrontEnd> front_end,
                    audio::AudioFrontEnd::Create(*spec));
+  std::unique_ptr<const AudioAugmenter> augmenter;
+  if (source.has_augmentation()) {
+    ASSIGN_OR_RETURN(augmenter, AudioAugmenter::Create(source.augmentation(), *spec,
+                                                       absl::StrCat(field, ".augmentation")));
+  }
   ASSIGN_OR_RETURN(std::vector<AudioClip> clips, ListAudioClips(source, field));
   ASSIGN_OR_RETURN(const std::vector<std::string> class_names, ClassNames(source, clips, field));
   std::map<std::string, int32_t> class_index;
@@ -339,7 +362,20 @@ absl::StatusOr<AudioData> LoadAudio(const v1::AudioSource& source, const std::st
       d.labels.push_back(class_index.at(clip.label));
       if (grouped) d.groups.push_back(clip.group);
     }
-    RETURN_IF_ERROR(Featurize(*front_end, parts[p], d));
+    // Only the train part is augmented; its copies follow its originals.
+    const AudioAugmenter* augment = p == 0 ? augmenter.get() : nullptr;
+    if (augment != nullptr) {
+      const int64_t n = static_cast<int64_t>(parts[p].size());
+      data.copy_of.assign(static_cast<size_t>(n), -1);
+      for (int64_t i = 0; i < n; ++i) {
+        for (int c = 0; c < augment->copies(); ++c) {
+          d.labels.push_back(d.labels[static_cast<size_t>(i)]);
+          if (grouped) d.groups.push_back(d.groups[static_cast<size_t>(i)]);
+          data.copy_of.push_back(i);
+        }
+      }
+    }
+    RETURN_IF_ERROR(Featurize(*front_end, parts[p], augment, d));
   }
   return data;
 }

@@ -21,7 +21,9 @@
 // input_shape {frequency_bins, frames, 1} (the layout AudioTransformGroup
 // acts on). Class names are the labels sorted (numerically when all are
 // integers, as the CSV source sorts them) unless class_names is given, and
-// then a label outside it is an error naming the file.
+// then a label outside it is an error naming the file. With
+// source.augmentation, the train part also holds seeded, altered copies of
+// its clips after the originals (audio_augment.h, which says why there).
 //
 // Errors are INVALID_ARGUMENT naming the field ("data.audio.file_pattern:
 // ...") or the file: a bad WAV gives the WAV reader's message, which starts
@@ -31,6 +33,7 @@
 #ifndef INVARIANT_TRAIN_DATA_AUDIO_H_
 #define INVARIANT_TRAIN_DATA_AUDIO_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -49,6 +52,7 @@ struct AudioClip {
   std::string label;
   std::string group;  // empty when the source has no groups
   bool test = false;  // the manifest's split is "test"
+  int64_t index = 0;  // its position in ListAudioClips's order (augmentation seeds)
 };
 
 // A file name pattern (see above), parsed.
@@ -73,6 +77,12 @@ class FilePattern {
   bool has_group_ = false;
 };
 
+// Every file below `dir` (recursively, links to folders not followed) whose
+// name ends in ".wav" in any case, sorted by path. NOT_FOUND when `dir` is
+// not a folder; errors start with `field` (e.g. "data.audio.dir").
+absl::StatusOr<std::vector<std::string>> ListWavFiles(const std::string& dir,
+                                                      const std::string& field);
+
 // The clips `source` names, in order (nothing decoded). `field` names the
 // source in errors ("data.audio").
 absl::StatusOr<std::vector<AudioClip>> ListAudioClips(const v1::AudioSource& source,
@@ -82,10 +92,17 @@ struct AudioData {
   Dataset train;
   Dataset test;                 // no rows when no clip is marked test
   v1::AudioFrontEnd front_end;  // completed (AudioFrontEnd::Complete)
+  // With source.augmentation: per row of `train`, -1 for an original clip,
+  // else the row of the clip it is a copy of (the copies follow every
+  // original: audio_augment.h). Empty without augmentation.
+  std::vector<int64_t> copy_of;
 };
 
 // Lists, decodes and featurizes every clip of `source`. Both parts carry the
-// groups when the source has them (every clip must then have one).
+// groups when the source has them (every clip must then have one). With
+// source.augmentation the train part also holds the copies of its clips
+// (audio_augment.h: errors name data.audio.augmentation's fields, a copy's
+// front-end error names its clip and copy); the test part never does.
 absl::StatusOr<AudioData> LoadAudio(const v1::AudioSource& source, const std::string& field);
 
 // Checks that an AudioTransformGroup (`field`, e.g. "encoder.group.audio")

@@ -55,18 +55,20 @@ absl::StatusOr<std::unique_ptr<RowSource>> ApplyImageLayout(std::unique_ptr<RowS
 }
 
 // Sound clips (audio.h): decoded and featurized once, held in memory; the
-// schemas carry the completed front end and the groups.
+// schemas carry the completed front end, the groups and the train part's
+// augmented copies (RowSchema::copy_of).
 absl::StatusOr<DataParts> OpenAudioParts(const v1::AudioSource& audio) {
   ASSIGN_OR_RETURN(AudioData data, LoadAudio(audio, "data.audio"));
-  const auto open = [&data](Dataset part) {
+  const auto open = [&data](Dataset part, std::vector<int64_t> copy_of) {
     RowSchema schema = SchemaOf(part);
     schema.audio = data.front_end;
+    schema.copy_of = std::move(copy_of);
     return std::unique_ptr<RowSource>(
         new ShapedSource(MakeDatasetSource(std::move(part)), std::move(schema)));
   };
   DataParts parts;
-  parts.train = open(std::move(data.train));
-  if (data.test.rows() > 0) parts.test = open(std::move(data.test));
+  parts.train = open(std::move(data.train), std::move(data.copy_of));
+  if (data.test.rows() > 0) parts.test = open(std::move(data.test), {});
   return parts;
 }
 

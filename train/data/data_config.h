@@ -6,7 +6,9 @@
 // folder holding test_batch.bin), and an audio manifest with clips marked
 // test also have a test part. Audio (audio.h) is decoded and
 // featurized when opened and held in memory; its schemas carry the completed
-// front end (RowSchema::audio) and the clips' groups (RowSchema::groups), and
+// front end (RowSchema::audio), the clips' groups (RowSchema::groups) and,
+// with data.audio.augmentation, which train rows are augmented copies
+// (RowSchema::copy_of, audio_augment.h), and
 // data.image and data.rotated are refused with it. With
 // data.image set, every part is checked against that image layout
 // (image_layout.h: row size, IDX height / width / channels, a CSV header's

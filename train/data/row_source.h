@@ -52,6 +52,13 @@ struct RowSchema {
   // speaker of a clip, train/data/audio.h), or empty when the source has
   // none. Splits by group (data_plan.h) read it.
   std::vector<std::string> groups;
+  // Rows that are augmented copies of others (an AudioSource's
+  // augmentation, train/data/audio_augment.h): per row in source order, -1
+  // for an original, else the index of the row it is a copy of. The copies
+  // follow every original. Empty when no row is a copy. PlanData
+  // (data_plan.h) splits the originals and lets a copy train exactly when
+  // its original does.
+  std::vector<int64_t> copy_of;
   // Set when every row is a clip seen through this audio front end
   // (completed: AudioFrontEnd::Complete); the model stores it.
   std::optional<v1::AudioFrontEnd> audio;

@@ -337,17 +337,21 @@ absl::StatusOr<FloatMatrix> CertificationRows(DataPlan& plan, int64_t max_rows) 
     std::copy(held_out.x.data(), held_out.x.data() + n * held_out.x.cols(), x.mutable_data());
     return x;
   }
-  // k-fold: the first max_rows rows of fold 1 (fold index 0), in training order.
+  // k-fold: the first max_rows rows of fold 1 (fold index 0), in training
+  // order; originals only (an augmented copy is never a held-out row).
   const int64_t d = plan.schema.dim;
   int64_t in_fold = 0;
-  for (int32_t fold : plan.fold) in_fold += fold == 0;
+  for (size_t t = 0; t < plan.fold.size(); ++t) {
+    in_fold += plan.fold[t] == 0 && !plan.IsCopy(static_cast<int64_t>(t));
+  }
   const int64_t n = std::min(in_fold, max_rows);
   if (n <= 0) return absl::InvalidArgumentError("certificate: fold 1 of the split has no rows");
   FloatMatrix x = FloatMatrix::Zeros(n, d);
   int64_t next = 0;
   RETURN_IF_ERROR(ForEachTrainBlock(plan, kCertificationBlockRows, 0, 1, [&](const TrainBlock& b) {
     for (int64_t i = 0; i < b.n && next < n; ++i) {
-      if (plan.fold[static_cast<size_t>(b.first_ordinal + i)] != 0) continue;
+      const int64_t ordinal = b.first_ordinal + i;
+      if (plan.fold[static_cast<size_t>(ordinal)] != 0 || plan.IsCopy(ordinal)) continue;
       std::copy(b.x + i * d, b.x + (i + 1) * d, x.mutable_row(next++));
     }
     return absl::OkStatus();

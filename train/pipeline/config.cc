@@ -14,6 +14,7 @@
 #include "core/model/encoder_kinds.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
+#include "train/data/audio_augment.h"
 
 namespace invariant::train {
 namespace {
@@ -202,6 +203,10 @@ absl::Status ValidateTrainConfig(v1::TrainConfig& c) {
       return absl::InvalidArgumentError(
           "data.audio is classification only (labels from file names or the manifest): "
           "learner.task must be TASK_CLASSIFICATION");
+    }
+    if (a.has_augmentation()) {
+      RETURN_IF_ERROR(
+          ValidateAudioAugmentation(a.augmentation(), a.front_end(), "data.audio.augmentation"));
     }
     // A spectrogram is an F × T × 1 image: an encoder that reads the input's
     // shape (patch) gets it from the front end unless the config says.

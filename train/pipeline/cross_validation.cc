@@ -127,8 +127,11 @@ absl::StatusOr<RoundOutcome> CrossValidateRound(int f, const std::vector<FoldRow
   out.round = f;
   const FoldRows& test = folds[static_cast<size_t>(f)];
   out.test_rows = test.phi.rows();
-  for (const FoldRows& fold : folds) out.train_rows += fold.phi.rows();
-  out.train_rows -= out.test_rows;
+  // Rows trained on are counted from the sums, which also hold a fold's
+  // augmented copies (FoldRows).
+  for (int g = 0; g < k; ++g) {
+    if (g != f) out.train_rows += folds[static_cast<size_t>(g)].sums.count();
+  }
   // Largest λ first (an iterative solver warm-starts down the grid).
   std::vector<double> order(base.begin(), base.end());
   order.insert(order.end(), extra.begin(), extra.end());
@@ -139,10 +142,10 @@ absl::StatusOr<RoundOutcome> CrossValidateRound(int f, const std::vector<FoldRow
     if (g == f) continue;
     const FoldRows& validation = folds[static_cast<size_t>(g)];
     out.inner_validation_rows.push_back(validation.phi.rows());
-    out.inner_train_rows.push_back(out.train_rows - validation.phi.rows());
     std::unique_ptr<RidgeSolver> solver;
     {
       ASSIGN_OR_RETURN(GramAccumulator train, SumExcept(folds, f, g));
+      out.inner_train_rows.push_back(train.count());
       ASSIGN_OR_RETURN(solver, make_solver(train));
     }
     for (double lambda : order) {

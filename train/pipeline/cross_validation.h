@@ -74,7 +74,11 @@ namespace invariant::train {
 
 // The featurized rows of one fold: phi (n_f × D) and their targets y
 // (n_f × T: one-vs-all ±1 rows for classification, the regression targets
-// otherwise), with sums = their GramAccumulator.
+// otherwise), with sums = their GramAccumulator: what the fold contributes
+// when it trains. The sums may hold more rows than phi: the fold's augmented
+// copies (train/data/audio_augment.h), which train but are never scored
+// (phi is what a validation or test fold is scored on). Rows trained on are
+// counted from the sums.
 struct FoldRows {
   FloatMatrix phi;
   FloatMatrix y;

@@ -57,10 +57,37 @@ std::string PassLine(const std::string& what, int64_t rows, double features, dou
       accumulate, stage);
 }
 
+// Adds the augmented copies among a block's rows (features phi, targets y)
+// to their folds' sums, one Add per fold; `scratch` holds a fold's rows.
+absl::Status AddCopiesToFolds(const DataPlan& plan, const TrainBlock& b, const float* phi,
+                              const FloatMatrix& y, std::vector<FoldRows>& folds,
+                              std::vector<float>& scratch) {
+  const int64_t f = folds.empty() ? 0 : folds[0].phi.cols(), t = y.cols();
+  std::vector<float> targets;
+  for (size_t fold = 0; fold < folds.size(); ++fold) {
+    scratch.clear();
+    targets.clear();
+    for (int64_t i = 0; i < b.n; ++i) {
+      const int64_t ordinal = b.first_ordinal + i;
+      if (!plan.IsCopy(ordinal) ||
+          static_cast<size_t>(plan.fold[static_cast<size_t>(ordinal)]) != fold) {
+        continue;
+      }
+      scratch.insert(scratch.end(), phi + i * f, phi + (i + 1) * f);
+      targets.insert(targets.end(), y.row(i), y.row(i) + t);
+    }
+    if (targets.empty()) continue;
+    const int64_t rows = static_cast<int64_t>(targets.size()) / t;
+    RETURN_IF_ERROR(folds[fold].sums.Add(rows, scratch.data(), targets.data()));
+  }
+  return absl::OkStatus();
+}
+
 // One pass over every training row with `model`. Per-fold (folds != null):
-// each row's features and targets land in its fold, then every fold's sums
-// are formed. Otherwise (all != null): every row is summed into *all, and
-// fold 0's raw rows are copied into *first.
+// each original row's features and targets land in its fold, then every
+// fold's sums are formed; an augmented copy goes to its fold's sums only
+// (it trains, and is never scored). Otherwise (all != null): every row is
+// summed into *all, and fold 0's raw original rows are copied into *first.
 absl::Status FeaturizePass(const Model& model, const v1::TrainConfig& config, DataPlan& plan,
                            const std::string& what, TrainReport& report,
                            std::vector<FoldRows>* folds, GramAccumulator* all, Dataset* first) {
@@ -68,7 +95,9 @@ absl::Status FeaturizePass(const Model& model, const v1::TrainConfig& config, Da
   const int64_t f = model.feature_dim(), d = plan.schema.dim;
   const int64_t t = std::max<int64_t>(1, plan.target_dim());
   std::vector<int64_t> sizes(static_cast<size_t>(k), 0), next(static_cast<size_t>(k), 0);
-  for (int32_t fold : plan.fold) ++sizes[static_cast<size_t>(fold)];
+  for (size_t o = 0; o < plan.fold.size(); ++o) {
+    if (!plan.IsCopy(static_cast<int64_t>(o))) ++sizes[static_cast<size_t>(plan.fold[o])];
+  }
   if (folds != nullptr) {
     folds->clear();
     for (int i = 0; i < k; ++i) {
@@ -82,7 +111,7 @@ absl::Status FeaturizePass(const Model& model, const v1::TrainConfig& config, Da
     first->x = FloatMatrix::Zeros(sizes[0], d);
   }
   Progress progress(what, plan.train_rows);
-  std::vector<float> phi;
+  std::vector<float> phi, scratch;
   double features = 0, accumulate = 0;
   RETURN_IF_ERROR(ForEachTrainBlock(plan, config.block_rows(), 0, 1, [&](const TrainBlock& b) {
     phi.resize(static_cast<size_t>(b.n * f));
@@ -92,7 +121,11 @@ absl::Status FeaturizePass(const Model& model, const v1::TrainConfig& config, Da
     ASSIGN_OR_RETURN(FloatMatrix y, BlockTargets(plan, b));
     const auto copy_start = Clock::now();
     if (all != nullptr) RETURN_IF_ERROR(all->Add(b.n, phi.data(), y.data()));
+    if (folds != nullptr && plan.augmented_rows > 0) {
+      RETURN_IF_ERROR(AddCopiesToFolds(plan, b, phi.data(), y, *folds, scratch));
+    }
     for (int64_t i = 0; i < b.n; ++i) {
+      if (plan.IsCopy(b.first_ordinal + i)) continue;
       const size_t fold = static_cast<size_t>(plan.fold[static_cast<size_t>(b.first_ordinal + i)]);
       const int64_t row = next[fold]++;
       if (folds != nullptr) {

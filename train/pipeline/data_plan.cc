@@ -167,8 +167,9 @@ absl::StatusOr<std::vector<std::string>> GroupsOf(const RowSchema& s, bool separ
   return std::vector<std::string>(distinct.begin(), distinct.end());
 }
 
-// split.leave_one_group_out: fold f = the rows of group f (groups sorted).
-absl::Status AssignGroupFolds(DataPlan& plan, bool separate_test) {
+// split.leave_one_group_out: fold f = the rows of group f (groups sorted),
+// for the first n (original) rows.
+absl::Status AssignGroupFolds(DataPlan& plan, bool separate_test, int64_t n) {
   ASSIGN_OR_RETURN(plan.fold_groups,
                    GroupsOf(plan.schema, separate_test, "split.leave_one_group_out"));
   const int k = static_cast<int>(plan.fold_groups.size());
@@ -181,7 +182,9 @@ absl::Status AssignGroupFolds(DataPlan& plan, bool separate_test) {
   std::map<std::string, int32_t> index;
   for (int f = 0; f < k; ++f) index[plan.fold_groups[static_cast<size_t>(f)]] = f;
   plan.fold.clear();
-  for (const std::string& g : plan.schema.groups) plan.fold.push_back(index.at(g));
+  for (int64_t i = 0; i < n; ++i) {
+    plan.fold.push_back(index.at(plan.schema.groups[static_cast<size_t>(i)]));
+  }
   plan.num_folds = k;
   return absl::OkStatus();
 }
@@ -201,9 +204,10 @@ absl::StatusOr<SplitIndices> SplitPerClassTrain(const DataPlan& plan, const v1::
 }
 
 // split.test_groups: the test rows are those groups' rows (split.test of
-// them); the others are cut into train and validation rows.
+// them); the others are cut into train and validation rows. Rows [0, n):
+// the originals.
 absl::StatusOr<SplitIndices> SplitByTestGroups(const DataPlan& plan, const v1::SplitConfig& sc,
-                                               bool separate_test,
+                                               bool separate_test, int64_t n,
                                                const std::vector<int32_t>& labels) {
   ASSIGN_OR_RETURN(const std::vector<std::string> groups,
                    GroupsOf(plan.schema, separate_test, "split.test_groups"));
@@ -216,7 +220,6 @@ absl::StatusOr<SplitIndices> SplitByTestGroups(const DataPlan& plan, const v1::S
     }
   }
   std::vector<int64_t> pool, test_rows;
-  const int64_t n = static_cast<int64_t>(plan.schema.groups.size());
   for (int64_t i = 0; i < n; ++i) {
     (test.count(plan.schema.groups[static_cast<size_t>(i)]) ? test_rows : pool).push_back(i);
   }
@@ -248,6 +251,44 @@ absl::StatusOr<SplitIndices> SplitByTestGroups(const DataPlan& plan, const v1::S
   }
   split.test = SubsetOf(test_rows, sc.test(), sc.seed() ^ 0x7e57);
   return split;
+}
+
+// How many of the source's n rows are originals, not augmented copies
+// (schema.copy_of); checks that they come first and that every copy names
+// one of them.
+absl::StatusOr<int64_t> CountOriginals(const RowSchema& s, int64_t n) {
+  if (s.copy_of.empty()) return n;
+  if (static_cast<int64_t>(s.copy_of.size()) != n) {
+    return absl::DataLossError(absl::StrCat("data set '", s.name, "' has ", n, " rows but ",
+                                            s.copy_of.size(), " copy_of entries"));
+  }
+  int64_t originals = 0;
+  while (originals < n && s.copy_of[static_cast<size_t>(originals)] < 0) ++originals;
+  for (int64_t i = originals; i < n; ++i) {
+    const int64_t of = s.copy_of[static_cast<size_t>(i)];
+    if (of < 0 || of >= originals) {
+      return absl::DataLossError(absl::StrCat("data set '", s.name, "': row ", i,
+                                              " is not a copy of one of the ", originals,
+                                              " original rows before the copies"));
+    }
+  }
+  return originals;
+}
+
+// The augmented copies (rows `originals` onward): a copy trains when its
+// original does, in its original's fold (k-fold runs, where every original
+// trains and its ordinal is its row); otherwise it is unused.
+void AddCopies(DataPlan& plan, int64_t originals) {
+  const std::vector<int64_t>& copy_of = plan.schema.copy_of;
+  for (size_t i = static_cast<size_t>(originals); i < copy_of.size(); ++i) {
+    const size_t of = static_cast<size_t>(copy_of[i]);
+    const bool trains = plan.role[of] == DataPlan::kTrain;
+    plan.role.push_back(trains ? DataPlan::kTrain : DataPlan::kUnused);
+    if (!trains) continue;
+    if (plan.num_folds > 0) plan.fold.push_back(plan.fold[of]);
+    ++plan.train_rows;
+    ++plan.augmented_rows;
+  }
 }
 
 }  // namespace
@@ -292,22 +333,27 @@ absl::StatusOr<DataPlan> PlanData(const v1::TrainConfig& config) {
   std::vector<int32_t> labels;
   std::vector<double> targets;
   const bool by_target = sc.k_fold() > 0 && sc.stratify() && !plan.classify;
-  ASSIGN_OR_RETURN(const int64_t n,
+  ASSIGN_OR_RETURN(const int64_t rows,
                    ScanLabels(*parts.train, &labels, by_target ? &targets : nullptr));
+  if (!plan.schema.groups.empty() && static_cast<int64_t>(plan.schema.groups.size()) != rows) {
+    return absl::DataLossError(absl::StrCat("data set '", plan.schema.name, "' has ", rows,
+                                            " rows but ", plan.schema.groups.size(), " groups"));
+  }
+  // The split is drawn over the original rows alone; AddCopies follows it.
+  ASSIGN_OR_RETURN(const int64_t n, CountOriginals(plan.schema, rows));
+  if (static_cast<int64_t>(labels.size()) > n) labels.resize(static_cast<size_t>(n));
+  if (static_cast<int64_t>(targets.size()) > n) targets.resize(static_cast<size_t>(n));
   if (n < 2) {
     return absl::InvalidArgumentError(
         absl::StrCat("data set '", plan.schema.name, "' has ", n, " rows; at least 2 needed"));
   }
-  if (!plan.schema.groups.empty() && static_cast<int64_t>(plan.schema.groups.size()) != n) {
-    return absl::DataLossError(absl::StrCat("data set '", plan.schema.name, "' has ", n,
-                                            " rows but ", plan.schema.groups.size(), " groups"));
-  }
   const bool separate_test = parts.test != nullptr;
   SplitIndices split;
   if (sc.leave_one_group_out()) {
-    RETURN_IF_ERROR(AssignGroupFolds(plan, separate_test));
+    RETURN_IF_ERROR(AssignGroupFolds(plan, separate_test, n));
     plan.role.assign(static_cast<size_t>(n), DataPlan::kTrain);
     plan.train_rows = n;
+    AddCopies(plan, n);
     plan.train = std::move(parts.train);
     return plan;
   }
@@ -321,11 +367,12 @@ absl::StatusOr<DataPlan> PlanData(const v1::TrainConfig& config) {
     plan.num_folds = sc.k_fold();
     plan.role.assign(static_cast<size_t>(n), DataPlan::kTrain);
     plan.train_rows = n;
+    AddCopies(plan, n);
     plan.train = std::move(parts.train);
     return plan;
   }
   if (!sc.test_groups().empty()) {
-    ASSIGN_OR_RETURN(split, SplitByTestGroups(plan, sc, separate_test, labels));
+    ASSIGN_OR_RETURN(split, SplitByTestGroups(plan, sc, separate_test, n, labels));
   } else if (sc.per_class_train() > 0) {
     ASSIGN_OR_RETURN(split, SplitPerClassTrain(plan, sc, labels));
     if (separate_test) {
@@ -354,6 +401,7 @@ absl::StatusOr<DataPlan> PlanData(const v1::TrainConfig& config) {
   for (int64_t i : split.validation) plan.role[static_cast<size_t>(i)] = DataPlan::kValidation;
   for (int64_t i : split.test) plan.role[static_cast<size_t>(i)] = DataPlan::kTest;
   plan.train_rows = static_cast<int64_t>(split.train.size());
+  AddCopies(plan, n);
   ASSIGN_OR_RETURN(plan.validation,
                    CollectRows(*parts.train, plan.role, DataPlan::kValidation, "validation"));
   if (separate_test) {
@@ -433,9 +481,15 @@ absl::StatusOr<FloatMatrix> DatasetTargets(const DataPlan& plan, const Dataset& 
 
 std::string DescribeDataPlan(const v1::SplitConfig& sc, const DataPlan& plan) {
   const long long dim = static_cast<long long>(plan.schema.dim);
+  const std::string copies =
+      plan.augmented_rows > 0
+          ? absl::StrCat(" (of them ", plan.augmented_rows, " augmented copies)")
+          : "";
   if (plan.num_folds > 0) {
     std::vector<int64_t> sizes(static_cast<size_t>(plan.num_folds), 0);
-    for (int32_t f : plan.fold) ++sizes[static_cast<size_t>(f)];
+    for (size_t t = 0; t < plan.fold.size(); ++t) {
+      if (!plan.IsCopy(static_cast<int64_t>(t))) ++sizes[static_cast<size_t>(plan.fold[t])];
+    }
     const auto [lo, hi] = std::minmax_element(sizes.begin(), sizes.end());
     const std::string kind =
         !plan.fold_groups.empty()
@@ -443,19 +497,20 @@ std::string DescribeDataPlan(const v1::SplitConfig& sc, const DataPlan& plan) {
             : (sc.stratify()
                    ? (plan.classification() ? "stratified by class" : "stratified by the target")
                    : "random");
-    return absl::StrCat("data: ", plan.train_rows, " rows of ", dim, " values in ", plan.num_folds,
-                        " folds of ", *lo, *hi > *lo ? absl::StrCat("-", *hi) : "", " rows (", kind,
-                        "), every row tested once: no separate validation or test rows");
+    return absl::StrCat("data: ", plan.train_rows, " rows", copies, " of ", dim, " values in ",
+                        plan.num_folds, " folds of ", *lo, *hi > *lo ? absl::StrCat("-", *hi) : "",
+                        " rows (", kind, "), every ", copies.empty() ? "" : "original ",
+                        "row tested once: no separate validation or test rows");
   }
   const int64_t classes = static_cast<int64_t>(plan.schema.class_names.size());
   if (sc.per_class_train() > 0 && classes > 0) {
-    return absl::StrCat("data: ", plan.train_rows, " train (", sc.per_class_train(),
-                        " per class), ", plan.validation.rows(), " validation (",
+    return absl::StrCat("data: ", plan.train_rows, " train (", sc.per_class_train(), " per class)",
+                        copies, ", ", plan.validation.rows(), " validation (",
                         plan.validation.rows() / classes, " per class), ", plan.test.rows(),
                         " test rows of ", dim, " values");
   }
   return absl::StrCat(
-      "data: ", plan.train_rows, " train, ", plan.validation.rows(), " validation, ",
+      "data: ", plan.train_rows, " train", copies, ", ", plan.validation.rows(), " validation, ",
       plan.test.rows(), " test rows of ", dim, " values",
       sc.test_groups().empty()
           ? ""

@@ -31,6 +31,12 @@
 //     split.train or of the rows, at least 1).
 // Splits by group need a source with groups and no separate test part; a
 // named group that does not exist is refused, listing the groups there are.
+// Augmented copies (RowSchema::copy_of, train/data/audio_augment.h) take no
+// part in the split: every rule above is applied to the original rows, and
+// then a copy is a training row (role kTrain, its original's fold) when its
+// original is one, and kUnused otherwise. So validation, test and every
+// fold's held-out rows are originals, the same rows as without the copies.
+// The copies are the last augmented_rows training ordinals.
 // encoder.group.image and .audio, and certificate.group.audio, must fit the
 // rows (image_layout.h; audio.h's CheckAudioGroup).
 // Errors name the split field and the row counts available.
@@ -61,6 +67,11 @@ struct DataPlan {
   int num_folds = 0;
   std::vector<std::string> fold_groups;
   int64_t train_rows = 0;
+  // Of train_rows, the augmented copies: the training ordinals
+  // [train_rows − augmented_rows, train_rows). They train, and are never
+  // scored (a cross-validation round's folds are scored on originals).
+  int64_t augmented_rows = 0;
+  bool IsCopy(int64_t ordinal) const { return ordinal >= train_rows - augmented_rows; }
   Dataset validation;  // in memory
   Dataset test;        // in memory
   // From learner.task: class labels are the targets (one-vs-all) when true,
@@ -109,7 +120,8 @@ absl::StatusOr<FloatMatrix> DatasetTargets(const DataPlan& plan, const Dataset& 
 // per-class counts ("1000 validation (100 per class)"); a k-fold run gives
 // its folds instead ("data: 7165 rows of 529 values in 5 folds of 1433 rows
 // (stratified by the target), every row tested once: no separate validation
-// or test rows"); test_groups name the groups of the test rows.
+// or test rows"); test_groups name the groups of the test rows; augmented
+// copies are counted apart ("5232 train (of them 3488 augmented copies)").
 std::string DescribeDataPlan(const v1::SplitConfig& sc, const DataPlan& plan);
 
 }  // namespace invariant::train

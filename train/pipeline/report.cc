@@ -90,13 +90,21 @@ std::string ReportToJson(const TrainReport& r) {
   absl::StrAppend(&j, "  \"input_dim\": ", r.input_dim, ",\n");
   absl::StrAppend(&j, "  \"feature_dim\": ", r.feature_dim, ",\n");
   absl::StrAppend(&j, "  \"rows\": {\"train\": ", r.train_rows,
+                  r.augmented_train_rows > 0
+                      ? absl::StrCat(", \"augmented_train\": ", r.augmented_train_rows)
+                      : "",
                   ", \"validation\": ", r.validation_rows, ", \"test\": ", r.test_rows, "},\n");
   if (r.k_fold > 0) {
     absl::StrAppend(&j,
                     "  \"rows_meaning\": \"k-fold: train = the written model's rows (all); "
                     "validation happens inside each round (cross_validation.folds[]."
-                    "inner_validation_rows); test = every row, tested once by the round that "
-                    "holds it out\",\n");
+                    "inner_validation_rows); test = every ",
+                    r.augmented_train_rows > 0 ? "original " : "",
+                    "row, tested once by the round that holds it out",
+                    r.augmented_train_rows > 0
+                        ? "; augmented_train = the augmented copies among train, never tested"
+                        : "",
+                    "\",\n");
   }
   absl::StrAppend(&j, "  \"task\": ", JsonString(r.task), ",\n");
   absl::StrAppend(&j, "  \"lambda\": ", Num(r.lambda), ",\n");

@@ -45,6 +45,7 @@ struct TrainReport {
   int64_t input_dim = 0;
   int64_t feature_dim = 0;
   int64_t train_rows = 0;
+  int64_t augmented_train_rows = 0;  // of train_rows: augmented copies (audio_augment.h)
   int64_t validation_rows = 0;
   int64_t test_rows = 0;
   std::string task;               // "classification" | "regression" | "none"

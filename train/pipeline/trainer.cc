@@ -217,9 +217,12 @@ void FillReport(Run& run, const v1::Manifest& manifest) {
   r.input_dim = manifest.input_dim();
   r.feature_dim = manifest.feature_dim();
   r.train_rows = run.plan.train_rows;
+  r.augmented_train_rows = run.plan.augmented_rows;
   r.validation_rows = run.plan.validation.rows();  // k-fold: 0, inside the rounds
-  // k-fold: every row is tested once, by the round that holds it out.
-  r.test_rows = run.cross_validated ? run.plan.train_rows : run.plan.test.rows();
+  // k-fold: every original row is tested once, by the round that holds it
+  // out (an augmented copy never is).
+  r.test_rows =
+      run.cross_validated ? run.plan.train_rows - run.plan.augmented_rows : run.plan.test.rows();
   r.task = run.config.learner().kind() == v1::LearnerConfig::NONE ? "none"
            : run.plan.classification()                            ? "classification"
                                                                   : "regression";

@@ -11,6 +11,7 @@
 #include "absl/strings/str_replace.h"
 #include "core/audio/front_end.h"
 #include "core/audio/wav.h"
+#include "core/base/thread_pool.h"
 #include "core/model/model.h"
 #include "core/model/repository.h"
 #include "gmock/gmock.h"
@@ -19,6 +20,7 @@
 #include "tests/unit/train/run_options.h"
 #include "tests/unit/train/train_test_util.h"
 #include "train/data/audio.h"
+#include "train/pipeline/certificate.h"
 #include "train/pipeline/config.h"
 #include "train/pipeline/data_plan.h"
 #include "train/pipeline/trainer.h"
@@ -287,6 +289,144 @@ TEST(AudioTrainTest, TheAudioSourceFieldsAreChecked) {
   no_front_end.mutable_data()->mutable_audio()->set_dir("/clips");
   EXPECT_THAT(std::string(ValidateTrainConfig(no_front_end).message()),
               HasSubstr("data.audio.front_end must be set"));
+}
+
+// Two augmented copies of every training clip: resampled, padded, pink
+// noise, gain.
+constexpr char kAugmentation[] =
+    "augmentation { copies: 2 seed: 6 sample_rates: [8000, 11025] noise_colours: "
+    "NOISE_COLOUR_PINK snr_db_range { min: 10 max: 30 } total_seconds { min: 0.3 max: 0.5 } "
+    "gain_db { min: -6 max: 0 } } ";
+
+std::string Augmented(const std::string& config) {
+  return absl::StrReplaceAll(config, {{"front_end {", absl::StrCat(kAugmentation, "front_end {")}});
+}
+
+std::vector<float> Values(const FloatMatrix& m) { return {m.data(), m.data() + m.size()}; }
+
+// The training rows a plan streams, in training order.
+std::vector<std::vector<float>> TrainingRows(DataPlan& plan) {
+  std::vector<std::vector<float>> rows;
+  const int64_t d = plan.schema.dim;
+  EXPECT_TRUE(ForEachTrainBlock(plan, 7, 0, 1, [&](const TrainBlock& b) {
+                for (int64_t i = 0; i < b.n; ++i) rows.emplace_back(b.x + i * d, b.x + (i + 1) * d);
+                return absl::OkStatus();
+              }).ok());
+  return rows;
+}
+
+TEST(AudioTrainTest, AugmentedCopiesTrainButAreNeverHeldOut) {
+  TempDir dir;
+  const std::string clips = WriteClips(dir);
+  const std::string split = "test_groups: 'bob' validation: 4";
+  absl::StatusOr<DataPlan> plain = Plan(AudioConfig(clips, split));
+  absl::StatusOr<DataPlan> plan = Plan(Augmented(AudioConfig(clips, split)));
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  // The held-out rows are the originals: the rows of the run without copies.
+  EXPECT_EQ(Values(plan->test.x), Values(plain->test.x));
+  EXPECT_EQ(Values(plan->validation.x), Values(plain->validation.x));
+  EXPECT_EQ(plan->test.groups, plain->test.groups);
+  EXPECT_EQ(plan->train_rows, 60);  // 20 clips and 2 copies of each
+  EXPECT_EQ(plan->augmented_rows, 40);
+  const std::vector<int64_t>& copy_of = plan->schema.copy_of;
+  ASSERT_EQ(copy_of.size(), 108u);
+  for (size_t i = 36; i < copy_of.size(); ++i) {
+    const int8_t original = plan->role[static_cast<size_t>(copy_of[i])];
+    EXPECT_EQ(plan->role[i], original == DataPlan::kTrain ? DataPlan::kTrain : DataPlan::kUnused);
+    EXPECT_EQ(plan->schema.groups[i], plan->schema.groups[static_cast<size_t>(copy_of[i])]);
+  }
+  const std::vector<std::vector<float>> plain_rows = TrainingRows(*plain);
+  const std::vector<std::vector<float>> rows = TrainingRows(*plan);
+  ASSERT_EQ(rows.size(), 60u);
+  EXPECT_EQ(std::vector<std::vector<float>>(rows.begin(), rows.begin() + 20), plain_rows);
+  v1::SplitConfig sc;
+  sc.add_test_groups("bob");
+  EXPECT_THAT(DescribeDataPlan(sc, *plan),
+              HasSubstr("data: 60 train (of them 40 augmented copies), 4 validation, 12 test"));
+
+  // Leave one group out: a copy is in its original's fold, so the round that
+  // holds a speaker out never trains on a copy of that speaker's clips.
+  const std::string logo = Augmented(AudioConfig(clips, "leave_one_group_out: true"));
+  plan = Plan(logo);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->fold.size(), 108u);
+  for (size_t i = 36; i < 108; ++i) {
+    EXPECT_EQ(plan->fold[i], plan->fold[static_cast<size_t>(copy_of[i])]) << i;
+    EXPECT_TRUE(plan->IsCopy(static_cast<int64_t>(i)));
+  }
+  EXPECT_FALSE(plan->IsCopy(35));
+  // A cross-validated run certifies on fold 1's rows: its originals.
+  absl::StatusOr<DataPlan> plain_logo = Plan(AudioConfig(clips, "leave_one_group_out: true"));
+  ASSERT_TRUE(plain_logo.ok()) << plain_logo.status();
+  absl::StatusOr<FloatMatrix> certified = CertificationRows(*plan, 100);
+  absl::StatusOr<FloatMatrix> plain_certified = CertificationRows(*plain_logo, 100);
+  ASSERT_TRUE(certified.ok() && plain_certified.ok());
+  EXPECT_EQ(certified->rows(), 12);
+  EXPECT_EQ(Values(*certified), Values(*plain_certified));
+  TrainOptions o = RunOptions(dir, logo, "augmented_logo");
+  TrainSummary summary;
+  absl::StatusOr<std::string> out = RunTraining(o, &summary);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(summary.test_rows, 36);  // the originals, each tested once
+  const std::string json = ReadText(*out + "/report.json");
+  for (const char* group : {"ann", "bob", "cat"}) {
+    // Trained on the other two groups' 24 clips and their 48 copies; the
+    // inner folds validate on 12 originals, the test fold is 12 originals.
+    EXPECT_THAT(json, HasSubstr(absl::StrCat("{\"group\": \"", group,
+                                             "\", \"train_rows\": 72, \"inner_train_rows\": [36, "
+                                             "36], \"inner_validation_rows\": [12, 12], "
+                                             "\"test_rows\": 12")));
+  }
+
+  // k-fold: the folds are the original rows' (as without copies).
+  plain = Plan(AudioConfig(clips, "k_fold: 3 seed: 2"));
+  plan = Plan(Augmented(AudioConfig(clips, "k_fold: 3 seed: 2")));
+  ASSERT_TRUE(plain.ok() && plan.ok());
+  EXPECT_EQ(std::vector<int32_t>(plan->fold.begin(), plan->fold.begin() + 36), plain->fold);
+  EXPECT_EQ(plan->train_rows, 108);
+}
+
+TEST(AudioTrainTest, AnAugmentedRunGivesTheSameModelWhateverTheThreads) {
+  TempDir dir;
+  const std::string clips = WriteClips(dir);
+  const std::string config = Augmented(AudioConfig(clips, "test_groups: 'cat' seed: 1"));
+  const int original_threads = DefaultThreadCount();
+  std::vector<std::shared_ptr<const Model>> models;
+  for (int threads : {1, 3}) {
+    ResetDefaultThreadPoolForTesting(threads);
+    TrainSummary summary;
+    absl::StatusOr<std::string> out =
+        RunTraining(RunOptions(dir, config, absl::StrCat("augmented_", threads)), &summary);
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ(summary.test_rows, 12);
+    models.push_back(testing::LoadVersion(*out));
+  }
+  ResetDefaultThreadPoolForTesting(original_threads);
+  ASSERT_NE(models[0], nullptr);
+  ASSERT_NE(models[1], nullptr);
+  const auto& a = models[0]->tensors().f32;
+  const auto& b = models[1]->tensors().f32;
+  ASSERT_EQ(a.size(), b.size());
+  for (const auto& [name, tensor] : a) {
+    ASSERT_EQ(b.count(name), 1u) << name;
+    EXPECT_EQ(Values(tensor), Values(b.at(name))) << name;
+  }
+}
+
+TEST(AudioTrainTest, AugmentationFieldsAreChecked) {
+  const std::string ok = Augmented(AudioConfig("/clips", "seed: 1"));
+  ASSERT_TRUE(ParseTrainConfig(ok, "test").ok()) << ParseTrainConfig(ok, "test").status();
+  const absl::Status s =
+      ParseTrainConfig(absl::StrReplaceAll(ok, {{"snr_db_range { min: 10 max: 30 }", ""}}), "test")
+          .status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("data.audio.augmentation.snr_db: noise needs"));
+  EXPECT_THAT(
+      std::string(ParseTrainConfig(absl::StrReplaceAll(ok, {{"copies: 2", "copies: -1"}}), "test")
+                      .status()
+                      .message()),
+      HasSubstr("data.audio.augmentation.copies: -1"));
 }
 
 // train/configs/spoken_digits.textproto, with FSDD_DIR replaced by a folder
