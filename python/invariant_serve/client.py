@@ -45,7 +45,7 @@ class Prediction:
     classes: the argmax class name per row (object array [n]); None for regression.
     indices: the argmax class index per row (int32 [n]); None for regression.
     columns: the class (or target) names, naming the score columns.
-    speech_found, speech_seconds: for a model of sound, per clip: whether speech was
+    speech_found, speech_seconds: for a model of sound with voice activity, per clip: whether speech was
     found (bool [n]; False only for a model with voice activity, when the clip holds
     none: its scores are NaN, its class "" and its index -1, never a class) and where
     the content the front end kept lies (float64 [n, 2]: start and end in seconds of

@@ -244,7 +244,7 @@ void FeatureHandler::Run(std::shared_ptr<const InferRequest> request,
     for (size_t i = 0; i < speech.size(); ++i) {
       if (!speech[i].found) blank_rows.push_back(static_cast<int64_t>(i));
     }
-    if (method.speech) method.speech(speech);
+    if (method.speech && front.spec().voice_activity().enabled()) method.speech(speech);
     Submit(std::make_shared<DecodedRows>(*std::move(rows)), std::move(request), handle,
            std::move(method), std::move(memory), deadline, std::move(done), cancel,
            std::move(blank_rows));

@@ -128,7 +128,7 @@ struct InferSinks {
   // After the compute, for a classifier: each row's best output index (the
   // head's ArgmaxRows: NaN never wins, a row of NaN gets −1); may be empty.
   std::function<void(std::vector<int32_t> best)> predicted;
-  // After the clips are decoded, for a model of sound: what the front end
+  // After the clips are decoded, for a model of sound with voice activity: what the front end
   // kept of each clip; may be empty. A clip without speech (found false)
   // has NaN features and scores and the predicted index −1.
   std::function<void(const std::vector<audio::ClipSpeech>& speech)> speech;

@@ -72,7 +72,18 @@ v1::AudioFrontEndInfo AudioInfo(const v1::AudioFrontEnd& spec, double max_clip_s
         spec.align_statistic() == v1::AudioFrontEnd::ALIGN_STATISTIC_STDDEV ? "stddev" : "mean");
   }
   info.set_align_time(spec.align_time());
-  if (spec.voice_activity().enabled()) *info.mutable_voice_activity() = spec.voice_activity();
+  if (const v1::VoiceActivity& v = spec.voice_activity(); v.enabled()) {
+    v1::VoiceActivityInfo* out = info.mutable_voice_activity();
+    out->set_frame_seconds(v.frame_seconds());
+    out->set_high_pass_hz(v.high_pass_hz());
+    out->set_noise_percentile(v.noise_percentile());
+    out->set_onset_db(v.onset_db());
+    out->set_offset_db(v.offset_db());
+    out->set_range_db(v.range_db());
+    out->set_max_gap_seconds(v.max_gap_seconds());
+    out->set_min_speech_seconds(v.min_speech_seconds());
+    out->set_margin_seconds(v.margin_seconds());
+  }
   return info;
 }
 
