@@ -4,7 +4,8 @@
 #   builder           compiles the Release binaries from the repository (no tests,
 #                     no benchmarks, no training) and stages them in /out.
 #   runtime-base      debian:bookworm-slim + the shared libraries only
-#                     (deploy/install-deps.sh --runtime), non-root user, ports,
+#                     (deploy/install-deps.sh --runtime: permissive licences
+#                     only, KissFFT and no FFTW; README "Licences"), non-root user, ports,
 #                     healthcheck, entrypoint. Holds no binaries.
 #   runtime-prebuilt  runtime-base + binaries taken from the build context under
 #                     prebuilt/bin (and configs under prebuilt/configs). Used by
@@ -28,7 +29,9 @@ COPY deploy/install-deps.sh /src/deploy/install-deps.sh
 RUN deploy/install-deps.sh --build && rm -rf /var/lib/apt/lists/*
 COPY . /src
 ARG BUILD_JOBS=
-RUN cmake -S /src -B /src/build-image -G Ninja -DCMAKE_BUILD_TYPE=Release \
+# KissFFT (BSD-3-Clause), the default FFT: the image links no GPL library
+# (FFTW, -DINVARIANT_FFT=FFTW, would need libfftw3-single3 in runtime-base).
+RUN cmake -S /src -B /src/build-image -G Ninja -DCMAKE_BUILD_TYPE=Release -DINVARIANT_FFT=KISSFFT \
       -DINVARIANT_BUILD_TESTS=OFF -DINVARIANT_BUILD_BENCH=OFF -DINVARIANT_BUILD_PYTHON=OFF \
  && cmake --build /src/build-image -j"${BUILD_JOBS:-$(nproc)}" \
  && mkdir -p /out/bin /out/configs \

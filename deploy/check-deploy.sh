@@ -66,6 +66,14 @@ run "Dockerfile: stages builder, runtime-base, runtime-prebuilt, runtime (last =
 run "Dockerfile: builder disables tests and benchmarks" \
   dockerfile_has '-DINVARIANT_BUILD_TESTS=OFF -DINVARIANT_BUILD_BENCH=OFF'
 run "Dockerfile: runtime installs only runtime libraries" dockerfile_has 'install-deps.sh --runtime'
+# The image links KissFFT (BSD-3-Clause) and no FFTW (GPL-2.0-or-later): the
+# builder configures INVARIANT_FFT=KISSFFT, and neither the packages it
+# installs (--build) nor the runtime ones (--runtime) name FFTW.
+pkg_list() { sed -n "/^$1=(/,/^)/p" deploy/install-deps.sh | sed 's/#.*//'; }
+run "Dockerfile: KissFFT, no FFTW (GPL) in the image's packages" \
+  bash -c "grep -q -- '-DINVARIANT_FFT=KISSFFT' Dockerfile &&
+    $(declare -f pkg_list); pkg_list RUNTIME_PKGS | grep -qw libkissfft-float131 &&
+    ! pkg_list RUNTIME_PKGS | grep -qi fftw && ! pkg_list BUILD_PKGS | grep -qi fftw"
 run "Dockerfile: non-root USER" bash -c 'grep -E "^USER " Dockerfile | grep -vqE "^USER (root|0)(:|$)"'
 run "Dockerfile: HEALTHCHECK via invariant-client health" \
   bash -c 'grep -A1 "^HEALTHCHECK " Dockerfile | grep -q "invariant-client health --target=127.0.0.1:\${INVARIANT_GRPC_PORT}" && grep -q "^ENV INVARIANT_GRPC_PORT=8500" Dockerfile'

@@ -4,8 +4,10 @@
 #
 #   deploy/install-deps.sh            everything CI and developers need: build,
 #                                     tests, benchmarks, deploy checks, container test,
-#                                     sanitizer and fuzz builds
-#   deploy/install-deps.sh --build    only what compiling needs (the image's builder stage)
+#                                     sanitizer and fuzz builds, FFTW for the opt-in
+#                                     -DINVARIANT_FFT=FFTW and the tests on both FFTs
+#   deploy/install-deps.sh --build    only what compiling the default build needs (the
+#                                     image's builder stage; no FFTW)
 #   deploy/install-deps.sh --quickstart  what compiling needs plus curl: the quick start
 #                                     (deploy/quickstart.sh); deploy/test.sh adds the rest
 #   deploy/install-deps.sh --runtime  only the shared libraries the binaries load
@@ -17,9 +19,14 @@ BUILD_PKGS=(
   libabsl-dev libeigen3-dev libopenblas-dev
   prometheus-cpp-dev libboost-dev libcurl4-openssl-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev rapidjson-dev
-  libsndfile1-dev libsoxr-dev libfftw3-dev  # core/audio: WAV decoding, resampling, FFTs
-  libkissfft-dev  # bench/audio and a test: the FFT correlation the patch encoder is measured against
+  libsndfile1-dev libsoxr-dev  # core/audio: WAV decoding, resampling
+  libkissfft-dev  # core/audio's FFTs (BSD-3-Clause; also bench/audio's FFT correlation)
 )
+# FFTW (GPL-2.0-or-later) is linked only by the opt-in -DINVARIANT_FFT=FFTW
+# build and by the tests and bench that run core/audio on both FFT libraries
+# (audio_fftw_test, invariant-bench-fft; skipped when it is missing): not by
+# the default build, so not in --build, --quickstart or the image.
+FFTW_PKGS=(libfftw3-dev)
 # Sanitizer and fuzz builds (tests/sanitizers/ci.sh, bench/fuzz/run.sh): clang 14
 # with its ASan/UBSan/TSan/libFuzzer runtimes, llvm-symbolizer for the reports.
 CHECK_PKGS=(clang libclang-rt-14-dev llvm)
@@ -33,11 +40,11 @@ TEST_PKGS=(
 RUNTIME_PKGS=(
   libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 libopenblas0-pthread
   libprometheus-cpp-core1.0 libcurl4 zlib1g ca-certificates
-  libsndfile1 libsoxr0 libfftw3-single3
+  libsndfile1 libsoxr0 libkissfft-float131  # KissFFT: the default build links no FFTW
 )
 
 case "${1:-}" in
-  "") pkgs=("${BUILD_PKGS[@]}" "${TEST_PKGS[@]}" "${CHECK_PKGS[@]}") ;;
+  "") pkgs=("${BUILD_PKGS[@]}" "${FFTW_PKGS[@]}" "${TEST_PKGS[@]}" "${CHECK_PKGS[@]}") ;;
   --build) pkgs=("${BUILD_PKGS[@]}") ;;
   --quickstart) pkgs=("${BUILD_PKGS[@]}" curl) ;;
   --runtime) pkgs=("${RUNTIME_PKGS[@]}") ;;

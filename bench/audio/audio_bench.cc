@@ -64,6 +64,7 @@
 #include <vector>
 
 #include "bench/audio/fft_correlation.h"
+#include "bench/audio/speech_like_clip.h"
 #include "benchmark/benchmark.h"
 #include "core/audio/front_end.h"
 #include "core/base/random.h"
@@ -108,36 +109,6 @@ v1::AudioFrontEnd ShippedFrontEnd() {
   a.set_align_frequency(true);
   a.set_align_time(true);
   return *audio::AudioFrontEnd::Complete(a);
-}
-
-// One second at `rate` Hz: 0.2 s of faint noise, 0.6 s voiced (f0 gliding
-// between 100 and 220 Hz, harmonics weighted by two formants), 0.2 s noise.
-std::vector<float> SpeechLikeClip(int rate, uint64_t seed) {
-  Rng rng(seed);
-  const double f0_start = 100 + 80 * rng.Uniform();
-  const double f0_end = f0_start * (0.8 + 0.4 * rng.Uniform());
-  const double f1 = 300 + 500 * rng.Uniform(), f2 = 900 + 1500 * rng.Uniform();
-  std::vector<float> x(static_cast<size_t>(rate));
-  double phase = 0;
-  for (int i = 0; i < rate; ++i) {
-    const double t = static_cast<double>(i) / rate;
-    double v = 0.003 * rng.Normal();
-    if (t >= 0.2 && t < 0.8) {
-      const double u = (t - 0.2) / 0.6;
-      const double f0 = f0_start + (f0_end - f0_start) * u;
-      phase += 2 * kPi * f0 / rate;
-      double voiced = 0;
-      for (int h = 1; h * f0 < 0.45 * rate && h <= 30; ++h) {
-        const double f = h * f0;
-        const double gain = std::exp(-std::pow((f - f1) / 250, 2)) +
-                            0.5 * std::exp(-std::pow((f - f2) / 400, 2)) + 0.03;
-        voiced += gain * std::sin(h * phase);
-      }
-      v += 0.3 * std::sqrt(std::sin(kPi * u)) * voiced;
-    }
-    x[static_cast<size_t>(i)] = static_cast<float>(v);
-  }
-  return x;
 }
 
 // The triangular filter bank of front_end.h (sparse: per output bin, its
@@ -245,7 +216,8 @@ const Setup& GetSetup() {
     auto* s = new Setup();
     s->spec = ShippedFrontEnd();
     for (int rate : {8000, 16000}) {
-      for (int i = 0; i < kMaxBatch; ++i) s->clips[rate].push_back(SpeechLikeClip(rate, 100 + i));
+      for (int i = 0; i < kMaxBatch; ++i)
+        s->clips[rate].push_back(bench_audio::SpeechLikeClip(rate, 100 + i));
     }
     std::unique_ptr<const audio::AudioFrontEnd> front = *audio::AudioFrontEnd::Create(s->spec);
     const int64_t d = front->output_dim();

@@ -6,12 +6,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "core/audio/fftw.h"
+#include "core/audio/fft.h"
 #include "core/audio/front_end.h"
 #include "core/base/status_macros.h"
 #include "core/base/thread_pool.h"
 
 namespace invariant::audio {
+inline namespace INVARIANT_FFT_NAMESPACE {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
@@ -20,15 +21,15 @@ constexpr double kPi = 3.14159265358979323846;
 
 // One task's buffers (a block of kBandsPerTask bands).
 struct ConstantQBank::BandBuffers {
-  FftwBuffer<std::complex<float>> folded;  // M
-  FftwBuffer<std::complex<float>> output;  // M
-  std::vector<float> magnitude;            // |output| at the samples frames read
+  FftBuffer<std::complex<float>> folded;  // M
+  FftBuffer<std::complex<float>> output;  // M
+  std::vector<float> magnitude;           // |output| at the samples frames read
 };
 
 struct ConstantQBank::Workspace {
-  FftwBuffer<float> padded;                  // N; the tail past the clip stays 0
-  FftwBuffer<std::complex<float>> spectrum;  // N / 2 + 1
-  std::vector<BandBuffers> tasks;            // one per block of bands
+  FftBuffer<float> padded;                  // N; the tail past the clip stays 0
+  FftBuffer<std::complex<float>> spectrum;  // N / 2 + 1
+  std::vector<BandBuffers> tasks;           // one per block of bands
 };
 
 void ConstantQBank::WorkspaceDeleter::operator()(Workspace* w) const { delete w; }
@@ -124,12 +125,12 @@ int64_t ConstantQBank::num_tasks() const {
 
 ConstantQBank::WorkspacePtr ConstantQBank::NewWorkspace() const {
   WorkspacePtr w(new Workspace());
-  w->padded = FftwBuffer<float>(static_cast<size_t>(n_));
-  w->spectrum = FftwBuffer<std::complex<float>>(static_cast<size_t>(n_ / 2 + 1));
+  w->padded = FftBuffer<float>(static_cast<size_t>(n_));
+  w->spectrum = FftBuffer<std::complex<float>>(static_cast<size_t>(n_ / 2 + 1));
   w->tasks.resize(static_cast<size_t>(num_tasks()));
   for (BandBuffers& b : w->tasks) {
-    b.folded = FftwBuffer<std::complex<float>>(static_cast<size_t>(size_));
-    b.output = FftwBuffer<std::complex<float>>(static_cast<size_t>(size_));
+    b.folded = FftBuffer<std::complex<float>>(static_cast<size_t>(size_));
+    b.output = FftBuffer<std::complex<float>>(static_cast<size_t>(size_));
     b.magnitude.resize(static_cast<size_t>(size_));
   }
   return w;
@@ -199,4 +200,5 @@ void ConstantQBank::ApplyBand(const std::complex<float>* spectrum, size_t k, int
   }
 }
 
+}  // namespace INVARIANT_FFT_NAMESPACE
 }  // namespace invariant::audio

@@ -48,10 +48,11 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
-#include "core/audio/fftw.h"
+#include "core/audio/fft.h"
 #include "invariant/v1/bundle.pb.h"
 
 namespace invariant::audio {
+inline namespace INVARIANT_FFT_NAMESPACE {
 
 class ConstantQBank {
  public:
@@ -117,6 +118,7 @@ class ConstantQBank {
   std::unique_ptr<const ComplexInverseFft> inverse_;  // M
 };
 
+}  // namespace INVARIANT_FFT_NAMESPACE
 }  // namespace invariant::audio
 
 #endif  // INVARIANT_CORE_AUDIO_CONSTANT_Q_H_

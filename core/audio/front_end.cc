@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/audio/constant_q.h"
-#include "core/audio/fftw.h"
+#include "core/audio/fft.h"
 #include "core/audio/resample.h"
 #include "core/audio/spectrogram_ops.h"
 #include "core/audio/voice_activity.h"
@@ -14,6 +14,7 @@
 #include "core/base/status_macros.h"
 
 namespace invariant::audio {
+inline namespace INVARIANT_FFT_NAMESPACE {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
@@ -27,12 +28,12 @@ absl::Status Invalid(const std::string& field, const std::string& message) {
 // change the result. The STFT's members are empty with the constant-Q bank
 // and the other way round.
 struct Workspace {
-  std::vector<float> clip;                   // clip_samples
-  FftwBuffer<float> frame;                   // fft_length; the tail past frame_length stays 0
-  FftwBuffer<std::complex<float>> spectrum;  // fft_length / 2 + 1
-  std::vector<float> magnitude;              // fft_length / 2 + 1
-  ConstantQBank::WorkspacePtr constant_q;    // FILTERBANK_CONSTANT_Q
-  std::vector<float> scratch;                // align_frequency or align_time: a row
+  std::vector<float> clip;                  // clip_samples
+  FftBuffer<float> frame;                   // fft_length; the tail past frame_length stays 0
+  FftBuffer<std::complex<float>> spectrum;  // fft_length / 2 + 1
+  std::vector<float> magnitude;             // fft_length / 2 + 1
+  ConstantQBank::WorkspacePtr constant_q;   // FILTERBANK_CONSTANT_Q
+  std::vector<float> scratch;               // align_frequency or align_time: a row
 };
 
 }  // namespace
@@ -68,8 +69,8 @@ struct AudioFrontEnd::Plan {
     if (constant_q != nullptr) {
       w->constant_q = constant_q->NewWorkspace();
     } else {
-      w->frame = FftwBuffer<float>(static_cast<size_t>(fft_length));
-      w->spectrum = FftwBuffer<std::complex<float>>(static_cast<size_t>(fft_length / 2 + 1));
+      w->frame = FftBuffer<float>(static_cast<size_t>(fft_length));
+      w->spectrum = FftBuffer<std::complex<float>>(static_cast<size_t>(fft_length / 2 + 1));
       w->magnitude.resize(static_cast<size_t>(fft_length / 2 + 1));
     }
     w->scratch.resize(static_cast<size_t>(row_values));
@@ -489,4 +490,5 @@ std::vector<float> Int16ToFloat(absl::Span<const int16_t> pcm) {
   return out;
 }
 
+}  // namespace INVARIANT_FFT_NAMESPACE
 }  // namespace invariant::audio

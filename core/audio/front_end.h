@@ -4,7 +4,7 @@
 // (proto/invariant/v1/bundle.proto; docs/math.md §9): resample to the
 // model's rate (libsoxr; only the window the clip policy keeps, so the cost
 // is bounded by clip_seconds, not by the clip's length), trim silence, normalise, crop or pad to a
-// fixed length, Hann-windowed magnitude STFT (FFTW's real FFT, fftw.h), log-spaced triangular
+// fixed length, Hann-windowed magnitude STFT (the real FFT of fft.h), log-spaced triangular
 // frequency bins, log1p compression, optional per-bin mean removal; or, with FILTERBANK_CONSTANT_Q,
 // a constant-Q filter bank in place of the STFT and its triangles (constant_q.h); optionally the
 // tempo and pitch normalisations, align_time and align_frequency (spectrogram_ops.h). The row is
@@ -33,10 +33,11 @@
 //
 // Determinism: the row depends only on the samples, their rate and the spec,
 // never on the thread or on other clips, so the trainer and the server give
-// the same bits for the same clip (on one machine: libsoxr and FFTW pick SIMD
-// code by CPU, so rows may differ in the last bits across CPUs). Apply
-// borrows a workspace (buffers; the FFT plans are shared) from a pool, so
-// calls do not allocate once warm.
+// the same bits for the same clip (on one machine: libsoxr, and FFTW when
+// the build uses it, pick SIMD code by CPU, so rows may differ in the last
+// bits across CPUs; the two FFT libraries' rows differ in the last bits
+// too, fft.h). Apply borrows a workspace (buffers; the FFT plans are
+// shared) from a pool, so calls do not allocate once warm.
 //
 // Work: with FILTERBANK_CONSTANT_Q, a clip's bands (and their compression)
 // run as ParallelFor tasks on the default pool (constant_q.h), so one clip
@@ -63,9 +64,11 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "core/audio/fft.h"  // the FFT library, part of these names
 #include "invariant/v1/bundle.pb.h"
 
 namespace invariant::audio {
+inline namespace INVARIANT_FFT_NAMESPACE {
 
 // Where a clip's content lies, in seconds of the clip as it was sent (its own
 // time, whatever its rate): [start_seconds, end_seconds) is what the front end
@@ -140,6 +143,7 @@ class AudioFrontEnd {
 // 16-bit PCM → float samples in [−1, 1): x / 32768.
 std::vector<float> Int16ToFloat(absl::Span<const int16_t> pcm);
 
+}  // namespace INVARIANT_FFT_NAMESPACE
 }  // namespace invariant::audio
 
 #endif  // INVARIANT_CORE_AUDIO_FRONT_END_H_

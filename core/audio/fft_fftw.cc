@@ -1,16 +1,16 @@
-#include "core/audio/fftw.h"
-
+// fft.h on FFTW (single precision, libfftw3f; GPL-2.0-or-later): opt-in,
+// -DINVARIANT_FFT=FFTW.
 #include <fftw3.h>
 
-#include <algorithm>
 #include <mutex>
-#include <new>
 #include <string>
 
 #include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
+#include "core/audio/fft.h"
 
 namespace invariant::audio {
+inline namespace INVARIANT_FFT_NAMESPACE {
 namespace {
 
 // FFTW's planner and plan destruction are not thread-safe.
@@ -19,6 +19,15 @@ std::mutex& PlannerMutex() {
   return *mutex;
 }
 
+// An fftwf_plan, destroyed under the planner's mutex.
+struct PlanDestroyer {
+  void operator()(fftwf_plan_s* plan) const {
+    std::lock_guard<std::mutex> lock(PlannerMutex());
+    fftwf_destroy_plan(plan);
+  }
+};
+using Plan = std::unique_ptr<fftwf_plan_s, PlanDestroyer>;
+
 // Plans are made on buffers of the size they will run on and executed with
 // the new-array functions; the flags keep the input (the front end relies on
 // the zero tails of its buffers).
@@ -26,8 +35,8 @@ constexpr unsigned kFlags = FFTW_ESTIMATE | FFTW_PRESERVE_INPUT;
 
 // `make` run under the planner's mutex; INTERNAL naming `what` when FFTW
 // makes no plan.
-absl::StatusOr<FftwPlan> MakePlan(absl::FunctionRef<fftwf_plan()> make, const std::string& what) {
-  FftwPlan plan;
+absl::StatusOr<Plan> MakePlan(absl::FunctionRef<fftwf_plan()> make, const std::string& what) {
+  Plan plan;
   {
     std::lock_guard<std::mutex> lock(PlannerMutex());
     plan.reset(make());
@@ -36,67 +45,67 @@ absl::StatusOr<FftwPlan> MakePlan(absl::FunctionRef<fftwf_plan()> make, const st
   return plan;
 }
 
-fftwf_plan Raw(const FftwPlan& plan) { return static_cast<fftwf_plan>(plan.get()); }
-
 fftwf_complex* Complex(std::complex<float>* x) { return reinterpret_cast<fftwf_complex*>(x); }
 
 }  // namespace
 
-template <typename T>
-FftwBuffer<T>::FftwBuffer(size_t n)
-    : data_(static_cast<T*>(fftwf_malloc(std::max<size_t>(n, 1) * sizeof(T)))) {
-  if (data_ == nullptr) throw std::bad_alloc();
-  std::fill_n(data_.get(), n, T{});
-}
+const char* FftLibrary() { return fftwf_version; }
 
-template <typename T>
-void FftwBuffer<T>::Free::operator()(T* p) const {
-  fftwf_free(p);
-}
+struct RealForwardFft::State {
+  Plan plan;
+};
 
-template class FftwBuffer<float>;
-template class FftwBuffer<std::complex<float>>;
-
-void FftwPlanDestroyer::operator()(void* plan) const {
-  std::lock_guard<std::mutex> lock(PlannerMutex());
-  fftwf_destroy_plan(static_cast<fftwf_plan>(plan));
-}
+RealForwardFft::RealForwardFft(std::unique_ptr<State> state) : state_(std::move(state)) {}
+RealForwardFft::~RealForwardFft() = default;
 
 absl::StatusOr<std::unique_ptr<const RealForwardFft>> RealForwardFft::Create(int n) {
   if (n < 2 || n % 2 != 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("real FFT of ", n, " points: needs an even n ≥ 2"));
   }
-  FftwBuffer<float> in(static_cast<size_t>(n));
-  FftwBuffer<std::complex<float>> out(static_cast<size_t>(n / 2 + 1));
+  FftBuffer<float> in(static_cast<size_t>(n));
+  FftBuffer<std::complex<float>> out(static_cast<size_t>(n / 2 + 1));
   auto plan =
       MakePlan([&] { return fftwf_plan_dft_r2c_1d(n, in.data(), Complex(out.data()), kFlags); },
                absl::StrCat("a real FFT of ", n, " points"));
   if (!plan.ok()) return plan.status();
-  return std::unique_ptr<const RealForwardFft>(new RealForwardFft(*std::move(plan)));
+  auto state = std::make_unique<State>();
+  state->plan = *std::move(plan);
+  return std::unique_ptr<const RealForwardFft>(new RealForwardFft(std::move(state)));
 }
 
 void RealForwardFft::Execute(const float* in, std::complex<float>* out) const {
   // PRESERVE_INPUT: the plan reads `in` only.
-  fftwf_execute_dft_r2c(Raw(plan_), const_cast<float*>(in), Complex(out));
+  fftwf_execute_dft_r2c(state_->plan.get(), const_cast<float*>(in), Complex(out));
 }
+
+struct ComplexInverseFft::State {
+  Plan plan;
+};
+
+ComplexInverseFft::ComplexInverseFft(std::unique_ptr<State> state) : state_(std::move(state)) {}
+ComplexInverseFft::~ComplexInverseFft() = default;
 
 absl::StatusOr<std::unique_ptr<const ComplexInverseFft>> ComplexInverseFft::Create(int n) {
   if (n < 2) {
     return absl::InvalidArgumentError(absl::StrCat("complex FFT of ", n, " points: needs n ≥ 2"));
   }
-  FftwBuffer<std::complex<float>> in(static_cast<size_t>(n)), out(static_cast<size_t>(n));
+  FftBuffer<std::complex<float>> in(static_cast<size_t>(n)), out(static_cast<size_t>(n));
   auto plan = MakePlan(
       [&] {
         return fftwf_plan_dft_1d(n, Complex(in.data()), Complex(out.data()), FFTW_BACKWARD, kFlags);
       },
       absl::StrCat("a complex FFT of ", n, " points"));
   if (!plan.ok()) return plan.status();
-  return std::unique_ptr<const ComplexInverseFft>(new ComplexInverseFft(*std::move(plan)));
+  auto state = std::make_unique<State>();
+  state->plan = *std::move(plan);
+  return std::unique_ptr<const ComplexInverseFft>(new ComplexInverseFft(std::move(state)));
 }
 
 void ComplexInverseFft::Execute(const std::complex<float>* in, std::complex<float>* out) const {
-  fftwf_execute_dft(Raw(plan_), Complex(const_cast<std::complex<float>*>(in)), Complex(out));
+  fftwf_execute_dft(state_->plan.get(), Complex(const_cast<std::complex<float>*>(in)),
+                    Complex(out));
 }
 
+}  // namespace INVARIANT_FFT_NAMESPACE
 }  // namespace invariant::audio
