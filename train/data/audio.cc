@@ -1,6 +1,7 @@
 #include "train/data/audio.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -172,6 +173,7 @@ absl::Status Featurize(const audio::AudioFrontEnd& front_end, const std::vector<
   const int64_t dim = front_end.output_dim();
   out.x = FloatMatrix::Zeros(n * (1 + copies), dim);
   std::vector<absl::Status> status(static_cast<size_t>(n));
+  std::vector<char> no_speech(static_cast<size_t>(n), 0);
   const int64_t max_samples = front_end.MaxSamples(audio::kMaxSampleRate);
   float* x = out.x.mutable_data();
   ParallelFor(n, [&](int64_t i) {
@@ -184,27 +186,32 @@ absl::Status Featurize(const audio::AudioFrontEnd& front_end, const std::vector<
     }
     audio::ClipSpeech speech;
     s = front_end.Apply(wav->samples, wav->sample_rate, x + i * dim, clip.path, &speech);
-    if (s.ok() && !speech.found) {
-      // A clip the server would answer with no class cannot teach one.
-      s = absl::InvalidArgumentError(
-          absl::StrCat(clip.path,
-                       ": voice activity found no speech (front_end.voice_activity); remove the "
-                       "clip or lower voice_activity.onset_db"));
-    }
+    // A clip without speech found (a take too quiet or too steady to stand
+    // above its own floor) keeps the row of the whole clip, as without voice
+    // activity; it is counted and named below.
+    if (s.ok() && !speech.found) no_speech[static_cast<size_t>(i)] = 1;
     for (int c = 0; c < copies && s.ok(); ++c) {
       const std::string what =
           absl::StrCat(clip.path, " (augmented copy ", c + 1, " of ", copies, ")");
       absl::StatusOr<AugmentedClip> copy = augmenter->Augment(*wav, clip.index, c, what);
       float* row = x + (n + i * copies + c) * dim;
-      s = copy.ok() ? front_end.Apply(copy->clip.samples, copy->clip.sample_rate, row, what,
-                                      &speech)
-                    : copy.status();
+      s = copy.ok()
+              ? front_end.Apply(copy->clip.samples, copy->clip.sample_rate, row, what, &speech)
+              : copy.status();
       // A copy whose word the noise hid (the server would give it no class)
       // teaches the original's row instead.
       if (s.ok() && !speech.found) std::copy_n(x + i * dim, dim, row);
     }
   });
   for (const absl::Status& s : status) RETURN_IF_ERROR(s);
+  const auto first = std::find(no_speech.begin(), no_speech.end(), 1);
+  if (first != no_speech.end()) {
+    std::fprintf(stderr,
+                 "data.audio: voice activity found no speech in %lld of %lld clips (first %s); "
+                 "their rows are the whole clip\n",
+                 static_cast<long long>(std::count(no_speech.begin(), no_speech.end(), 1)),
+                 static_cast<long long>(n), clips[first - no_speech.begin()].path.c_str());
+  }
   return absl::OkStatus();
 }
 
