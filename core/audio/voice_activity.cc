@@ -46,18 +46,36 @@ Biquad OctaveBand(double centre, int rate) {
   return {alpha / a0, 0, -alpha / a0, -2 * std::cos(w0) / a0, (1 - alpha) / a0};
 }
 
-// Σ y² over blocks of `hop` samples, y = x through `f` (direct form I, double).
-std::vector<double> BlockEnergies(absl::Span<const float> x, const Biquad& f, int64_t hop) {
+// For every filter k: Σ y_k² over blocks of `hop` samples, y_k = x through
+// filters[k] (direct form I, double). One pass over x: the filters'
+// recurrences are independent, so they run side by side.
+std::vector<std::vector<double>> BlockEnergies(absl::Span<const float> x,
+                                               const std::vector<Biquad>& filters, int64_t hop) {
   const int64_t n = static_cast<int64_t>(x.size());
-  std::vector<double> blocks(static_cast<size_t>((n + hop - 1) / hop), 0.0);
-  double x1 = 0, x2 = 0, y1 = 0, y2 = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const double y = f.b0 * x[i] + f.b1 * x1 + f.b2 * x2 - f.a1 * y1 - f.a2 * y2;
-    x2 = x1;
-    x1 = x[i];
-    y2 = y1;
-    y1 = y;
-    blocks[static_cast<size_t>(i / hop)] += y * y;
+  const size_t m = filters.size();
+  const int64_t num_blocks = (n + hop - 1) / hop;
+  std::vector<std::vector<double>> blocks(m, std::vector<double>(static_cast<size_t>(num_blocks)));
+  struct State {
+    double x1 = 0, x2 = 0, y1 = 0, y2 = 0, sum = 0;
+  };
+  std::vector<State> state(m);
+  for (int64_t b = 0; b < num_blocks; ++b) {
+    const int64_t end = std::min(n, (b + 1) * hop);
+    for (State& st : state) st.sum = 0;
+    for (int64_t i = b * hop; i < end; ++i) {
+      const double xi = x[i];
+      for (size_t k = 0; k < m; ++k) {
+        const Biquad& f = filters[k];
+        State& st = state[k];
+        const double y = f.b0 * xi + f.b1 * st.x1 + f.b2 * st.x2 - f.a1 * st.y1 - f.a2 * st.y2;
+        st.x2 = st.x1;
+        st.x1 = xi;
+        st.y2 = st.y1;
+        st.y1 = y;
+        st.sum += y * y;
+      }
+    }
+    for (size_t k = 0; k < m; ++k) blocks[k][static_cast<size_t>(b)] = state[k].sum;
   }
   return blocks;
 }
@@ -130,8 +148,13 @@ struct FrameScores {
 
 FrameScores Score(absl::Span<const float> x, int rate, const v1::VoiceActivity& spec, int64_t hop) {
   const int64_t n = static_cast<int64_t>(x.size());
-  const std::vector<double> broad =
-      FramePowers(BlockEnergies(x, HighPass(spec.high_pass_hz(), rate), hop), n, hop);
+  // Filter 0: the high-pass (broadband); then the octave bands.
+  std::vector<Biquad> filters = {HighPass(spec.high_pass_hz(), rate)};
+  for (double centre = 2 * spec.high_pass_hz(); centre < 0.45 * rate; centre *= 2) {
+    filters.push_back(OctaveBand(centre, rate));
+  }
+  const std::vector<std::vector<double>> blocks = BlockEnergies(x, filters, hop);
+  const std::vector<double> broad = FramePowers(blocks[0], n, hop);
   const double loudest = *std::max_element(broad.begin(), broad.end());
   FrameScores scores;
   if (!(loudest > 0)) return scores;
@@ -143,10 +166,9 @@ FrameScores Score(absl::Span<const float> x, int rate, const v1::VoiceActivity& 
     scores.in_range[t] = broad[t] >= loudest * std::pow(10.0, -spec.range_db() / 10);
   }
   scores.snr.assign(static_cast<size_t>(frames), 0.0);
-  int bands = 0;
-  for (double centre = 2 * spec.high_pass_hz(); centre < 0.45 * rate; centre *= 2, ++bands) {
-    const std::vector<double> power =
-        FramePowers(BlockEnergies(x, OctaveBand(centre, rate), hop), n, hop);
+  const int bands = static_cast<int>(filters.size()) - 1;
+  for (int band = 1; band <= bands; ++band) {
+    const std::vector<double> power = FramePowers(blocks[band], n, hop);
     const double floor = std::max(Percentile(power, heard, spec.noise_percentile()),
                                   loudest * std::pow(10.0, -kClampDb / 10));
     for (int64_t t = 0; t < frames; ++t) scores.snr[t] += power[t] / floor;

@@ -10,8 +10,9 @@ seeded 300-600 cents up or down (sox). A clip answered "no speech" counts as wro
       --bin build/bin --config train/configs/spoken_digits.textproto --out /tmp/rob \\
       [--speakers george,jackson] [--conditions clean,white20_1.5,pink10_1.5,...] [--tag NAME]
 
-Writes OUT/robustness.csv (tag, speaker, condition, clips, accuracy, no_speech) and
-prints a table. Conditions: clean; {white,pink}{SNR}_{TRAIL} (e.g. white20_1.5);
+Appends to OUT/robustness.csv (tag, speaker, condition, clips, accuracy, no_speech,
+train_s) and prints each figure; `robustness.py --report OUT/robustness.csv` prints the
+Markdown tables (one per tag: conditions × speakers, the mean and its gap to clean). Conditions: clean; {white,pink}{SNR}_{TRAIL} (e.g. white20_1.5);
 rate16000, rate44100; pitch_up, pitch_down.
 """
 
@@ -119,7 +120,30 @@ def predict(args, port, speaker, folder):
     return len(rows), right / max(1, len(rows)), silent
 
 
+def report(path):
+    rows = list(csv.DictReader(open(path)))
+    for tag in dict.fromkeys(r["tag"] for r in rows):
+        mine = [r for r in rows if r["tag"] == tag]
+        speakers = list(dict.fromkeys(r["speaker"] for r in mine))
+        conditions = list(dict.fromkeys(r["condition"] for r in mine))
+        table = {(r["speaker"], r["condition"]): float(r["accuracy"]) for r in mine}
+        print(f"\n**{tag}**\n")
+        print("| condition | " + " | ".join(speakers) + " | mean | vs clean |")
+        print("|---" * (len(speakers) + 3) + "|")
+        clean = None
+        for c in conditions:
+            values = [table.get((s, c)) for s in speakers]
+            known = [v for v in values if v is not None]
+            mean = 100 * sum(known) / len(known)
+            clean = mean if c == "clean" else clean
+            gap = "" if clean is None or c == "clean" else f"{mean - clean:+.1f}"
+            cells = " | ".join("" if v is None else f"{100 * v:.1f}" for v in values)
+            print(f"| {c} | {cells} | {mean:.1f} | {gap} |")
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--report":
+        return report(sys.argv[2])
     parser = argparse.ArgumentParser()
     parser.add_argument("--fsdd", required=True)
     parser.add_argument("--bin", required=True)
