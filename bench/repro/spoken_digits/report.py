@@ -217,6 +217,9 @@ def main():
            "when the row was made; the standard rows include the sweep). "
            "Data: [spoken_digits.csv](spoken_digits.csv).",
            "",
+           "**Recordings as people make them** (noise, trailing noise, other rates; six voices, "
+           "issue 46): [spoken_digits_robustness.md](spoken_digits_robustness.md).",
+           "",
            "## Setup",
            "",
            "* Front ends (stored in every model; the `front end` column gives frame/hop samples "
