@@ -88,6 +88,53 @@ struct AudioFrontEnd::Plan {
   }
 };
 
+namespace {
+
+// Complete's steps after the clip and the bins: the filterbank, the
+// alignments and the voice activity (spec->frames() set).
+absl::Status CompleteAnalysis(v1::AudioFrontEnd* spec) {
+  if (!v1::AudioFrontEnd::Filterbank_IsValid(spec->filterbank())) {
+    return Invalid("filterbank", absl::StrCat("unknown value ", spec->filterbank()));
+  }
+  if (spec->filterbank() == v1::AudioFrontEnd::FILTERBANK_CONSTANT_Q) {
+    if (spec->bandwidth_octaves() == 0) spec->set_bandwidth_octaves(1.0 / spec->bins_per_octave());
+    if (!(spec->bandwidth_octaves() > 0) ||
+        !(spec->bandwidth_octaves() <= AudioFrontEnd::kMaxBandwidthOctaves)) {
+      return Invalid("bandwidth_octaves",
+                     absl::StrCat(spec->bandwidth_octaves(), " must be in (0, ",
+                                  AudioFrontEnd::kMaxBandwidthOctaves, "] octaves"));
+    }
+    RETURN_IF_ERROR(ConstantQBank::TransformLength(*spec).status());
+  } else if (spec->bandwidth_octaves() != 0) {
+    return Invalid("bandwidth_octaves", "is for filterbank FILTERBANK_CONSTANT_Q only");
+  }
+  if (spec->align_frequency()) {
+    if (spec->align_bin() == 0) spec->set_align_bin((spec->frequency_bins() - 1) / 2.0);
+    if (!(spec->align_bin() >= 0) || !(spec->align_bin() <= spec->frequency_bins() - 1)) {
+      return Invalid("align_bin", absl::StrCat(spec->align_bin(), " must be a bin in [0, ",
+                                               spec->frequency_bins() - 1, "]"));
+    }
+  } else if (spec->align_bin() != 0) {
+    return Invalid("align_bin", "is for align_frequency only");
+  }
+  if (!v1::AudioFrontEnd::AlignStatistic_IsValid(spec->align_statistic())) {
+    return Invalid("align_statistic", absl::StrCat("unknown value ", spec->align_statistic()));
+  }
+  if (spec->align_time() && spec->frames() < 2) {
+    return Invalid("align_time",
+                   absl::StrCat("needs at least 2 frames; the clip has ", spec->frames()));
+  }
+  if (spec->voice_activity().enabled()) {
+    ASSIGN_OR_RETURN(*spec->mutable_voice_activity(),
+                     CompleteVoiceActivity(spec->voice_activity(), spec->sample_rate()));
+  } else if (spec->has_voice_activity() && spec->voice_activity().ByteSizeLong() > 0) {
+    return Invalid("voice_activity", "set without enabled: true");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<v1::AudioFrontEnd> AudioFrontEnd::Complete(v1::AudioFrontEnd spec) {
   const int rate = spec.sample_rate();
   if (rate < kMinSampleRate || rate > kMaxSampleRate) {
@@ -180,40 +227,7 @@ absl::StatusOr<v1::AudioFrontEnd> AudioFrontEnd::Complete(v1::AudioFrontEnd spec
                                 kMaxRowValues, " values in a row"));
   }
   spec.set_frames(static_cast<int32_t>(frames));
-  if (!v1::AudioFrontEnd::Filterbank_IsValid(spec.filterbank())) {
-    return Invalid("filterbank", absl::StrCat("unknown value ", spec.filterbank()));
-  }
-  if (spec.filterbank() == v1::AudioFrontEnd::FILTERBANK_CONSTANT_Q) {
-    if (spec.bandwidth_octaves() == 0) spec.set_bandwidth_octaves(1.0 / spec.bins_per_octave());
-    if (!(spec.bandwidth_octaves() > 0) || !(spec.bandwidth_octaves() <= kMaxBandwidthOctaves)) {
-      return Invalid("bandwidth_octaves", absl::StrCat(spec.bandwidth_octaves(), " must be in (0, ",
-                                                       kMaxBandwidthOctaves, "] octaves"));
-    }
-    RETURN_IF_ERROR(ConstantQBank::TransformLength(spec).status());
-  } else if (spec.bandwidth_octaves() != 0) {
-    return Invalid("bandwidth_octaves", "is for filterbank FILTERBANK_CONSTANT_Q only");
-  }
-  if (spec.align_frequency()) {
-    if (spec.align_bin() == 0) spec.set_align_bin((spec.frequency_bins() - 1) / 2.0);
-    if (!(spec.align_bin() >= 0) || !(spec.align_bin() <= spec.frequency_bins() - 1)) {
-      return Invalid("align_bin", absl::StrCat(spec.align_bin(), " must be a bin in [0, ",
-                                               spec.frequency_bins() - 1, "]"));
-    }
-  } else if (spec.align_bin() != 0) {
-    return Invalid("align_bin", "is for align_frequency only");
-  }
-  if (!v1::AudioFrontEnd::AlignStatistic_IsValid(spec.align_statistic())) {
-    return Invalid("align_statistic", absl::StrCat("unknown value ", spec.align_statistic()));
-  }
-  if (spec.align_time() && frames < 2) {
-    return Invalid("align_time", absl::StrCat("needs at least 2 frames; the clip has ", frames));
-  }
-  if (spec.voice_activity().enabled()) {
-    ASSIGN_OR_RETURN(*spec.mutable_voice_activity(),
-                     CompleteVoiceActivity(spec.voice_activity(), rate));
-  } else if (spec.has_voice_activity() && spec.voice_activity().ByteSizeLong() > 0) {
-    return Invalid("voice_activity", "set without enabled: true");
-  }
+  RETURN_IF_ERROR(CompleteAnalysis(&spec));
   return spec;
 }
 
@@ -358,10 +372,26 @@ absl::StatusOr<absl::Span<const float>> Content(const v1::AudioFrontEnd& s,
   return x;
 }
 
+// What the normalisation multiplies the content by: 1 / its peak or RMS, or 1
+// (NONE, and a silent clip, which stays zero).
+double NormalisationScale(const v1::AudioFrontEnd& s, absl::Span<const float> x) {
+  if (s.normalisation() == v1::AudioFrontEnd::NORMALISATION_PEAK) {
+    const float peak = Peak(x);
+    return peak > 0.0f ? 1.0 / peak : 1.0;
+  }
+  if (s.normalisation() == v1::AudioFrontEnd::NORMALISATION_RMS) {
+    double sum = 0.0;
+    for (const float v : x) sum += double{v} * v;
+    const double rms = std::sqrt(sum / x.size());
+    if (rms > 0.0) return 1.0 / rms;
+  }
+  return 1.0;
+}
+
 }  // namespace
 
-absl::Status AudioFrontEnd::Apply(absl::Span<const float> samples, int sample_rate, float* row,
-                                  const std::string& what, ClipSpeech* speech) const {
+absl::Status AudioFrontEnd::CheckSamples(absl::Span<const float> samples, int sample_rate,
+                                         const std::string& what) const {
   if (samples.empty()) return absl::InvalidArgumentError(absl::StrCat(what, ": zero samples"));
   if (sample_rate < kMinSampleRate || sample_rate > kMaxSampleRate) {
     return absl::InvalidArgumentError(absl::StrCat(what, ": sample rate ", sample_rate,
@@ -385,22 +415,19 @@ absl::Status AudioFrontEnd::Apply(absl::Span<const float> samples, int sample_ra
                                                      ", beyond ±", kMaxSampleMagnitude));
     }
   }
+  return absl::OkStatus();
+}
+
+absl::Status AudioFrontEnd::Apply(absl::Span<const float> samples, int sample_rate, float* row,
+                                  const std::string& what, ClipSpeech* speech) const {
+  RETURN_IF_ERROR(CheckSamples(samples, sample_rate, what));
   const v1::AudioFrontEnd& s = spec_;
   std::vector<float> resampled;
   ClipSpeech found;
   ASSIGN_OR_RETURN(absl::Span<const float> x,
                    Content(s, samples, sample_rate, &resampled, &found, what));
   if (speech != nullptr) *speech = found;
-  const float peak = Peak(x);
-  double scale = 1.0;  // a silent clip stays zero
-  if (s.normalisation() == v1::AudioFrontEnd::NORMALISATION_PEAK && peak > 0.0f) {
-    scale = 1.0 / peak;
-  } else if (s.normalisation() == v1::AudioFrontEnd::NORMALISATION_RMS) {
-    double sum = 0.0;
-    for (const float v : x) sum += double{v} * v;
-    const double rms = std::sqrt(sum / x.size());
-    if (rms > 0.0) scale = 1.0 / rms;
-  }
+  const double scale = NormalisationScale(s, x);
 
   Plan& plan = *plan_;
   std::unique_ptr<Workspace> w = plan.Acquire();

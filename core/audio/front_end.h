@@ -135,6 +135,9 @@ class AudioFrontEnd {
 
  private:
   AudioFrontEnd() = default;
+  // Apply's checks of the samples (its errors, above).
+  absl::Status CheckSamples(absl::Span<const float> samples, int sample_rate,
+                            const std::string& what) const;
   struct Plan;
   v1::AudioFrontEnd spec_;
   std::unique_ptr<Plan> plan_;  // window, filter bank, FFT configuration

@@ -212,45 +212,53 @@ void FeatureHandler::Run(std::shared_ptr<const InferRequest> request,
   auto decode = [this, request, handle, method = std::move(method), memory = *std::move(memory),
                  audio_lease, deadline, done = std::move(done), cancel,
                  max_clip_seconds]() mutable {
-    const audio::AudioFrontEnd& front = *handle.servable->audio_front_end();
-    auto keep_going = [&]() -> absl::Status {
-      if (cancel != nullptr) {
-        if (absl::Status reason = cancel->reason(); !reason.ok()) return reason;
-      }
-      if (absl::Now() >= deadline) {
-        return absl::DeadlineExceededError(
-            "deadline expired while the request's clips waited to be decoded or were decoded");
-      }
-      return absl::OkStatus();
-    };
-    const Clock::time_point decode_start = Clock::now();
-    std::vector<audio::ClipSpeech> speech;
-    absl::StatusOr<DecodedRows> rows =
-        DecodeClipBatch(*request, front, max_request_rows_, max_clip_seconds, keep_going, &speech);
-    audio_lease->Release();
-    if (rows.ok() && observers_.on_input) {
-      observers_.on_input(handle.name, handle.version, SecondsSince(decode_start));
-    }
-    if (!rows.ok()) {
-      const absl::StatusCode code = rows.status().code();
-      if ((code == absl::StatusCode::kCancelled || code == absl::StatusCode::kDeadlineExceeded) &&
-          admission_.on_abandoned) {
-        admission_.on_abandoned("decode", rows.status());
-      }
-      memory.reset();
-      return done(rows.status());
-    }
-    std::vector<int64_t> blank_rows;
-    for (size_t i = 0; i < speech.size(); ++i) {
-      if (!speech[i].found) blank_rows.push_back(static_cast<int64_t>(i));
-    }
-    if (method.speech && front.spec().voice_activity().enabled()) method.speech(speech);
-    Submit(std::make_shared<DecodedRows>(*std::move(rows)), std::move(request), handle,
-           std::move(method), std::move(memory), deadline, std::move(done), cancel,
-           std::move(blank_rows));
+    DecodeClipsAndSubmit(std::move(request), handle, std::move(method), std::move(memory),
+                         audio_lease, deadline, std::move(done), cancel, max_clip_seconds);
   };
   if (admission_.decoders == nullptr) return decode();
   admission_.decoders->Post(std::move(decode));
+}
+
+void FeatureHandler::DecodeClipsAndSubmit(
+    std::shared_ptr<const InferRequest> request, const Registry::Handle& handle, Method method,
+    std::shared_ptr<Lease> memory, const std::shared_ptr<Lease>& audio_lease, absl::Time deadline,
+    DoneFn done, const std::shared_ptr<CancelToken>& cancel, double max_clip_seconds) const {
+  const audio::AudioFrontEnd& front = *handle.servable->audio_front_end();
+  auto keep_going = [&]() -> absl::Status {
+    if (cancel != nullptr) {
+      if (absl::Status reason = cancel->reason(); !reason.ok()) return reason;
+    }
+    if (absl::Now() >= deadline) {
+      return absl::DeadlineExceededError(
+          "deadline expired while the request's clips waited to be decoded or were decoded");
+    }
+    return absl::OkStatus();
+  };
+  const Clock::time_point decode_start = Clock::now();
+  std::vector<audio::ClipSpeech> speech;
+  absl::StatusOr<DecodedRows> rows =
+      DecodeClipBatch(*request, front, max_request_rows_, max_clip_seconds, keep_going, &speech);
+  audio_lease->Release();
+  if (rows.ok() && observers_.on_input) {
+    observers_.on_input(handle.name, handle.version, SecondsSince(decode_start));
+  }
+  if (!rows.ok()) {
+    const absl::StatusCode code = rows.status().code();
+    if ((code == absl::StatusCode::kCancelled || code == absl::StatusCode::kDeadlineExceeded) &&
+        admission_.on_abandoned) {
+      admission_.on_abandoned("decode", rows.status());
+    }
+    memory.reset();
+    return done(rows.status());
+  }
+  std::vector<int64_t> blank_rows;
+  for (size_t i = 0; i < speech.size(); ++i) {
+    if (!speech[i].found) blank_rows.push_back(static_cast<int64_t>(i));
+  }
+  if (method.speech && front.spec().voice_activity().enabled()) method.speech(speech);
+  Submit(std::make_shared<DecodedRows>(*std::move(rows)), std::move(request), handle,
+         std::move(method), std::move(memory), deadline, std::move(done), cancel,
+         std::move(blank_rows));
 }
 
 void FeatureHandler::Submit(std::shared_ptr<DecodedRows> rows,

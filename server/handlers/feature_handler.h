@@ -217,6 +217,15 @@ class FeatureHandler {
   void Run(std::shared_ptr<const InferRequest> request, const Registry::Handle& handle,
            Method method, absl::Time deadline, DoneFn done,
            const std::shared_ptr<CancelToken>& cancel, const CallContext& call) const;
+  // On a decoding worker: `request`'s clips → rows (the deadline and `cancel`
+  // asked before each clip), the audio lease given back, the speech reported
+  // to method.speech, then Submit.
+  void DecodeClipsAndSubmit(std::shared_ptr<const InferRequest> request,
+                            const Registry::Handle& handle, Method method,
+                            std::shared_ptr<Lease> memory,
+                            const std::shared_ptr<Lease>& audio_lease, absl::Time deadline,
+                            DoneFn done, const std::shared_ptr<CancelToken>& cancel,
+                            double max_clip_seconds) const;
   // The memory lease of `rows` rows of `model` for `method` (see above).
   absl::StatusOr<std::shared_ptr<Lease>> AdmitMemory(int64_t rows, const Model& model,
                                                      const Method& method, const std::string& field,
