@@ -29,12 +29,13 @@ BUILD_PKGS=(
 FFTW_PKGS=(libfftw3-dev)
 # Sanitizer and fuzz builds (tests/sanitizers/ci.sh, bench/fuzz/run.sh): clang 14
 # with its ASan/UBSan/TSan/libFuzzer runtimes, llvm-symbolizer for the reports.
-CHECK_PKGS=(clang libclang-rt-14-dev llvm)
+# clang-format: the formatting check (tests/lint/check_format.sh, ctest label lint).
+CHECK_PKGS=(clang libclang-rt-14-dev llvm clang-format)
 TEST_PKGS=(
   openssl prometheus curl jq python3 python3-yaml yamllint gnuplot-nox dataset-fashion-mnist
   podman runc debootstrap uidmap python3-grpcio python3-grpc-tools python3-numpy python3-protobuf python3-pytest python3-venv python3-pip python3-setuptools python3-wheel
-  libevent-dev libevhtp-dev wrk  # bench/http_frontends: the other HTTP front ends, the load
-  espeak-ng sox  # tests speak their own digits; bench/repro/spoken_digits.sh shifts a voice's pitch
+  libevent-dev libevhtp-dev wrk  # research/http_frontends: the other HTTP front ends, the load
+  espeak-ng sox  # tests speak their own digits; research/repro/spoken_digits.sh shifts a voice's pitch
   chromium  # model_page_browser_test opens the model page (report.html) in headless Chromium
 )
 RUNTIME_PKGS=(

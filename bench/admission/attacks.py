@@ -14,7 +14,7 @@ the Python stubs and calls the subcommands below:
           call: monotonic time, kind, latency in ms, status
   attack  one attack (1, 2a, 2b, 3a, 3b, 4, 5, 6, 7; issue 50's stream, stream1,
           signal, bundle, bundle-header, repository); prints a JSON summary
-  report  puts OUT/admission.json into docs/results/admission.md between the
+  report  puts OUT/admission.json into docs/benchmarks/admission.md between the
           markers, under a label ("before", "after", ...)
 
 The attacker and the good client are separate processes, so neither's GIL

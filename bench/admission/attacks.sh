@@ -14,10 +14,10 @@
 #   * for every attack (fresh server each): server-*.std{out,err},
 #     good-*.txt (every good-client call), attack-*.stderr
 #   * admission.csv, admission.json: one row per attack
-# and the tables go into docs/results/admission.md between its markers, under
+# and the tables go into docs/benchmarks/admission.md between its markers, under
 # the label LABEL (default "after"; the baseline was run with LABEL=before).
 #
-# Environment: LABEL, COMMIT, DOC (default docs/results/admission.md; DOC= to skip),
+# Environment: LABEL, COMMIT, DOC (default docs/benchmarks/admission.md; DOC= to skip),
 # ATTACKS (comma-separated subset of 1,2a,2b,3a,3b,4,5,6,7 and issue 50's
 # stream,stream1,signal,bundle,bundle-header,repository; default all), and the
 # scale and duration of every attack (bench/admission/attacks.py, ENV: A1_CLIENTS,
@@ -39,7 +39,7 @@ COMMAND="bench/admission/attacks.sh $*"
 [[ -z ${LABEL:-} ]] || COMMAND="LABEL=$LABEL $COMMAND"
 [[ -z ${COMMIT:-} ]] || COMMAND="COMMIT=$COMMIT $COMMAND"
 LABEL=${LABEL:-after}
-DOC=${DOC-$REPO/docs/results/admission.md}
+DOC=${DOC-$REPO/docs/benchmarks/admission.md}
 PY=/usr/bin/python3
 for b in invariant-server invariant-train; do
   [[ -x $SRC_BIN/$b ]] || { echo "attacks: $SRC_BIN/$b missing" >&2; exit 2; }

@@ -14,9 +14,9 @@
 // accepts RFC 8259 with one limit the RFC allows (section 9): a number
 // beyond the range of a double (e.g. 1e309) is refused ("expected a number
 // within the range of a double"; RapidJSON 1.1 checks the range even when it
-// hands numbers over as text). Otherwise exactly the RFC: one value surrounded by optional whitespace (space, tab, CR, LF); no
-// comments, trailing commas, single quotes, NaN/Infinity, leading zeros,
-// leading '+', or control characters in strings; escapes are decoded (\uXXXX
+// hands numbers over as text). Otherwise exactly the RFC: one value surrounded by optional
+// whitespace (space, tab, CR, LF); no comments, trailing commas, single quotes, NaN/Infinity,
+// leading zeros, leading '+', or control characters in strings; escapes are decoded (\uXXXX
 // surrogate pairs into UTF-8; a lone surrogate is an error); strings must be
 // valid UTF-8; an object may not repeat a key (checked with a hash set per
 // open object, so linear in the number of keys); nesting deeper than

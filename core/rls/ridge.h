@@ -95,7 +95,7 @@ absl::StatusOr<std::unique_ptr<RidgeSolver>> MakePrimalRidgeSolver(
 // Cholesky solver from accumulated sums: keeps the centred D × D Gram and
 // factors Φcᵀ Φc / N + λ I per λ (LAPACK dpotrf/dpotrs, O(D³/3) per λ, BLAS-3
 // on all threads: 23 s against the eigendecomposition's 62 s at D = 8,000
-// for a 9-value grid, with less memory; docs/results/performance.md). Memory: two D × D doubles
+// for a 9-value grid, with less memory; docs/benchmarks/performance.md). Memory: two D × D doubles
 // (the Gram and one factor). A λ so small that the factorisation fails
 // (not numerically positive definite) is solved by the eigendecomposition,
 // built once on first need, so every λ > 0 gets the exact minimiser.

@@ -12,7 +12,7 @@
 // O(D b²)) and one application of Q (dormqr, O(D² T)). The reduction costs
 // (4/3) D³ flops, 2.8–4.7 Cholesky factorisations (dpotrf) as measured on this
 // machine, against one per λ for MakeCholeskyRidgeSolver: from five λ on the
-// band path is the cheaper one (docs/results/performance.md, "The λ path").
+// band path is the cheaper one (docs/benchmarks/performance.md, "The λ path").
 // Orthogonal reduction is backward stable, so W(λ) agrees with the dense
 // Cholesky solve and the eigendecomposition to the conditioning of A + λI.
 // A λ so small that B + λI does not factor (not numerically positive

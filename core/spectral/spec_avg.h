@@ -15,7 +15,7 @@
 // (least squares for lambda → 0), exactly invariant all the same. Its
 // variance on noiseless labels does not carry Algorithm 1's ≈ #features·E[y²]/n,
 // so it is the trainer's default for spectral features
-// (learner.spec_avg_estimator SPEC_AVG_LEAST_SQUARES; docs/results/torus.md).
+// (learner.spec_avg_estimator SPEC_AVG_LEAST_SQUARES; research/results/torus.md).
 #ifndef INVARIANT_CORE_SPECTRAL_SPEC_AVG_H_
 #define INVARIANT_CORE_SPECTRAL_SPEC_AVG_H_
 

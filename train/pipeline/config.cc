@@ -149,7 +149,7 @@ absl::Status ValidateLearner(v1::TrainConfig& c) {
   // Spec-Avg's default estimator: least squares on the invariant features
   // (Algorithm 1 with the empirical second moment), within 1.5x of kernel
   // ridge on the §6 torus where Algorithm 1 literally is not
-  // (docs/results/torus.md). SPEC_AVG_ALGORITHM1 selects the literal one.
+  // (research/results/torus.md). SPEC_AVG_ALGORITHM1 selects the literal one.
   if (l.kind() == v1::LearnerConfig::SPEC_AVG &&
       l.spec_avg_estimator() == v1::LearnerConfig::SPEC_AVG_ESTIMATOR_UNSPECIFIED) {
     l.set_spec_avg_estimator(v1::LearnerConfig::SPEC_AVG_LEAST_SQUARES);
@@ -173,7 +173,7 @@ absl::Status ValidateLearner(v1::TrainConfig& c) {
     return absl::InvalidArgumentError(
         "learner.kind KERNEL_RIDGE_VON_MISES is not trained by invariant-train (the von Mises "
         "kernel ridge baseline has no feature map to serve): it runs in the torus reproduction, "
-        "build/bin/invariant-repro-torus (bench/repro/torus.sh)");
+        "build/bin/invariant-repro-torus (research/repro/torus.sh)");
   }
   if (!std::isfinite(l.von_mises_eta())) {
     return absl::InvalidArgumentError(

@@ -6,7 +6,7 @@
 // kConjugateGradientAboveFeatures, takes the band reduction
 // (core/rls/ridge_band.h: one reduction for the whole grid, about
 // kBandFromLambdas Cholesky factorisations' cost, measured in
-// docs/results/performance.md) when the grid has kBandFromLambdas or more λ
+// docs/benchmarks/performance.md) when the grid has kBandFromLambdas or more λ
 // or may be extended (learner.extend_lambda_grid); for a shorter grid the
 // eigendecomposition up to kCholeskyAboveFeatures features
 // (core/rls/ridge.h) and Cholesky per λ above; conjugate gradients above
@@ -59,10 +59,10 @@ namespace invariant::train {
 enum class HeadSolver { kEigen, kCholesky, kCgGram, kCgRows, kBand, kDualBand };
 constexpr int64_t kConjugateGradientAboveFeatures = 20000;
 // The band reduction costs 2.8–4.7 Cholesky factorisations at 2,000–16,000
-// features (4.3 on a quiet machine at 8,000; docs/results/performance.md,
+// features (4.3 on a quiet machine at 8,000; docs/benchmarks/performance.md,
 // "The λ path"), and a λ then costs 1–5 % of one: from five λ on it wins.
 constexpr int64_t kBandFromLambdas = 5;
-// AUTO's dual: N ≤ 0.8 D (see above; measured in docs/results/performance.md).
+// AUTO's dual: N ≤ 0.8 D (see above; measured in docs/benchmarks/performance.md).
 constexpr double kDualBandMaxRowsPerFeature = 0.8;
 
 // The solver for `features` features. `rows` is the number of training rows

@@ -458,7 +458,7 @@ TEST(CifarTest, PerChannelNeedsCenteringOrScalingAndChannels) {
   expect_refused(flat, "needs an image shape [H, W, C] or [H, W]");
 }
 
-// The shipped CIFAR-10 configs (bench/repro/cifar.sh's) parse once the data
+// The shipped CIFAR-10 configs (research/repro/cifar.sh's) parse once the data
 // folder placeholder is replaced, standardise per channel and pool LGIKA
 // over the paper's local affine law on RGB images.
 TEST(CifarTest, ShippedConfigsParse) {

@@ -95,7 +95,7 @@ void ExpectFftMatchesGemm(const Shape& s, uint64_t seed) {
 }
 
 // The spoken-digit shapes: 64 × 62 spectrogram; 56 × 8 patches with 8 rows
-// of zeros above and below (bench/repro/spoken_digits.sh's tf_patch and
+// of zeros above and below (research/repro/spoken_digits.sh's tf_patch and
 // tf_patch_cq), 48 × 8 patches without padding (tf_patch_cqt), and 32 × 8
 // patches with 4 rows of zeros (the shipped
 // train/configs/spoken_digits.textproto; the last two read every second
