@@ -64,7 +64,7 @@ run torus torus.md env TORUS_SKIP_BUILD=1 bash "$R/torus.sh" "$BUILD" --dim=3 --
   --moment_points=1000 --test_points=20
 run coulomb coulomb.md env SIZES=100 SPLITS=1 RF_SIGMAS=10000 NOISY_SIGMAS=10 CDF_RANGES=100 \
   bash "$R/coulomb.sh" "$BUILD"
-run coulomb_paper coulomb_paper.md env S=200 R=4 FOLDS=2 METHODS=raw_rf \
+run coulomb_paper coulomb_paper.md env S=200 R=4 FOLDS=3 METHODS=raw_rf \
   bash "$R/coulomb_paper.sh" "$BUILD"
 run fashion fashion.md env SIZES=100 NYS_SIZES= CDF_SIZES= SECOND= R_SWEEP= bash "$R/fashion.sh"
 run invariance_figure invariance.svg bash "$ROOT/research/invariance_figure/make_figure.sh"

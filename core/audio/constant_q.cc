@@ -8,16 +8,13 @@
 #include "absl/strings/str_cat.h"
 #include "core/audio/fft.h"
 #include "core/audio/front_end.h"
+#include "core/base/math_constants.h"
 #include "core/base/status_macros.h"
 #include "core/base/thread_pool.h"
 
 namespace invariant::audio {
 inline namespace INVARIANT_FFT_NAMESPACE {
-namespace {
-
-constexpr double kPi = 3.14159265358979323846;
-
-}  // namespace
+namespace {}  // namespace
 
 // One task's buffers (a block of kBandsPerTask bands).
 struct ConstantQBank::BandBuffers {

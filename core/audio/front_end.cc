@@ -11,13 +11,12 @@
 #include "core/audio/spectrogram_ops.h"
 #include "core/audio/voice_activity.h"
 #include "core/audio/wav.h"
+#include "core/base/math_constants.h"
 #include "core/base/status_macros.h"
 
 namespace invariant::audio {
 inline namespace INVARIANT_FFT_NAMESPACE {
 namespace {
-
-constexpr double kPi = 3.14159265358979323846;
 
 absl::Status Invalid(const std::string& field, const std::string& message) {
   return absl::InvalidArgumentError(absl::StrCat("audio.", field, ": ", message));

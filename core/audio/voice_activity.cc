@@ -5,11 +5,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/math_constants.h"
 
 namespace invariant::audio {
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
 constexpr double kClampDb = 120;    // levels below P − 120 dB are P − 120
 constexpr double kSilenceDb = 100;  // levels below P − 100 dB are not the floor
 

@@ -140,7 +140,7 @@ int SampleBytes(int subtype) {
   }
 }
 
-absl::Status Invalid(const std::string& what, const std::string& message) {
+absl::Status InvalidWav(const std::string& what, const std::string& message) {
   return absl::InvalidArgumentError(absl::StrCat(what, ": ", message));
 }
 
@@ -164,9 +164,9 @@ absl::StatusOr<OpenedWav> OpenWav(std::string_view bytes, MemoryFile* memory,
   const Form form = FormOf(bytes);
   if (form == Form::kNone) {
     if (bytes.size() < 12 && IsHeaderPrefix(bytes)) {
-      return Invalid(what, absl::StrCat("truncated WAV header (", bytes.size(), " bytes)"));
+      return InvalidWav(what, absl::StrCat("truncated WAV header (", bytes.size(), " bytes)"));
     }
-    return Invalid(what, "not a WAV file (no RIFF, RIFX or RF64 header with WAVE)");
+    return InvalidWav(what, "not a WAV file (no RIFF, RIFX or RF64 header with WAVE)");
   }
   *memory = MemoryFile{bytes, 0};
   SF_VIRTUAL_IO io{MemoryLength, MemorySeek, MemoryRead, MemoryWrite, MemoryTell};
@@ -175,25 +175,25 @@ absl::StatusOr<OpenedWav> OpenWav(std::string_view bytes, MemoryFile* memory,
   std::memset(&info, 0, sizeof info);
   wav.file.reset(sf_open_virtual(&io, SFM_READ, &info, memory));
   if (wav.file == nullptr) {
-    return Invalid(what,
-                   absl::StrCat("truncated or malformed WAV header (", sf_strerror(nullptr), ")"));
+    return InvalidWav(
+        what, absl::StrCat("truncated or malformed WAV header (", sf_strerror(nullptr), ")"));
   }
   const int major = info.format & SF_FORMAT_TYPEMASK;
   const int subtype = info.format & SF_FORMAT_SUBMASK;
   if (major != SF_FORMAT_WAV && major != SF_FORMAT_WAVEX && major != SF_FORMAT_RF64) {
-    return Invalid(what, "not a WAV file");
+    return InvalidWav(what, "not a WAV file");
   }
   const int sample_bytes = SampleBytes(subtype);
   if (sample_bytes == 0) {
-    return Invalid(
+    return InvalidWav(
         what, absl::StrCat("unsupported sample format (libsndfile subtype 0x", absl::Hex(subtype),
                            "); PCM 8/16/24/32-bit, float, double, A-law and "
                            "µ-law are accepted"));
   }
-  if (info.channels < 1) return Invalid(what, "no channels");
+  if (info.channels < 1) return InvalidWav(what, "no channels");
   if (info.samplerate < kMinSampleRate || info.samplerate > kMaxSampleRate) {
-    return Invalid(what, absl::StrCat("sample rate ", info.samplerate, " Hz outside [",
-                                      kMinSampleRate, ", ", kMaxSampleRate, "]"));
+    return InvalidWav(what, absl::StrCat("sample rate ", info.samplerate, " Hz outside [",
+                                         kMinSampleRate, ", ", kMaxSampleRate, "]"));
   }
   // What the header claims (before libsndfile shortens it to the file).
   int64_t header_frames = info.frames;
@@ -203,7 +203,7 @@ absl::StatusOr<OpenedWav> OpenWav(std::string_view bytes, MemoryFile* memory,
     header_frames = static_cast<int64_t>(std::min<uint64_t>(*declared / frame_bytes, INT64_MAX));
   }
   header_frames = std::max<int64_t>(header_frames, info.frames);
-  if (header_frames == 0) return Invalid(what, "zero samples");
+  if (header_frames == 0) return InvalidWav(what, "zero samples");
   wav.header.sample_rate = info.samplerate;
   wav.header.samples = header_frames;
   return wav;
@@ -227,12 +227,12 @@ absl::StatusOr<Clip> DecodeWav(std::string_view bytes, int64_t max_samples,
   const SF_INFO& info = wav->info;
   const int64_t header_frames = wav->header.samples;
   if (header_frames > max_samples) {
-    return Invalid(what, absl::StrCat("too many samples: the header says ", header_frames,
-                                      " per channel, at most ", max_samples, " are accepted"));
+    return InvalidWav(what, absl::StrCat("too many samples: the header says ", header_frames,
+                                         " per channel, at most ", max_samples, " are accepted"));
   }
   if (header_frames != info.frames) {
-    return Invalid(what, absl::StrCat("truncated: the header says ", header_frames,
-                                      " samples, the file holds ", info.frames));
+    return InvalidWav(what, absl::StrCat("truncated: the header says ", header_frames,
+                                         " samples, the file holds ", info.frames));
   }
 
   Clip clip;
@@ -259,7 +259,7 @@ absl::StatusOr<Clip> DecodeWav(std::string_view bytes, int64_t max_samples,
         sum += frame[c];
       }
       if (!finite) {
-        return Invalid(what, absl::StrCat("sample ", done + i, " is NaN or infinite"));
+        return InvalidWav(what, absl::StrCat("sample ", done + i, " is NaN or infinite"));
       }
       clip.samples[static_cast<size_t>(done + i)] =
           channels == 1 ? frame[0] : static_cast<float>(sum / channels);
@@ -267,8 +267,8 @@ absl::StatusOr<Clip> DecodeWav(std::string_view bytes, int64_t max_samples,
     done += got;
   }
   if (done != info.frames) {
-    return Invalid(what, absl::StrCat("truncated: the header says ", info.frames,
-                                      " samples, the file holds ", done));
+    return InvalidWav(what, absl::StrCat("truncated: the header says ", info.frames,
+                                         " samples, the file holds ", done));
   }
   return clip;
 }

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "core/base/math_constants.h"
+
 namespace invariant {
 namespace {
 
@@ -13,8 +15,6 @@ uint64_t SplitMix64(uint64_t& x) {
 }
 
 uint64_t Rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-constexpr double kPi = 3.14159265358979323846;
 
 }  // namespace
 

@@ -12,8 +12,8 @@
 
 namespace invariant {
 namespace {
-constexpr int64_t kRowBlock = 96;       // rows encoded by the inner encoder at once
-constexpr int64_t kBlockColumns = 256;  // frequencies per task (a multiple of 16)
+constexpr int64_t kRowBlock = 96;                  // rows encoded by the inner encoder at once
+constexpr int64_t kSecondLayerBlockColumns = 256;  // frequencies per task (a multiple of 16)
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<SecondLayerEncoder>> SecondLayerEncoder::Create(
@@ -50,15 +50,15 @@ void SecondLayerEncoder::Encode(int64_t n, const float* x, float* out) const {
   const int64_t s2 = frequencies_.rows();
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(s2)));
   const int64_t block = std::min(n, kRowBlock);
-  const int64_t col_blocks = (s2 + kBlockColumns - 1) / kBlockColumns;
+  const int64_t col_blocks = (s2 + kSecondLayerBlockColumns - 1) / kSecondLayerBlockColumns;
   std::vector<float> features(static_cast<size_t>(block * d_feat));
   for (int64_t row0 = 0; row0 < n; row0 += kRowBlock) {
     const int64_t rows = std::min(kRowBlock, n - row0);
     inner_->Encode(rows, x + row0 * d_in(), features.data());
     // Tasks over frequency blocks; cos/sin fused right after each tile.
     ParallelFor(col_blocks, [&](int64_t task) {
-      const int64_t c0 = task * kBlockColumns;
-      const int64_t cols = std::min(kBlockColumns, s2 - c0);
+      const int64_t c0 = task * kSecondLayerBlockColumns;
+      const int64_t cols = std::min(kSecondLayerBlockColumns, s2 - c0);
       std::vector<float> projections(static_cast<size_t>(rows * cols));
       std::vector<float> sines(static_cast<size_t>(cols));
       std::vector<float> cosines(static_cast<size_t>(cols));

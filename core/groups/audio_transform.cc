@@ -4,16 +4,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/groups/snap.h"
 
 namespace invariant {
 namespace {
-
-constexpr double kSnapTolerance = 1e-9;
-
-double Snap(double v) {
-  const double r = std::round(v);
-  return std::abs(v - r) < kSnapTolerance ? r : v;
-}
 
 // The two linear-interpolation taps of one output row or column: source
 // indices (−1 when outside [0, size) or of weight 0) and their weights.

@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/math_constants.h"
 #include "core/base/status_macros.h"
 #include "core/groups/audio_distribution.h"
 #include "core/groups/audio_transform.h"
@@ -23,7 +24,6 @@
 namespace invariant {
 namespace {
 
-constexpr double kTwoPi = 6.283185307179586476925;
 constexpr int64_t kMaxBlocks = 65536;
 constexpr int64_t kMaxMatrixN = 4096;
 constexpr int64_t kMaxImageSide = 16384;

@@ -5,23 +5,17 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/math_constants.h"
+#include "core/groups/snap.h"
 
 namespace invariant {
 namespace {
 
-constexpr double kTwoPi = 6.283185307179586476925;
-constexpr double kSnapTolerance = 1e-9;
-
 double WrapAngle(double theta) { return std::remainder(theta, kTwoPi); }
-
-double Snap(double v) {
-  const double r = std::round(v);
-  return std::abs(v - r) < kSnapTolerance ? r : v;
-}
 
 // The four bilinear taps of one output pixel: source pixel indices (−1 when
 // outside the image) and weights that already include the 1/a factor.
-struct Taps {
+struct PixelTaps {
   std::array<int64_t, 4> pixel;
   std::array<float, 4> weight;
 };
@@ -60,7 +54,7 @@ void ImageTransform::Apply(const GroupElement& g, int64_t n, const float* x, flo
   const float intensity = static_cast<float>(1.0 / g.params[3]);
 
   const int64_t num_pixels = height_ * width_;
-  std::vector<Taps> taps(static_cast<size_t>(num_pixels));
+  std::vector<PixelTaps> taps(static_cast<size_t>(num_pixels));
   for (int64_t row = 0; row < height_; ++row) {
     for (int64_t col = 0; col < width_; ++col) {
       const double ux = static_cast<double>(col) - cx;
@@ -71,7 +65,7 @@ void ImageTransform::Apply(const GroupElement& g, int64_t n, const float* x, flo
       const double fx = px - x0, fy = py - y0;
       const double wx[2] = {1.0 - fx, fx};
       const double wy[2] = {1.0 - fy, fy};
-      Taps& t = taps[static_cast<size_t>(row * width_ + col)];
+      PixelTaps& t = taps[static_cast<size_t>(row * width_ + col)];
       for (int k = 0; k < 4; ++k) {
         const int dx = k & 1, dy = k >> 1;
         const double sx = x0 + dx, sy = y0 + dy;
@@ -89,7 +83,7 @@ void ImageTransform::Apply(const GroupElement& g, int64_t n, const float* x, flo
     const float* src = x + img * d;
     float* dst = out + img * d;
     for (int64_t p = 0; p < num_pixels; ++p) {
-      const Taps& t = taps[static_cast<size_t>(p)];
+      const PixelTaps& t = taps[static_cast<size_t>(p)];
       float* o = dst + p * channels_;
       for (int64_t ch = 0; ch < channels_; ++ch) o[ch] = 0.0f;
       for (int k = 0; k < 4; ++k) {

@@ -3,11 +3,11 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/math_constants.h"
 
 namespace invariant {
 namespace {
 
-constexpr double kTwoPi = 6.283185307179586476925;
 constexpr double kAngleTolerance = 1e-12;
 
 // True when 2·location ≡ 0 mod 2π, i.e. location ≡ 0 or π.

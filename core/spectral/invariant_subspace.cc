@@ -8,11 +8,11 @@
 #include "Eigen/Eigenvalues"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/math_constants.h"
 
 namespace invariant {
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
 // Expansion terms smaller than this are rounding noise of cos/sin at exact
 // multiples of π/2 and are dropped.
 constexpr double kDropBelow = 1e-15;

@@ -7,11 +7,11 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/math_constants.h"
 
 namespace invariant {
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
 constexpr double kSqrt2 = 1.41421356237309504880;
 
 int64_t SaturatingAdd(int64_t a, int64_t b) {

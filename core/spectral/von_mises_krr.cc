@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/math_constants.h"
 
 extern "C" {
 void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info);
@@ -17,8 +18,7 @@ void dpotrs_(const char* uplo, const int* n, const int* nrhs, const double* a, c
 namespace invariant {
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
-constexpr int64_t kRowsPerBlock = 512;
+constexpr int64_t kKernelRowsPerBlock = 512;
 
 Eigen::MatrixXd TrigFeatures(int32_t dim, int64_t n, const float* x) {
   Eigen::MatrixXd t(n, 2 * dim);
@@ -98,8 +98,8 @@ absl::StatusOr<VonMisesKrr> VonMisesKrr::Fit(int32_t dim, int64_t n, const float
 
 void VonMisesKrr::Predict(int64_t n, const float* x, float* out) const {
   const int64_t models = num_models();
-  for (int64_t r0 = 0; r0 < n; r0 += kRowsPerBlock) {
-    const int64_t rows = std::min(kRowsPerBlock, n - r0);
+  for (int64_t r0 = 0; r0 < n; r0 += kKernelRowsPerBlock) {
+    const int64_t rows = std::min(kKernelRowsPerBlock, n - r0);
     const Eigen::MatrixXd t = TrigFeatures(dim_, rows, x + r0 * dim_);
     const Eigen::MatrixXd k = KernelBlock(t, train_trig_, eta_);
     const Eigen::MatrixXd pred = k * alphas_;  // rows × models

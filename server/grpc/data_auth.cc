@@ -7,20 +7,13 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/status_code_name.h"
 #include "server/common/auth.h"
+#include "server/grpc/metrics_interceptor.h"
 
 namespace invariant::server {
 namespace {
 
 constexpr char kWhat[] = "data token";
 constexpr char kUnknown[] = "unknown";  // metrics_interceptor.h's kUnknownRpcLabel
-
-// The grpc_type label of `method`, as metrics_interceptor.cc names it.
-const char* MethodTypeName(const google::protobuf::MethodDescriptor& method) {
-  if (method.client_streaming()) {
-    return method.server_streaming() ? "bidi_stream" : "client_stream";
-  }
-  return method.server_streaming() ? "server_stream" : "unary";
-}
 
 // "package.Service" of "/package.Service/Method", or empty when `path` is not
 // of that form.

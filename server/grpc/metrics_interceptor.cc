@@ -40,14 +40,6 @@ struct RpcLabels {
   std::string type;
 };
 
-const char* MethodTypeName(const google::protobuf::MethodDescriptor& method) {
-  using Type = grpc::experimental::ServerRpcInfo::Type;
-  return RpcTypeName(
-      method.client_streaming()
-          ? (method.server_streaming() ? Type::BIDI_STREAMING : Type::CLIENT_STREAMING)
-          : (method.server_streaming() ? Type::SERVER_STREAMING : Type::UNARY));
-}
-
 // Creates the series of `labels` (each code) at 0.
 void InitializeLabels(const RpcLabels& labels, ServerMetrics* metrics) {
   for (int code = grpc::StatusCode::OK; code <= grpc::StatusCode::UNAUTHENTICATED; ++code) {
@@ -120,6 +112,14 @@ class MetricsInterceptorFactory final
 };
 
 }  // namespace
+
+const char* MethodTypeName(const google::protobuf::MethodDescriptor& method) {
+  using Type = grpc::experimental::ServerRpcInfo::Type;
+  return RpcTypeName(
+      method.client_streaming()
+          ? (method.server_streaming() ? Type::BIDI_STREAMING : Type::CLIENT_STREAMING)
+          : (method.server_streaming() ? Type::SERVER_STREAMING : Type::UNARY));
+}
 
 std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
 MakeMetricsInterceptorFactory(

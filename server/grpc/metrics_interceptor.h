@@ -38,6 +38,10 @@ namespace invariant::server {
 // server does not serve.
 inline constexpr char kUnknownRpcLabel[] = "unknown";
 
+// The grpc_type label of `method`: "unary", "client_stream", "server_stream"
+// or "bidi_stream".
+const char* MethodTypeName(const google::protobuf::MethodDescriptor& method);
+
 // Makes one MetricsInterceptor per call; `metrics` must outlive the server.
 // `services` are the served services (null entries are skipped): their
 // methods are the only grpc_service / grpc_method values besides "unknown".

@@ -71,7 +71,7 @@ std::string Row(std::string_view key, std::string_view value) {
   return absl::StrCat("<tr><th>", Esc(key), "</th><td>", Esc(value), "</td></tr>\n");
 }
 
-std::string Metrics(const std::map<std::string, double>& m) {
+std::string MetricsText(const std::map<std::string, double>& m) {
   std::string s;
   for (const auto& [k, v] : m) absl::StrAppend(&s, s.empty() ? "" : ", ", k, " ", Fmt(v));
   return s.empty() ? "—" : s;
@@ -84,7 +84,7 @@ std::string Summary(const TrainReport& r) {
       &s, Row("task", r.task), Row("encoder", r.encoder_kind), Row("group", r.group),
       Row("input → features", absl::StrCat(r.input_dim, " → ", r.feature_dim)),
       Row("λ chosen", Fmt(r.lambda)),
-      Row(r.k_fold > 0 ? "test (mean over the folds)" : "test", Metrics(r.test_metrics)),
+      Row(r.k_fold > 0 ? "test (mean over the folds)" : "test", MetricsText(r.test_metrics)),
       Row("invariance: relative mean discrepancy", Fmt(c.relative_mean_discrepancy())),
       Row("invariance: max / mean |f(x) − f(g·x)|",
           absl::StrCat(Fmt(c.max_discrepancy()), " / ", Fmt(c.mean_discrepancy()))),
