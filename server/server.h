@@ -34,7 +34,6 @@
 #include "server/admission/worker_queue.h"
 #include "server/batching/batcher.h"
 #include "server/common/auth.h"
-#include "server/common/metrics.h"
 #include "server/grpc/admin_service.h"
 #include "server/grpc/data_auth.h"
 #include "server/grpc/feature_service.h"
@@ -45,6 +44,7 @@
 #include "server/handlers/model_metadata.h"
 #include "server/handlers/model_pages.h"
 #include "server/handlers/repository_handler.h"
+#include "server/metrics/metrics.h"
 #include "server/rest/rest_service.h"
 
 namespace invariant::server {

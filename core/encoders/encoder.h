@@ -28,7 +28,9 @@ class Encoder {
   virtual void Encode(int64_t n, const float* x, float* out) const = 0;
 
   // A short stable name of the feature map: "cdf", "random_fourier",
-  // "nystrom", "spectral", "second_layer", "preprocess".
+  // "nystrom", "spectral", "patch" (the kinds of core/model/encoder_kinds.h),
+  // "second_layer", "preprocess"; a chain or an orbit average answers with
+  // its last stage's or its inner encoder's name.
   virtual std::string kind() const = 0;
 
   // Bytes of read-only parameters (banks, landmarks) that Encode streams.

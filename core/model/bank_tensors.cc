@@ -11,7 +11,7 @@
 #include "core/base/status_macros.h"
 #include "core/encoders/template_bank.h"
 #include "core/groups/group_factory.h"
-#include "core/model/encoder_kinds.h"
+#include "core/model/encoder_kind.h"
 
 namespace invariant {
 namespace {

@@ -1,7 +1,7 @@
 // bank_tensors.h: the "encoder/bank" tensor of the template-based encoder
 // kinds (cdf, random_fourier, nystrom, patch), drawn and loaded one way.
 //
-// Parts of the descriptors in encoder_kinds.h, shared by every kind whose
+// Parts of the descriptors (encoder_kind.h), shared by every kind whose
 // encoder projects onto a bank of group-transformed templates (bundle.proto:
 // "encoder/bank" (m·r) × d, row j·r + k = g_k⁻¹·t_j, float32 or bf16; with
 // placement INPUT the m × d templates and, when the law does not depend on
@@ -41,6 +41,18 @@ void StoreBank(const v1::EncoderSpec& spec, const FloatMatrix& rows, ModelTensor
 // templates' length is in errors ("the data rows", "the patches").
 absl::StatusOr<int64_t> DrawBank(const v1::EncoderSpec& spec, const FloatMatrix& templates,
                                  int64_t r, ModelTensors& t, const char* vectors = "the data rows");
+
+// DrawBank with r = p.num_group_elements(), then the r drawn recorded there:
+// the bank step of every kind whose params `p` (a part of `spec`: CdfParams,
+// RandomFourierParams, NystromParams, PatchParams) count their elements.
+template <typename Params>
+absl::Status DrawBankInto(const v1::EncoderSpec& spec, const FloatMatrix& templates, Params& p,
+                          ModelTensors& t, const char* vectors = "the data rows") {
+  const absl::StatusOr<int64_t> r = DrawBank(spec, templates, p.num_group_elements(), t, vectors);
+  if (!r.ok()) return r.status();
+  p.set_num_group_elements(static_cast<int32_t>(*r));
+  return absl::OkStatus();
+}
 
 // The projector over "encoder/bank" for m templates of length d and r group
 // elements, honouring the group's placement. `dim_name` names d in errors

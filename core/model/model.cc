@@ -10,6 +10,7 @@
 #include "core/base/status_macros.h"
 #include "core/bundle/bundle.h"
 #include "core/model/featurizer_factory.h"
+#include "google/protobuf/util/message_differencer.h"
 
 namespace invariant {
 namespace {
@@ -76,6 +77,17 @@ void AddRefs(const std::map<std::string, Array2D<T>>& map, v1::DType dtype,
   for (const auto& [name, a] : map) {
     refs.push_back(TensorRef{name, dtype, {a.rows(), a.cols()}, a.data()});
   }
+}
+
+// The bundle of `manifest` over `tensors` (Model::Save, SaveWithRecords).
+absl::Status WriteModelBundle(const std::string& path, const v1::Manifest& manifest,
+                              const ModelTensors& tensors) {
+  std::vector<TensorRef> refs;
+  AddRefs(tensors.f32, v1::DTYPE_FLOAT32, refs);
+  AddRefs(tensors.f64, v1::DTYPE_FLOAT64, refs);
+  AddRefs(tensors.i32, v1::DTYPE_INT32, refs);
+  AddRefs(tensors.bf16, v1::DTYPE_BFLOAT16, refs);
+  return WriteBundle(path, manifest, refs);
 }
 
 }  // namespace
@@ -166,12 +178,24 @@ absl::StatusOr<std::shared_ptr<const Model>> Model::Load(const std::string& path
 }
 
 absl::Status Model::Save(const std::string& path) const {
-  std::vector<TensorRef> refs;
-  AddRefs(tensors_.f32, v1::DTYPE_FLOAT32, refs);
-  AddRefs(tensors_.f64, v1::DTYPE_FLOAT64, refs);
-  AddRefs(tensors_.i32, v1::DTYPE_INT32, refs);
-  AddRefs(tensors_.bf16, v1::DTYPE_BFLOAT16, refs);
-  return WriteBundle(path, manifest_, refs);
+  return WriteModelBundle(path, manifest_, tensors_);
+}
+
+absl::Status Model::SaveWithRecords(const std::string& path, const v1::Manifest& manifest) const {
+  v1::Manifest given = manifest;
+  v1::Manifest own = manifest_;
+  for (v1::Manifest* m : {&given, &own}) {
+    m->clear_metrics();
+    m->clear_certificate();
+    m->clear_pairs_certificate();
+  }
+  if (!google::protobuf::util::MessageDifferencer::Equals(given, own)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path,
+                     ": the manifest to save differs from the model's in more than its "
+                     "records (metrics, certificate, pairs_certificate)"));
+  }
+  return WriteModelBundle(path, manifest, tensors_);
 }
 
 int64_t Model::output_dim() const { return has_head() ? head_.output_dim() : 0; }

@@ -65,6 +65,13 @@ class Model {
 
   // Writes the bundle to `path` (atomically: a temporary file, then rename).
   absl::Status Save(const std::string& path) const;
+  // Writes the bundle as Save does, under `manifest`: this model's
+  // manifest() with the records of an evaluation of the model (metrics,
+  // certificate, pairs_certificate; fields Assemble does not read) set. So the
+  // training job stamps what it measured on the assembled model into the
+  // bundle without assembling it again. INVALID_ARGUMENT when `manifest`
+  // differs from manifest() in any other field.
+  absl::Status SaveWithRecords(const std::string& path, const v1::Manifest& manifest) const;
 
   const v1::Manifest& manifest() const { return manifest_; }
   int64_t input_dim() const { return manifest_.input_dim(); }

@@ -455,8 +455,7 @@ absl::Status DrawPatchEncoder(v1::EncoderSpec& spec, const EncoderTrainingData& 
     t.f32[kPatchBiasTensor] = std::move(row_bias);
     return absl::OkStatus();
   }
-  ASSIGN_OR_RETURN(int64_t r, DrawBank(spec, w, p.num_group_elements(), t, "the patches"));
-  p.set_num_group_elements(static_cast<int32_t>(r));
+  RETURN_IF_ERROR(DrawBankInto(spec, w, p, t, "the patches"));
   t.f32[kPatchBiasTensor] = std::move(bias);
   return absl::OkStatus();
 }
@@ -511,5 +510,8 @@ absl::StatusOr<std::shared_ptr<const Encoder>> LoadPatchKind(const v1::EncoderSp
       OrbitAverageEncoder::Create(std::move(encoder), std::move(action), std::move(elements)));
   return std::shared_ptr<const Encoder>(std::move(averaged));
 }
+
+const EncoderKind kPatchKind = {
+    "patch", v1::EncoderSpec::kPatch, true, ValidatePatchConfig, DrawPatchEncoder, LoadPatchKind};
 
 }  // namespace invariant

@@ -48,7 +48,7 @@
 #include "absl/status/statusor.h"
 #include "core/encoders/encoder.h"
 #include "core/encoders/patch_encoder.h"
-#include "core/model/encoder_kinds.h"
+#include "core/model/encoder_kind.h"
 #include "core/model/model.h"
 #include "invariant/v1/bundle.pb.h"
 
@@ -68,6 +68,10 @@ absl::StatusOr<PatchGeometry> PatchGeometryOf(const v1::EncoderSpec& spec, int64
 
 // The encoder options spec.patch describes (after ValidatePatchConfig).
 absl::StatusOr<PatchOptions> PatchOptionsOf(const v1::EncoderSpec& spec, int64_t input_dim);
+
+// The "patch" descriptor, a row of encoder_kinds.h's table: the three
+// functions below.
+extern const EncoderKind kPatchKind;
 
 absl::Status ValidatePatchConfig(v1::EncoderSpec& spec);
 absl::Status DrawPatchEncoder(v1::EncoderSpec& spec, const EncoderTrainingData& data,

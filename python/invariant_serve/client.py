@@ -1,26 +1,27 @@
-"""Client and AsyncClient: invariant.v1 over gRPC with numpy in and out."""
+"""Client and AsyncClient: invariant.v1 over gRPC with numpy in and out.
+
+Both are built by one base, _ClientBase (the channel, credentials, options, call
+metadata and method stubs); the request messages are _requests.py's, the channel's
+options and stubs _channel.py's; the results' types and their parsing are here.
+"""
 
 import dataclasses
-import os
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import grpc
+import grpc.aio
 import numpy as np
 from google.protobuf import json_format
 
-from invariant_serve import _wire
+from invariant_serve import _channel, _requests, _wire
 from invariant_serve._proto.grpc.health.v1 import health_pb2
 from invariant_serve._proto.inference import grpc_service_pb2 as oip
 from invariant_serve._proto.invariant.v1 import feature_service_pb2 as fs
 from invariant_serve._proto.invariant.v1 import model_types_pb2
+from invariant_serve._requests import Version
 
-_FEATURE_SERVICE = "invariant.v1.FeatureService"
-_INFERENCE_SERVICE = "inference.GRPCInferenceService"
 _FEATURES_FIELD = fs.FeaturizeResponse.DESCRIPTOR.fields_by_name["features"].number
 _SCORES_FIELD = fs.PredictResponse.DESCRIPTOR.fields_by_name["scores"].number
-_DEFAULT_MAX_MESSAGE_BYTES = 64 << 20
-
-Version = Union[int, str, None]
 
 
 class InvariantServeError(Exception):
@@ -134,128 +135,7 @@ class ModelMetadata:
     audio: Optional[dict] = None
 
 
-# --- requests and responses, shared by Client and AsyncClient ---------------
-
-
-def _model_spec(model: str, version: Version) -> fs.ModelSpec:
-    spec = fs.ModelSpec(name=model)
-    if version is None or version == "":
-        return spec
-    if isinstance(version, (int, np.integer)) or (isinstance(version, str) and version.isdigit()):
-        spec.version = int(version)
-    else:
-        spec.version_label = str(version)
-    return spec
-
-
-def _rows(X) -> Tuple[int, bytes]:
-    """(n, little-endian float32 bytes) of an [n, ...] array-like."""
-    array = np.asarray(X)
-    if array.ndim < 2:
-        raise ValueError(f"X: expected an array of shape [n, d] (one row per sample), "
-                         f"received shape {array.shape}")
-    rows = array.shape[0]
-    return rows, np.ascontiguousarray(array, dtype="<f4").tobytes()
-
-
-_WAV_MAGIC = (b"RIFF", b"RIFX", b"RF64")
-
-
-def _is_wav(data: bytes) -> bool:
-    return len(data) >= 12 and bytes(data[:4]) in _WAV_MAGIC and bytes(data[8:12]) == b"WAVE"
-
-
-def _samples_clip(samples: np.ndarray, sample_rate: int, what: str) -> fs.AudioClip:
-    """One array of mono samples as an AudioClip: int16 as int16_le, floats as float32_le."""
-    if samples.ndim != 1:
-        hint = (" (several channels: average them, e.g. x.mean(axis=1))"
-                if samples.ndim == 2 else "")
-        raise ValueError(f"{what}: expected a 1-D array of mono samples, received shape "
-                         f"{samples.shape}{hint}")
-    if samples.size == 0:
-        raise ValueError(f"{what}: no samples")
-    kind, size = samples.dtype.kind, samples.dtype.itemsize
-    if kind == "i" and size == 2:
-        return fs.AudioClip(int16_le=samples.astype("<i2", copy=False).tobytes(),
-                            sample_rate=sample_rate)
-    if kind == "f" and size in (4, 8):
-        floats = samples.astype("<f4", copy=False)
-        if not np.isfinite(floats).all():
-            raise ValueError(f"{what}: samples must be finite (NaN or infinity at index "
-                             f"{int(np.flatnonzero(~np.isfinite(floats))[0])})")
-        return fs.AudioClip(float32_le=floats.tobytes(), sample_rate=sample_rate)
-    raise TypeError(f"{what}: expected float32, float64 (in [-1, 1]) or int16 samples, "
-                    f"received dtype {samples.dtype}")
-
-
-def _wav_clip(data, what: str) -> fs.AudioClip:
-    data = bytes(data)
-    if not _is_wav(data):
-        raise ValueError(f"{what}: not a WAV file (no RIFF/RIFX/RF64 header with WAVE)")
-    return fs.AudioClip(wav=data)
-
-
-def _one_clip(clip, sample_rate: int, what: str) -> fs.AudioClip:
-    if isinstance(clip, fs.AudioClip):
-        return clip
-    if isinstance(clip, (bytes, bytearray, memoryview)):
-        return _wav_clip(clip, what)
-    if isinstance(clip, (str, os.PathLike)):
-        path = os.fspath(clip)
-        with open(path, "rb") as f:
-            return _wav_clip(f.read(), f"{what} ({path})")
-    if isinstance(clip, np.ndarray):
-        return _samples_clip(clip, sample_rate, what)
-    raise TypeError(f"{what}: expected a 1-D numpy array of samples, WAV bytes or a path to a "
-                    f"WAV file, received {type(clip).__name__}")
-
-
-def _clips(clips, sample_rate) -> List[fs.AudioClip]:
-    """The AudioClips of `clips`: one clip (array, WAV bytes, path) or a sequence of them; a
-    2-D array is one clip per row."""
-    if sample_rate is None:
-        rate = 0  # the server uses the model's rate
-    elif isinstance(sample_rate, (int, np.integer)) and not isinstance(sample_rate, bool) \
-            and sample_rate > 0:
-        rate = int(sample_rate)
-    else:
-        raise ValueError(f"sample_rate: expected a positive integer (Hz) or None for the "
-                         f"model's rate, received {sample_rate!r}")
-    if isinstance(clips, np.ndarray) and clips.ndim == 2:
-        items = list(clips)
-    elif isinstance(clips, (list, tuple)):
-        items = list(clips)
-    else:
-        return [_one_clip(clips, rate, "clips")]
-    if not items:
-        raise ValueError("clips: expected at least one clip, received none")
-    return [_one_clip(c, rate, f"clips[{i}]") for i, c in enumerate(items)]
-
-
-def _inputs(X, clips, sample_rate) -> fs.InputBatch:
-    """Rows (X) or, for a model of sound, clips: exactly one of them."""
-    if (X is None) == (clips is None):
-        raise ValueError("give either X (rows) or clips= (a model of sound), not "
-                         + ("both" if X is not None else "neither"))
-    if clips is not None:
-        batch = _clips(clips, sample_rate)
-        return fs.InputBatch(num_rows=len(batch), clips=batch)
-    if sample_rate is not None:
-        raise ValueError("sample_rate: applies to clips=, not to rows X")
-    rows, raw = _rows(X)
-    return fs.InputBatch(num_rows=rows, raw_values=raw)
-
-
-def _featurize_request(model: str, X, version: Version, clips=None,
-                       sample_rate=None) -> fs.FeaturizeRequest:
-    return fs.FeaturizeRequest(model=_model_spec(model, version),
-                               inputs=_inputs(X, clips, sample_rate))
-
-
-def _predict_request(model: str, X, version: Version, clips=None,
-                     sample_rate=None) -> fs.PredictRequest:
-    return fs.PredictRequest(model=_model_spec(model, version),
-                             inputs=_inputs(X, clips, sample_rate))
+# --- responses, shared by Client and AsyncClient (requests: _requests.py) ---
 
 
 def _float_matrix(data: bytes, field: int, message_type):
@@ -330,61 +210,43 @@ def _summaries(message: fs.ListModelsResponse) -> List[ModelSummary]:
     ]
 
 
-def _channel_options(max_message_bytes: int, options) -> list:
-    merged = [("grpc.max_receive_message_length", max_message_bytes),
-              ("grpc.max_send_message_length", max_message_bytes)]
-    return merged + list(options or [])
-
-
-def _credentials(tls, root_certificates):
-    if isinstance(tls, grpc.ChannelCredentials):
-        return tls
-    if tls:
-        return grpc.ssl_channel_credentials(root_certificates=root_certificates)
-    return None
-
-
-class _Methods:
-    """The unary methods of a channel; Featurize and Predict answer raw bytes."""
-
-    def __init__(self, channel):
-        def method(name, request_type, response_deserializer):
-            return channel.unary_unary(name, request_serializer=request_type.SerializeToString,
-                                       response_deserializer=response_deserializer)
-
-        prefix = f"/{_FEATURE_SERVICE}/"
-        self.featurize = method(prefix + "Featurize", fs.FeaturizeRequest, bytes)
-        self.predict = method(prefix + "Predict", fs.PredictRequest, bytes)
-        self.list_models = method(prefix + "ListModels", fs.ListModelsRequest,
-                                  fs.ListModelsResponse.FromString)
-        self.metadata = method(prefix + "GetModelMetadata", fs.GetModelMetadataRequest,
-                               fs.GetModelMetadataResponse.FromString)
-        self.health = method("/grpc.health.v1.Health/Check", health_pb2.HealthCheckRequest,
-                             health_pb2.HealthCheckResponse.FromString)
-        prefix = f"/{_INFERENCE_SERVICE}/"
-        self.repository_index = method(prefix + "RepositoryIndex", oip.RepositoryIndexRequest,
-                                       oip.RepositoryIndexResponse.FromString)
-        self.load_model = method(prefix + "RepositoryModelLoad", oip.RepositoryModelLoadRequest,
-                                 oip.RepositoryModelLoadResponse.FromString)
-        self.unload_model = method(prefix + "RepositoryModelUnload",
-                                   oip.RepositoryModelUnloadRequest,
-                                   oip.RepositoryModelUnloadResponse.FromString)
-        self.model_statistics = method(prefix + "ModelStatistics",
-                                       oip.ModelStatisticsRequest,
-                                       oip.ModelStatisticsResponse.FromString)
-
-
-def _statistics_request(name: str, version) -> "oip.ModelStatisticsRequest":
-    return oip.ModelStatisticsRequest(name=name, version="" if version is None else str(version))
-
-
 def _error(error: grpc.RpcError, method: str) -> InvariantServeError:
     code = error.code() if callable(getattr(error, "code", None)) else grpc.StatusCode.UNKNOWN
     details = error.details() if callable(getattr(error, "details", None)) else str(error)
     return InvariantServeError(code, details or "", method)
 
 
-class Client:
+class _ClientBase:
+    """What Client and AsyncClient share: their construction (the channel to `target`
+    with its credentials and options, the call metadata of `token` and `admin_token`,
+    the method stubs, the timeout) and the column names of the versions they have seen.
+    A subclass names the module that opens its channel, `_grpc`: grpc or grpc.aio."""
+
+    _grpc = None
+
+    def __init__(self, target: str, tls=False, token: Optional[str] = None,
+                 timeout: Optional[float] = 10.0, root_certificates: Optional[bytes] = None,
+                 max_message_bytes: int = _channel.DEFAULT_MAX_MESSAGE_BYTES, options=None,
+                 admin_token: Optional[str] = None):
+        channel_options = _channel.channel_options(max_message_bytes, options)
+        credentials = _channel.credentials(tls, root_certificates)
+        self._channel = (self._grpc.secure_channel(target, credentials, channel_options)
+                         if credentials is not None else
+                         self._grpc.insecure_channel(target, channel_options))
+        self._methods = _channel.Methods(self._channel)
+        self._metadata = (("authorization", f"Bearer {token}"),) if token else None
+        self._admin_metadata = ((("authorization", f"Bearer {admin_token}"),)
+                                if admin_token else self._metadata)
+        self._timeout = timeout
+        self._columns: Dict[Tuple[str, int], Tuple[str, ...]] = {}
+
+    def _call_options(self, admin: bool) -> dict:
+        """The timeout and metadata of a call: `admin_token`'s on the repository calls."""
+        return {"timeout": self._timeout,
+                "metadata": self._admin_metadata if admin else self._metadata}
+
+
+class Client(_ClientBase):
     """A blocking client of invariant-server (invariant.v1 FeatureService).
 
         client = Client("127.0.0.1:8500")
@@ -403,26 +265,11 @@ class Client:
     Client may be shared by threads; close() (or `with`) releases the channel.
     """
 
-    def __init__(self, target: str, tls=False, token: Optional[str] = None,
-                 timeout: Optional[float] = 10.0, root_certificates: Optional[bytes] = None,
-                 max_message_bytes: int = _DEFAULT_MAX_MESSAGE_BYTES, options=None,
-                 admin_token: Optional[str] = None):
-        channel_options = _channel_options(max_message_bytes, options)
-        credentials = _credentials(tls, root_certificates)
-        self._channel = (grpc.secure_channel(target, credentials, channel_options)
-                         if credentials is not None else
-                         grpc.insecure_channel(target, channel_options))
-        self._methods = _Methods(self._channel)
-        self._metadata = (("authorization", f"Bearer {token}"),) if token else None
-        self._admin_metadata = ((("authorization", f"Bearer {admin_token}"),)
-                                if admin_token else self._metadata)
-        self._timeout = timeout
-        self._columns: Dict[Tuple[str, int], Tuple[str, ...]] = {}
+    _grpc = grpc
 
     def _call(self, method, name: str, request, admin: bool = False):
         try:
-            return method(request, timeout=self._timeout,
-                          metadata=self._admin_metadata if admin else self._metadata)
+            return method(request, **self._call_options(admin))
         except grpc.RpcError as error:
             raise _error(error, name) from None
 
@@ -459,7 +306,7 @@ class Client:
         the row of a clip in which voice activity found no speech is NaN (predict() says
         which clips: Prediction.speech_found).
         """
-        request = _featurize_request(model, X, version, clips, sample_rate)
+        request = _requests.featurize_request(model, X, version, clips, sample_rate)
         return _features(self._call(self._methods.featurize, "Featurize", request))
 
     def predict(self, model: str, X=None, version: Version = None, *, clips=None,
@@ -468,7 +315,7 @@ class Client:
         `clips` of a model of sound (as in featurize). The first call per model version
         also fetches its metadata once, to name the columns."""
         data = self._call(self._methods.predict, "Predict",
-                          _predict_request(model, X, version, clips, sample_rate))
+                          _requests.predict_request(model, X, version, clips, sample_rate))
         prediction = _prediction(data, ())
         key = (prediction.model_name, prediction.model_version)
         if key not in self._columns:
@@ -477,7 +324,7 @@ class Client:
         return prediction
 
     def metadata(self, model: str, version: Version = None) -> ModelMetadata:
-        request = fs.GetModelMetadataRequest(model=_model_spec(model, version))
+        request = fs.GetModelMetadataRequest(model=_requests.model_spec(model, version))
         return _metadata(self._call(self._methods.metadata, "GetModelMetadata", request))
 
     def models(self) -> List[ModelSummary]:
@@ -501,7 +348,7 @@ class Client:
         inference_count (rows), execution_count (batches), batch_stats per batch size
         (docs/operations.md "Per-model statistics")."""
         return self._call(self._methods.model_statistics, "ModelStatistics",
-                          _statistics_request(name, version))
+                          _requests.statistics_request(name, version))
 
     def close(self):
         self._channel.close()
@@ -513,42 +360,30 @@ class Client:
         self.close()
 
 
-class AsyncClient:
+class AsyncClient(_ClientBase):
     """The asyncio form of Client (grpc.aio); the same arguments and methods, awaited.
 
         async with AsyncClient("127.0.0.1:8500") as client:
             features = await client.featurize("digits", X)
     """
 
-    def __init__(self, target: str, tls=False, token: Optional[str] = None,
-                 timeout: Optional[float] = 10.0, root_certificates: Optional[bytes] = None,
-                 max_message_bytes: int = _DEFAULT_MAX_MESSAGE_BYTES, options=None,
-                 admin_token: Optional[str] = None):
-        channel_options = _channel_options(max_message_bytes, options)
-        credentials = _credentials(tls, root_certificates)
-        self._channel = (grpc.aio.secure_channel(target, credentials, channel_options)
-                         if credentials is not None else
-                         grpc.aio.insecure_channel(target, channel_options))
-        self._methods = _Methods(self._channel)
-        self._metadata = (("authorization", f"Bearer {token}"),) if token else None
-        self._timeout = timeout
-        self._columns: Dict[Tuple[str, int], Tuple[str, ...]] = {}
+    _grpc = grpc.aio
 
     async def _call(self, method, name: str, request):
         try:
-            return await method(request, timeout=self._timeout, metadata=self._metadata)
+            return await method(request, **self._call_options(admin=False))
         except grpc.RpcError as error:
             raise _error(error, name) from None
 
     async def featurize(self, model: str, X=None, version: Version = None, *, clips=None,
                         sample_rate: Optional[int] = None) -> np.ndarray:
-        request = _featurize_request(model, X, version, clips, sample_rate)
+        request = _requests.featurize_request(model, X, version, clips, sample_rate)
         return _features(await self._call(self._methods.featurize, "Featurize", request))
 
     async def predict(self, model: str, X=None, version: Version = None, *, clips=None,
                       sample_rate: Optional[int] = None) -> Prediction:
         data = await self._call(self._methods.predict, "Predict",
-                                _predict_request(model, X, version, clips, sample_rate))
+                                _requests.predict_request(model, X, version, clips, sample_rate))
         prediction = _prediction(data, ())
         key = (prediction.model_name, prediction.model_version)
         if key not in self._columns:
@@ -557,7 +392,7 @@ class AsyncClient:
         return prediction
 
     async def metadata(self, model: str, version: Version = None) -> ModelMetadata:
-        request = fs.GetModelMetadataRequest(model=_model_spec(model, version))
+        request = fs.GetModelMetadataRequest(model=_requests.model_spec(model, version))
         return _metadata(await self._call(self._methods.metadata, "GetModelMetadata", request))
 
     async def models(self) -> List[ModelSummary]:
@@ -572,7 +407,7 @@ class AsyncClient:
     async def model_statistics(self, name: str = "",
                                version: Version = "") -> "oip.ModelStatisticsResponse":
         return await self._call(self._methods.model_statistics, "ModelStatistics",
-                                _statistics_request(name, version))
+                                _requests.statistics_request(name, version))
 
     async def close(self):
         await self._channel.close()

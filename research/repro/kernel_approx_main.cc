@@ -356,7 +356,7 @@ absl::StatusOr<std::pair<std::shared_ptr<const Encoder>, v1::EncoderSpec>> MakeP
 // The r elements ψ applies to each point, redrawn as the encoder draws them:
 // input-dependent q per row from Rng::ForStream(seed, HashRowBytes(row))
 // (Projector::OverInput), otherwise once from Rng::ForStream(seed, 2)
-// (encoder_kinds.cc DrawBank).
+// (core/model/bank_tensors.h DrawBank).
 absl::StatusOr<FloatMatrix> PsiCopies(const Problem& p, const v1::EncoderSpec& spec) {
   const int64_t r = spec.random_fourier().num_group_elements();
   if (p.q->depends_on_input()) {

@@ -68,7 +68,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "server/common/metrics.h"
+#include "server/metrics/metrics.h"
 
 namespace invariant::server {
 

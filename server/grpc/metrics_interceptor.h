@@ -30,7 +30,7 @@
 #include <memory>
 #include <vector>
 
-#include "server/common/metrics.h"
+#include "server/metrics/metrics.h"
 
 namespace invariant::server {
 

@@ -61,11 +61,11 @@
 
 #include "absl/time/time.h"
 #include "server/common/auth.h"
-#include "server/common/metrics.h"
 #include "server/handlers/inference_handler.h"
 #include "server/handlers/model_pages.h"
 #include "server/handlers/repository_handler.h"
 #include "server/http/http_server.h"
+#include "server/metrics/metrics.h"
 
 namespace invariant::server {
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from invariant_serve import AsyncClient, Client, InvariantServeError
-from invariant_serve import client as client_module
+from invariant_serve import _requests
 
 from conftest import ServerProcess
 
@@ -139,8 +139,8 @@ def test_sample_rate_is_sent_with_the_samples(client):
     at_model_rate = client.featurize("words", clips=pcm)  # taken as 8000 Hz
     assert at_16k.shape == at_model_rate.shape
     assert at_16k.tobytes() != at_model_rate.tobytes()
-    request = client_module._featurize_request("words", None, None, [pcm, pcm.astype(np.float64)],
-                                               16000)
+    request = _requests.featurize_request("words", None, None, [pcm, pcm.astype(np.float64)],
+                                          16000)
     assert [c.sample_rate for c in request.inputs.clips] == [16000, 16000]
     assert request.inputs.clips[0].WhichOneof("data") == "int16_le"
     assert request.inputs.clips[1].WhichOneof("data") == "float32_le"

@@ -11,7 +11,9 @@
 // scaled or shifted): 0 for an exactly invariant f, about 1 when moving x by g
 // changes f as much as replacing x by another input. The pairs of `spread`
 // are (x_i, x_{(i+s) mod n}) for 1 ≤ s ≤ min(n − 1, kMaxPairShifts): every
-// ordered pair when n ≤ kMaxPairShifts + 1.
+// ordered pair when n ≤ kMaxPairShifts + 1. These figures are computed by
+// discrepancy.h, which the curve (invariance_curve.h) shares; this file uses
+// both, and neither uses it.
 //
 // The elements g are drawn from the law the group spec names:
 //   * a law that does not depend on the input: the whole group when it can
@@ -57,8 +59,6 @@
 namespace invariant::train {
 
 inline constexpr int64_t kMaxEnumeratedElements = 5040;
-// The largest shift s of the pairs (x_i, x_{(i+s) mod n}) of the spread.
-inline constexpr int64_t kMaxPairShifts = 64;
 
 // f(n, x, out) writes n × num_outputs values for n inputs (row-major).
 using BatchFunction = std::function<void(int64_t n, const float* x, float* out)>;
@@ -66,29 +66,6 @@ using BatchFunction = std::function<void(int64_t n, const float* x, float* out)>
 // What a certificate checks of a model: its scores, or its features when it
 // has no head; `num_outputs` gets their count. `model` must outlive it.
 BatchFunction ModelOutputs(const Model& model, int64_t* num_outputs);
-
-// |a − b| summed and maximised over matched outputs: the discrepancy of a
-// certificate (|f(x) − f(g·x)|, or |f(x) − f(x')| over real pairs).
-struct Discrepancy {
-  double max_abs = 0;
-  double sum_abs = 0;
-  int64_t count = 0;  // values added
-  // Adds |a[i] − b[i]| for i < m.
-  void Add(const float* a, const float* b, int64_t m);
-  double mean() const { return count > 0 ? sum_abs / static_cast<double>(count) : 0; }
-};
-
-// The spread above, mean |f(x_i) − f(x_{(i+s) mod n})| over
-// 1 ≤ s ≤ min(n − 1, kMaxPairShifts), every i and every output, of n rows of
-// k scores (row-major); 0 when n < 2.
-double MeanPairwiseDifference(const float* scores, int64_t n, int64_t k);
-
-// Sets the figures of `c` from `d`: max_discrepancy, mean_discrepancy,
-// relative_max_discrepancy (d.max_abs / max_abs_score, 0 when that is 0),
-// mean_pairwise_difference (`spread`) and relative_mean_discrepancy
-// (d.mean() / spread, 0 when spread is 0).
-void SetDiscrepancyFigures(const Discrepancy& d, double max_abs_score, double spread,
-                           v1::InvarianceCertificate& c);
 
 // The certificate of any predictor against config.group when it is set
 // (INVALID_ARGUMENT when its action does not fit test_x's row length), else

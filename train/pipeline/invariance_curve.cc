@@ -12,7 +12,7 @@
 #include "core/groups/group_factory.h"
 #include "core/spectral/spectral_proto.h"
 #include "core/spectral/torus_group.h"
-#include "train/pipeline/certificate.h"
+#include "train/pipeline/discrepancy.h"
 
 namespace invariant::train {
 namespace {

@@ -17,6 +17,7 @@
 #include "core/io/delimited.h"
 #include "core/io/idx.h"
 #include "core/model/repository.h"
+#include "train/pipeline/discrepancy.h"
 
 namespace invariant::train {
 namespace {

@@ -63,10 +63,11 @@ absl::StatusOr<int64_t> ChooseVersion(const std::string& model_dir, int64_t vers
 }
 
 absl::StatusOr<StagedVersion> StageVersion(const std::string& model_dir, int64_t version,
-                                           const Model* model) {
+                                           const Model* model, const v1::Manifest& manifest) {
   ASSIGN_OR_RETURN(StagedVersion staged, StagedVersion::Create(model_dir, version));
   if (model != nullptr) {
-    RETURN_IF_ERROR(model->Save((fs::path(staged.path()) / kBundleFileName).string()));
+    RETURN_IF_ERROR(
+        model->SaveWithRecords((fs::path(staged.path()) / kBundleFileName).string(), manifest));
   }
   return staged;
 }

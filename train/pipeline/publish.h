@@ -34,9 +34,10 @@ absl::Status CheckVersionFree(const std::string& model_dir, int64_t version);
 absl::StatusOr<int64_t> ChooseVersion(const std::string& model_dir, int64_t version);
 
 // Creates the staged directory of `version` in model_dir and saves `model`'s
-// bundle there (model.bundle; nothing when model is null).
+// bundle there (model.bundle; nothing when model is null) under `manifest`:
+// the model's own with the run's records (Model::SaveWithRecords).
 absl::StatusOr<StagedVersion> StageVersion(const std::string& model_dir, int64_t version,
-                                           const Model* model);
+                                           const Model* model, const v1::Manifest& manifest);
 
 // Writes report.json, report.md and report.html (the model page,
 // report_html.h) of `report` into `staged` and publishes it; returns the

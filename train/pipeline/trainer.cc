@@ -229,10 +229,13 @@ void FillReport(Run& run, const v1::Manifest& manifest) {
   r.certificate = manifest.certificate();
 }
 
-// Writes the version directory (bundle optional) and publishes it
-// (publish.h); the "write" stage ends once the bundle is saved.
-absl::StatusOr<std::string> WriteVersion(Run& run, int64_t version, const Model* model) {
-  ASSIGN_OR_RETURN(StagedVersion staged, StageVersion(ModelDir(run.options), version, model));
+// Writes the version directory (`model`'s bundle under `manifest`, its own
+// with the run's records) and publishes it (publish.h); the "write" stage
+// ends once the bundle is saved.
+absl::StatusOr<std::string> WriteVersion(Run& run, int64_t version, const Model& model,
+                                         const v1::Manifest& manifest) {
+  ASSIGN_OR_RETURN(StagedVersion staged,
+                   StageVersion(ModelDir(run.options), version, &model, manifest));
   run.EndStage("write");
   ASSIGN_OR_RETURN(std::string path,
                    PublishVersion(staged, run.report, run.options.testonly_hold_before_publish));
@@ -274,7 +277,12 @@ absl::StatusOr<std::string> Finish(Run& run, const LinearModel* head) {
     tensors.f32[kHeadWeightsTensor] = head->weights;
     tensors.f32[kHeadBiasTensor] = head->bias;
   }
-  ASSIGN_OR_RETURN(std::shared_ptr<const Model> model, Model::Assemble(manifest, tensors));
+  ASSIGN_OR_RETURN(std::shared_ptr<const Model> model,
+                   Model::Assemble(manifest, std::move(tensors)));
+  // The model is assembled once; what it is measured to do (test metrics,
+  // certificates) is stamped into a copy of its manifest, which the bundle is
+  // written under (Model::SaveWithRecords).
+  manifest = model->manifest();
   if (run.cross_validated) {
     for (const auto& [k, v] : run.report.test_metrics) {
       (*manifest.mutable_metrics())[absl::StrCat("test_", k)] = v;
@@ -298,9 +306,8 @@ absl::StatusOr<std::string> Finish(Run& run, const LinearModel* head) {
                                             run.config.encoder().seed() ^ kCertificateSeedSalt,
                                             run.report));
   run.EndStage("evaluate");
-  ASSIGN_OR_RETURN(model, Model::Assemble(manifest, std::move(tensors)));
-  FillReport(run, model->manifest());
-  return WriteVersion(run, version, model.get());
+  FillReport(run, manifest);
+  return WriteVersion(run, version, *model, manifest);
 }
 
 // split.k_fold or leave_one_group_out: every round on a feature map of its

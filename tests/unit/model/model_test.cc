@@ -1,5 +1,6 @@
-// Model's own contracts: Assemble and Load errors name what is wrong, and
-// Predict is the head applied to the features.
+// Model's own contracts: Assemble and Load errors name what is wrong,
+// SaveWithRecords changes only the records, and Predict is the head applied
+// to the features.
 #include "core/model/model.h"
 
 #include <unistd.h>
@@ -7,6 +8,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -68,6 +71,41 @@ TEST(ModelTest, AssembleRejectsAnInputShapeThatDoesNotHoldInputDimValues) {
   manifest.mutable_encoder()->add_input_shape(4);
   manifest.mutable_encoder()->add_input_shape(4);
   EXPECT_TRUE(Model::Assemble(manifest, (*base)->tensors()).ok());
+}
+
+// The training job stamps its records into the one assembled model's bundle:
+// SaveWithRecords writes them, the same bytes as a model assembled again
+// with them, and refuses a manifest that differs in anything else.
+TEST(ModelTest, SaveWithRecordsWritesTheRecordsAndNothingElseDifferent) {
+  auto model = testing_models::MakeTestModel({});
+  ASSERT_TRUE(model.ok()) << model.status();
+  const fs::path dir = fs::path(::testing::TempDir()) / ("records_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  v1::Manifest records = (*model)->manifest();
+  (*records.mutable_metrics())["test_accuracy"] = 0.75;
+  records.mutable_certificate()->set_num_points(12);
+  records.mutable_pairs_certificate()->set_num_points(3);
+  const std::string stamped = (dir / "stamped.bundle").string();
+  ASSERT_TRUE((*model)->SaveWithRecords(stamped, records).ok());
+  auto loaded = Model::Load(stamped);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ((*loaded)->manifest().metrics().at("test_accuracy"), 0.75);
+  EXPECT_EQ((*loaded)->manifest().certificate().num_points(), 12);
+  EXPECT_EQ((*loaded)->manifest().pairs_certificate().num_points(), 3);
+  auto again = Model::Assemble(records, (*model)->tensors());
+  ASSERT_TRUE(again.ok()) << again.status();
+  const std::string reassembled = (dir / "reassembled.bundle").string();
+  ASSERT_TRUE((*again)->Save(reassembled).ok());
+  std::ifstream a(stamped, std::ios::binary), b(reassembled, std::ios::binary);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(a), {}),
+            std::string(std::istreambuf_iterator<char>(b), {}));
+  v1::Manifest other = records;
+  other.set_input_dim(15);
+  const absl::Status s = (*model)->SaveWithRecords((dir / "other.bundle").string(), other);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("differs from the model's in more than"));
+  EXPECT_FALSE(fs::exists(dir / "other.bundle"));
+  fs::remove_all(dir);
 }
 
 TEST(ModelTest, PredictIsTheHeadAppliedToTheFeaturesBitForBit) {

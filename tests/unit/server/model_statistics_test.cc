@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "server/common/metrics.h"
+#include "server/metrics/metrics.h"
 
 namespace invariant::server {
 namespace {

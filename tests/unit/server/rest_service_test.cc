@@ -11,8 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/base/json.h"
-#include "server/common/metrics.h"
 #include "server/handlers/inference_handler.h"
+#include "server/metrics/metrics.h"
 #include "tests/unit/server/serving_fixture.h"
 
 namespace invariant::server {

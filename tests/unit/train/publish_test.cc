@@ -18,7 +18,8 @@ using ::testing::HasSubstr;
 TEST(PublishTest, AReportThatCannotBeWrittenSaysWhy) {
   const fs::path root = fs::path(::testing::TempDir()) / ("publish_" + std::to_string(getpid()));
   fs::remove_all(root);
-  absl::StatusOr<StagedVersion> staged = StageVersion((root / "m").string(), 1, nullptr);
+  absl::StatusOr<StagedVersion> staged =
+      StageVersion((root / "m").string(), 1, nullptr, v1::Manifest());
   ASSERT_TRUE(staged.ok()) << staged.status();
   fs::create_symlink("/dev/full", fs::path(staged->path()) / "report.json");  // ENOSPC
   const absl::StatusOr<std::string> published = PublishVersion(*staged, TrainReport(), false);

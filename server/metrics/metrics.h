@@ -1,7 +1,9 @@
 // metrics.h: the Prometheus metrics of invariant-server.
 //
 // ServerMetrics owns a prometheus::Registry and, once Expose() is called, an
-// HttpServer (server/http/http_server.h) serving it at http://HOST:PORT/metrics;
+// HttpServer (server/http/http_server.h) serving it at http://HOST:PORT/metrics
+// (so this target sits above server/http and server/common, whose
+// model_statistics.h it keeps, and below the front ends that record into it);
 // exactly that path (a query string is ignored), any other path 404, any
 // other method on /metrics 405. Names:
 //   grpc_server_started_total{grpc_service,grpc_method,grpc_type}       counter
@@ -60,8 +62,8 @@
 // name a request asked for; method "Featurize", "Predict" or
 // "FeaturizePredict" (a protocol call asking for features and a head output).
 // Every method is thread-safe.
-#ifndef INVARIANT_SERVER_COMMON_METRICS_H_
-#define INVARIANT_SERVER_COMMON_METRICS_H_
+#ifndef INVARIANT_SERVER_METRICS_METRICS_H_
+#define INVARIANT_SERVER_METRICS_METRICS_H_
 
 #include <cstdint>
 #include <functional>
@@ -181,4 +183,4 @@ class ServerMetrics {
 
 }  // namespace invariant::server
 
-#endif  // INVARIANT_SERVER_COMMON_METRICS_H_
+#endif  // INVARIANT_SERVER_METRICS_METRICS_H_

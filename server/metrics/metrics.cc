@@ -1,4 +1,4 @@
-#include "server/common/metrics.h"
+#include "server/metrics/metrics.h"
 
 #include <iterator>
 #include <optional>
