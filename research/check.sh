@@ -45,7 +45,7 @@ run() {
   local out="$OUT_DIR/$name" start
   mkdir -p "$out"
   start=$(date +%s)
-  if OUT="$out" RESULTS="$out" "$@" >"$out/log" 2>&1 && [[ -s "$out/$expect" ]]; then
+  if OUT="$out" RESULTS="$out" LOGS="$out/logs" "$@" >"$out/log" 2>&1 && [[ -s "$out/$expect" ]]; then
     echo "check: $name ok ($(( $(date +%s) - start )) s, $out/$expect)"
   else
     echo "check: $name FAILED (log: $out/log)"
