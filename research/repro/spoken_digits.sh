@@ -123,7 +123,12 @@ mapfile -t SPEAKERS < <(python3 "$HERE/manifests.py" "$DATA" "$OUT_DIR" 1)
 HELD_OUT="${HELD_OUT:-${SPEAKERS[*]}}"
 M="$OUT_DIR/manifests"
 n_std_train=$(grep -c ',train$' "$M/standard.csv")
-[[ "$n_std_train" -eq 1800 ]] || { echo "standard.csv: $n_std_train train rows, expected 1800" >&2; exit 1; }
+# 50 takes of 10 digits per speaker, 90 % of them training rows.
+expected_train=$(( ${#SPEAKERS[@]} * 450 ))
+[[ "$n_std_train" -eq "$expected_train" ]] || {
+  echo "standard.csv: $n_std_train train rows, expected $expected_train (${#SPEAKERS[@]} speakers)" >&2
+  exit 1
+}
 
 # ---- Config pieces ----
 # Two front ends: 256-sample frames (64 × 61) for the random-feature and CDF
