@@ -12,7 +12,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -49,119 +48,6 @@ absl::StatusOr<std::string> ReadFile(const std::string& flag, const std::string&
   return *std::move(text);
 }
 
-absl::Status ValidateOptions(const ServerOptions& o) {
-  if (o.models_dir.empty()) {
-    return absl::InvalidArgumentError("models: expected a models directory, received none");
-  }
-  std::error_code error;
-  if (!std::filesystem::is_directory(o.models_dir, error)) {
-    // A wrong volume mount must fail loudly, not serve nothing while healthy.
-    return absl::NotFoundError(
-        absl::StrCat("models: expected an existing directory, received '", o.models_dir, "'"));
-  }
-  if (o.port < 0 || o.port > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat("port: expected 0..65535, received ", o.port));
-  }
-  if (o.model_control != "poll" && o.model_control != "explicit") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("model_control: expected poll or explicit, received '", o.model_control, "'"));
-  }
-  if (o.model_control == "poll" && !o.load_models.empty()) {
-    return absl::InvalidArgumentError(
-        "load_model: names the models served from the start under --model_control=explicit; "
-        "under poll every model directory is served");
-  }
-  if (o.metrics_port < -1 || o.metrics_port > 65535) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("metrics_port: expected -1..65535, received ", o.metrics_port));
-  }
-  if (o.max_batch_size < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("max_batch_size: expected >= 1, received ", o.max_batch_size));
-  }
-  if (o.max_batch_delay_us < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("max_batch_delay_us: expected >= 0, received ", o.max_batch_delay_us));
-  }
-  if (o.max_queue_rows < 1 || o.max_request_rows < 1 || o.threads < 1 ||
-      o.max_message_bytes < 1024) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "max_queue_rows, max_request_rows, threads: expected >= 1 and max_message_bytes >= 1024, "
-        "received ",
-        o.max_queue_rows, ", ", o.max_request_rows, ", ", o.threads, ", ", o.max_message_bytes));
-  }
-  if (o.http_port < -1 || o.http_port > 65535) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("http_port: expected -1..65535, received ", o.http_port));
-  }
-  if (o.http_port >= 0 &&
-      (o.http_max_body_bytes < 1 || o.http_threads < 1 || !(o.http_timeout_seconds > 0))) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "http_max_body_bytes, http_threads, http_timeout_seconds: expected > 0, received ",
-        o.http_max_body_bytes, ", ", o.http_threads, ", ", o.http_timeout_seconds));
-  }
-  if (o.http_port >= 0 &&
-      (o.http_max_connections < 1 || o.http_max_inflight_bytes < o.http_max_body_bytes ||
-       !(o.http_idle_timeout_seconds > 0) || !(o.http_header_timeout_seconds > 0) ||
-       !(o.http_body_timeout_seconds > 0) || o.http_idle_timeout_seconds > 86400 ||
-       o.http_header_timeout_seconds > 86400 || o.http_body_timeout_seconds > 86400)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "http_max_connections, http_max_inflight_bytes, http_idle_timeout_seconds, "
-        "http_header_timeout_seconds, http_body_timeout_seconds: expected >= 1, "
-        ">= http_max_body_bytes, and three durations in (0, 86400], received ",
-        o.http_max_connections, ", ", o.http_max_inflight_bytes, ", ", o.http_idle_timeout_seconds,
-        ", ", o.http_header_timeout_seconds, ", ", o.http_body_timeout_seconds));
-  }
-  if (o.max_queue_bytes < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("max_queue_bytes: expected >= 1, received ", o.max_queue_bytes));
-  }
-  if (!(o.max_audio_clip_seconds > 0 && o.max_audio_clip_seconds <= 86400)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("max_audio_clip_seconds: expected seconds in (0, 86400], received ",
-                     o.max_audio_clip_seconds));
-  }
-  if (o.warmup_rows < 0 || o.warmup_rows > o.max_request_rows) {
-    return absl::InvalidArgumentError(absl::StrCat("warmup_rows: expected 0..max_request_rows (",
-                                                   o.max_request_rows, "), received ",
-                                                   o.warmup_rows));
-  }
-  if (o.http_max_inflight_answer_bytes < 0 || o.http_min_body_bytes_per_second < 0 ||
-      o.http_min_write_bytes_per_second < 0 || !(o.http_rate_grace_seconds >= 0) ||
-      o.http_rate_grace_seconds > 86400 || o.http_probe_slots < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "http_max_inflight_answer_bytes, http_min_body_bytes_per_second, "
-        "http_min_write_bytes_per_second, http_rate_grace_seconds, http_probe_slots: expected >= 0 "
-        "(and seconds <= 86400), received ",
-        o.http_max_inflight_answer_bytes, ", ", o.http_min_body_bytes_per_second, ", ",
-        o.http_min_write_bytes_per_second, ", ", o.http_rate_grace_seconds, ", ",
-        o.http_probe_slots));
-  }
-  if (o.grpc_memory_quota_bytes < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "grpc_memory_quota_bytes: expected >= 0 (0 = none), received ", o.grpc_memory_quota_bytes));
-  }
-  if (o.max_inflight_bytes < 0 || o.max_connection_inflight_bytes < 0 ||
-      o.max_decode_audio_seconds < 0 || o.http_max_response_bytes < 0 || o.decode_threads < 1 ||
-      o.decode_threads > 256) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "max_inflight_bytes, max_connection_inflight_bytes, max_decode_audio_seconds, "
-        "http_max_response_bytes, decode_threads: expected >= 0 (0 = no limit) and decode_threads "
-        "in 1..256, received ",
-        o.max_inflight_bytes, ", ", o.max_connection_inflight_bytes, ", ",
-        o.max_decode_audio_seconds, ", ", o.http_max_response_bytes, ", ", o.decode_threads));
-  }
-  if (o.tls_cert_file.empty() != o.tls_key_file.empty()) {
-    return absl::InvalidArgumentError(
-        "tls_cert/tls_key: expected both or neither, received only one");
-  }
-  if (!o.tls_client_ca_file.empty() && o.tls_cert_file.empty()) {
-    return absl::InvalidArgumentError(
-        "tls_client_ca: expected together with tls_cert and tls_key, received alone");
-  }
-  return absl::OkStatus();
-}
-
 // The gRPC port's credentials (data_auth.h): Init adds the data token to
 // them (RequireDataToken) once the metrics exist.
 absl::StatusOr<std::shared_ptr<GrpcPortCredentials>> MakeCredentials(const ServerOptions& o) {
@@ -177,23 +63,6 @@ absl::StatusOr<std::shared_ptr<GrpcPortCredentials>> MakeCredentials(const Serve
 
 // How much lower the clip decoders' CPU priority is than the transport's.
 constexpr int kDecoderNice = 10;
-
-// Every --load_model names a model directory under --models (a typo is
-// refused at start, not served as a model that never becomes ready).
-absl::Status CheckStartupModelsExist(const ServerOptions& o) {
-  if (o.load_models.empty()) return absl::OkStatus();
-  absl::StatusOr<std::vector<std::string>> names = ListModelNames(o.models_dir);
-  if (!names.ok()) return names.status();
-  for (const std::string& wanted : o.load_models) {
-    if (std::find(names->begin(), names->end(), wanted) == names->end()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "load_model: model '", EchoInput(wanted),
-          "' is not a model directory of --models=", o.models_dir,
-          " (it holds: ", names->empty() ? "nothing" : absl::StrJoin(*names, ", "), ")"));
-    }
-  }
-  return absl::OkStatus();
-}
 
 }  // namespace
 
