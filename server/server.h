@@ -16,7 +16,8 @@
 // refused as failed loads. Shutdown() flips all to NOT_SERVING, lets in-flight
 // calls finish within drain_seconds (then cancels them), and stops the batcher
 // and poller. Flags are parsed in main.cc only; the options and their checks
-// are in server_options.h.
+// are in server_options.h, what each subsystem is given in server_builders.h
+// and server_grpc.h.
 #ifndef INVARIANT_SERVER_SERVER_H_
 #define INVARIANT_SERVER_SERVER_H_
 
@@ -46,6 +47,7 @@
 #include "server/handlers/model_metadata.h"
 #include "server/handlers/model_pages.h"
 #include "server/handlers/repository_handler.h"
+#include "server/lifecycle/version_policy.h"
 #include "server/rest/rest_service.h"
 #include "server/server_options.h"
 
@@ -76,7 +78,22 @@ class Server {
 
  private:
   explicit Server(const ServerOptions& options) : options_(options) {}
+  // The assembly, in order: each step builds one subsystem from options_
+  // (and the ones built before it; server_builders.h, server_grpc.h).
   absl::Status Init();
+  // The metrics, and their /metrics endpoint unless metrics_port is -1.
+  absl::Status BuildMetrics();
+  // The registry, with its first scan of the models directory done.
+  absl::Status BuildRegistry(VersionPolicy policy);
+  // The memory and audio budgets and the clip decoders.
+  void BuildAdmission();
+  // The transport-free handlers: features, inference, model pages, repository.
+  void BuildHandlers();
+  // The access plan (its warnings logged) and the gRPC services over the handlers.
+  void BuildGrpcServices();
+  // The gRPC server, started on its port.
+  absl::Status StartGrpc(std::shared_ptr<GrpcPortCredentials> credentials);
+  // The REST front end (rest_service.h), started on http_port.
   absl::Status StartHttp();
   void UpdateHealth();
   // Starts the per-model metric series of every model seen at 0.
