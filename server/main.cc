@@ -149,30 +149,22 @@ ABSL_FLAG(double, http_header_timeout_seconds, kDefaults.http_header_timeout_sec
 ABSL_FLAG(double, http_body_timeout_seconds, kDefaults.http_body_timeout_seconds,
           "Time to read a whole request body, and to write an answer, in all (then 408 / close).");
 
-int main(int argc, char** argv) {
-  // Buffers of 1 MiB and more (request bodies, large batches) are mapped and
-  // unmapped on their own, so a burst of large requests leaves no resident
-  // heap behind (glibc would otherwise raise this threshold as they are freed).
-  mallopt(M_MMAP_THRESHOLD, 1 << 20);
+namespace {
+
+// --help lists the flags of this file (absl's default looks for a file
+// named after the binary and finds none: "No flags matched").
+void ConfigureUsage() {
   absl::SetProgramUsageMessage("invariant-server --models=DIR [--port=8500] ...");
-  // --help lists the flags of this file (absl's default looks for a file
-  // named after the binary and finds none: "No flags matched").
   absl::FlagsUsageConfig usage;
   usage.contains_help_flags = [](absl::string_view file) {
     return absl::EndsWith(file, "server/main.cc");
   };
   usage.contains_helpshort_flags = usage.contains_help_flags;
   absl::SetFlagsUsageConfig(usage);
-  absl::ParseCommandLine(argc, argv);
+}
 
-  // Signals are handed to this thread through a pipe (core/base/signal_waiter.h):
-  // whichever thread the kernel delivers them to, none ends the process.
-  auto signals = invariant::SignalWaiter::Install({SIGTERM, SIGINT, SIGHUP, SIGUSR1});
-  if (!signals.ok()) {
-    std::cerr << "invariant-server: " << signals.status() << std::endl;
-    return 1;
-  }
-
+// Every option but the tokens (ReadTokenFiles), from its flag.
+ServerOptions OptionsFromFlags() {
   ServerOptions options;
   options.models_dir = absl::GetFlag(FLAGS_models);
   options.host = absl::GetFlag(FLAGS_host);
@@ -223,17 +215,78 @@ int main(int argc, char** argv) {
   options.http_header_timeout_seconds = absl::GetFlag(FLAGS_http_header_timeout_seconds);
   options.http_body_timeout_seconds = absl::GetFlag(FLAGS_http_body_timeout_seconds);
   options.insecure_admin = absl::GetFlag(FLAGS_insecure_admin);
+  return options;
+}
+
+// The tokens of --admin_token_file and --data_token_file into `options`;
+// false (the reason printed) when a file cannot be read.
+bool ReadTokenFiles(ServerOptions* options) {
   for (const auto& [flag, path, token] :
-       {std::tuple("admin_token_file", absl::GetFlag(FLAGS_admin_token_file), &options.admin_token),
-        std::tuple("data_token_file", absl::GetFlag(FLAGS_data_token_file), &options.data_token)}) {
+       {std::tuple("admin_token_file", absl::GetFlag(FLAGS_admin_token_file),
+                   &options->admin_token),
+        std::tuple("data_token_file", absl::GetFlag(FLAGS_data_token_file),
+                   &options->data_token)}) {
     if (path.empty()) continue;
     absl::StatusOr<std::string> read = invariant::server::ReadTokenFile(flag, path);
     if (!read.ok()) {
       std::cerr << "invariant-server: " << read.status().message() << std::endl;
-      return 2;
+      return false;
     }
     *token = *std::move(read);
   }
+  return true;
+}
+
+void PrintReadyLine(const invariant::server::Server& server) {
+  std::printf("invariant-server ready grpc_port=%d metrics_port=%d", server.grpc_port(),
+              server.metrics_port());
+  if (server.http_port() >= 0) std::printf(" http_port=%d", server.http_port());
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+// Answers signals until SIGTERM or SIGINT, then drains; the exit code.
+int ServeUntilStopped(invariant::server::Server& server, invariant::SignalWaiter& signals) {
+  while (true) {
+    const int signal_number = signals.Wait();
+    if (signal_number == SIGUSR1) {
+      std::cerr << "invariant-server: SIGUSR1: resuming the clip decoders and the batcher"
+                << std::endl;
+      server.ResumeBatcherForTesting();
+      continue;
+    }
+    if (signal_number == SIGHUP) {
+      std::cerr << "invariant-server: SIGHUP: rescanning models" << std::endl;
+      server.Reload();
+      continue;
+    }
+    std::cerr << "invariant-server: signal " << signal_number << ": draining" << std::endl;
+    server.Shutdown();
+    std::cerr << "invariant-server: stopped" << std::endl;
+    return 0;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Buffers of 1 MiB and more (request bodies, large batches) are mapped and
+  // unmapped on their own, so a burst of large requests leaves no resident
+  // heap behind (glibc would otherwise raise this threshold as they are freed).
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
+  ConfigureUsage();
+  absl::ParseCommandLine(argc, argv);
+
+  // Signals are handed to this thread through a pipe (core/base/signal_waiter.h):
+  // whichever thread the kernel delivers them to, none ends the process.
+  auto signals = invariant::SignalWaiter::Install({SIGTERM, SIGINT, SIGHUP, SIGUSR1});
+  if (!signals.ok()) {
+    std::cerr << "invariant-server: " << signals.status() << std::endl;
+    return 1;
+  }
+
+  ServerOptions options = OptionsFromFlags();
+  if (!ReadTokenFiles(&options)) return 2;
   // Bad requests (e.g. a model name that is not UTF-8) must not flood the log.
   invariant::server::InstallProtobufLogThrottle();
 
@@ -249,28 +302,6 @@ int main(int argc, char** argv) {
     std::cerr << "invariant-server: " << server.status() << std::endl;
     return 1;
   }
-  std::printf("invariant-server ready grpc_port=%d metrics_port=%d", (*server)->grpc_port(),
-              (*server)->metrics_port());
-  if ((*server)->http_port() >= 0) std::printf(" http_port=%d", (*server)->http_port());
-  std::printf("\n");
-  std::fflush(stdout);
-
-  while (true) {
-    const int signal_number = (*signals)->Wait();
-    if (signal_number == SIGUSR1) {
-      std::cerr << "invariant-server: SIGUSR1: resuming the clip decoders and the batcher"
-                << std::endl;
-      (*server)->ResumeBatcherForTesting();
-      continue;
-    }
-    if (signal_number == SIGHUP) {
-      std::cerr << "invariant-server: SIGHUP: rescanning models" << std::endl;
-      (*server)->Reload();
-      continue;
-    }
-    std::cerr << "invariant-server: signal " << signal_number << ": draining" << std::endl;
-    (*server)->Shutdown();
-    std::cerr << "invariant-server: stopped" << std::endl;
-    return 0;
-  }
+  PrintReadyLine(**server);
+  return ServeUntilStopped(**server, **signals);
 }

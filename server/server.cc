@@ -2,33 +2,20 @@
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
-#include <grpcpp/resource_quota.h>
-#include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 #include <malloc.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
-#include <cstdio>
-#include <filesystem>
 #include <fstream>
-#include <iostream>
-#include <sstream>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "core/base/error_text.h"
-#include "core/base/file.h"
 #include "core/base/status_macros.h"
-#include "core/model/featurizer_factory.h"
-#include "core/model/repository.h"
 #include "grpc/health/v1/health.grpc.pb.h"
-#include "server/grpc/metrics_interceptor.h"
-#include "server/grpc/parse_error_interceptor.h"
-#include "server/handlers/model_warmup.h"
+#include "server/server_builders.h"
+#include "server/server_grpc.h"
 
 #ifndef INVARIANT_VERSION
 #define INVARIANT_VERSION "dev"
@@ -38,162 +25,6 @@ namespace invariant::server {
 namespace {
 
 constexpr char kFeatureServiceName[] = "invariant.v1.FeatureService";
-
-void Log(const std::string& line) { std::cerr << "invariant-server: " << line << std::endl; }
-
-absl::StatusOr<std::string> ReadFile(const std::string& flag, const std::string& path) {
-  std::optional<std::string> text = ReadWholeFile(path);
-  if (!text.has_value()) {
-    return absl::NotFoundError(absl::StrCat(flag, ": cannot read '", path, "'"));
-  }
-  return *std::move(text);
-}
-
-absl::Status ValidateOptions(const ServerOptions& o) {
-  if (o.models_dir.empty()) {
-    return absl::InvalidArgumentError("models: expected a models directory, received none");
-  }
-  std::error_code error;
-  if (!std::filesystem::is_directory(o.models_dir, error)) {
-    // A wrong volume mount must fail loudly, not serve nothing while healthy.
-    return absl::NotFoundError(
-        absl::StrCat("models: expected an existing directory, received '", o.models_dir, "'"));
-  }
-  if (o.port < 0 || o.port > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat("port: expected 0..65535, received ", o.port));
-  }
-  if (o.model_control != "poll" && o.model_control != "explicit") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("model_control: expected poll or explicit, received '", o.model_control, "'"));
-  }
-  if (o.model_control == "poll" && !o.load_models.empty()) {
-    return absl::InvalidArgumentError(
-        "load_model: names the models served from the start under --model_control=explicit; "
-        "under poll every model directory is served");
-  }
-  if (o.metrics_port < -1 || o.metrics_port > 65535) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("metrics_port: expected -1..65535, received ", o.metrics_port));
-  }
-  if (o.max_batch_size < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("max_batch_size: expected >= 1, received ", o.max_batch_size));
-  }
-  if (o.max_batch_delay_us < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("max_batch_delay_us: expected >= 0, received ", o.max_batch_delay_us));
-  }
-  if (o.max_queue_rows < 1 || o.max_request_rows < 1 || o.threads < 1 ||
-      o.max_message_bytes < 1024) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "max_queue_rows, max_request_rows, threads: expected >= 1 and max_message_bytes >= 1024, "
-        "received ",
-        o.max_queue_rows, ", ", o.max_request_rows, ", ", o.threads, ", ", o.max_message_bytes));
-  }
-  if (o.http_port < -1 || o.http_port > 65535) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("http_port: expected -1..65535, received ", o.http_port));
-  }
-  if (o.http_port >= 0 &&
-      (o.http_max_body_bytes < 1 || o.http_threads < 1 || !(o.http_timeout_seconds > 0))) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "http_max_body_bytes, http_threads, http_timeout_seconds: expected > 0, received ",
-        o.http_max_body_bytes, ", ", o.http_threads, ", ", o.http_timeout_seconds));
-  }
-  if (o.http_port >= 0 &&
-      (o.http_max_connections < 1 || o.http_max_inflight_bytes < o.http_max_body_bytes ||
-       !(o.http_idle_timeout_seconds > 0) || !(o.http_header_timeout_seconds > 0) ||
-       !(o.http_body_timeout_seconds > 0) || o.http_idle_timeout_seconds > 86400 ||
-       o.http_header_timeout_seconds > 86400 || o.http_body_timeout_seconds > 86400)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "http_max_connections, http_max_inflight_bytes, http_idle_timeout_seconds, "
-        "http_header_timeout_seconds, http_body_timeout_seconds: expected >= 1, "
-        ">= http_max_body_bytes, and three durations in (0, 86400], received ",
-        o.http_max_connections, ", ", o.http_max_inflight_bytes, ", ", o.http_idle_timeout_seconds,
-        ", ", o.http_header_timeout_seconds, ", ", o.http_body_timeout_seconds));
-  }
-  if (o.max_queue_bytes < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("max_queue_bytes: expected >= 1, received ", o.max_queue_bytes));
-  }
-  if (!(o.max_audio_clip_seconds > 0 && o.max_audio_clip_seconds <= 86400)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("max_audio_clip_seconds: expected seconds in (0, 86400], received ",
-                     o.max_audio_clip_seconds));
-  }
-  if (o.warmup_rows < 0 || o.warmup_rows > o.max_request_rows) {
-    return absl::InvalidArgumentError(absl::StrCat("warmup_rows: expected 0..max_request_rows (",
-                                                   o.max_request_rows, "), received ",
-                                                   o.warmup_rows));
-  }
-  if (o.http_max_inflight_answer_bytes < 0 || o.http_min_body_bytes_per_second < 0 ||
-      o.http_min_write_bytes_per_second < 0 || !(o.http_rate_grace_seconds >= 0) ||
-      o.http_rate_grace_seconds > 86400 || o.http_probe_slots < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "http_max_inflight_answer_bytes, http_min_body_bytes_per_second, "
-        "http_min_write_bytes_per_second, http_rate_grace_seconds, http_probe_slots: expected >= 0 "
-        "(and seconds <= 86400), received ",
-        o.http_max_inflight_answer_bytes, ", ", o.http_min_body_bytes_per_second, ", ",
-        o.http_min_write_bytes_per_second, ", ", o.http_rate_grace_seconds, ", ",
-        o.http_probe_slots));
-  }
-  if (o.grpc_memory_quota_bytes < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "grpc_memory_quota_bytes: expected >= 0 (0 = none), received ", o.grpc_memory_quota_bytes));
-  }
-  if (o.max_inflight_bytes < 0 || o.max_connection_inflight_bytes < 0 ||
-      o.max_decode_audio_seconds < 0 || o.http_max_response_bytes < 0 || o.decode_threads < 1 ||
-      o.decode_threads > 256) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "max_inflight_bytes, max_connection_inflight_bytes, max_decode_audio_seconds, "
-        "http_max_response_bytes, decode_threads: expected >= 0 (0 = no limit) and decode_threads "
-        "in 1..256, received ",
-        o.max_inflight_bytes, ", ", o.max_connection_inflight_bytes, ", ",
-        o.max_decode_audio_seconds, ", ", o.http_max_response_bytes, ", ", o.decode_threads));
-  }
-  if (o.tls_cert_file.empty() != o.tls_key_file.empty()) {
-    return absl::InvalidArgumentError(
-        "tls_cert/tls_key: expected both or neither, received only one");
-  }
-  if (!o.tls_client_ca_file.empty() && o.tls_cert_file.empty()) {
-    return absl::InvalidArgumentError(
-        "tls_client_ca: expected together with tls_cert and tls_key, received alone");
-  }
-  return absl::OkStatus();
-}
-
-// The gRPC port's credentials (data_auth.h): Init adds the data token to
-// them (RequireDataToken) once the metrics exist.
-absl::StatusOr<std::shared_ptr<GrpcPortCredentials>> MakeCredentials(const ServerOptions& o) {
-  if (o.tls_cert_file.empty()) return MakeGrpcPortCredentials(std::nullopt);
-  GrpcPortTls tls;
-  ASSIGN_OR_RETURN(tls.cert_chain_pem, ReadFile("tls_cert", o.tls_cert_file));
-  ASSIGN_OR_RETURN(tls.private_key_pem, ReadFile("tls_key", o.tls_key_file));
-  if (!o.tls_client_ca_file.empty()) {
-    ASSIGN_OR_RETURN(tls.client_ca_pem, ReadFile("tls_client_ca", o.tls_client_ca_file));
-  }
-  return MakeGrpcPortCredentials(tls);
-}
-
-// How much lower the clip decoders' CPU priority is than the transport's.
-constexpr int kDecoderNice = 10;
-
-// Every --load_model names a model directory under --models (a typo is
-// refused at start, not served as a model that never becomes ready).
-absl::Status CheckStartupModelsExist(const ServerOptions& o) {
-  if (o.load_models.empty()) return absl::OkStatus();
-  absl::StatusOr<std::vector<std::string>> names = ListModelNames(o.models_dir);
-  if (!names.ok()) return names.status();
-  for (const std::string& wanted : o.load_models) {
-    if (std::find(names->begin(), names->end(), wanted) == names->end()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "load_model: model '", EchoInput(wanted),
-          "' is not a model directory of --models=", o.models_dir,
-          " (it holds: ", names->empty() ? "nothing" : absl::StrJoin(*names, ", "), ")"));
-    }
-  }
-  return absl::OkStatus();
-}
 
 }  // namespace
 
@@ -207,7 +38,21 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
 absl::Status Server::Init() {
   ASSIGN_OR_RETURN(VersionPolicy policy, ParseVersionPolicy(options_.version_policy));
   ASSIGN_OR_RETURN(std::shared_ptr<GrpcPortCredentials> credentials, MakeCredentials(options_));
+  RETURN_IF_ERROR(BuildMetrics());
+  RETURN_IF_ERROR(BuildRegistry(policy));
+  batcher_ = std::make_unique<Batcher>(BatcherOptionsFor(options_, metrics_.get()));
+  BuildAdmission();
+  BuildHandlers();
+  BuildGrpcServices();
+  RETURN_IF_ERROR(StartGrpc(std::move(credentials)));
+  if (options_.http_port >= 0) RETURN_IF_ERROR(StartHttp());
+  UpdateHealth();
+  if (options_.poll_seconds > 0) poller_ = std::thread([this] { PollLoop(); });
+  trimmer_ = std::thread([this] { TrimLoop(); });
+  return absl::OkStatus();
+}
 
+absl::Status Server::BuildMetrics() {
   metrics_ = std::make_unique<ServerMetrics>(INVARIANT_VERSION);
   // Every scrape reads the REST front end's counters (once it exists);
   // Shutdown clears the hook before http_ and its mutex go.
@@ -215,140 +60,40 @@ absl::Status Server::Init() {
     std::lock_guard<std::mutex> lock(http_mu_);
     if (http_ != nullptr) metrics_->HttpServed(http_->stats());
   });
-  if (options_.metrics_port >= 0) {
-    RETURN_IF_ERROR(
-        metrics_->Expose(options_.metrics_host.empty() ? options_.host : options_.metrics_host,
-                         options_.metrics_port));
-  }
+  if (options_.metrics_port < 0) return absl::OkStatus();
+  return metrics_->Expose(options_.metrics_host.empty() ? options_.host : options_.metrics_host,
+                          options_.metrics_port);
+}
 
-  RegistryOptions registry_options;
-  registry_options.root = options_.models_dir;
-  registry_options.policy = policy;
-  registry_options.removal_grace = absl::Seconds(options_.removal_grace_seconds);
-  registry_options.explicit_control = options_.model_control == "explicit";
-  registry_options.startup_models = options_.load_models;
-  Registry::Observers observers;
-  ServerMetrics* metrics = metrics_.get();
-  observers.on_ready = [metrics](const std::string& name, int64_t version, const Model& model) {
-    Log(absl::StrCat("model '", name, "' version ", version, " ready (",
-                     EncoderKindName(model.manifest().encoder()), ", ", model.bytes(), " bytes)"));
-    metrics->ModelReady(name, version, EncoderKindName(model.manifest().encoder()), model.bytes());
-  };
-  observers.on_failed = [metrics](const std::string& name, int64_t version,
-                                  const absl::Status& error) {
-    Log(absl::StrCat("model '", name, "' version ", version,
-                     " failed to load: ", error.ToString()));
-    metrics->ModelLoadFailed(name);
-  };
-  observers.on_unloaded = [metrics](const std::string& name, int64_t version) {
-    Log(absl::StrCat("model '", name, "' version ", version, " unloaded"));
-    metrics->ModelUnloaded(name, version);
-  };
-  // A bundle (or version directory) that is a symlink out of the models root
-  // is refused: its failure (with the resolved path) goes to the log and to
-  // ModelAdmin, never to the data path. A loaded version answers warmup rows
-  // before it is marked ready.
-  auto load = [root = options_.models_dir, warmup_rows = options_.warmup_rows](
-                  const std::string& path) -> absl::StatusOr<std::shared_ptr<const Model>> {
-    ASSIGN_OR_RETURN(std::string resolved, ResolveInsideRoot(root, path));
-    absl::StatusOr<std::shared_ptr<const Model>> model = Model::Load(resolved);
-    if (!model.ok()) return model;
-    RETURN_IF_ERROR(WarmUp(resolved, **model, warmup_rows));
-    return model;
-  };
-  registry_ = std::make_unique<Registry>(registry_options, std::move(load), observers);
+absl::Status Server::BuildRegistry(VersionPolicy policy) {
+  registry_ =
+      std::make_unique<Registry>(RegistryOptionsFor(options_, policy), ModelLoaderFor(options_),
+                                 RegistryObserversFor(metrics_.get()));
   RETURN_IF_ERROR(CheckStartupModelsExist(options_));
   registry_->Rescan();
   NoteModels();
+  return absl::OkStatus();
+}
 
-  BatcherOptions batcher_options;
-  batcher_options.enabled = options_.batching && options_.max_batch_size > 1;
-  batcher_options.max_batch_rows = options_.max_batch_size;
-  batcher_options.max_batch_delay = absl::Microseconds(options_.max_batch_delay_us);
-  batcher_options.max_queue_rows = options_.max_queue_rows;
-  batcher_options.max_queue_bytes = options_.max_queue_bytes;
-  batcher_options.max_concurrent_batches = options_.threads;
-  batcher_options.wait_when_idle = options_.batch_wait_when_idle;
-  batcher_options.start_paused = options_.testonly_start_paused;
-  // One call records both the Prometheus series and the per-version
-  // statistics (metrics.h), so the two never disagree.
-  batcher_options.observers.on_batch =
-      [metrics](const std::string& model, int64_t version, const std::string& method, int64_t rows,
-                double seconds) { metrics->BatchComputed(model, version, method, rows, seconds); };
-  batcher_options.observers.on_dequeue = [metrics](const std::string& model, int64_t version,
-                                                   double seconds) {
-    metrics->Dequeued(model, version, seconds);
-  };
-  batcher_options.observers.on_queue_rows = [metrics](const std::string& model, int64_t rows) {
-    metrics->QueueRows(model, rows);
-  };
-  batcher_options.observers.on_abandoned = [metrics](const std::string&,
-                                                     const absl::Status& status) {
-    metrics->Abandoned("queue", status);
-  };
-  batcher_ = std::make_unique<Batcher>(batcher_options);
-  InflightBudgetOptions memory_options;
-  memory_options.name = "max_inflight_bytes";
-  memory_options.limit = options_.max_inflight_bytes;
-  memory_options.per_key_limit = options_.max_connection_inflight_bytes;
-  memory_options.on_refused = [metrics](const char* reason) {
-    metrics->AdmissionRefused("memory", reason);
-  };
-  memory_options.on_change = [metrics](int64_t bytes) { metrics->Inflight("memory", bytes); };
-  memory_budget_ = std::make_unique<InflightBudget>(memory_options);
-  InflightBudgetOptions audio_options;
-  audio_options.name = "max_decode_audio_seconds";
-  audio_options.unit = "seconds of audio";
-  audio_options.limit = options_.max_decode_audio_seconds;
-  // One connection may hold half of the decoding queue.
-  audio_options.per_key_limit = std::max<int64_t>(1, options_.max_decode_audio_seconds / 2);
-  audio_options.on_refused = [metrics](const char* reason) {
-    metrics->AdmissionRefused("audio", reason);
-  };
-  audio_options.on_change = [metrics](int64_t seconds) { metrics->Inflight("audio", seconds); };
-  audio_budget_ = std::make_unique<InflightBudget>(audio_options);
+void Server::BuildAdmission() {
+  memory_budget_ =
+      std::make_unique<InflightBudget>(MemoryBudgetOptionsFor(options_, metrics_.get()));
+  audio_budget_ = std::make_unique<InflightBudget>(AudioBudgetOptionsFor(options_, metrics_.get()));
   // Decoding yields the CPU to gRPC's and the HTTP server's threads (nice
   // +10): a flood of large clips cannot delay health and small calls.
   decoders_ = std::make_unique<WorkerQueue>(options_.decode_threads, options_.testonly_start_paused,
                                             kDecoderNice);
-  HandlerAdmission admission;
-  admission.memory = memory_budget_.get();
-  admission.audio = audio_budget_.get();
-  admission.decoders = decoders_.get();
-  admission.on_abandoned = [metrics](const char* stage, const absl::Status& status) {
-    metrics->Abandoned(stage, status);
-  };
-  HandlerObservers handler_observers;
-  handler_observers.on_request = [metrics](const std::string& model, int64_t version, bool ok,
-                                           double seconds) {
-    metrics->RequestEnded(model, version, ok, seconds);
-  };
-  handler_observers.on_input = [metrics](const std::string& model, int64_t version,
-                                         double seconds) {
-    metrics->InputDecoded(model, version, seconds);
-  };
-  handler_observers.on_output = [metrics](const std::string& model, int64_t version,
-                                          double seconds) {
-    metrics->OutputWritten(model, version, seconds);
-  };
+}
+
+void Server::BuildHandlers() {
+  ServerMetrics* metrics = metrics_.get();
   // A request larger than the queue could never be accepted: refuse it as
   // INVALID_ARGUMENT (not the retryable RESOURCE_EXHAUSTED).
   handler_ = std::make_unique<FeatureHandler>(
       registry_.get(), batcher_.get(), std::min(options_.max_request_rows, options_.max_queue_rows),
-      options_.max_message_bytes, options_.max_audio_clip_seconds, std::move(admission),
-      std::move(handler_observers));
-  feature_service_ = std::make_unique<FeatureServiceImpl>(handler_.get());
-  AccessInputs access;
-  access.host = options_.host;
-  access.tls = !options_.tls_cert_file.empty();
-  access.has_admin_token = !options_.admin_token.empty();
-  access.has_data_token = !options_.data_token.empty();
-  access.insecure_admin = options_.insecure_admin;
-  const AccessPlan plan = PlanAccess(access);
-  admin_access_ = plan.admin;
-  for (const std::string& warning : plan.warnings) Log(warning);
-  admin_service_ = std::make_unique<ModelAdminImpl>(
-      plan.admin, options_.admin_token, [this] { return Reload(); }, registry_.get());
+      options_.max_message_bytes, options_.max_audio_clip_seconds,
+      HandlerAdmissionFor(memory_budget_.get(), audio_budget_.get(), decoders_.get(), metrics),
+      HandlerObserversFor(metrics));
   inference_handler_ = std::make_unique<InferenceHandler>(
       registry_.get(), handler_.get(), INVARIANT_VERSION,
       [this] {
@@ -369,123 +114,49 @@ absl::Status Server::Init() {
         UpdateHealth();
       },
       absl::Seconds(options_.drain_seconds));
+}
+
+void Server::BuildGrpcServices() {
+  const AccessPlan plan = PlanAccess(AccessInputsFor(options_));
+  admin_access_ = plan.admin;
+  for (const std::string& warning : plan.warnings) LogLine(warning);
+  feature_service_ = std::make_unique<FeatureServiceImpl>(handler_.get());
+  admin_service_ = std::make_unique<ModelAdminImpl>(
+      plan.admin, options_.admin_token, [this] { return Reload(); }, registry_.get());
   inference_service_ = std::make_unique<InferenceServiceImpl>(
       inference_handler_.get(), repository_handler_.get(), plan.admin, options_.admin_token);
+}
 
+absl::Status Server::StartGrpc(std::shared_ptr<GrpcPortCredentials> credentials) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   // Reflection serves descriptors from the generated pool; gRPC's health
   // service has none there, so pull grpc.health.v1 in (listed AND described).
   (void)grpc::health::v1::HealthCheckRequest::descriptor();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(absl::StrCat(options_.host, ":", options_.port), credentials,
-                           &grpc_port_);
-  // gRPC enables SO_REUSEPORT by default: a second server on the same port
-  // would start and silently share the traffic. One port, one server.
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  builder.SetMaxReceiveMessageSize(options_.max_message_bytes);
-  builder.SetMaxSendMessageSize(options_.max_message_bytes);
-  // gRPC's own bound on what its transports hold (messages being read and
-  // written): under pressure it shrinks flow-control windows and, past the
-  // quota, closes connections, so many large calls at once cannot take the
-  // process's memory before admission sees them.
-  if (options_.grpc_memory_quota_bytes > 0) {
-    grpc::ResourceQuota quota("invariant-server");
-    quota.Resize(static_cast<size_t>(options_.grpc_memory_quota_bytes));
-    builder.SetResourceQuota(quota);
-  }
-  if (options_.max_connection_age_seconds > 0) {
-    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS,
-                               static_cast<int>(options_.max_connection_age_seconds * 1000));
-    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
-                               static_cast<int>(options_.drain_seconds * 1000));
-  }
+  ConfigureGrpcPort(options_, credentials, &grpc_port_, &builder);
   builder.RegisterService(feature_service_.get());
   builder.RegisterService(inference_service_.get());
   if (!options_.data_token.empty()) {
     // Checked by gRPC core on the request headers, before a message is read
-    // (data_auth.h). Fail closed: every service not listed here needs it.
-    DataTokenPolicy policy;
-    policy.token = options_.data_token;
-    policy.open_services = {grpc::health::v1::Health::service_full_name(),
-                            "grpc.reflection.v1alpha.ServerReflection",
-                            grpc::reflection::v1::ServerReflection::service_full_name(),
-                            v1::ModelAdmin::service_full_name()};  // has its own admin token
-    // The repository extension: the admin token, checked by its handlers.
-    for (const char* method : {"RepositoryIndex", "RepositoryModelLoad", "RepositoryModelUnload"}) {
-      policy.open_methods.push_back(
-          absl::StrCat("/", inference::GRPCInferenceService::service_full_name(), "/", method));
-    }
-    for (const char* name : {v1::FeatureService::service_full_name(),
-                             inference::GRPCInferenceService::service_full_name()}) {
-      policy.labelled.push_back(
-          google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(name));
-    }
-    policy.metrics = metrics;
-    credentials->RequireDataToken(std::make_shared<DataTokenGate>(std::move(policy)));
+    // (data_auth.h). Fail closed: every service not listed open needs it.
+    credentials->RequireDataToken(
+        std::make_shared<DataTokenGate>(DataTokenPolicyFor(options_.data_token, metrics_.get())));
   }
   builder.RegisterService(admin_service_.get());
-  std::vector<const google::protobuf::ServiceDescriptor*> services;
-  for (const char* name :
-       {v1::FeatureService::service_full_name(), v1::ModelAdmin::service_full_name(),
-        ::inference::GRPCInferenceService::service_full_name()}) {
-    const auto* service =
-        google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(name);
-    if (service == nullptr) continue;
-    services.push_back(service);
-  }
-  // grpc.reflection.v1 beside gRPC's own v1alpha (1.51 has no v1).
-  const std::vector<std::string> served = {
-      v1::FeatureService::service_full_name(),
-      v1::ModelAdmin::service_full_name(),
-      inference::GRPCInferenceService::service_full_name(),
-      grpc::health::v1::Health::service_full_name(),
-      "grpc.reflection.v1alpha.ServerReflection",
-      grpc::reflection::v1::ServerReflection::service_full_name()};
+  const std::vector<std::string> served = ServedGrpcServices();
   reflection_v1_ = std::make_unique<ReflectionV1Service>(served);
   builder.RegisterService(reflection_v1_.get());
-  // The metrics label only these services' methods by name (every other
-  // path is "unknown"), all at 0 before the first call.
-  std::vector<const google::protobuf::ServiceDescriptor*> labelled;
-  for (const std::string& name : served) {
-    labelled.push_back(google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(name));
-  }
-  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
-  creators.push_back(
-      MakeParseErrorInterceptorFactory(services));  // before metrics: they see its code
-  creators.push_back(MakeMetricsInterceptorFactory(labelled, metrics));
-  builder.experimental().SetInterceptorCreators(std::move(creators));
+  builder.experimental().SetInterceptorCreators(GrpcInterceptors(served, metrics_.get()));
   server_ = builder.BuildAndStart();
   if (server_ == nullptr || grpc_port_ == 0) {
     return absl::UnavailableError(
         absl::StrCat("port: cannot listen on ", options_.host, ":", options_.port));
   }
-  if (options_.http_port >= 0) RETURN_IF_ERROR(StartHttp());
-  UpdateHealth();
-  if (options_.poll_seconds > 0) poller_ = std::thread([this] { PollLoop(); });
-  trimmer_ = std::thread([this] { TrimLoop(); });
   return absl::OkStatus();
 }
 
 absl::Status Server::StartHttp() {
-  HttpServerOptions http_options;
-  http_options.host = options_.http_host.empty() ? options_.host : options_.http_host;
-  http_options.port = options_.http_port;
-  http_options.threads = options_.http_threads;
-  http_options.max_body_bytes = static_cast<size_t>(options_.http_max_body_bytes);
-  http_options.max_inflight_body_bytes = options_.http_max_inflight_bytes;
-  http_options.max_connections = options_.http_max_connections;
-  const auto ms = [](double seconds) { return static_cast<int>(std::ceil(seconds * 1000)); };
-  http_options.idle_timeout_ms = ms(options_.http_idle_timeout_seconds);
-  http_options.header_timeout_ms = ms(options_.http_header_timeout_seconds);
-  http_options.body_timeout_ms = ms(options_.http_body_timeout_seconds);
-  http_options.write_timeout_ms = ms(options_.http_body_timeout_seconds);
-  http_options.error_response = &RestInferenceService::ErrorResponse;
-  http_options.max_answer_bytes = options_.http_max_inflight_answer_bytes;
-  http_options.min_body_bytes_per_second = options_.http_min_body_bytes_per_second;
-  http_options.min_write_bytes_per_second = options_.http_min_write_bytes_per_second;
-  http_options.rate_grace_ms = ms(options_.http_rate_grace_seconds);
-  http_options.probe_slots = options_.http_probe_slots;
   rest_service_ = std::make_unique<RestInferenceService>(
       inference_handler_.get(), metrics_.get(), absl::Seconds(options_.http_timeout_seconds),
       options_.data_token, options_.http_max_response_bytes,
@@ -493,13 +164,12 @@ absl::Status Server::StartHttp() {
                      model_pages_.get()});
   {
     std::lock_guard<std::mutex> lock(http_mu_);
-    http_ = std::make_unique<HttpServer>(http_options);
+    http_ = std::make_unique<HttpServer>(HttpServerOptionsFor(options_));
   }
   rest_service_->Register(http_.get());
   if (absl::Status s = http_->Start(); !s.ok()) {
     return absl::UnavailableError(absl::StrCat("http_port: ", s.message()));
   }
-
   return absl::OkStatus();
 }
 

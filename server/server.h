@@ -15,7 +15,9 @@
 // logged at startup. Bundles that resolve outside models_dir (symlinks) are
 // refused as failed loads. Shutdown() flips all to NOT_SERVING, lets in-flight
 // calls finish within drain_seconds (then cancels them), and stops the batcher
-// and poller. Flags are parsed in main.cc only.
+// and poller. Flags are parsed in main.cc only; the options and their checks
+// are in server_options.h, what each subsystem is given in server_builders.h
+// and server_grpc.h.
 #ifndef INVARIANT_SERVER_SERVER_H_
 #define INVARIANT_SERVER_SERVER_H_
 
@@ -44,79 +46,12 @@
 #include "server/handlers/model_metadata.h"
 #include "server/handlers/model_pages.h"
 #include "server/handlers/repository_handler.h"
+#include "server/lifecycle/version_policy.h"
 #include "server/metrics/metrics.h"
 #include "server/rest/rest_service.h"
+#include "server/server_options.h"
 
 namespace invariant::server {
-
-// Every knob of the server, with its default (the flag of the same name in main.cc).
-struct ServerOptions {
-  std::string models_dir;                 // MODELS/<name>/<version>/model.bundle; required
-  std::string host = "0.0.0.0";           // gRPC and metrics bind address
-  int port = 8500;                        // gRPC port; 0 = pick a free one
-  int metrics_port = 9102;                // Prometheus /metrics port; 0 = pick; -1 = off
-  std::string metrics_host;               // metrics bind address; empty = `host`
-  std::string version_policy = "latest";  // latest | latest:N | all
-  double poll_seconds = 30;               // rescan period; <= 0 = only on demand
-  // "poll": every model directory is served; "explicit": only `load_models`
-  // and the models loaded by RepositoryModelLoad (until unloaded).
-  std::string model_control = "poll";
-  std::vector<std::string> load_models;  // explicit: served from the start
-  double removal_grace_seconds = 30;     // a removed version serves this long
-  bool batching = true;                  // false = compute each request inline
-  int64_t max_batch_size = 64;           // rows per compute call (1 = batching off)
-  int64_t max_batch_delay_us = 500;      // oldest request's wait for a fuller batch, while busy
-  int64_t max_queue_rows = 65536;        // queued rows per model before RESOURCE_EXHAUSTED
-  int64_t max_queue_bytes = 256 << 20;   // queued input+output bytes, all models, likewise
-  int64_t max_request_rows = 65536;      // rows per request (capped at max_queue_rows)
-  bool batch_wait_when_idle = false;     // true: wait for max_batch_delay even when idle
-  int threads = 2;                       // batches computed at once (each on the compute pool)
-  bool testonly_start_paused =
-      false;  // tests: no batch starts until ResumeBatcherForTesting or Shutdown
-  int max_message_bytes = 64 << 20;  // gRPC receive/send limit
-  // gRPC's ResourceQuota: memory its transports may hold; 0 = gRPC's default.
-  int64_t grpc_memory_quota_bytes = int64_t{1} << 30;
-  std::string tls_cert_file;  // PEM; with tls_key_file turns TLS on
-  std::string tls_key_file;
-  std::string tls_client_ca_file;         // PEM; requires and verifies client certificates (mTLS)
-  std::string admin_token;                // empty = no admin token (see insecure_admin)
-  bool insecure_admin = false;            // no admin token on a non-loopback host: open, not off
-  std::string data_token;                 // empty = FeatureService/inference unauthenticated
-  double drain_seconds = 10;              // graceful shutdown budget
-  double max_connection_age_seconds = 0;  // > 0: clients reconnect (rebalance) after this
-  // Open Inference Protocol over HTTP/JSON (rest_service.h), on a port of its own.
-  int http_port = -1;                           // 0 = pick a free one; -1 = off
-  std::string http_host;                        // HTTP bind address; empty = `host`
-  int64_t http_max_body_bytes = 16 << 20;       // larger request bodies are refused with 413
-  int http_threads = 8;                         // HTTP handler threads (an infer call holds one)
-  double http_timeout_seconds = 30;             // deadline of a REST infer call
-  int http_max_connections = 10000;             // open HTTP connections; more get 503
-  int64_t http_max_inflight_bytes = 256 << 20;  // request bodies held at once; more get 503
-  // Answers written or waiting for a slow reader, at once; while spent, new
-  // requests get 503 before their body is read. 0 = no budget.
-  int64_t http_max_inflight_answer_bytes = int64_t{256} << 20;
-  // After http_rate_grace_seconds, a body must arrive and an answer be read
-  // at these rates (bytes/s), else the connection is cut. 0 = off.
-  int64_t http_min_body_bytes_per_second = 8 << 10;
-  int64_t http_min_write_bytes_per_second = 32 << 10;
-  double http_rate_grace_seconds = 5;
-  int http_probe_slots = 64;                // connections past the cap read for a health probe
-  double http_idle_timeout_seconds = 60;    // keep-alive wait for a request's first byte
-  double http_header_timeout_seconds = 10;  // first byte to the end of the headers, in all
-  double http_body_timeout_seconds = 30;    // the whole body, in all; also each answer's write
-  int64_t warmup_rows = 8;             // rows a new version answers before it is ready; 0 = off
-  double max_audio_clip_seconds = 30;  // longest clip a model of sound is sent (and the model's)
-  // Admission by cost (server/admission/, feature_handler.h): bytes requests
-  // hold from admission to their answer (rows, outputs, encoded answer), all
-  // calls; one connection's share; seconds of audio queued for or in
-  // decoding (a clip costs its length plus the model's clip_seconds); the
-  // threads that decode clips (off gRPC's and HTTP's threads). 0 = no limit.
-  int64_t max_inflight_bytes = int64_t{512} << 20;
-  int64_t max_connection_inflight_bytes = int64_t{256} << 20;
-  int64_t max_decode_audio_seconds = 3600;
-  int decode_threads = 1;
-  int64_t http_max_response_bytes = 64 << 20;  // one REST answer, encoded; 0 = no limit
-};
 
 class Server {
  public:
@@ -143,7 +78,22 @@ class Server {
 
  private:
   explicit Server(const ServerOptions& options) : options_(options) {}
+  // The assembly, in order: each step builds one subsystem from options_
+  // (and the ones built before it; server_builders.h, server_grpc.h).
   absl::Status Init();
+  // The metrics, and their /metrics endpoint unless metrics_port is -1.
+  absl::Status BuildMetrics();
+  // The registry, with its first scan of the models directory done.
+  absl::Status BuildRegistry(VersionPolicy policy);
+  // The memory and audio budgets and the clip decoders.
+  void BuildAdmission();
+  // The transport-free handlers: features, inference, model pages, repository.
+  void BuildHandlers();
+  // The access plan (its warnings logged) and the gRPC services over the handlers.
+  void BuildGrpcServices();
+  // The gRPC server, started on its port.
+  absl::Status StartGrpc(std::shared_ptr<GrpcPortCredentials> credentials);
+  // The REST front end (rest_service.h), started on http_port.
   absl::Status StartHttp();
   void UpdateHealth();
   // Starts the per-model metric series of every model seen at 0.

@@ -403,77 +403,89 @@ void Batcher::Launch(std::vector<Batch> ready, std::vector<std::shared_ptr<Job>>
 
 void Batcher::RunBatch(Batch& batch) {
   const absl::Time start = absl::Now();
-  std::vector<Piece> live;
   std::vector<std::shared_ptr<Job>> finished;
-  live.reserve(batch.pieces.size());
-  {
-    absl::MutexLock lock(&mu_);
-    for (Piece& piece : batch.pieces) {
-      Job& job = *piece.job;
-      if (!job.ended && start > job.spec.deadline) {
-        DropJobLocked(job,
-                      absl::DeadlineExceededError(absl::StrCat(
-                          "deadline expired after ", absl::FormatDuration(start - job.enqueued),
-                          " in the queue of model '", job.spec.label, "', before compute")),
-                      finished);
-      }
-      if (job.ended) {  // cancelled or expired since the batch was cut: not computed
-        if (--job.pieces_running == 0 && job.pieces_queued == 0 && !job.finished) {
-          job.finished = true;
-          finished.push_back(piece.job);
-        }
-        continue;
-      }
-      live.push_back(std::move(piece));
-    }
+  std::vector<Piece> live = TakeLivePieces(batch, start, finished);
+  Compute(live, start);
+  EndBatch(batch, std::move(live), std::move(finished));
+}
+
+void Batcher::PieceEndedLocked(const Piece& piece, std::vector<std::shared_ptr<Job>>& finished) {
+  Job& job = *piece.job;
+  if (--job.pieces_running == 0 && job.pieces_queued == 0 && !job.finished) {
+    job.finished = true;
+    finished.push_back(piece.job);
   }
+}
+
+std::vector<Batcher::Piece> Batcher::TakeLivePieces(Batch& batch, absl::Time start,
+                                                    std::vector<std::shared_ptr<Job>>& finished) {
+  std::vector<Piece> live;
+  live.reserve(batch.pieces.size());
+  absl::MutexLock lock(&mu_);
+  for (Piece& piece : batch.pieces) {
+    Job& job = *piece.job;
+    if (!job.ended && start > job.spec.deadline) {
+      DropJobLocked(job,
+                    absl::DeadlineExceededError(absl::StrCat(
+                        "deadline expired after ", absl::FormatDuration(start - job.enqueued),
+                        " in the queue of model '", job.spec.label, "', before compute")),
+                    finished);
+    }
+    if (job.ended) {  // cancelled or expired since the batch was cut: not computed
+      PieceEndedLocked(piece, finished);
+      continue;
+    }
+    live.push_back(std::move(piece));
+  }
+  return live;
+}
+
+void Batcher::Compute(const std::vector<Piece>& live, absl::Time start) const {
   if (options_.observers.on_dequeue) {
     for (const Piece& piece : live) {
       options_.observers.on_dequeue(piece.job->spec.label, piece.job->spec.version,
                                     absl::ToDoubleSeconds(start - piece.job->enqueued));
     }
   }
+  if (live.empty()) return;
   int64_t rows = 0;
   for (const Piece& piece : live) rows += piece.rows;
-  if (!live.empty()) {
-    const BatchJob& first = live.front().job->spec;
-    const int64_t in_dim = first.in_dim;
-    const int64_t out_dim = first.out_dim;
-    if (live.size() == 1) {
-      const Piece& p = live.front();
-      first.compute(p.rows, first.x + p.begin * in_dim, first.out + p.begin * out_dim);
-    } else {
-      std::vector<float> x(static_cast<size_t>(rows * in_dim));
-      std::vector<float> out(static_cast<size_t>(rows * out_dim));
-      int64_t offset = 0;
-      for (const Piece& p : live) {
-        std::memcpy(x.data() + offset * in_dim, p.job->spec.x + p.begin * in_dim,
-                    sizeof(float) * p.rows * in_dim);
-        offset += p.rows;
-      }
-      first.compute(rows, x.data(), out.data());
-      offset = 0;
-      for (const Piece& p : live) {
-        std::memcpy(p.job->spec.out + p.begin * out_dim, out.data() + offset * out_dim,
-                    sizeof(float) * p.rows * out_dim);
-        offset += p.rows;
-      }
+  const BatchJob& first = live.front().job->spec;
+  const int64_t in_dim = first.in_dim;
+  const int64_t out_dim = first.out_dim;
+  if (live.size() == 1) {
+    const Piece& p = live.front();
+    first.compute(p.rows, first.x + p.begin * in_dim, first.out + p.begin * out_dim);
+  } else {
+    // The pieces' rows gathered into one input, the outputs scattered back.
+    std::vector<float> x(static_cast<size_t>(rows * in_dim));
+    std::vector<float> out(static_cast<size_t>(rows * out_dim));
+    int64_t offset = 0;
+    for (const Piece& p : live) {
+      std::memcpy(x.data() + offset * in_dim, p.job->spec.x + p.begin * in_dim,
+                  sizeof(float) * p.rows * in_dim);
+      offset += p.rows;
     }
-    if (options_.observers.on_batch) {
-      options_.observers.on_batch(first.label, first.version, first.method, rows,
-                                  absl::ToDoubleSeconds(absl::Now() - start));
+    first.compute(rows, x.data(), out.data());
+    offset = 0;
+    for (const Piece& p : live) {
+      std::memcpy(p.job->spec.out + p.begin * out_dim, out.data() + offset * out_dim,
+                  sizeof(float) * p.rows * out_dim);
+      offset += p.rows;
     }
   }
+  if (options_.observers.on_batch) {
+    options_.observers.on_batch(first.label, first.version, first.method, rows,
+                                absl::ToDoubleSeconds(absl::Now() - start));
+  }
+}
+
+void Batcher::EndBatch(Batch& batch, std::vector<Piece> live,
+                       std::vector<std::shared_ptr<Job>> finished) {
   std::vector<Batch> ready;
   {
     absl::MutexLock lock(&mu_);
-    for (Piece& piece : live) {
-      Job& job = *piece.job;
-      if (--job.pieces_running == 0 && job.pieces_queued == 0 && !job.finished) {
-        job.finished = true;
-        finished.push_back(piece.job);
-      }
-    }
+    for (const Piece& piece : live) PieceEndedLocked(piece, finished);
     Queue& queue = *batch.queue;
     --queue.running;
     --running_;

@@ -211,7 +211,24 @@ class Batcher {
   void WakeClockLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Schedules `ready` on the pool and runs the `finished` jobs' done (outside the lock).
   void Launch(std::vector<Batch> ready, std::vector<std::shared_ptr<Job>> finished);
+  // On a pool thread: TakeLivePieces, Compute, EndBatch.
   void RunBatch(Batch& batch);
+  // The pieces of `batch` whose job is still running (a job whose deadline
+  // passed by `start` is ended first); each other piece given back.
+  std::vector<Piece> TakeLivePieces(Batch& batch, absl::Time start,
+                                    std::vector<std::shared_ptr<Job>>& finished)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // One compute call over every piece of `live` (merged when several), with
+  // the dequeue and batch observers.
+  void Compute(const std::vector<Piece>& live, absl::Time start) const;
+  // Gives the computed pieces back, retires an empty queue, dispatches what
+  // may start now and runs the finished jobs' done.
+  void EndBatch(Batch& batch, std::vector<Piece> live, std::vector<std::shared_ptr<Job>> finished)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // One piece of its job no longer computing: the job goes to `finished`
+  // when that was its last piece.
+  void PieceEndedLocked(const Piece& piece, std::vector<std::shared_ptr<Job>>& finished)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ClockLoop();
 
   const BatcherOptions options_;

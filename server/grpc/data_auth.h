@@ -17,7 +17,7 @@
 // sent within the HTTP/2 flow-control window before the refusal reached it).
 //
 // The decision, DataTokenGate::Check, FAILS CLOSED:
-//   * a call to one of DataTokenPolicy::open_services (server.cc: health,
+//   * a call to one of DataTokenPolicy::open_services (server_grpc.cc: health,
 //     both reflection services, and ModelAdmin, whose handlers check the admin
 //     token themselves) or open_methods (the repository extension's methods
 //     of inference.GRPCInferenceService, admin token too) passes without a

@@ -123,63 +123,87 @@ void FeatureHandler::Run(std::shared_ptr<const InferRequest> request,
                          const Registry::Handle& handle, Method method, absl::Time deadline,
                          DoneFn done, const std::shared_ptr<CancelToken>& cancel,
                          const CallContext& call) const {
-  const Model& model = *handle.servable;
   const InferFieldNames& names = request->fields;
   const int64_t clips = static_cast<int64_t>(request->clips.size());
-  const bool has_raw = !request->raw_values.empty();
-  const std::string& rows_field = has_raw ? names.raw_values : names.values;
   if (clips > 0 && request->has_rows()) {
+    const bool has_raw = !request->raw_values.empty();
     return done(absl::InvalidArgumentError(absl::StrCat(
         names.inputs, ": expected exactly one of values, raw_values or clips, received ", clips,
         " clips and ", has_raw ? "raw_values" : "values")));
   }
-  const audio::AudioFrontEnd* front_end = model.audio_front_end();
-  if (front_end == nullptr) {
-    if (clips > 0) {
-      return done(absl::InvalidArgumentError(
-          absl::StrCat(names.clips, ": expected rows of input_dim=", model.input_dim(),
-                       " floats in ", names.values, " or ", names.raw_values,
-                       " (the model is not a model of sound: it has no audio front end), received ",
-                       clips, " clips")));
-    }
-    absl::StatusOr<DecodedRows> rows = DecodeRows(*request, model.input_dim(), max_request_rows_);
-    if (!rows.ok()) return done(rows.status());
-    if (request->response_bytes_per_row > 0) {
-      if (absl::Status s =
-              CheckResponseSize(rows->num_rows(), request->response_bytes_per_row, names.inputs);
-          !s.ok()) {
-        return done(s);
-      }
-    }
-    absl::StatusOr<std::shared_ptr<Lease>> memory =
-        AdmitMemory(rows->num_rows(), model, method, rows_field, call);
-    if (!memory.ok()) return done(memory.status());
-    return Submit(std::make_shared<DecodedRows>(*std::move(rows)), std::move(request), handle,
-                  std::move(method), *std::move(memory), deadline, std::move(done), cancel);
+  if (handle.servable->audio_front_end() == nullptr) {
+    return RunRows(std::move(request), handle, std::move(method), deadline, std::move(done), cancel,
+                   call);
   }
+  RunClips(std::move(request), handle, std::move(method), deadline, std::move(done), cancel, call);
+}
+
+void FeatureHandler::RunRows(std::shared_ptr<const InferRequest> request,
+                             const Registry::Handle& handle, Method method, absl::Time deadline,
+                             DoneFn done, const std::shared_ptr<CancelToken>& cancel,
+                             const CallContext& call) const {
+  const Model& model = *handle.servable;
+  const InferFieldNames& names = request->fields;
+  const int64_t clips = static_cast<int64_t>(request->clips.size());
+  const std::string& rows_field = request->raw_values.empty() ? names.values : names.raw_values;
+  if (clips > 0) {
+    return done(absl::InvalidArgumentError(
+        absl::StrCat(names.clips, ": expected rows of input_dim=", model.input_dim(), " floats in ",
+                     names.values, " or ", names.raw_values,
+                     " (the model is not a model of sound: it has no audio front end), received ",
+                     clips, " clips")));
+  }
+  absl::StatusOr<DecodedRows> rows = DecodeRows(*request, model.input_dim(), max_request_rows_);
+  if (!rows.ok()) return done(rows.status());
+  if (request->response_bytes_per_row > 0) {
+    if (absl::Status s =
+            CheckResponseSize(rows->num_rows(), request->response_bytes_per_row, names.inputs);
+        !s.ok()) {
+      return done(s);
+    }
+  }
+  absl::StatusOr<std::shared_ptr<Lease>> memory =
+      AdmitMemory(rows->num_rows(), model, method, rows_field, call);
+  if (!memory.ok()) return done(memory.status());
+  Submit(std::make_shared<DecodedRows>(*std::move(rows)), std::move(request), handle,
+         std::move(method), *std::move(memory), deadline, std::move(done), cancel);
+}
+
+absl::Status FeatureHandler::CheckClipCount(const InferRequest& request, const Model& model) const {
+  const InferFieldNames& names = request.fields;
+  const int64_t clips = static_cast<int64_t>(request.clips.size());
+  if (clips > max_request_rows_) return absl::OkStatus();  // PlanClipBatch refuses them
+  // Before any clip is decoded: the response, and the rows the clips become.
+  if (request.response_bytes_per_row > 0) {
+    RETURN_IF_ERROR(CheckResponseSize(clips, request.response_bytes_per_row, names.inputs));
+  }
+  const int64_t row_bytes = static_cast<int64_t>(sizeof(float)) * model.input_dim();
+  const int64_t max_clips = max_response_bytes_ / std::max<int64_t>(1, row_bytes);
+  if (clips > max_clips) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        names.clips, ": expected at most ", max_clips, " clips so that their rows (", row_bytes,
+        " bytes each after the audio front end) fit max_message_bytes=", max_response_bytes_,
+        ", received ", clips));
+  }
+  return absl::OkStatus();
+}
+
+void FeatureHandler::RunClips(std::shared_ptr<const InferRequest> request,
+                              const Registry::Handle& handle, Method method, absl::Time deadline,
+                              DoneFn done, const std::shared_ptr<CancelToken>& cancel,
+                              const CallContext& call) const {
+  const Model& model = *handle.servable;
+  const audio::AudioFrontEnd* front_end = model.audio_front_end();
+  const InferFieldNames& names = request->fields;
+  const int64_t clips = static_cast<int64_t>(request->clips.size());
   if (request->has_rows()) {
+    const std::string& rows_field = request->raw_values.empty() ? names.values : names.raw_values;
     return done(absl::InvalidArgumentError(
         absl::StrCat(rows_field, ": expected clips in ", names.clips,
                      " (the model is a model of sound: its rows of input_dim=", model.input_dim(),
                      " come from its audio front end), received rows")));
   }
-  if (clips <= max_request_rows_) {
-    // Before any clip is decoded: the response, and the rows the clips become.
-    if (request->response_bytes_per_row > 0) {
-      if (absl::Status s = CheckResponseSize(clips, request->response_bytes_per_row, names.inputs);
-          !s.ok()) {
-        return done(s);
-      }
-    }
-    const int64_t row_bytes = static_cast<int64_t>(sizeof(float)) * model.input_dim();
-    const int64_t max_clips = max_response_bytes_ / std::max<int64_t>(1, row_bytes);
-    if (clips > max_clips) {
-      return done(absl::InvalidArgumentError(absl::StrCat(
-          names.clips, ": expected at most ", max_clips, " clips so that their rows (", row_bytes,
-          " bytes each after the audio front end) fit max_message_bytes=", max_response_bytes_,
-          ", received ", clips)));
-    }
-  }
+  if (absl::Status s = CheckClipCount(*request, model); !s.ok()) return done(s);
   const double max_clip_seconds = EffectiveMaxClipSeconds(*front_end, max_audio_clip_seconds_);
   const auto ask_less = [front_end] {
     return absl::StrCat(

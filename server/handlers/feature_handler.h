@@ -217,6 +217,18 @@ class FeatureHandler {
   void Run(std::shared_ptr<const InferRequest> request, const Registry::Handle& handle,
            Method method, absl::Time deadline, DoneFn done,
            const std::shared_ptr<CancelToken>& cancel, const CallContext& call) const;
+  // Run for a model without an audio front end (rows only), and for a model
+  // of sound (clips only; decoded on the decoding workers).
+  void RunRows(std::shared_ptr<const InferRequest> request, const Registry::Handle& handle,
+               Method method, absl::Time deadline, DoneFn done,
+               const std::shared_ptr<CancelToken>& cancel, const CallContext& call) const;
+  void RunClips(std::shared_ptr<const InferRequest> request, const Registry::Handle& handle,
+                Method method, absl::Time deadline, DoneFn done,
+                const std::shared_ptr<CancelToken>& cancel, const CallContext& call) const;
+  // Before any clip of `request` is decoded: its response and the rows its
+  // clips become fit max_response_bytes_ (checked for at most
+  // max_request_rows_ clips; PlanClipBatch refuses more).
+  absl::Status CheckClipCount(const InferRequest& request, const Model& model) const;
   // On a decoding worker: `request`'s clips → rows (the deadline and `cancel`
   // asked before each clip), the audio lease given back, the speech reported
   // to method.speech, then Submit.

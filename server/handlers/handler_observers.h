@@ -1,6 +1,6 @@
 // handler_observers.h: what FeatureHandler reports of each request, for the
 // per-model statistics (server/common/model_statistics.h), without knowing
-// who listens: the server passes functions in (server.cc), so the handlers
+// who listens: the server passes functions in (server_builders.cc), so the handlers
 // stay free of gRPC and of the metrics.
 //
 // Each function may be empty and may be called from any thread (the calling

@@ -13,6 +13,7 @@
 #include "core/audio/front_end.h"
 #include "core/base/error_text.h"
 #include "core/base/json.h"
+#include "core/base/status_macros.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "server/handlers/inference_audio.h"
@@ -161,6 +162,87 @@ OutputKind KindOfOutput(const std::string& name, const InferenceModelShape& mode
   return {kInt32, 0, 1, 8};  // predicted_index
 }
 
+// The rows of an input of `shape`: [n, input_dim] or [n, *input_shape],
+// 1 <= n <= max_rows, and n rows' bytes countable in 64 bits.
+absl::StatusOr<int64_t> RowsOfShape(const google::protobuf::RepeatedField<int64_t>& shape,
+                                    const InferenceModelShape& model, int64_t max_rows) {
+  bool shape_ok = shape.size() >= 2 && shape[0] >= 1;
+  if (shape_ok) {
+    const std::vector<int64_t> row_shape(shape.begin() + 1, shape.end());
+    shape_ok = (row_shape.size() == 1 && row_shape[0] == model.input_dim) ||
+               row_shape == model.input_shape;
+  }
+  if (!shape_ok) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("inputs[0].shape: expected ", ExpectedInputShapes(model),
+                     " with n >= 1 rows, received ", EchoShape(shape)));
+  }
+  const int64_t rows = shape[0];
+  // The configured limit first, before any count derived from the shape: a
+  // request declaring too many rows hears the limit it broke.
+  if (rows > max_rows) {
+    return absl::InvalidArgumentError(absl::StrCat("inputs[0].shape: expected at most ", max_rows,
+                                                   " rows per request, received ",
+                                                   EchoShape(shape)));
+  }
+  // Only reachable with a limit beyond what the byte count can hold.
+  const int64_t max_countable_rows =
+      std::numeric_limits<int64_t>::max() / static_cast<int64_t>(sizeof(float)) / model.input_dim;
+  if (rows > max_countable_rows) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("inputs[0].shape: expected a shape whose byte count fits in 64 bits (at most ",
+                     max_countable_rows, " rows of ", model.input_dim, " FP32 values), received ",
+                     EchoShape(shape)));
+  }
+  return rows;
+}
+
+// The input's `count` values from raw_input_contents[0] (little-endian FP32).
+absl::Status TakeRawInput(const inference::ModelInferRequest& request, int64_t count,
+                          InferRequest* out) {
+  const inference::ModelInferRequest::InferInputTensor& input = request.inputs(0);
+  if (request.raw_input_contents_size() != request.inputs_size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "raw_input_contents: expected ", request.inputs_size(),
+        " entry (one per input tensor), received ", request.raw_input_contents_size()));
+  }
+  if (input.has_contents()) {
+    return absl::InvalidArgumentError(
+        "inputs[0].contents: expected no contents when raw_input_contents is used, received "
+        "both");
+  }
+  const std::string& bytes = request.raw_input_contents(0);
+  const int64_t expected_bytes = count * static_cast<int64_t>(sizeof(float));
+  if (static_cast<int64_t>(bytes.size()) != expected_bytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("raw_input_contents[0]: expected ", expected_bytes, " bytes (", count,
+                     " little-endian FP32 values for shape ", EchoShape(input.shape()),
+                     "), received ", bytes.size()));
+  }
+  out->raw = true;
+  out->raw_values = bytes;
+  return absl::OkStatus();
+}
+
+// The input's `count` values from its fp32_contents.
+absl::Status TakeFp32Contents(const inference::ModelInferRequest::InferInputTensor& input,
+                              int64_t count, bool json, InferRequest* out) {
+  const std::string other = OtherContentsField(input.contents());
+  if (!other.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "inputs[0].contents: expected fp32_contents for datatype FP32, received ", other));
+  }
+  const auto& values = input.contents().fp32_contents();
+  if (values.size() != count) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(TensorDataField(0, "fp32_contents", json), ": expected ", count,
+                     " values for shape ", EchoShape(input.shape()), ", received ", values.size()));
+  }
+  out->values = values.data();
+  out->value_count = values.size();
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::vector<std::string> OutputNames(const InferenceModelShape& model) {
@@ -196,77 +278,13 @@ absl::Status DecodeInferInput(const inference::ModelInferRequest& request,
     return absl::InvalidArgumentError(absl::StrCat(
         "inputs[0].datatype: expected ", kFp32, ", received '", EchoInput(input.datatype()), "'"));
   }
-  // Shape: [n, input_dim] or [n, *input_shape], n ≥ 1.
-  const auto& shape = input.shape();
-  bool shape_ok = shape.size() >= 2 && shape[0] >= 1;
-  if (shape_ok) {
-    const std::vector<int64_t> row_shape(shape.begin() + 1, shape.end());
-    shape_ok = (row_shape.size() == 1 && row_shape[0] == model.input_dim) ||
-               row_shape == model.input_shape;
-  }
-  if (!shape_ok) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("inputs[0].shape: expected ", ExpectedInputShapes(model),
-                     " with n >= 1 rows, received ", EchoShape(shape)));
-  }
-  const int64_t rows = shape[0];
-  // The configured limit first, before any count derived from the shape: a
-  // request declaring too many rows hears the limit it broke.
-  if (rows > max_rows) {
-    return absl::InvalidArgumentError(absl::StrCat("inputs[0].shape: expected at most ", max_rows,
-                                                   " rows per request, received ",
-                                                   EchoShape(shape)));
-  }
-  // Only reachable with a limit beyond what the byte count can hold.
-  const int64_t max_countable_rows =
-      std::numeric_limits<int64_t>::max() / static_cast<int64_t>(sizeof(float)) / model.input_dim;
-  if (rows > max_countable_rows) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("inputs[0].shape: expected a shape whose byte count fits in 64 bits (at most ",
-                     max_countable_rows, " rows of ", model.input_dim, " FP32 values), received ",
-                     EchoShape(shape)));
-  }
+  ASSIGN_OR_RETURN(const int64_t rows, RowsOfShape(input.shape(), model, max_rows));
   const int64_t count = rows * model.input_dim;
-
   const bool raw = request.raw_input_contents_size() > 0;
   out->fields = ProtocolFieldNames(raw, 0, json);
   out->declared_rows = rows;
-  if (raw) {
-    if (request.raw_input_contents_size() != request.inputs_size()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "raw_input_contents: expected ", request.inputs_size(),
-          " entry (one per input tensor), received ", request.raw_input_contents_size()));
-    }
-    if (input.has_contents()) {
-      return absl::InvalidArgumentError(
-          "inputs[0].contents: expected no contents when raw_input_contents is used, received "
-          "both");
-    }
-    const std::string& bytes = request.raw_input_contents(0);
-    const int64_t expected_bytes = count * static_cast<int64_t>(sizeof(float));
-    if (static_cast<int64_t>(bytes.size()) != expected_bytes) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "raw_input_contents[0]: expected ", expected_bytes, " bytes (", count,
-          " little-endian FP32 values for shape ", EchoShape(shape), "), received ", bytes.size()));
-    }
-    out->raw = true;
-    out->raw_values = bytes;
-    return absl::OkStatus();
-  }
-  const std::string other = OtherContentsField(input.contents());
-  if (!other.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "inputs[0].contents: expected fp32_contents for datatype FP32, received ", other));
-  }
-  const auto& values = input.contents().fp32_contents();
-  if (values.size() != count) {
-    return absl::InvalidArgumentError(absl::StrCat(TensorDataField(0, "fp32_contents", json),
-                                                   ": expected ", count, " values for shape ",
-                                                   EchoShape(shape), ", received ", values.size()));
-  }
-  out->values = values.data();
-  out->value_count = values.size();
-  return absl::OkStatus();
+  if (raw) return TakeRawInput(request, count, out);
+  return TakeFp32Contents(input, count, json, out);
 }
 
 absl::StatusOr<std::vector<std::string>> SelectOutputs(const inference::ModelInferRequest& request,

@@ -26,98 +26,72 @@ Histogram::BucketBoundaries RowBuckets() {
   return {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192};
 }
 
+// The families of the registry, each with its name and help text.
+prometheus::Family<prometheus::Counter>& CounterFamily(prometheus::Registry& registry,
+                                                       const char* name, const char* help) {
+  return prometheus::BuildCounter().Name(name).Help(help).Register(registry);
+}
+
+prometheus::Family<prometheus::Gauge>& GaugeFamily(prometheus::Registry& registry, const char* name,
+                                                   const char* help) {
+  return prometheus::BuildGauge().Name(name).Help(help).Register(registry);
+}
+
+prometheus::Family<Histogram>& HistogramFamily(prometheus::Registry& registry, const char* name,
+                                               const char* help) {
+  return prometheus::BuildHistogram().Name(name).Help(help).Register(registry);
+}
+
 }  // namespace
 
 ServerMetrics::ServerMetrics(const std::string& build_version)
     : registry_(std::make_shared<prometheus::Registry>()),
-      started_(prometheus::BuildCounter()
-                   .Name("grpc_server_started_total")
-                   .Help("RPCs started on the server.")
-                   .Register(*registry_)),
-      handled_(prometheus::BuildCounter()
-                   .Name("grpc_server_handled_total")
-                   .Help("RPCs completed on the server, by status code.")
-                   .Register(*registry_)),
-      handling_seconds_(prometheus::BuildHistogram()
-                            .Name("grpc_server_handling_seconds")
-                            .Help("Time from the start of an RPC to its status being sent.")
-                            .Register(*registry_)),
-      batch_rows_(prometheus::BuildHistogram()
-                      .Name("invariant_batch_rows")
-                      .Help("Rows per compute call formed by the batcher.")
-                      .Register(*registry_)),
-      queue_seconds_(prometheus::BuildHistogram()
-                         .Name("invariant_queue_seconds")
-                         .Help("Time a request waited in the batch queue.")
-                         .Register(*registry_)),
-      compute_seconds_(prometheus::BuildHistogram()
-                           .Name("invariant_compute_seconds")
-                           .Help("Duration of one Featurize/Predict compute call.")
-                           .Register(*registry_)),
-      rows_total_(prometheus::BuildCounter()
-                      .Name("invariant_rows_total")
-                      .Help("Rows computed, by model and method.")
-                      .Register(*registry_)),
-      queue_rows_(prometheus::BuildGauge()
-                      .Name("invariant_queue_rows")
-                      .Help("Rows waiting in the batch queue.")
-                      .Register(*registry_)),
-      model_info_(prometheus::BuildGauge()
-                      .Name("invariant_model_info")
-                      .Help("1 for each ready model version.")
-                      .Register(*registry_)),
-      load_failures_(prometheus::BuildCounter()
-                         .Name("invariant_model_load_failures_total")
-                         .Help("Failed model version loads.")
-                         .Register(*registry_)),
-      model_bytes_(prometheus::BuildGauge()
-                       .Name("invariant_model_bytes")
-                       .Help("Tensor bytes held by a ready model version.")
-                       .Register(*registry_)),
-      build_info_(prometheus::BuildGauge()
-                      .Name("invariant_build_info")
-                      .Help("Build of the running server.")
-                      .Register(*registry_)),
-      abandoned_(prometheus::BuildCounter()
-                     .Name("invariant_abandoned_total")
-                     .Help("Requests whose work stopped because the call was cancelled or its "
-                           "deadline passed, by stage.")
-                     .Register(*registry_)),
-      admission_refused_(prometheus::BuildCounter()
-                             .Name("invariant_admission_refused_total")
-                             .Help("Requests refused by an admission budget before any work.")
-                             .Register(*registry_)),
-      inflight_(prometheus::BuildGauge()
-                    .Name("invariant_inflight")
-                    .Help("What requests in flight hold of each admission budget (memory: "
-                          "bytes; audio: seconds of audio to decode).")
-                    .Register(*registry_)),
-      http_held_(prometheus::BuildGauge()
-                     .Name("invariant_http_held_bytes")
-                     .Help("Request body and answer bytes the REST front end holds now.")
-                     .Register(*registry_)),
-      http_connections_(prometheus::BuildGauge()
-                            .Name("invariant_http_connections")
-                            .Help("Open REST connections: under the cap, and in probe slots.")
-                            .Register(*registry_)),
-      http_refused_(prometheus::BuildCounter()
-                        .Name("invariant_http_refused_total")
-                        .Help("REST requests refused by the HTTP server's own limits.")
-                        .Register(*registry_)),
-      http_cut_(prometheus::BuildCounter()
-                    .Name("invariant_http_cut_total")
-                    .Help("REST connections cut for a deadline or a minimum transfer rate, or "
-                          "closed idle at the cap to admit a new one.")
-                    .Register(*registry_)),
-      http_probes_(prometheus::BuildCounter()
-                       .Name("invariant_http_probes_over_cap_total")
-                       .Help("Liveness and readiness probes answered past the REST connection cap.")
-                       .Register(*registry_)),
-      http_clients_gone_(prometheus::BuildCounter()
-                             .Name("invariant_http_clients_gone_total")
-                             .Help("REST calls whose client left while they were handled "
-                                   "(cancelled).")
-                             .Register(*registry_)) {
+      started_(
+          CounterFamily(*registry_, "grpc_server_started_total", "RPCs started on the server.")),
+      handled_(CounterFamily(*registry_, "grpc_server_handled_total",
+                             "RPCs completed on the server, by status code.")),
+      handling_seconds_(HistogramFamily(*registry_, "grpc_server_handling_seconds",
+                                        "Time from the start of an RPC to its status being sent.")),
+      batch_rows_(HistogramFamily(*registry_, "invariant_batch_rows",
+                                  "Rows per compute call formed by the batcher.")),
+      queue_seconds_(HistogramFamily(*registry_, "invariant_queue_seconds",
+                                     "Time a request waited in the batch queue.")),
+      compute_seconds_(HistogramFamily(*registry_, "invariant_compute_seconds",
+                                       "Duration of one Featurize/Predict compute call.")),
+      rows_total_(
+          CounterFamily(*registry_, "invariant_rows_total", "Rows computed, by model and method.")),
+      queue_rows_(
+          GaugeFamily(*registry_, "invariant_queue_rows", "Rows waiting in the batch queue.")),
+      model_info_(
+          GaugeFamily(*registry_, "invariant_model_info", "1 for each ready model version.")),
+      load_failures_(CounterFamily(*registry_, "invariant_model_load_failures_total",
+                                   "Failed model version loads.")),
+      model_bytes_(GaugeFamily(*registry_, "invariant_model_bytes",
+                               "Tensor bytes held by a ready model version.")),
+      build_info_(GaugeFamily(*registry_, "invariant_build_info", "Build of the running server.")),
+      abandoned_(CounterFamily(*registry_, "invariant_abandoned_total",
+                               "Requests whose work stopped because the call was cancelled or its "
+                               "deadline passed, by stage.")),
+      admission_refused_(CounterFamily(*registry_, "invariant_admission_refused_total",
+                                       "Requests refused by an admission budget before any work.")),
+      inflight_(GaugeFamily(*registry_, "invariant_inflight",
+                            "What requests in flight hold of each admission budget (memory: "
+                            "bytes; audio: seconds of audio to decode).")),
+      http_held_(GaugeFamily(*registry_, "invariant_http_held_bytes",
+                             "Request body and answer bytes the REST front end holds now.")),
+      http_connections_(GaugeFamily(*registry_, "invariant_http_connections",
+                                    "Open REST connections: under the cap, and in probe slots.")),
+      http_refused_(CounterFamily(*registry_, "invariant_http_refused_total",
+                                  "REST requests refused by the HTTP server's own limits.")),
+      http_cut_(CounterFamily(*registry_, "invariant_http_cut_total",
+                              "REST connections cut for a deadline or a minimum transfer rate, or "
+                              "closed idle at the cap to admit a new one.")),
+      http_probes_(
+          CounterFamily(*registry_, "invariant_http_probes_over_cap_total",
+                        "Liveness and readiness probes answered past the REST connection cap.")),
+      http_clients_gone_(CounterFamily(*registry_, "invariant_http_clients_gone_total",
+                                       "REST calls whose client left while they were handled "
+                                       "(cancelled).")) {
   HttpServed(HttpServerStats());  // every series at 0
   build_info_.Add({{"version", build_version}}).Set(1);
   for (const char* stage : kAbandonStages) {

@@ -13,6 +13,12 @@
 //   GET  /v2/models[/{name}[/versions/{v}]]/stats  the statistics extension
 //                                               (rest_statistics.h; 501 when not served)
 // {v} is the protocol's version string: a number, "latest" or a label.
+// The routes are one table (rest_service.cc, RouteSpec): each row a protocol
+// method, its HTTP method, its path pattern, who may call it and the
+// function that answers it; Register creates the rows' metric series from it
+// and Admit / Serve dispatch by it. A path that matches several rows takes
+// the one with the fewest placeholders (/v2/models/stats is every model's
+// statistics, not the metadata of a model named "stats").
 // HEAD is accepted wherever GET is. Errors are {"error": "message"}, the
 // message of the gRPC binding (with "inputs[0].data" where that one says
 // "inputs[0].contents.fp32_contents"), with the
@@ -59,7 +65,10 @@
 #include <string>
 #include <utility>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "server/common/auth.h"
 #include "server/handlers/inference_handler.h"
 #include "server/handlers/model_pages.h"
@@ -123,15 +132,31 @@ class RestInferenceService {
   // The options' error_response writing {"error": message}.
   static HttpResponse ErrorResponse(int status, const std::string& message);
 
-  // A route of the protocol: which method answers it and what it names.
+  // One row of the route table (rest_service.cc): a protocol method, its
+  // HTTP method and path pattern, who may call it and the function that
+  // answers it. Register and Admit / Serve all read that one table.
+  struct RouteSpec;
+  // A path matched against the table: its row and the names it binds.
   struct Route {
-    std::string method;  // protocol method name, e.g. "ModelInfer"; empty = no route
-    std::string http_method = "GET";
-    std::string model;
-    std::string version;
+    const RouteSpec* spec = nullptr;  // null: no route
+    std::string model;                // {name}
+    std::string version;              // {version}
   };
 
  private:
+  // The route table, and the row `path` matches (Route::spec null for none).
+  static absl::Span<const RouteSpec> RouteTable();
+  static Route Match(const std::string& path);
+  // Whether the row's extension is served (the core routes always are).
+  bool Served(const RouteSpec& spec) const;
+  // A response of `status` with a JSON `body`.
+  static HttpResponse Json(int status, std::string body);
+  // `status`, and when it is OK, `*response` 200 with the JSON `body()`.
+  static absl::Status JsonAnswer(const absl::Status& status,
+                                 const std::function<std::string()>& body, HttpResponse* response);
+  // A model page (HTML) as `*response`, or the error of `page`.
+  static absl::Status PageAnswer(absl::StatusOr<std::string> page, HttpResponse* response);
+
   // Runs `answer` between the call's RpcStarted and RpcHandled; an error
   // with no body of its own becomes ErrorResponse.
   HttpResponse Counted(const Route& route,
@@ -140,13 +165,32 @@ class RestInferenceService {
   absl::Time Started(const Route& route) const;
   HttpResponse Finished(const Route& route, absl::Time start, const absl::Status& status,
                         HttpResponse response) const;
+  // Admit's gates: the admin token (repository routes) and the data token.
+  std::optional<HttpResponse> AdmitAdmin(const Route& route, const HttpRequest& request) const;
+  std::optional<HttpResponse> AdmitData(const Route& route, const HttpRequest& request) const;
+  // A refusal of the gate, counted: 401 (with WWW-Authenticate) or 403.
+  HttpResponse Refused(const Route& route, const absl::Status& refusal) const;
+
+  // The routes, one function each (the table names them, rest_answers.cc).
+  // The health routes need no request (Admit answers them before the body
+  // is read).
+  absl::Status AnswerServerLive(HttpResponse* response) const;
+  absl::Status AnswerServerReady(HttpResponse* response) const;
+  absl::Status AnswerServerMetadata(const Route&, HttpRequest&, HttpResponse*) const;
+  absl::Status AnswerModelMetadata(const Route&, HttpRequest&, HttpResponse*) const;
+  absl::Status AnswerModelReady(const Route&, HttpRequest&, HttpResponse*) const;
+  absl::Status AnswerModelStatistics(const Route&, HttpRequest&, HttpResponse*) const;
+  absl::Status AnswerModelInfer(const Route&, HttpRequest&, HttpResponse*) const;
+  // The infer call's context: its answer's budget, leases and hint.
+  CallContext InferCallContext() const;
+  // The model pages (Serve answers 404 when none are served).
+  absl::Status AnswerReportIndex(const Route&, HttpRequest&, HttpResponse*) const;
+  absl::Status AnswerModelReport(const Route&, HttpRequest&, HttpResponse*) const;
+  absl::Status AnswerRepositoryIndex(const Route&, HttpRequest&, HttpResponse*) const;
   // Repository loads and unloads: answered through the request's deferred
   // reply (HttpRequest::defer) once RepositoryHandler is done, so they hold
   // no handler thread while a bundle loads or a model drains.
-  HttpResponse ServeLater(const Route& route, HttpRequest& request) const;
-  absl::Status Answer(const Route& route, HttpRequest& request, HttpResponse* response) const;
-  // ServerLive / ServerReady (no request needed; Admit answers them).
-  absl::Status AnswerHealth(const Route& route, HttpResponse* response) const;
+  HttpResponse ServeRepositoryLoad(const Route& route, HttpRequest& request) const;
 
   const InferenceHandler* handler_;
   ServerMetrics* metrics_;

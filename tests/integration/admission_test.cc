@@ -28,7 +28,7 @@
 #include "tests/integration/integration_env.h"
 #include "tests/integration/raw_http.h"
 #include "tests/test_models/test_audio_model.h"
-#include "tests/unit/server/audio_test_util.h"
+#include "tests/unit/server/testing/audio_test_util.h"
 
 namespace invariant {
 namespace {

@@ -18,7 +18,7 @@
 #include "invariant/v1/feature_service.grpc.pb.h"
 #include "tests/integration/integration_env.h"
 #include "tests/test_models/test_audio_model.h"
-#include "tests/unit/server/audio_test_util.h"
+#include "tests/unit/server/testing/audio_test_util.h"
 
 namespace invariant {
 namespace {

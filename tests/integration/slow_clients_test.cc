@@ -5,7 +5,7 @@
 // unauthenticated body without reading it; idle uploads declaring the
 // largest body do not keep an infer out, and health probes are answered with
 // the connection cap reached (issue 32). (HttpServer's own behaviour in
-// process: tests/unit/server/http_server_test.cc.)
+// process: tests/unit/server/http/http_server_test.cc.)
 #include <signal.h>
 #include <sys/socket.h>
 

@@ -1,8 +1,8 @@
 // audio_test_util.h: clips for the audio serving tests — seeded 16-bit
 // samples, and WAV files written byte by byte (independent of core/audio's
 // encoder, so the decoder is checked against the format, not itself).
-#ifndef INVARIANT_TESTS_UNIT_SERVER_AUDIO_TEST_UTIL_H_
-#define INVARIANT_TESTS_UNIT_SERVER_AUDIO_TEST_UTIL_H_
+#ifndef INVARIANT_TESTS_UNIT_SERVER_TESTING_AUDIO_TEST_UTIL_H_
+#define INVARIANT_TESTS_UNIT_SERVER_TESTING_AUDIO_TEST_UTIL_H_
 
 #include <cmath>
 #include <cstdint>
@@ -84,4 +84,4 @@ inline v1::FeaturizeRequest ClipsRequest(int n, int64_t samples) {
 
 }  // namespace invariant::server::audio_test
 
-#endif  // INVARIANT_TESTS_UNIT_SERVER_AUDIO_TEST_UTIL_H_
+#endif  // INVARIANT_TESTS_UNIT_SERVER_TESTING_AUDIO_TEST_UTIL_H_

@@ -1,8 +1,8 @@
 // fake_servable.h: the stand-in servable of the registry tests: a bundle file
 // holding an integer loads as a FakeModel with that payload; one holding
 // "corrupt" fails with DATA_LOSS naming the file.
-#ifndef INVARIANT_TESTS_UNIT_SERVER_FAKE_SERVABLE_H_
-#define INVARIANT_TESTS_UNIT_SERVER_FAKE_SERVABLE_H_
+#ifndef INVARIANT_TESTS_UNIT_SERVER_TESTING_FAKE_SERVABLE_H_
+#define INVARIANT_TESTS_UNIT_SERVER_TESTING_FAKE_SERVABLE_H_
 
 #include <fstream>
 #include <memory>
@@ -28,4 +28,4 @@ inline absl::StatusOr<std::shared_ptr<const FakeModel>> LoadFake(const std::stri
 
 }  // namespace invariant::server
 
-#endif  // INVARIANT_TESTS_UNIT_SERVER_FAKE_SERVABLE_H_
+#endif  // INVARIANT_TESTS_UNIT_SERVER_TESTING_FAKE_SERVABLE_H_

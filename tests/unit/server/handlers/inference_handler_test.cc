@@ -15,7 +15,7 @@
 #include "server/handlers/inference_tensors.h"
 #include "server/handlers/validation.h"
 #include "tests/test_models/test_models.h"
-#include "tests/unit/server/serving_fixture.h"
+#include "tests/unit/server/testing/serving_fixture.h"
 
 namespace invariant::server {
 namespace {

@@ -4,8 +4,8 @@
 // threads cutting batches at 4 rows (so 10-row requests are split), and the
 // FeatureHandler over them. One directory per test process: ctest runs the
 // tests of a suite in parallel processes.
-#ifndef INVARIANT_TESTS_UNIT_SERVER_SERVING_FIXTURE_H_
-#define INVARIANT_TESTS_UNIT_SERVER_SERVING_FIXTURE_H_
+#ifndef INVARIANT_TESTS_UNIT_SERVER_TESTING_SERVING_FIXTURE_H_
+#define INVARIANT_TESTS_UNIT_SERVER_TESTING_SERVING_FIXTURE_H_
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -91,4 +91,4 @@ class ServingFixture : public ::testing::Test {
 
 }  // namespace invariant::server
 
-#endif  // INVARIANT_TESTS_UNIT_SERVER_SERVING_FIXTURE_H_
+#endif  // INVARIANT_TESTS_UNIT_SERVER_TESTING_SERVING_FIXTURE_H_

@@ -12,7 +12,7 @@
 #include "server/grpc/admin_service.h"
 #include "server/grpc/metrics_interceptor.h"
 #include "tests/test_models/test_models.h"
-#include "tests/unit/server/serving_fixture.h"
+#include "tests/unit/server/testing/serving_fixture.h"
 
 namespace invariant::server {
 namespace {

@@ -11,7 +11,7 @@
 #include <fstream>
 #include <string>
 
-#include "tests/unit/server/fake_servable.h"
+#include "tests/unit/server/testing/fake_servable.h"
 
 namespace invariant::server {
 namespace {

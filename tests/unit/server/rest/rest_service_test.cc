@@ -13,7 +13,7 @@
 #include "core/base/json.h"
 #include "server/handlers/inference_handler.h"
 #include "server/metrics/metrics.h"
-#include "tests/unit/server/serving_fixture.h"
+#include "tests/unit/server/testing/serving_fixture.h"
 
 namespace invariant::server {
 namespace {

@@ -14,7 +14,7 @@
 #include "server/handlers/inference_handler.h"
 #include "server/rest/rest_service.h"
 #include "server/rest/rest_statistics.h"
-#include "tests/unit/server/serving_fixture.h"
+#include "tests/unit/server/testing/serving_fixture.h"
 
 namespace invariant::server {
 namespace {

@@ -16,7 +16,7 @@
 #include "server/handlers/inference_handler.h"
 #include "server/handlers/model_metadata.h"
 #include "server/handlers/validation.h"
-#include "tests/unit/server/serving_fixture.h"
+#include "tests/unit/server/testing/serving_fixture.h"
 
 namespace invariant::server {
 namespace {

@@ -21,8 +21,8 @@
 #include "server/handlers/feature_handler.h"
 #include "server/handlers/inference_handler.h"
 #include "tests/test_models/test_audio_model.h"
-#include "tests/unit/server/audio_test_util.h"
-#include "tests/unit/server/serving_fixture.h"
+#include "tests/unit/server/testing/audio_test_util.h"
+#include "tests/unit/server/testing/serving_fixture.h"
 
 namespace invariant::server {
 namespace {

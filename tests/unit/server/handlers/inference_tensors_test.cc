@@ -13,7 +13,7 @@
 
 #include "absl/time/time.h"
 #include "server/handlers/inference_handler.h"
-#include "tests/unit/server/serving_fixture.h"
+#include "tests/unit/server/testing/serving_fixture.h"
 
 namespace invariant::server {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "server/lifecycle/registry.h"
-#include "tests/unit/server/fake_servable.h"
+#include "tests/unit/server/testing/fake_servable.h"
 
 namespace invariant::server {
 namespace {
