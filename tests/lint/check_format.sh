@@ -12,6 +12,8 @@ command -v clang-format >/dev/null || { echo "check_format: clang-format not fou
 
 check() {
   local repo="$1" bad
+  git -C "$repo" rev-parse --is-inside-work-tree >/dev/null 2>&1 ||
+    { echo "check_format: $repo is not a git checkout (the check reads its tracked files)" >&2; return 2; }
   # One clang-format call per 200 files; each file that differs is named by
   # its first "file:line:col: error:" line.
   bad="$(cd "$repo" && git ls-files -z '*.cc' '*.h' |
