@@ -134,86 +134,115 @@ absl::Status CompleteAnalysis(v1::AudioFrontEnd* spec) {
 
 }  // namespace
 
-absl::StatusOr<v1::AudioFrontEnd> AudioFrontEnd::Complete(v1::AudioFrontEnd spec) {
-  const int rate = spec.sample_rate();
+namespace {
+
+// sample_rate, clip_seconds, clip_policy, normalisation, trim_db (defaulted).
+absl::Status CompleteClip(v1::AudioFrontEnd* spec) {
+  const int rate = spec->sample_rate();
   if (rate < kMinSampleRate || rate > kMaxSampleRate) {
     return Invalid("sample_rate", absl::StrCat(rate, " Hz is outside [", kMinSampleRate, ", ",
                                                kMaxSampleRate, "]"));
   }
-  if (!(spec.clip_seconds() > 0) || !(spec.clip_seconds() <= kMaxClipSeconds)) {
-    return Invalid("clip_seconds",
-                   absl::StrCat(spec.clip_seconds(), " must be in (0, ", kMaxClipSeconds, "]"));
+  if (!(spec->clip_seconds() > 0) || !(spec->clip_seconds() <= AudioFrontEnd::kMaxClipSeconds)) {
+    return Invalid("clip_seconds", absl::StrCat(spec->clip_seconds(), " must be in (0, ",
+                                                AudioFrontEnd::kMaxClipSeconds, "]"));
   }
-  if (!v1::AudioFrontEnd::ClipPolicy_IsValid(spec.clip_policy())) {
-    return Invalid("clip_policy", absl::StrCat("unknown value ", spec.clip_policy()));
+  if (!v1::AudioFrontEnd::ClipPolicy_IsValid(spec->clip_policy())) {
+    return Invalid("clip_policy", absl::StrCat("unknown value ", spec->clip_policy()));
   }
-  if (!v1::AudioFrontEnd::Normalisation_IsValid(spec.normalisation())) {
-    return Invalid("normalisation", absl::StrCat("unknown value ", spec.normalisation()));
+  if (!v1::AudioFrontEnd::Normalisation_IsValid(spec->normalisation())) {
+    return Invalid("normalisation", absl::StrCat("unknown value ", spec->normalisation()));
   }
-  if (spec.trim_db() == 0) spec.set_trim_db(40);
-  if (!(spec.trim_db() > 0) || !std::isfinite(spec.trim_db())) {
-    return Invalid("trim_db", absl::StrCat(spec.trim_db(), " must be positive (decibels)"));
+  if (spec->trim_db() == 0) spec->set_trim_db(40);
+  if (!(spec->trim_db() > 0) || !std::isfinite(spec->trim_db())) {
+    return Invalid("trim_db", absl::StrCat(spec->trim_db(), " must be positive (decibels)"));
   }
-  if (spec.frame_length() < 2 || spec.frame_length() > kMaxFftLength) {
-    return Invalid("frame_length",
-                   absl::StrCat(spec.frame_length(), " must be in [2, ", kMaxFftLength, "]"));
+  return absl::OkStatus();
+}
+
+// frame_length, hop_length, fft_length (defaulted) and the clip's samples
+// against them; the samples of one clip.
+absl::StatusOr<int64_t> CompleteFraming(v1::AudioFrontEnd* spec) {
+  const int rate = spec->sample_rate();
+  if (spec->frame_length() < 2 || spec->frame_length() > AudioFrontEnd::kMaxFftLength) {
+    return Invalid("frame_length", absl::StrCat(spec->frame_length(), " must be in [2, ",
+                                                AudioFrontEnd::kMaxFftLength, "]"));
   }
-  if (spec.hop_length() < 1) {
-    return Invalid("hop_length", absl::StrCat(spec.hop_length(), " must be at least 1"));
+  if (spec->hop_length() < 1) {
+    return Invalid("hop_length", absl::StrCat(spec->hop_length(), " must be at least 1"));
   }
-  if (spec.fft_length() == 0) {
+  if (spec->fft_length() == 0) {
     int n = 2;
-    while (n < spec.frame_length()) n *= 2;
-    spec.set_fft_length(n);
+    while (n < spec->frame_length()) n *= 2;
+    spec->set_fft_length(n);
   }
-  if (spec.fft_length() < spec.frame_length() || spec.fft_length() > kMaxFftLength ||
-      spec.fft_length() % 2 != 0) {
-    return Invalid("fft_length",
-                   absl::StrCat(spec.fft_length(), " must be even, at least frame_length (",
-                                spec.frame_length(), ") and at most ", kMaxFftLength));
+  if (spec->fft_length() < spec->frame_length() ||
+      spec->fft_length() > AudioFrontEnd::kMaxFftLength || spec->fft_length() % 2 != 0) {
+    return Invalid(
+        "fft_length",
+        absl::StrCat(spec->fft_length(), " must be even, at least frame_length (",
+                     spec->frame_length(), ") and at most ", AudioFrontEnd::kMaxFftLength));
   }
-  const int64_t clip_samples = ClipSamples(spec);
-  if (clip_samples > kMaxClipSamples) {
+  const int64_t clip_samples = AudioFrontEnd::ClipSamples(*spec);
+  if (clip_samples > AudioFrontEnd::kMaxClipSamples) {
     return Invalid("clip_seconds",
-                   absl::StrCat(spec.clip_seconds(), " s at ", rate, " Hz is ", clip_samples,
-                                " samples, more than ", kMaxClipSamples));
+                   absl::StrCat(spec->clip_seconds(), " s at ", rate, " Hz is ", clip_samples,
+                                " samples, more than ", AudioFrontEnd::kMaxClipSamples));
   }
-  if (clip_samples < spec.frame_length()) {
+  if (clip_samples < spec->frame_length()) {
     return Invalid(
         "clip_seconds",
-        absl::StrCat(spec.clip_seconds(), " s at ", rate, " Hz is ", clip_samples,
-                     " samples, shorter than one frame (frame_length ", spec.frame_length(), ")"));
+        absl::StrCat(spec->clip_seconds(), " s at ", rate, " Hz is ", clip_samples,
+                     " samples, shorter than one frame (frame_length ", spec->frame_length(), ")"));
   }
-  if (!(spec.min_frequency() > 0) || !std::isfinite(spec.min_frequency())) {
-    return Invalid("min_frequency", absl::StrCat(spec.min_frequency(), " must be positive (Hz)"));
+  return clip_samples;
+}
+
+// min_frequency, bins_per_octave, frequency_bins below Nyquist,
+// compression_gain (defaulted), max_clip_seconds.
+absl::Status CompleteFrequencies(v1::AudioFrontEnd* spec) {
+  const int rate = spec->sample_rate();
+  if (!(spec->min_frequency() > 0) || !std::isfinite(spec->min_frequency())) {
+    return Invalid("min_frequency", absl::StrCat(spec->min_frequency(), " must be positive (Hz)"));
   }
   // At least one bin per octave: coarser bins reach past every spectrum and
   // their triangles' edges overflow the FFT bin index.
-  if (!(spec.bins_per_octave() >= 1) || !std::isfinite(spec.bins_per_octave())) {
-    return Invalid("bins_per_octave", absl::StrCat(spec.bins_per_octave(), " must be at least 1"));
+  if (!(spec->bins_per_octave() >= 1) || !std::isfinite(spec->bins_per_octave())) {
+    return Invalid("bins_per_octave", absl::StrCat(spec->bins_per_octave(), " must be at least 1"));
   }
-  if (spec.frequency_bins() < 1) {
-    return Invalid("frequency_bins", absl::StrCat(spec.frequency_bins(), " must be at least 1"));
+  if (spec->frequency_bins() < 1) {
+    return Invalid("frequency_bins", absl::StrCat(spec->frequency_bins(), " must be at least 1"));
   }
   const double highest =
-      spec.min_frequency() * std::exp2((spec.frequency_bins() - 1) / spec.bins_per_octave());
+      spec->min_frequency() * std::exp2((spec->frequency_bins() - 1) / spec->bins_per_octave());
   if (!(highest < rate / 2.0)) {
     return Invalid(
         "frequency_bins",
-        absl::StrCat(spec.frequency_bins(), " bins from ", spec.min_frequency(), " Hz at ",
-                     spec.bins_per_octave(), " per octave reach a centre of ", highest,
+        absl::StrCat(spec->frequency_bins(), " bins from ", spec->min_frequency(), " Hz at ",
+                     spec->bins_per_octave(), " per octave reach a centre of ", highest,
                      " Hz, at or above the Nyquist frequency ", rate / 2.0, " Hz"));
   }
-  if (spec.compression_gain() == 0) spec.set_compression_gain(1);
-  if (!(spec.compression_gain() > 0) || !(spec.compression_gain() <= kMaxCompressionGain)) {
-    return Invalid("compression_gain", absl::StrCat(spec.compression_gain(), " must be in (0, ",
-                                                    kMaxCompressionGain, "]"));
+  if (spec->compression_gain() == 0) spec->set_compression_gain(1);
+  if (!(spec->compression_gain() > 0) ||
+      !(spec->compression_gain() <= AudioFrontEnd::kMaxCompressionGain)) {
+    return Invalid("compression_gain", absl::StrCat(spec->compression_gain(), " must be in (0, ",
+                                                    AudioFrontEnd::kMaxCompressionGain, "]"));
   }
-  if (!(spec.max_clip_seconds() >= 0) || !(spec.max_clip_seconds() <= kMaxClipSeconds)) {
-    return Invalid("max_clip_seconds",
-                   absl::StrCat(spec.max_clip_seconds(), " must be in [0, ", kMaxClipSeconds,
-                                "] (0 means ", kDefaultMaxClipSeconds, " s)"));
+  if (!(spec->max_clip_seconds() >= 0) ||
+      !(spec->max_clip_seconds() <= AudioFrontEnd::kMaxClipSeconds)) {
+    return Invalid("max_clip_seconds", absl::StrCat(spec->max_clip_seconds(), " must be in [0, ",
+                                                    AudioFrontEnd::kMaxClipSeconds, "] (0 means ",
+                                                    AudioFrontEnd::kDefaultMaxClipSeconds, " s)"));
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<v1::AudioFrontEnd> AudioFrontEnd::Complete(v1::AudioFrontEnd spec) {
+  RETURN_IF_ERROR(CompleteClip(&spec));
+  ASSIGN_OR_RETURN(const int64_t clip_samples, CompleteFraming(&spec));
+  RETURN_IF_ERROR(CompleteFrequencies(&spec));
   const int64_t frames = 1 + (clip_samples - spec.frame_length()) / spec.hop_length();
   if (spec.frames() != 0 && spec.frames() != frames) {
     return Invalid("frames", absl::StrCat(spec.frames(), " disagrees with the ", frames,

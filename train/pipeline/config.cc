@@ -182,45 +182,49 @@ absl::Status ValidateLearner(v1::TrainConfig& c) {
   return absl::OkStatus();
 }
 
-}  // namespace
+// data.audio: a source, a front end, classification, the augmentation; the
+// encoder's input shape from the front end when the config leaves it empty.
+absl::Status ValidateAudioData(v1::TrainConfig& c) {
+  const auto& a = c.data().audio();
+  if (a.dir().empty() == a.manifest().empty()) {
+    return absl::InvalidArgumentError("data.audio must set exactly one of dir, manifest");
+  }
+  if (!a.has_front_end()) {
+    return absl::InvalidArgumentError(
+        "data.audio.front_end must be set (the model stores it and the server applies it)");
+  }
+  if (c.learner().task() == v1::TASK_REGRESSION) {
+    return absl::InvalidArgumentError(
+        "data.audio is classification only (labels from file names or the manifest): "
+        "learner.task must be TASK_CLASSIFICATION");
+  }
+  if (a.has_augmentation()) {
+    RETURN_IF_ERROR(
+        ValidateAudioAugmentation(a.augmentation(), a.front_end(), "data.audio.augmentation"));
+  }
+  // A spectrogram is an F × T × 1 image: an encoder that reads the input's
+  // shape (patch) gets it from the front end unless the config says.
+  if (c.encoder().input_shape().empty()) {
+    absl::StatusOr<v1::AudioFrontEnd> fe = audio::AudioFrontEnd::Complete(a.front_end());
+    if (!fe.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("data.audio.front_end: ", fe.status().message()));
+    }
+    for (int64_t side : {int64_t{fe->frequency_bins()}, int64_t{fe->frames()}, int64_t{1}}) {
+      c.mutable_encoder()->add_input_shape(side);
+    }
+  }
+  return absl::OkStatus();
+}
 
-absl::Status ValidateTrainConfig(v1::TrainConfig& c) {
+// data: one source is set, and the one set is well formed (defaults filled).
+absl::Status ValidateData(v1::TrainConfig& c) {
   if (c.data().source_case() == v1::DataConfig::SOURCE_NOT_SET) {
     return absl::InvalidArgumentError(
         "data must set one of idx, csv, fashion_mnist, xperm, torus, coulomb, audio, cifar; got "
         "none");
   }
-  if (c.data().has_audio()) {
-    const auto& a = c.data().audio();
-    if (a.dir().empty() == a.manifest().empty()) {
-      return absl::InvalidArgumentError("data.audio must set exactly one of dir, manifest");
-    }
-    if (!a.has_front_end()) {
-      return absl::InvalidArgumentError(
-          "data.audio.front_end must be set (the model stores it and the server applies it)");
-    }
-    if (c.learner().task() == v1::TASK_REGRESSION) {
-      return absl::InvalidArgumentError(
-          "data.audio is classification only (labels from file names or the manifest): "
-          "learner.task must be TASK_CLASSIFICATION");
-    }
-    if (a.has_augmentation()) {
-      RETURN_IF_ERROR(
-          ValidateAudioAugmentation(a.augmentation(), a.front_end(), "data.audio.augmentation"));
-    }
-    // A spectrogram is an F × T × 1 image: an encoder that reads the input's
-    // shape (patch) gets it from the front end unless the config says.
-    if (c.encoder().input_shape().empty()) {
-      absl::StatusOr<v1::AudioFrontEnd> fe = audio::AudioFrontEnd::Complete(a.front_end());
-      if (!fe.ok()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("data.audio.front_end: ", fe.status().message()));
-      }
-      for (int64_t side : {int64_t{fe->frequency_bins()}, int64_t{fe->frames()}, int64_t{1}}) {
-        c.mutable_encoder()->add_input_shape(side);
-      }
-    }
-  }
+  if (c.data().has_audio()) RETURN_IF_ERROR(ValidateAudioData(c));
   if (c.data().has_fashion_mnist() && c.data().fashion_mnist().dir().empty()) {
     c.mutable_data()->mutable_fashion_mnist()->set_dir("/usr/share/datasets/fashion-mnist");
   }
@@ -245,6 +249,28 @@ absl::Status ValidateTrainConfig(v1::TrainConfig& c) {
     RETURN_IF_ERROR(CheckFieldRange("data.coulomb.max_atoms", q.max_atoms(), 2, 64));
     RETURN_IF_ERROR(CheckFieldRange("data.coulomb.noise_stddev", q.noise_stddev(), 0, 1e12));
   }
+  return absl::OkStatus();
+}
+
+// certificate: its defaults filled, its group (when set) one the factory makes.
+absl::Status ValidateCertificate(v1::TrainConfig& c) {
+  if (c.certificate().num_points() == 0) c.mutable_certificate()->set_num_points(200);
+  if (c.certificate().num_group_elements() == 0) {
+    c.mutable_certificate()->set_num_group_elements(32);
+  }
+  if (c.certificate().has_group()) {
+    absl::Status group = MakeGroupDistribution(c.certificate().group()).status();
+    if (!group.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("certificate.", group.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateTrainConfig(v1::TrainConfig& c) {
+  RETURN_IF_ERROR(ValidateData(c));
   const auto& s = c.split();
   for (auto [name, v] : {std::pair<const char*, int64_t>{"split.train", s.train()},
                          {"split.validation", s.validation()},
@@ -272,16 +298,7 @@ absl::Status ValidateTrainConfig(v1::TrainConfig& c) {
         CheckFieldRange("second_layer.num_features", c.second_layer().num_features(), 1, 1e6));
     RETURN_IF_ERROR(CheckFieldPositive("second_layer.sigma", c.second_layer().sigma()));
   }
-  if (c.certificate().num_points() == 0) c.mutable_certificate()->set_num_points(200);
-  if (c.certificate().num_group_elements() == 0) {
-    c.mutable_certificate()->set_num_group_elements(32);
-  }
-  if (c.certificate().has_group()) {
-    absl::Status group = MakeGroupDistribution(c.certificate().group()).status();
-    if (!group.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("certificate.", group.message()));
-    }
-  }
+  RETURN_IF_ERROR(ValidateCertificate(c));
   if (c.block_rows() == 0) c.set_block_rows(4096);
   RETURN_IF_ERROR(CheckFieldRange("block_rows", c.block_rows(), 1, 1 << 20));
   return absl::OkStatus();
