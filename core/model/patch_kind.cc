@@ -307,20 +307,11 @@ absl::StatusOr<PatchOptions> PatchOptionsOf(const v1::EncoderSpec& spec, int64_t
   return o;
 }
 
-absl::Status ValidatePatchConfig(v1::EncoderSpec& e) {
-  v1::PatchParams& p = *e.mutable_patch();
-  if (p.stride() == 0) p.set_stride(1);
-  if (p.pool_grid() == 0) p.set_pool_grid(2);
-  ASSIGN_OR_RETURN(PatchGeometry g, PatchGeometryOf(e, 0));
-  RETURN_IF_ERROR(CheckFieldRange("encoder.patch.num_templates", p.num_templates(), 1, 1e6));
-  RETURN_IF_ERROR(CheckBankDtype(e));
-  if (p.tempo_factors_size() > 0) {
-    RETURN_IF_ERROR(CheckTempoFactors(e));
-    p.set_num_group_elements(p.tempo_factors_size());
-  } else {
-    RETURN_IF_ERROR(
-        CheckGroupElements(e, "encoder.patch.num_group_elements", p.num_group_elements()));
-  }
+namespace {
+
+// response (default THRESHOLD) and the parameter it reads (sigma, range or
+// threshold, defaulted).
+absl::Status CheckPatchResponse(v1::PatchParams& p) {
   if (p.response() == v1::PatchParams::RESPONSE_UNSPECIFIED) {
     p.set_response(v1::PatchParams::RESPONSE_THRESHOLD);
   }
@@ -342,6 +333,12 @@ absl::Status ValidatePatchConfig(v1::EncoderSpec& e) {
       }
       break;
   }
+  return absl::OkStatus();
+}
+
+// template_kind (default GAUSSIAN for RESPONSE_FOURIER, else DATA), its sigma,
+// and kmeans_iterations (TEMPLATE_DATA only).
+absl::Status CheckPatchTemplates(v1::PatchParams& p) {
   if (p.template_kind() == v1::TEMPLATE_KIND_UNSPECIFIED) {
     p.set_template_kind(p.response() == v1::PatchParams::RESPONSE_FOURIER ? v1::TEMPLATE_GAUSSIAN
                                                                           : v1::TEMPLATE_DATA);
@@ -367,6 +364,12 @@ absl::Status ValidatePatchConfig(v1::EncoderSpec& e) {
   }
   RETURN_IF_ERROR(
       CheckFieldRange("encoder.patch.kmeans_iterations", p.kmeans_iterations(), 0, 1000));
+  return absl::OkStatus();
+}
+
+// The whitening and contrast epsilons (defaulted) and the sampled patches the
+// statistics hold in memory.
+absl::Status CheckPatchStatistics(v1::PatchParams& p, const PatchGeometry& g) {
   if (p.contrast_epsilon() == 0) p.set_contrast_epsilon(1e-3);
   RETURN_IF_ERROR(CheckFieldPositive("encoder.patch.contrast_epsilon", p.contrast_epsilon()));
   if (p.whitening_epsilon() == 0) p.set_whitening_epsilon(0.1);
@@ -383,6 +386,28 @@ absl::Status ValidatePatchConfig(v1::EncoderSpec& e) {
                      kMaxStatisticsValues, " values (", kMaxStatisticsValues * 4 / (1 << 30),
                      " GiB of floats), got ", p.statistics_patches(), " × ", g.patch_dim()));
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidatePatchConfig(v1::EncoderSpec& e) {
+  v1::PatchParams& p = *e.mutable_patch();
+  if (p.stride() == 0) p.set_stride(1);
+  if (p.pool_grid() == 0) p.set_pool_grid(2);
+  ASSIGN_OR_RETURN(PatchGeometry g, PatchGeometryOf(e, 0));
+  RETURN_IF_ERROR(CheckFieldRange("encoder.patch.num_templates", p.num_templates(), 1, 1e6));
+  RETURN_IF_ERROR(CheckBankDtype(e));
+  if (p.tempo_factors_size() > 0) {
+    RETURN_IF_ERROR(CheckTempoFactors(e));
+    p.set_num_group_elements(p.tempo_factors_size());
+  } else {
+    RETURN_IF_ERROR(
+        CheckGroupElements(e, "encoder.patch.num_group_elements", p.num_group_elements()));
+  }
+  RETURN_IF_ERROR(CheckPatchResponse(p));
+  RETURN_IF_ERROR(CheckPatchTemplates(p));
+  RETURN_IF_ERROR(CheckPatchStatistics(p, g));
   if (p.has_image_group()) {
     std::unique_ptr<GroupDistribution> q;
     RETURN_IF_ERROR(ImageGroupElements(e, g, q).status());
