@@ -49,12 +49,20 @@ asan() {
     ctest --test-dir build-asan --output-on-failure -j2 -E 'client_package|SpokenVoicesTest' --timeout 600
 }
 
+# clang 14's TSan loses a signal another thread sends to a thread that is
+# about to poll(2): its handler never runs (a 25-line program with none of
+# our code, a handler writing to a pipe and a main thread polling it, hung in
+# 32 of 200 runs under -fsanitize=thread and 0 of 500 without). The one test
+# that is that case hung CI for its 600 s; it runs in the release and ASan
+# builds, and the other SignalWaiter tests run here (0 hangs in 150 runs).
+TSAN_EXCLUDED='SignalWaiterTest\.ASignalFromAnotherThreadWakesABlockedWait'
+
 tsan() {
   configure build-tsan thread
   cmake --build build-tsan -j2 --target "${TSAN_TARGETS[@]}"
   TSAN_OPTIONS=suppressions=$SUPP/tsan.supp:halt_on_error=1:second_deadlock_stack=1:print_suppressions=0 \
-    ctest --test-dir build-tsan --output-on-failure -j2 -E '_NOT_BUILT$|client_package' -LE 'python|cli|deploy|fuzz|link' \
-    --timeout 600
+    ctest --test-dir build-tsan --output-on-failure -j2 -E "_NOT_BUILT\$|client_package|$TSAN_EXCLUDED" \
+    -LE 'python|cli|deploy|fuzz|link' --timeout 600
 }
 
 fuzz() {
