@@ -21,6 +21,7 @@ BUILD_PKGS=(
   libgtest-dev libgmock-dev libbenchmark-dev rapidjson-dev
   libsndfile1-dev libsoxr-dev  # core/audio: WAV decoding, resampling
   libkissfft-dev  # core/audio's FFTs (BSD-3-Clause; also bench/audio's FFT correlation)
+  libturbojpeg0-dev libspng-dev  # core/image: JPEG (TurboJPEG's API) and PNG decoding, no longjmp
 )
 # FFTW (GPL-2.0-or-later) is linked only by the opt-in -DINVARIANT_FFT=FFTW
 # build and by the tests and bench that run core/audio on both FFT libraries
@@ -36,12 +37,14 @@ TEST_PKGS=(
   podman runc debootstrap uidmap python3-grpcio python3-grpc-tools python3-numpy python3-protobuf python3-pytest python3-venv python3-pip python3-setuptools python3-wheel
   libevent-dev libevhtp-dev wrk  # research/http_frontends: the other HTTP front ends, the load
   espeak-ng sox  # tests speak their own digits; research/repro/spoken_digits.sh shifts a voice's pitch
+  python3-pil  # tests/python/test_image_reference.py: Pillow, the reference for decoding and resizing
   chromium  # model_page_browser_test opens the model page (report.html) in headless Chromium
 )
 RUNTIME_PKGS=(
   libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 libopenblas0-pthread
   libprometheus-cpp-core1.0 libcurl4 zlib1g ca-certificates
   libsndfile1 libsoxr0 libkissfft-float131  # KissFFT: the default build links no FFTW
+  libturbojpeg0 libspng0
 )
 
 case "${1:-}" in

@@ -79,6 +79,9 @@ ABSL_FLAG(int64_t, grpc_memory_quota_bytes, kDefaults.grpc_memory_quota_bytes,
 ABSL_FLAG(double, max_audio_clip_seconds, kDefaults.max_audio_clip_seconds,
           "Longest sound clip accepted by a model of sound, in seconds of audio (a model's own "
           "max_clip_seconds may be smaller).");
+ABSL_FLAG(int64_t, max_image_pixels, kDefaults.max_image_pixels,
+          "Most pixels (width x height, read from the header before decoding) an image file sent "
+          "to a model of images may declare (a model's own max_pixels may be smaller).");
 ABSL_FLAG(int64_t, max_inflight_bytes, kDefaults.max_inflight_bytes,
           "Admission: bytes all requests in flight may hold (their rows, outputs and encoded "
           "answers, estimated before any work); over it RESOURCE_EXHAUSTED / HTTP 429. 0 = no "
@@ -88,8 +91,11 @@ ABSL_FLAG(int64_t, max_connection_inflight_bytes, kDefaults.max_connection_infli
 ABSL_FLAG(int64_t, max_decode_audio_seconds, kDefaults.max_decode_audio_seconds,
           "Admission: seconds of audio queued for or in decoding, all requests (a clip costs its "
           "length plus the model's clip_seconds). 0 = no limit.");
+ABSL_FLAG(int64_t, max_decode_image_pixels, kDefaults.max_decode_image_pixels,
+          "Admission: pixels that image files declare, queued for or in decoding, all requests. "
+          "0 = no limit.");
 ABSL_FLAG(int, decode_threads, kDefaults.decode_threads,
-          "Threads that decode sound clips (never gRPC's or HTTP's own threads).");
+          "Threads that decode sound clips and image files (never gRPC's or HTTP's own threads).");
 ABSL_FLAG(int64_t, http_max_response_bytes, kDefaults.http_max_response_bytes,
           "Largest REST infer answer, encoded (JSON numbers count 16 bytes); a larger one is "
           "refused before any work (ask for binary outputs). 0 = no limit.");
@@ -188,9 +194,11 @@ ServerOptions OptionsFromFlags() {
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   options.grpc_memory_quota_bytes = absl::GetFlag(FLAGS_grpc_memory_quota_bytes);
   options.max_audio_clip_seconds = absl::GetFlag(FLAGS_max_audio_clip_seconds);
+  options.max_image_pixels = absl::GetFlag(FLAGS_max_image_pixels);
   options.max_inflight_bytes = absl::GetFlag(FLAGS_max_inflight_bytes);
   options.max_connection_inflight_bytes = absl::GetFlag(FLAGS_max_connection_inflight_bytes);
   options.max_decode_audio_seconds = absl::GetFlag(FLAGS_max_decode_audio_seconds);
+  options.max_decode_image_pixels = absl::GetFlag(FLAGS_max_decode_image_pixels);
   options.decode_threads = absl::GetFlag(FLAGS_decode_threads);
   options.http_max_response_bytes = absl::GetFlag(FLAGS_http_max_response_bytes);
   options.http_max_inflight_answer_bytes = absl::GetFlag(FLAGS_http_max_inflight_answer_bytes);

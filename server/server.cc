@@ -79,6 +79,7 @@ void Server::BuildAdmission() {
   memory_budget_ =
       std::make_unique<InflightBudget>(MemoryBudgetOptionsFor(options_, metrics_.get()));
   audio_budget_ = std::make_unique<InflightBudget>(AudioBudgetOptionsFor(options_, metrics_.get()));
+  image_budget_ = std::make_unique<InflightBudget>(ImageBudgetOptionsFor(options_, metrics_.get()));
   // Decoding yields the CPU to gRPC's and the HTTP server's threads (nice
   // +10): a flood of large clips cannot delay health and small calls.
   decoders_ = std::make_unique<WorkerQueue>(options_.decode_threads, options_.testonly_start_paused,
@@ -91,8 +92,10 @@ void Server::BuildHandlers() {
   // INVALID_ARGUMENT (not the retryable RESOURCE_EXHAUSTED).
   handler_ = std::make_unique<FeatureHandler>(
       registry_.get(), batcher_.get(), std::min(options_.max_request_rows, options_.max_queue_rows),
-      options_.max_message_bytes, options_.max_audio_clip_seconds,
-      HandlerAdmissionFor(memory_budget_.get(), audio_budget_.get(), decoders_.get(), metrics),
+      options_.max_message_bytes,
+      InputLimits{options_.max_audio_clip_seconds, options_.max_image_pixels},
+      HandlerAdmissionFor(memory_budget_.get(), audio_budget_.get(), image_budget_.get(),
+                          decoders_.get(), metrics),
       HandlerObserversFor(metrics));
   inference_handler_ = std::make_unique<InferenceHandler>(
       registry_.get(), handler_.get(), INVARIANT_VERSION,
@@ -228,7 +231,10 @@ void Server::TrimLoop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!shutting_down_) {
     if (cv_.wait_for(lock, std::chrono::seconds(1), [this] { return shutting_down_; })) break;
-    if (memory_budget_->in_flight() > 0 || audio_budget_->in_flight() > 0) continue;
+    if (memory_budget_->in_flight() > 0 || audio_budget_->in_flight() > 0 ||
+        image_budget_->in_flight() > 0) {
+      continue;
+    }
     const int64_t resident = ResidentBytes();
     floor = std::min(floor, resident);
     if (resident < floor + kGrowthBytes) continue;

@@ -110,6 +110,7 @@ class Server {
   std::unique_ptr<Batcher> batcher_;
   std::unique_ptr<InflightBudget> memory_budget_;
   std::unique_ptr<InflightBudget> audio_budget_;
+  std::unique_ptr<InflightBudget> image_budget_;
   std::unique_ptr<WorkerQueue> decoders_;
   std::unique_ptr<FeatureHandler> handler_;
   std::unique_ptr<FeatureServiceImpl> feature_service_;

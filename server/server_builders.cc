@@ -118,11 +118,25 @@ InflightBudgetOptions AudioBudgetOptionsFor(const ServerOptions& options, Server
   return audio;
 }
 
+InflightBudgetOptions ImageBudgetOptionsFor(const ServerOptions& options, ServerMetrics* metrics) {
+  InflightBudgetOptions images;
+  images.name = "max_decode_image_pixels";
+  images.unit = "pixels";
+  images.limit = options.max_decode_image_pixels;
+  // One connection may hold half of the decoding queue.
+  images.per_key_limit = std::max<int64_t>(1, options.max_decode_image_pixels / 2);
+  images.on_refused = [metrics](const char* reason) { metrics->AdmissionRefused("image", reason); };
+  images.on_change = [metrics](int64_t pixels) { metrics->Inflight("image", pixels); };
+  return images;
+}
+
 HandlerAdmission HandlerAdmissionFor(InflightBudget* memory, InflightBudget* audio,
-                                     WorkerQueue* decoders, ServerMetrics* metrics) {
+                                     InflightBudget* images, WorkerQueue* decoders,
+                                     ServerMetrics* metrics) {
   HandlerAdmission admission;
   admission.memory = memory;
   admission.audio = audio;
+  admission.images = images;
   admission.decoders = decoders;
   admission.on_abandoned = [metrics](const char* stage, const absl::Status& status) {
     metrics->Abandoned(stage, status);

@@ -45,15 +45,18 @@ BatcherOptions BatcherOptionsFor(const ServerOptions& options, ServerMetrics* me
 
 // The memory budget ("max_inflight_bytes"; one connection's share
 // max_connection_inflight_bytes) and the audio budget
-// ("max_decode_audio_seconds"; one connection may hold half of it).
+// ("max_decode_audio_seconds"; one connection may hold half of it) and the
+// image budget ("max_decode_image_pixels"; likewise).
 InflightBudgetOptions MemoryBudgetOptionsFor(const ServerOptions& options, ServerMetrics* metrics);
 InflightBudgetOptions AudioBudgetOptionsFor(const ServerOptions& options, ServerMetrics* metrics);
+InflightBudgetOptions ImageBudgetOptionsFor(const ServerOptions& options, ServerMetrics* metrics);
 // How much lower the clip decoders' CPU priority is than the transport's.
 inline constexpr int kDecoderNice = 10;
 // The handler's admission over the budgets and decoders (which must outlive
 // it); abandoned decodings recorded in `metrics`.
 HandlerAdmission HandlerAdmissionFor(InflightBudget* memory, InflightBudget* audio,
-                                     WorkerQueue* decoders, ServerMetrics* metrics);
+                                     InflightBudget* images, WorkerQueue* decoders,
+                                     ServerMetrics* metrics);
 // Every request's outcome, decoding and writing time, into `metrics`.
 HandlerObservers HandlerObserversFor(ServerMetrics* metrics);
 

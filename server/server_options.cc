@@ -107,6 +107,10 @@ absl::Status CheckClipsAndWarmup(const ServerOptions& o) {
         absl::StrCat("max_audio_clip_seconds: expected seconds in (0, 86400], received ",
                      o.max_audio_clip_seconds));
   }
+  if (o.max_image_pixels < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_image_pixels: expected at least 1 pixel, received ", o.max_image_pixels));
+  }
   if (o.warmup_rows < 0 || o.warmup_rows > o.max_request_rows) {
     return absl::InvalidArgumentError(absl::StrCat("warmup_rows: expected 0..max_request_rows (",
                                                    o.max_request_rows, "), received ",
@@ -142,14 +146,15 @@ absl::Status CheckGrpcMemoryQuota(const ServerOptions& o) {
 // The admission budgets (server/admission/) and the clip decoders.
 absl::Status CheckAdmission(const ServerOptions& o) {
   if (o.max_inflight_bytes < 0 || o.max_connection_inflight_bytes < 0 ||
-      o.max_decode_audio_seconds < 0 || o.http_max_response_bytes < 0 || o.decode_threads < 1 ||
-      o.decode_threads > 256) {
+      o.max_decode_audio_seconds < 0 || o.max_decode_image_pixels < 0 ||
+      o.http_max_response_bytes < 0 || o.decode_threads < 1 || o.decode_threads > 256) {
     return absl::InvalidArgumentError(absl::StrCat(
         "max_inflight_bytes, max_connection_inflight_bytes, max_decode_audio_seconds, "
-        "http_max_response_bytes, decode_threads: expected >= 0 (0 = no limit) and decode_threads "
-        "in 1..256, received ",
+        "max_decode_image_pixels, http_max_response_bytes, decode_threads: expected >= 0 (0 = no "
+        "limit) and decode_threads in 1..256, received ",
         o.max_inflight_bytes, ", ", o.max_connection_inflight_bytes, ", ",
-        o.max_decode_audio_seconds, ", ", o.http_max_response_bytes, ", ", o.decode_threads));
+        o.max_decode_audio_seconds, ", ", o.max_decode_image_pixels, ", ",
+        o.http_max_response_bytes, ", ", o.decode_threads));
   }
   return absl::OkStatus();
 }

@@ -77,6 +77,7 @@ struct ServerOptions {
   double http_body_timeout_seconds = 30;    // the whole body, in all; also each answer's write
   int64_t warmup_rows = 8;             // rows a new version answers before it is ready; 0 = off
   double max_audio_clip_seconds = 30;  // longest clip a model of sound is sent (and the model's)
+  int64_t max_image_pixels = 50'000'000;  // most pixels an image file may declare (and the model's)
   // Admission by cost (server/admission/, feature_handler.h): bytes requests
   // hold from admission to their answer (rows, outputs, encoded answer), all
   // calls; one connection's share; seconds of audio queued for or in
@@ -85,6 +86,8 @@ struct ServerOptions {
   int64_t max_inflight_bytes = int64_t{512} << 20;
   int64_t max_connection_inflight_bytes = int64_t{256} << 20;
   int64_t max_decode_audio_seconds = 3600;
+  // Pixels image files declare, queued for or in decoding, all requests.
+  int64_t max_decode_image_pixels = 200'000'000;
   int decode_threads = 1;
   int64_t http_max_response_bytes = 64 << 20;  // one REST answer, encoded; 0 = no limit
 };

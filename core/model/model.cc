@@ -50,6 +50,32 @@ absl::StatusOr<std::shared_ptr<const audio::AudioFrontEnd>> MakeAudioFrontEnd(
   return std::shared_ptr<const audio::AudioFrontEnd>(std::move(front_end));
 }
 
+// The front end of manifest.image, checked against the manifest's shapes.
+absl::StatusOr<std::shared_ptr<const image::ImageFrontEnd>> MakeImageFrontEnd(
+    const v1::Manifest& manifest) {
+  if (manifest.has_audio()) {
+    return absl::InvalidArgumentError(
+        "manifest.image: expected a model of images or of sound, received both image and audio");
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<const image::ImageFrontEnd> front_end,
+                   image::ImageFrontEnd::Create(manifest.image()));
+  const v1::ImageFrontEnd& spec = front_end->spec();
+  if (manifest.input_dim() != front_end->output_dim()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "manifest.input_dim: expected image.height · image.width · image.channels = ",
+        front_end->output_dim(), ", received ", manifest.input_dim()));
+  }
+  const auto& shape = manifest.encoder().input_shape();
+  if (!shape.empty() && (shape.size() != 3 || shape[0] != spec.height() ||
+                         shape[1] != spec.width() || shape[2] != spec.channels())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "manifest.encoder.input_shape: expected [image.height, image.width, image.channels] = [",
+        spec.height(), ", ", spec.width(), ", ", spec.channels(),
+        "] for a model of images, received [", absl::StrJoin(shape, ", "), "]"));
+  }
+  return std::shared_ptr<const image::ImageFrontEnd>(std::move(front_end));
+}
+
 // encoder.input_shape, when given, is the shape of one input row: every
 // size at least 1 and their product input_dim (checked without overflow), so
 // a request shaped by it holds exactly input_dim values a row.
@@ -109,6 +135,9 @@ absl::StatusOr<std::shared_ptr<const Model>> Model::Assemble(v1::Manifest manife
   auto model = std::shared_ptr<Model>(new Model());
   if (manifest.has_audio()) {
     ASSIGN_OR_RETURN(model->audio_front_end_, MakeAudioFrontEnd(manifest));
+  }
+  if (manifest.has_image()) {
+    ASSIGN_OR_RETURN(model->image_front_end_, MakeImageFrontEnd(manifest));
   }
   if (manifest.has_head()) {
     auto w = tensors.f32.find(kHeadWeightsTensor);

@@ -11,6 +11,8 @@
 // A model of sound (manifest.audio set) also holds its audio front end
 // (core/audio/front_end.h), which turns a clip into the row the encoder
 // takes; the caller applies it (the server, in its handler, before batching).
+// A model of images sent as files (manifest.image set) holds its image front
+// end (core/image/front_end.h) the same way.
 #ifndef INVARIANT_CORE_MODEL_MODEL_H_
 #define INVARIANT_CORE_MODEL_MODEL_H_
 
@@ -25,6 +27,7 @@
 #include "core/audio/front_end.h"
 #include "core/base/tensor.h"
 #include "core/encoders/encoder.h"
+#include "core/image/front_end.h"
 #include "core/model/repository.h"
 #include "core/rls/linear_model.h"
 #include "invariant/v1/bundle.pb.h"
@@ -59,7 +62,9 @@ class Model {
   // manifest.audio: the spec must be complete (AudioFrontEnd::Complete leaves
   // it unchanged), input_dim must be frequency_bins · frames and
   // encoder.input_shape [frequency_bins, frames, 1]; INVALID_ARGUMENT
-  // "audio: ..." / naming the field otherwise.
+  // "audio: ..." / naming the field otherwise. With manifest.image (not with
+  // audio): a valid spec, input_dim height · width · channels and
+  // encoder.input_shape, when given, [height, width, channels].
   static absl::StatusOr<std::shared_ptr<const Model>> Assemble(v1::Manifest manifest,
                                                                ModelTensors tensors);
 
@@ -87,6 +92,8 @@ class Model {
   const ModelTensors& tensors() const { return tensors_; }
   // The audio front end of a model of sound (manifest.audio set); nullptr otherwise.
   const audio::AudioFrontEnd* audio_front_end() const { return audio_front_end_.get(); }
+  // The image front end of a model of image files (manifest.image set); nullptr otherwise.
+  const image::ImageFrontEnd* image_front_end() const { return image_front_end_.get(); }
 
   // x: n × input_dim → features: n × feature_dim. Thread-safe.
   void Featurize(int64_t n, const float* x, float* features) const;
@@ -109,6 +116,7 @@ class Model {
   std::shared_ptr<const Encoder> featurizer_;
   LinearModel head_;  // feature_dim × T and 1 × T, empty without a head
   std::shared_ptr<const audio::AudioFrontEnd> audio_front_end_;  // null unless manifest.audio
+  std::shared_ptr<const image::ImageFrontEnd> image_front_end_;  // null unless manifest.image
 };
 
 }  // namespace invariant

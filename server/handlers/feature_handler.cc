@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "core/base/status_macros.h"
 #include "core/rls/linear_model.h"
@@ -125,11 +126,29 @@ void FeatureHandler::Run(std::shared_ptr<const InferRequest> request,
                          const CallContext& call) const {
   const InferFieldNames& names = request->fields;
   const int64_t clips = static_cast<int64_t>(request->clips.size());
-  if (clips > 0 && request->has_rows()) {
-    const bool has_raw = !request->raw_values.empty();
+  const int64_t images = static_cast<int64_t>(request->images.size());
+  if ((clips > 0) + (images > 0) + request->has_rows() > 1) {
+    std::vector<std::string> sent;
+    if (request->has_rows()) sent.push_back(request->raw_values.empty() ? "values" : "raw_values");
+    if (clips > 0) sent.push_back(absl::StrCat(clips, " clips"));
+    if (images > 0) sent.push_back(absl::StrCat(images, " images"));
+    return done(absl::InvalidArgumentError(
+        absl::StrCat(names.inputs, ": expected exactly one of values, raw_values, clips or images, "
+                     "received ", absl::StrJoin(sent, " and "))));
+  }
+  if (handle.servable->image_front_end() != nullptr) {
+    return RunImages(std::move(request), handle, std::move(method), deadline, std::move(done),
+                     cancel, call);
+  }
+  if (images > 0) {
     return done(absl::InvalidArgumentError(absl::StrCat(
-        names.inputs, ": expected exactly one of values, raw_values or clips, received ", clips,
-        " clips and ", has_raw ? "raw_values" : "values")));
+        names.images, ": expected ",
+        handle.servable->audio_front_end() != nullptr
+            ? absl::StrCat("clips in ", names.clips, " (the model is a model of sound)")
+            : absl::StrCat("rows of input_dim=", handle.servable->input_dim(), " floats in ",
+                           names.values, " or ", names.raw_values),
+        ": the model has no image front end, so it takes no image files; received ", images,
+        " images")));
   }
   if (handle.servable->audio_front_end() == nullptr) {
     return RunRows(std::move(request), handle, std::move(method), deadline, std::move(done), cancel,
@@ -169,23 +188,36 @@ void FeatureHandler::RunRows(std::shared_ptr<const InferRequest> request,
          std::move(method), *std::move(memory), deadline, std::move(done), cancel);
 }
 
-absl::Status FeatureHandler::CheckClipCount(const InferRequest& request, const Model& model) const {
-  const InferFieldNames& names = request.fields;
-  const int64_t clips = static_cast<int64_t>(request.clips.size());
-  if (clips > max_request_rows_) return absl::OkStatus();  // PlanClipBatch refuses them
-  // Before any clip is decoded: the response, and the rows the clips become.
+absl::Status FeatureHandler::CheckDecodedCount(const InferRequest& request, const Model& model,
+                                               int64_t count, const std::string& field) const {
+  if (count > max_request_rows_) return absl::OkStatus();  // the batch planners refuse them
+  // Before any input is decoded: the response, and the rows the inputs become.
   if (request.response_bytes_per_row > 0) {
-    RETURN_IF_ERROR(CheckResponseSize(clips, request.response_bytes_per_row, names.inputs));
+    RETURN_IF_ERROR(CheckResponseSize(count, request.response_bytes_per_row, request.fields.inputs));
   }
   const int64_t row_bytes = static_cast<int64_t>(sizeof(float)) * model.input_dim();
-  const int64_t max_clips = max_response_bytes_ / std::max<int64_t>(1, row_bytes);
-  if (clips > max_clips) {
+  const int64_t max_count = max_response_bytes_ / std::max<int64_t>(1, row_bytes);
+  if (count > max_count) {
     return absl::InvalidArgumentError(absl::StrCat(
-        names.clips, ": expected at most ", max_clips, " clips so that their rows (", row_bytes,
-        " bytes each after the audio front end) fit max_message_bytes=", max_response_bytes_,
-        ", received ", clips));
+        field, ": expected at most ", max_count, " inputs so that their rows (", row_bytes,
+        " bytes each after the model's front end) fit max_message_bytes=", max_response_bytes_,
+        ", received ", count));
   }
   return absl::OkStatus();
+}
+
+std::function<absl::Status()> FeatureHandler::KeepGoing(const std::shared_ptr<CancelToken>& cancel,
+                                                        absl::Time deadline, const char* inputs) {
+  return [cancel, deadline, inputs]() -> absl::Status {
+    if (cancel != nullptr) {
+      if (absl::Status reason = cancel->reason(); !reason.ok()) return reason;
+    }
+    if (absl::Now() >= deadline) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "deadline expired while the request's ", inputs, " waited to be decoded or were decoded"));
+    }
+    return absl::OkStatus();
+  };
 }
 
 void FeatureHandler::RunClips(std::shared_ptr<const InferRequest> request,
@@ -203,7 +235,9 @@ void FeatureHandler::RunClips(std::shared_ptr<const InferRequest> request,
                      " (the model is a model of sound: its rows of input_dim=", model.input_dim(),
                      " come from its audio front end), received rows")));
   }
-  if (absl::Status s = CheckClipCount(*request, model); !s.ok()) return done(s);
+  if (absl::Status s = CheckDecodedCount(*request, model, clips, names.clips); !s.ok()) {
+    return done(s);
+  }
   const double max_clip_seconds = EffectiveMaxClipSeconds(*front_end, max_audio_clip_seconds_);
   const auto ask_less = [front_end] {
     return absl::StrCat(
@@ -248,16 +282,7 @@ void FeatureHandler::DecodeClipsAndSubmit(
     std::shared_ptr<Lease> memory, const std::shared_ptr<Lease>& audio_lease, absl::Time deadline,
     DoneFn done, const std::shared_ptr<CancelToken>& cancel, double max_clip_seconds) const {
   const audio::AudioFrontEnd& front = *handle.servable->audio_front_end();
-  auto keep_going = [&]() -> absl::Status {
-    if (cancel != nullptr) {
-      if (absl::Status reason = cancel->reason(); !reason.ok()) return reason;
-    }
-    if (absl::Now() >= deadline) {
-      return absl::DeadlineExceededError(
-          "deadline expired while the request's clips waited to be decoded or were decoded");
-    }
-    return absl::OkStatus();
-  };
+  const std::function<absl::Status()> keep_going = KeepGoing(cancel, deadline, "clips");
   const Clock::time_point decode_start = Clock::now();
   std::vector<audio::ClipSpeech> speech;
   absl::StatusOr<DecodedRows> rows =
@@ -468,7 +493,7 @@ absl::Status FeatureHandler::GetModelMetadata(const v1::GetModelMetadataRequest&
       Resolve(InferRequestOfV1(request.model(), v1::InputBatch::default_instance()));
   if (!handle.ok()) return handle.status();
   FillModelMetadata(handle->name, handle->version, *handle->servable, response,
-                    max_audio_clip_seconds_);
+                    max_audio_clip_seconds_, max_image_pixels_);
   return absl::OkStatus();
 }
 

@@ -30,7 +30,11 @@
 // `max_audio_clip_seconds` are refused there. They are then decoded and put
 // through the front end (audio_clips.h) on the admission's clip-decoding
 // workers, never on the calling (transport) thread, and the rows go to the
-// batcher from there.
+// batcher from there. Models of image files (Model::image_front_end() set)
+// take images and nothing else, the same way: each file's header is read
+// on the calling thread (its declared pixels held to the smaller of the
+// model's max_pixels and `max_image_pixels`, image_files.h) and the files
+// are decoded and put through the image front end on the decoding workers.
 //
 // Admission by cost, before any heavy work (HandlerAdmission; every budget
 // may be absent):
@@ -41,7 +45,11 @@
 //     call's peer (one connection's share);
 //   * audio: a request of clips leases the seconds of audio it will decode
 //     (PlanClipBatch: its clips' lengths plus the front end's clip_seconds
-//     per clip) until its decoding ends.
+//     per clip) until its decoding ends;
+//   * images: a request of image files leases the pixels its files declare
+//     (HandlerAdmission::images) and, from the memory budget, the bytes
+//     decoding its largest file holds (ImageBatchCost::peak_bytes), both
+//     priced from the headers and held until its decoding ends.
 // Over a budget: RESOURCE_EXHAUSTED ("retry later"), or INVALID_ARGUMENT
 // naming the field when the request alone exceeds the budget.
 //
@@ -69,6 +77,7 @@
 #include "server/batching/batcher.h"
 #include "server/handlers/audio_clips.h"
 #include "server/handlers/handler_observers.h"
+#include "server/handlers/image_files.h"
 #include "server/handlers/infer_request.h"
 #include "server/handlers/model_metadata.h"
 
@@ -108,10 +117,17 @@ struct CallContext {
 struct HandlerAdmission {
   InflightBudget* memory = nullptr;  // bytes, from admission to the answer
   InflightBudget* audio = nullptr;   // seconds of audio, queued for or in decoding
+  InflightBudget* images = nullptr;  // declared pixels of images, queued for or in decoding
   WorkerQueue* decoders = nullptr;   // decodes clips; null: on the calling thread
   // Called when work stops because its call was cancelled or its deadline
   // passed, with the stage ("decode") and the status; may be empty.
   std::function<void(const char* stage, const absl::Status& status)> on_abandoned;
+};
+
+// The server's limits on decoded inputs (each also bounded by the model's own).
+struct InputLimits {
+  double max_audio_clip_seconds = kDefaultMaxAudioClipSeconds;  // <= 0: the model's only
+  int64_t max_image_pixels = kDefaultMaxImagePixels;            // <= 0: the model's only
 };
 
 // Where FeatureHandler::Infer writes its answer: the front end's own message
@@ -143,13 +159,14 @@ class FeatureHandler {
   // `registry` and `batcher` must outlive the handler.
   FeatureHandler(const Registry* registry, Batcher* batcher, int64_t max_request_rows,
                  int64_t max_response_bytes = std::numeric_limits<int32_t>::max(),
-                 double max_audio_clip_seconds = kDefaultMaxAudioClipSeconds,
-                 HandlerAdmission admission = {}, HandlerObservers observers = {})
+                 InputLimits limits = {}, HandlerAdmission admission = {},
+                 HandlerObservers observers = {})
       : registry_(registry),
         batcher_(batcher),
         max_request_rows_(max_request_rows),
         max_response_bytes_(max_response_bytes),
-        max_audio_clip_seconds_(max_audio_clip_seconds),
+        max_audio_clip_seconds_(limits.max_audio_clip_seconds),
+        max_image_pixels_(limits.max_image_pixels),
         admission_(std::move(admission)),
         observers_(std::move(observers)) {}
 
@@ -189,6 +206,8 @@ class FeatureHandler {
   int64_t max_request_rows() const { return max_request_rows_; }
   // The server's limit on a clip's length in seconds (<= 0: the model's only).
   double max_audio_clip_seconds() const { return max_audio_clip_seconds_; }
+  // The server's limit on an image's declared pixels (<= 0: the model's only).
+  int64_t max_image_pixels() const { return max_image_pixels_; }
   absl::Status GetModelMetadata(const v1::GetModelMetadataRequest& request,
                                 v1::GetModelMetadataResponse* response) const;
 
@@ -225,10 +244,30 @@ class FeatureHandler {
   void RunClips(std::shared_ptr<const InferRequest> request, const Registry::Handle& handle,
                 Method method, absl::Time deadline, DoneFn done,
                 const std::shared_ptr<CancelToken>& cancel, const CallContext& call) const;
-  // Before any clip of `request` is decoded: its response and the rows its
-  // clips become fit max_response_bytes_ (checked for at most
-  // max_request_rows_ clips; PlanClipBatch refuses more).
-  absl::Status CheckClipCount(const InferRequest& request, const Model& model) const;
+  // Run for a model of image files (images only; decoded on the decoding
+  // workers; feature_handler_images.cc).
+  void RunImages(std::shared_ptr<const InferRequest> request, const Registry::Handle& handle,
+                 Method method, absl::Time deadline, DoneFn done,
+                 const std::shared_ptr<CancelToken>& cancel, const CallContext& call) const;
+  // Before any of `request`'s `count` encoded inputs (clips or images, the
+  // field `field`) is decoded: its response and the rows they become fit
+  // max_response_bytes_ (checked for at most max_request_rows_ inputs; the
+  // batch planners refuse more).
+  absl::Status CheckDecodedCount(const InferRequest& request, const Model& model, int64_t count,
+                                 const std::string& field) const;
+  // What the decoding workers ask before each input: the call's
+  // cancellation, then its deadline (DEADLINE_EXCEEDED saying the `inputs`
+  // waited or were being decoded).
+  static std::function<absl::Status()> KeepGoing(const std::shared_ptr<CancelToken>& cancel,
+                                                 absl::Time deadline, const char* inputs);
+  // On a decoding worker: `request`'s images → rows, the leases given back, then Submit.
+  void DecodeImagesAndSubmit(std::shared_ptr<const InferRequest> request,
+                             const Registry::Handle& handle, Method method,
+                             std::shared_ptr<Lease> memory,
+                             std::shared_ptr<std::vector<Lease>> decoding,
+                             absl::Time deadline, DoneFn done,
+                             const std::shared_ptr<CancelToken>& cancel,
+                             int64_t max_pixels) const;
   // On a decoding worker: `request`'s clips → rows (the deadline and `cancel`
   // asked before each clip), the audio lease given back, the speech reported
   // to method.speech, then Submit.
@@ -255,6 +294,7 @@ class FeatureHandler {
   const int64_t max_request_rows_;
   const int64_t max_response_bytes_;
   const double max_audio_clip_seconds_;
+  const int64_t max_image_pixels_;
   const HandlerAdmission admission_;
   const HandlerObservers observers_;
 };

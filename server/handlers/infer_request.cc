@@ -22,6 +22,11 @@ std::string InferFieldNames::Clip(int64_t index, ClipPart part) const {
   return base;
 }
 
+std::string InferFieldNames::Image(int64_t index) const {
+  if (image) return image(index);
+  return absl::StrCat(images, "[", index, "]");
+}
+
 InferRequest InferRequestOfV1(const v1::ModelSpec& model, const v1::InputBatch& batch) {
   InferRequest request;
   request.model_name = model.name();
@@ -54,6 +59,7 @@ InferRequest InferRequestOfV1(const v1::ModelSpec& model, const v1::InputBatch& 
     }
     request.clips.push_back(view);
   }
+  request.images.assign(batch.images().begin(), batch.images().end());
   return request;
 }
 

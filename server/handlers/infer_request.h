@@ -57,11 +57,16 @@ struct InferFieldNames {
   std::string num_rows = "inputs.num_rows";
   std::string inputs = "inputs";       // the input as a whole
   std::string clips = "inputs.clips";  // the clips as a whole
+  std::string images = "inputs.images";  // the image files as a whole
   // The field of part `part` of clip `index`; invariant.v1's when empty
   // ("inputs.clips[3]", "inputs.clips[3].wav", ...).
   std::function<std::string(int64_t index, ClipPart part)> clip;
 
+  // The field of image file `index`; invariant.v1's when empty ("inputs.images[3]").
+  std::function<std::string(int64_t index)> image;
+
   std::string Clip(int64_t index, ClipPart part) const;
+  std::string Image(int64_t index) const;
 };
 
 struct InferRequest {
@@ -77,6 +82,7 @@ struct InferRequest {
   bool raw = false;
   std::string_view raw_values;
   std::vector<ClipView> clips;
+  std::vector<std::string_view> images;  // encoded image files (JPEG, PNG)
   int64_t declared_rows = 0;  // the caller's row count; 0: not declared
 
   // What to compute: the features, and/or the head's outputs (scores and,
@@ -97,7 +103,7 @@ struct InferRequest {
 };
 
 // invariant.v1's request: the model and the batch's values, raw_values or
-// clips viewed in place (`batch` must outlive the request).
+// clips or images viewed in place (`batch` must outlive the request).
 InferRequest InferRequestOfV1(const v1::ModelSpec& model, const v1::InputBatch& batch);
 
 }  // namespace invariant::server

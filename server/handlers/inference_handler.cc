@@ -159,7 +159,7 @@ absl::Status InferenceHandler::ModelMetadata(const inference::ModelMetadataReque
   if (!handle.ok()) return handle.status();
   v1::GetModelMetadataResponse metadata;
   FillModelMetadata(handle->name, handle->version, *handle->servable, &metadata,
-                    features_->max_audio_clip_seconds());
+                    features_->max_audio_clip_seconds(), features_->max_image_pixels());
   FillInferenceModelMetadata(metadata, ShapeOfModel(*handle->servable),
                              ReadyVersions(*registry_, handle->name), response);
   return absl::OkStatus();

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/model/featurizer_factory.h"
 #include "server/handlers/audio_clips.h"
+#include "server/handlers/image_files.h"
 #include "server/handlers/validation.h"
 
 namespace invariant::server {
@@ -87,8 +88,29 @@ v1::AudioFrontEndInfo AudioInfo(const v1::AudioFrontEnd& spec, double max_clip_s
   return info;
 }
 
+v1::ImageFrontEndInfo ImageInfo(const v1::ImageFrontEnd& spec, int64_t max_pixels) {
+  v1::ImageFrontEndInfo info;
+  info.set_height(spec.height());
+  info.set_width(spec.width());
+  info.set_channels(spec.channels());
+  switch (spec.fit()) {
+    case v1::ImageFrontEnd::FIT_PAD: info.set_fit("pad"); break;
+    case v1::ImageFrontEnd::FIT_STRETCH: info.set_fit("stretch"); break;
+    default: info.set_fit("crop"); break;
+  }
+  info.set_filter(spec.filter() == v1::ImageFrontEnd::FILTER_BICUBIC ? "bicubic" : "bilinear");
+  info.set_background(spec.background());
+  info.set_apply_orientation(!spec.ignore_orientation());
+  info.set_max_pixels(max_pixels);
+  info.add_formats("jpeg");
+  info.add_formats("png");
+  info.set_scaling("unit_byte");
+  return info;
+}
+
 void FillModelMetadata(const std::string& name, int64_t version, const Model& model,
-                       v1::GetModelMetadataResponse* out, double max_audio_clip_seconds) {
+                       v1::GetModelMetadataResponse* out, double max_audio_clip_seconds,
+                       int64_t max_image_pixels) {
   const v1::Manifest& manifest = model.manifest();
   out->set_model_name(name);
   out->set_model_version(version);
@@ -106,6 +128,10 @@ void FillModelMetadata(const std::string& name, int64_t version, const Model& mo
   if (const audio::AudioFrontEnd* front_end = model.audio_front_end(); front_end != nullptr) {
     *out->mutable_audio() =
         AudioInfo(front_end->spec(), EffectiveMaxClipSeconds(*front_end, max_audio_clip_seconds));
+  }
+  if (const image::ImageFrontEnd* front_end = model.image_front_end(); front_end != nullptr) {
+    *out->mutable_image() =
+        ImageInfo(front_end->spec(), EffectiveMaxImagePixels(*front_end, max_image_pixels));
   }
 }
 

@@ -28,9 +28,15 @@ using Registry = ModelRegistry<Model>;
 // Fills `out` with the shapes, encoder, head, metrics and certificate of
 // `model`, and for a model of sound its audio front end (`audio`), whose
 // max_clip_seconds is the limit in force: the smaller of the model's and
-// `max_audio_clip_seconds` (the server's; <= 0 = none).
+// `max_audio_clip_seconds` (the server's; <= 0 = none); for a model of
+// image files its image front end (`image`), max_pixels likewise the
+// smaller of the model's and `max_image_pixels`.
 void FillModelMetadata(const std::string& name, int64_t version, const Model& model,
-                       v1::GetModelMetadataResponse* out, double max_audio_clip_seconds = 0);
+                       v1::GetModelMetadataResponse* out, double max_audio_clip_seconds = 0,
+                       int64_t max_image_pixels = 0);
+
+// The API's description of an image front end (the enums as lower-case words).
+v1::ImageFrontEndInfo ImageInfo(const v1::ImageFrontEnd& spec, int64_t max_pixels);
 
 // The API's description of an audio front end (field for field; the enums
 // as the strings "centre" / "start" and "peak" / "rms" / "none").

@@ -76,7 +76,7 @@ ServerMetrics::ServerMetrics(const std::string& build_version)
                                        "Requests refused by an admission budget before any work.")),
       inflight_(GaugeFamily(*registry_, "invariant_inflight",
                             "What requests in flight hold of each admission budget (memory: "
-                            "bytes; audio: seconds of audio to decode).")),
+                            "bytes; audio: seconds of audio to decode; image: pixels to decode).")),
       http_held_(GaugeFamily(*registry_, "invariant_http_held_bytes",
                              "Request body and answer bytes the REST front end holds now.")),
       http_connections_(GaugeFamily(*registry_, "invariant_http_connections",

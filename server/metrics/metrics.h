@@ -25,8 +25,8 @@
 //     whose client left meanwhile);
 //     reason "cancelled" or "deadline_exceeded"
 //   invariant_admission_refused_total{budget,reason} counter of requests an admission budget
-//     refused before any work: budget "memory" (--max_inflight_bytes) or "audio"
-//     (--max_decode_audio_seconds); reason "budget" (server-wide), "share" (one
+//     refused before any work: budget "memory" (--max_inflight_bytes), "audio"
+//     (--max_decode_audio_seconds) or "image" (--max_decode_image_pixels); reason "budget" (server-wide), "share" (one
 //     connection's), "too_large" (the request alone)
 //   invariant_http_held_bytes{kind}           gauge: request "body" and "answer" bytes the REST
 //     front end holds now (http_server.h's budgets)
@@ -40,7 +40,8 @@
 //   invariant_http_clients_gone_total         counter: REST calls whose client left while they
 //     were handled (each cancelled; HTTP 499)
 //   invariant_inflight{budget}                gauge of what requests in flight hold of each
-//     budget: "memory" in bytes, "audio" in seconds of audio queued for or in decoding
+//     budget: "memory" in bytes, "audio" in seconds of audio queued for or in decoding,
+//     "image" in pixels of image files queued for or in decoding
 // Beside the series, the per-(model, version) statistics of the Open
 // Inference Protocol's statistics extension (model_statistics.h, read with
 // statistics()): BatchComputed and Dequeued update both in the same call, so
@@ -144,7 +145,7 @@ class ServerMetrics {
   // What requests in flight hold of `budget` (one of kAdmissionBudgets).
   void Inflight(const char* budget, int64_t units);
   static constexpr const char* kAbandonStages[] = {"decode", "queue", "http_queue"};
-  static constexpr const char* kAdmissionBudgets[] = {"memory", "audio"};
+  static constexpr const char* kAdmissionBudgets[] = {"memory", "audio", "image"};
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;

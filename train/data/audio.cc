@@ -55,113 +55,6 @@ absl::StatusOr<std::vector<AudioClip>> ClipsInDir(const v1::AudioSource& source,
   return clips;
 }
 
-absl::StatusOr<std::vector<AudioClip>> ClipsInManifest(const v1::AudioSource& source,
-                                                       const std::string& field) {
-  const std::string& manifest = source.manifest();
-  ASSIGN_OR_RETURN(std::unique_ptr<io::ByteReader> bytes, io::ByteReader::Open(manifest));
-  ASSIGN_OR_RETURN(std::unique_ptr<io::DelimitedReader> reader,
-                   io::DelimitedReader::Open(std::move(bytes), {0, io::HeaderMode::kPresent}));
-  if (reader->num_fields() == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(manifest, ": empty manifest, expected a header with path and label"));
-  }
-  std::map<std::string, int> column;
-  const std::vector<std::string>& header = reader->header();
-  for (int i = reader->index_column() ? 1 : 0; i < static_cast<int>(header.size()); ++i) {
-    const std::string& name = header[static_cast<size_t>(i)];
-    if (name != "path" && name != "label" && name != "group" && name != "split") {
-      return reader->Error(reader->header_line(),
-                           absl::StrCat("unknown column '", name,
-                                        "': a manifest has path, label, and optionally group "
-                                        "and split"));
-    }
-    if (!column.emplace(name, i).second) {
-      return reader->Error(reader->header_line(), absl::StrCat("column '", name, "' twice"));
-    }
-  }
-  for (const char* required : {"path", "label"}) {
-    if (column.count(required) == 0) {
-      return reader->Error(reader->header_line(),
-                           absl::StrCat("no '", required, "' column in the header [",
-                                        absl::StrJoin(header, ", "), "]"));
-    }
-  }
-  const auto optional_column = [&column](const char* name) {
-    auto it = column.find(name);
-    return it == column.end() ? -1 : it->second;
-  };
-  const int group_column = optional_column("group"), split_column = optional_column("split");
-  const fs::path folder = fs::path(manifest).parent_path();
-  std::vector<AudioClip> clips;
-  io::Record record;
-  while (true) {
-    ASSIGN_OR_RETURN(const bool any, reader->Next(&record));
-    if (!any) break;
-    const auto field_of = [&record](int c) -> const std::string& {
-      return record.fields[static_cast<size_t>(c)];
-    };
-    AudioClip clip;
-    const std::string& path = field_of(column["path"]);
-    clip.label = field_of(column["label"]);
-    if (path.empty() || clip.label.empty()) {
-      return reader->Error(record.line, "empty path or label");
-    }
-    clip.path = fs::path(path).is_absolute() ? path : (folder / path).string();
-    if (group_column >= 0) {
-      clip.group = field_of(group_column);
-      if (clip.group.empty()) return reader->Error(record.line, "empty group");
-    }
-    if (split_column >= 0) {
-      const std::string& split = field_of(split_column);
-      if (split != "train" && split != "test") {
-        return reader->Error(
-            record.line, absl::StrCat("split must be \"train\" or \"test\", got '", split, "'"));
-      }
-      clip.test = split == "test";
-    }
-    clips.push_back(std::move(clip));
-  }
-  return clips;
-}
-
-// The class names: source.class_names, or the distinct labels sorted
-// (numerically when all are integers).
-absl::StatusOr<std::vector<std::string>> ClassNames(const v1::AudioSource& source,
-                                                    const std::vector<AudioClip>& clips,
-                                                    const std::string& field) {
-  std::vector<std::string> names(source.class_names().begin(), source.class_names().end());
-  if (!names.empty()) {
-    const std::set<std::string> given(names.begin(), names.end());
-    if (given.size() != names.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(field, ".class_names: a name appears twice"));
-    }
-    for (const AudioClip& clip : clips) {
-      if (given.count(clip.label) == 0) {
-        return absl::InvalidArgumentError(absl::StrCat(clip.path, ": label '", clip.label,
-                                                       "' is not in ", field, ".class_names [",
-                                                       absl::StrJoin(names, ", "), "]"));
-      }
-    }
-    return names;
-  }
-  std::set<std::string> distinct;
-  for (const AudioClip& clip : clips) distinct.insert(clip.label);
-  names.assign(distinct.begin(), distinct.end());
-  const bool all_integers = std::all_of(names.begin(), names.end(), [](const std::string& s) {
-    int64_t v;
-    return absl::SimpleAtoi(s, &v);
-  });
-  if (all_integers) {
-    std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
-      int64_t va = 0, vb = 0;
-      (void)absl::SimpleAtoi(a, &va);
-      (void)absl::SimpleAtoi(b, &vb);
-      return va < vb;
-    });
-  }
-  return names;
-}
-
 // The rows of `clips` (decoded and featurized in parallel, in clip order),
 // then with an augmenter every clip's copies: copy c of clip r is row
 // n + r·copies + c (audio_augment.h). Every row depends on its clip (and
@@ -321,7 +214,7 @@ absl::StatusOr<std::vector<AudioClip>> ListAudioClips(const v1::AudioSource& sou
         absl::StrCat(field, ".file_pattern applies to dir only (a manifest names the labels)"));
   }
   ASSIGN_OR_RETURN(std::vector<AudioClip> clips, source.dir().empty()
-                                                     ? ClipsInManifest(source, field)
+                                                     ? ReadFileManifest(source.manifest())
                                                      : ClipsInDir(source, field));
   if (clips.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -344,7 +237,7 @@ absl::StatusOr<AudioData> LoadAudio(const v1::AudioSource& source, const std::st
                                                        absl::StrCat(field, ".augmentation")));
   }
   ASSIGN_OR_RETURN(std::vector<AudioClip> clips, ListAudioClips(source, field));
-  ASSIGN_OR_RETURN(const std::vector<std::string> class_names, ClassNames(source, clips, field));
+  ASSIGN_OR_RETURN(const std::vector<std::string> class_names, ClassNamesOf({source.class_names().begin(), source.class_names().end()}, clips, field));
   std::map<std::string, int32_t> class_index;
   for (size_t c = 0; c < class_names.size(); ++c) {
     class_index[class_names[c]] = static_cast<int32_t>(c);

@@ -40,6 +40,7 @@
 #include "absl/status/statusor.h"
 #include "invariant/v1/train_config.pb.h"
 #include "train/data/dataset.h"
+#include "train/data/file_manifest.h"
 #include "train/data/row_source.h"
 
 namespace invariant::train {
@@ -47,13 +48,7 @@ namespace invariant::train {
 inline constexpr char kDefaultAudioFilePattern[] = "{label}_{group}_{*}.wav";
 
 // One clip of an AudioSource, before decoding.
-struct AudioClip {
-  std::string path;
-  std::string label;
-  std::string group;  // empty when the source has no groups
-  bool test = false;  // the manifest's split is "test"
-  int64_t index = 0;  // its position in ListAudioClips's order (augmentation seeds)
-};
+using AudioClip = LabelledFile;
 
 // A file name pattern (see above), parsed.
 class FilePattern {

@@ -12,6 +12,7 @@
 #include "train/data/csv.h"
 #include "train/data/fashion_mnist.h"
 #include "train/data/idx.h"
+#include "train/data/image_files.h"
 #include "train/data/image_layout.h"
 #include "train/data/rotated.h"
 #include "train/data/torus.h"
@@ -69,6 +70,23 @@ absl::StatusOr<DataParts> OpenAudioParts(const v1::AudioSource& audio) {
   DataParts parts;
   parts.train = open(std::move(data.train), std::move(data.copy_of));
   if (data.test.rows() > 0) parts.test = open(std::move(data.test), {});
+  return parts;
+}
+
+// Image files (image_files.h): decoded once, held in memory; the schemas
+// carry the front end and say the values are bytes / 255.
+absl::StatusOr<DataParts> OpenImageFileParts(const v1::ImageFileSource& source) {
+  ASSIGN_OR_RETURN(ImageFileData data, LoadImageFiles(source, "data.image_files"));
+  const auto open = [&data](Dataset part) {
+    RowSchema schema = SchemaOf(part);
+    schema.image = data.front_end;
+    schema.unit_byte_scaled = true;
+    return std::unique_ptr<RowSource>(
+        new ShapedSource(MakeDatasetSource(std::move(part)), std::move(schema)));
+  };
+  DataParts parts;
+  parts.train = open(std::move(data.train));
+  if (data.test.rows() > 0) parts.test = open(std::move(data.test));
   return parts;
 }
 
@@ -181,12 +199,14 @@ absl::StatusOr<DataParts> OpenSourceParts(const v1::DataConfig& config) {
       return OpenAudioParts(config.audio());
     case v1::DataConfig::kCifar:
       return OpenCifarParts(config.cifar());
+    case v1::DataConfig::kImageFiles:
+      return OpenImageFileParts(config.image_files());
     case v1::DataConfig::SOURCE_NOT_SET:
       break;
   }
   return absl::InvalidArgumentError(
       "data.source must be one of idx, csv, fashion_mnist, xperm, torus, coulomb, audio, "
-      "cifar; got none");
+      "cifar, image_files; got none");
 }
 
 }  // namespace

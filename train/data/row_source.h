@@ -62,6 +62,9 @@ struct RowSchema {
   // Set when every row is a clip seen through this audio front end
   // (completed: AudioFrontEnd::Complete); the model stores it.
   std::optional<v1::AudioFrontEnd> audio;
+  // Set when every row is an image file seen through this image front end;
+  // the model stores it.
+  std::optional<v1::ImageFrontEnd> image;
 };
 
 class RowSource {

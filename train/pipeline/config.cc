@@ -11,6 +11,7 @@
 #include "core/base/file.h"
 #include "core/base/status_macros.h"
 #include "core/groups/group_factory.h"
+#include "core/image/front_end.h"
 #include "core/model/encoder_kinds.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
@@ -217,14 +218,44 @@ absl::Status ValidateAudioData(v1::TrainConfig& c) {
   return absl::OkStatus();
 }
 
+// data.image_files: a source, a front end, classification; the encoder's
+// input shape from the front end when the config leaves it empty.
+absl::Status ValidateImageFileData(v1::TrainConfig& c) {
+  const auto& f = c.data().image_files();
+  if (f.dir().empty() == f.manifest().empty()) {
+    return absl::InvalidArgumentError("data.image_files must set exactly one of dir, manifest");
+  }
+  if (!f.has_front_end()) {
+    return absl::InvalidArgumentError(
+        "data.image_files.front_end must be set (the model stores it and the server applies it)");
+  }
+  if (c.learner().task() == v1::TASK_REGRESSION) {
+    return absl::InvalidArgumentError(
+        "data.image_files is classification only (labels from class folders or the manifest): "
+        "learner.task must be TASK_CLASSIFICATION");
+  }
+  absl::StatusOr<v1::ImageFrontEnd> fe = image::ImageFrontEnd::Complete(f.front_end());
+  if (!fe.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("data.image_files.front_end: ", fe.status().message()));
+  }
+  if (c.encoder().input_shape().empty()) {
+    for (int64_t side : {fe->height(), fe->width(), fe->channels()}) {
+      c.mutable_encoder()->add_input_shape(side);
+    }
+  }
+  return absl::OkStatus();
+}
+
 // data: one source is set, and the one set is well formed (defaults filled).
 absl::Status ValidateData(v1::TrainConfig& c) {
   if (c.data().source_case() == v1::DataConfig::SOURCE_NOT_SET) {
     return absl::InvalidArgumentError(
-        "data must set one of idx, csv, fashion_mnist, xperm, torus, coulomb, audio, cifar; got "
-        "none");
+        "data must set one of idx, csv, fashion_mnist, xperm, torus, coulomb, audio, cifar, "
+        "image_files; got none");
   }
   if (c.data().has_audio()) RETURN_IF_ERROR(ValidateAudioData(c));
+  if (c.data().has_image_files()) RETURN_IF_ERROR(ValidateImageFileData(c));
   if (c.data().has_fashion_mnist() && c.data().fashion_mnist().dir().empty()) {
     c.mutable_data()->mutable_fashion_mnist()->set_dir("/usr/share/datasets/fashion-mnist");
   }

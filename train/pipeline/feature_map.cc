@@ -151,6 +151,9 @@ absl::StatusOr<FeatureMap> BuildFeatureMap(const v1::TrainConfig& config, DataPl
   // Clips: the server turns every clip it is sent into a row by this front
   // end, as the trainer did (input_shape [frequency_bins, frames, 1]).
   if (plan.schema.audio.has_value()) *m.mutable_audio() = *plan.schema.audio;
+  // Image files: likewise, by the image front end (input_shape [height,
+  // width, channels]).
+  if (plan.schema.image.has_value()) *m.mutable_image() = *plan.schema.image;
   *m.mutable_preprocess() = config.preprocess();
   *m.mutable_encoder() = config.encoder();
   v1::EncoderSpec& spec = *m.mutable_encoder();

@@ -181,7 +181,7 @@ TEST_F(AudioHandlerTest, RowsForASoundModelAndClipsForARowModelAreRefused) {
   both.mutable_inputs()->add_values(1.0f);
   s = Featurize(both, &response);
   EXPECT_THAT(std::string(s.message()),
-              StartsWith("inputs: expected exactly one of values, raw_values or clips"));
+              StartsWith("inputs: expected exactly one of values, raw_values, clips or images"));
 }
 
 TEST_F(AudioHandlerTest, EveryBadClipIsRefusedNamingItsIndexAndTheProblem) {
