@@ -108,8 +108,8 @@ absl::Status CheckClipsAndWarmup(const ServerOptions& o) {
                      o.max_audio_clip_seconds));
   }
   if (o.max_image_pixels < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "max_image_pixels: expected at least 1 pixel, received ", o.max_image_pixels));
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_image_pixels: expected at least 1 pixel, received ", o.max_image_pixels));
   }
   if (o.warmup_rows < 0 || o.warmup_rows > o.max_request_rows) {
     return absl::InvalidArgumentError(absl::StrCat("warmup_rows: expected 0..max_request_rows (",

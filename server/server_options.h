@@ -75,8 +75,8 @@ struct ServerOptions {
   double http_idle_timeout_seconds = 60;    // keep-alive wait for a request's first byte
   double http_header_timeout_seconds = 10;  // first byte to the end of the headers, in all
   double http_body_timeout_seconds = 30;    // the whole body, in all; also each answer's write
-  int64_t warmup_rows = 8;             // rows a new version answers before it is ready; 0 = off
-  double max_audio_clip_seconds = 30;  // longest clip a model of sound is sent (and the model's)
+  int64_t warmup_rows = 8;                // rows a new version answers before it is ready; 0 = off
+  double max_audio_clip_seconds = 30;     // longest clip a model of sound is sent (and the model's)
   int64_t max_image_pixels = 50'000'000;  // most pixels an image file may declare (and the model's)
   // Admission by cost (server/admission/, feature_handler.h): bytes requests
   // hold from admission to their answer (rows, outputs, encoded answer), all

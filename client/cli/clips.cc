@@ -24,20 +24,27 @@ namespace fs = std::filesystem;
 constexpr char kStdinId[] = "<stdin>";
 
 bool HasWavExtension(const std::string& name) { return absl::EndsWithIgnoreCase(name, ".wav"); }
+bool HasImageExtension(const std::string& name) {
+  return absl::EndsWithIgnoreCase(name, ".jpg") || absl::EndsWithIgnoreCase(name, ".jpeg") ||
+         absl::EndsWithIgnoreCase(name, ".png");
+}
 
-// Every *.wav file directly in `dir`, sorted by file name.
-absl::StatusOr<std::vector<ClipFile>> ListFolder(const std::string& dir) {
+// Every *.wav (or image) file directly in `dir`, sorted by file name.
+absl::StatusOr<std::vector<ClipFile>> ListFolder(const std::string& dir, FileKind kind) {
   std::error_code ec;
   std::vector<std::string> names;
+  const bool image = kind == FileKind::kImage;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     std::error_code type_ec;
-    if (HasWavExtension(name) && it->is_regular_file(type_ec)) names.push_back(name);
+    const bool wanted = image ? HasImageExtension(name) : HasWavExtension(name);
+    if (wanted && it->is_regular_file(type_ec)) names.push_back(name);
   }
   if (ec) return absl::InvalidArgumentError(absl::StrCat(dir, ": cannot list: ", ec.message()));
   if (names.empty()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(dir, ": no .wav files in this folder (subfolders are not searched)"));
+        absl::StrCat(dir, image ? ": no .jpg, .jpeg or .png files" : ": no .wav files",
+                     " in this folder (subfolders are not searched)"));
   }
   std::sort(names.begin(), names.end());
   std::vector<ClipFile> files;
@@ -53,16 +60,23 @@ bool LooksLikeWav(std::string_view bytes) {
   return (riff == "RIFF" || riff == "RIFX" || riff == "RF64") && bytes.substr(8, 4) == "WAVE";
 }
 
+bool LooksLikeImage(std::string_view bytes) {
+  constexpr std::string_view kJpeg("\xFF\xD8\xFF", 3), kPng("\x89PNG\r\n\x1a\n", 8);
+  return bytes.substr(0, 3) == kJpeg || bytes.substr(0, 8) == kPng;
+}
+
 bool NamesClips(const std::string& input) {
   for (absl::string_view part : absl::StrSplit(input, ',', absl::SkipEmpty())) {
     const std::string path(absl::StripAsciiWhitespace(part));
     std::error_code ec;
-    if (HasWavExtension(path) || fs::is_directory(path, ec)) return true;
+    if (HasWavExtension(path) || HasImageExtension(path) || fs::is_directory(path, ec)) {
+      return true;
+    }
   }
   return false;
 }
 
-absl::StatusOr<std::vector<ClipFile>> ListClipFiles(const std::string& input) {
+absl::StatusOr<std::vector<ClipFile>> ListClipFiles(const std::string& input, FileKind kind) {
   if (input == "-") return std::vector<ClipFile>{{kStdinId, "-"}};
   std::vector<ClipFile> files;
   for (absl::string_view part : absl::StrSplit(input, ',')) {
@@ -78,7 +92,7 @@ absl::StatusOr<std::vector<ClipFile>> ListClipFiles(const std::string& input) {
     const fs::file_status status = fs::status(path, ec);
     if (!fs::exists(status)) return absl::NotFoundError(absl::StrCat(path, ": no such file"));
     if (fs::is_directory(status)) {
-      absl::StatusOr<std::vector<ClipFile>> in_folder = ListFolder(path);
+      absl::StatusOr<std::vector<ClipFile>> in_folder = ListFolder(path, kind);
       if (!in_folder.ok()) return in_folder.status();
       files.insert(files.end(), in_folder->begin(), in_folder->end());
     } else {
@@ -88,12 +102,14 @@ absl::StatusOr<std::vector<ClipFile>> ListClipFiles(const std::string& input) {
   return files;
 }
 
-absl::StatusOr<std::string> ReadClipBytes(const ClipFile& file) {
+absl::StatusOr<std::string> ReadClipBytes(const ClipFile& file, FileKind kind) {
   std::string bytes;
+  const bool image = kind == FileKind::kImage;
   if (file.path == "-") {
     if (isatty(STDIN_FILENO)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(file.id, ": no clip: pipe one WAV file on stdin or give --input=FILE.wav"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          file.id, image ? ": no image: pipe one JPEG or PNG file on stdin or give --input=FILE.jpg"
+                         : ": no clip: pipe one WAV file on stdin or give --input=FILE.wav"));
     }
     bytes.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
   } else {
@@ -102,7 +118,11 @@ absl::StatusOr<std::string> ReadClipBytes(const ClipFile& file) {
     bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     if (in.bad()) return absl::InvalidArgumentError(absl::StrCat(file.id, ": cannot read"));
   }
-  if (!LooksLikeWav(bytes)) {
+  if (image && !LooksLikeImage(bytes)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(file.id, ": not a JPEG or PNG file (no JPEG or PNG signature)"));
+  }
+  if (!image && !LooksLikeWav(bytes)) {
     return absl::InvalidArgumentError(
         absl::StrCat(file.id, ": not a WAV file (no RIFF/RIFX/RF64 header with WAVE)"));
   }
@@ -124,10 +144,14 @@ int64_t ClipBatchEnd(const std::vector<int64_t>& sizes, int64_t first, int64_t m
 }
 
 std::optional<int64_t> ClipIndexInMessage(std::string_view message) {
-  constexpr std::string_view kKey = "clips[";
-  const size_t at = message.find(kKey);
+  size_t at = message.find("clips[");
+  size_t key = 6;
+  if (const size_t images = message.find("images["); images < at) {
+    at = images;
+    key = 7;
+  }
   if (at == std::string_view::npos) return std::nullopt;
-  const size_t begin = at + kKey.size();
+  const size_t begin = at + key;
   const size_t close = message.find(']', begin);
   int64_t index = 0;
   if (close == std::string_view::npos ||

@@ -1,5 +1,8 @@
 // clips.h: the sound clips invariant-client sends to an audio model
-// (GetModelMetadataResponse.audio set), as WAV files' bytes.
+// (GetModelMetadataResponse.audio set), as WAV files' bytes; and likewise
+// the image files it sends to a model of image files (.image set), as JPEG
+// or PNG files' bytes (FileKind::kImage: *.jpg, *.jpeg, *.png in a folder,
+// the JPEG or PNG magic checked).
 //
 // --input names the clips: one WAV file, a folder (every *.wav / *.WAV file
 // directly in it, sorted by name; subfolders are not searched), several of
@@ -28,25 +31,31 @@
 
 namespace invariant::cli {
 
+// What the files are: WAV clips or encoded images.
+enum class FileKind { kWav, kImage };
+
 struct ClipFile {
   std::string id;    // printed in the output's id column
   std::string path;  // "-" = stdin
 };
 
 // The clip files of an --input value, in order (see above).
-absl::StatusOr<std::vector<ClipFile>> ListClipFiles(const std::string& input);
+absl::StatusOr<std::vector<ClipFile>> ListClipFiles(const std::string& input,
+                                                    FileKind kind = FileKind::kWav);
 
 // Whether `bytes` start like a WAV file (RIFF, RIFX or RF64, then WAVE at 8).
 bool LooksLikeWav(std::string_view bytes);
+// Whether `bytes` start like a JPEG (FF D8 FF) or a PNG (its 8-byte signature).
+bool LooksLikeImage(std::string_view bytes);
 
-// Whether an --input value names WAV files or folders rather than rows: a
-// name ending in .wav (any case), or an existing folder, in any of its
-// comma-separated parts.
+// Whether an --input value names WAV or image files or folders rather than
+// rows: a name ending in .wav, .jpg, .jpeg or .png (any case), or an
+// existing folder, in any of its comma-separated parts.
 bool NamesClips(const std::string& input);
 
-// The whole file (stdin for "-"), checked with LooksLikeWav; errors start
-// with `file.id`.
-absl::StatusOr<std::string> ReadClipBytes(const ClipFile& file);
+// The whole file (stdin for "-"), checked with LooksLikeWav (or
+// LooksLikeImage); errors start with `file.id`.
+absl::StatusOr<std::string> ReadClipBytes(const ClipFile& file, FileKind kind = FileKind::kWav);
 
 // The end of the batch starting at `first` of clips with these byte sizes:
 // at most `max_clips` clips whose sizes sum to at most `max_bytes`, and at
@@ -54,7 +63,7 @@ absl::StatusOr<std::string> ReadClipBytes(const ClipFile& file);
 int64_t ClipBatchEnd(const std::vector<int64_t>& sizes, int64_t first, int64_t max_clips,
                      int64_t max_bytes);
 
-// The index i of the first "clips[i]" in a server error message, if any.
+// The index i of the first "clips[i]" or "images[i]" in a server error message, if any.
 std::optional<int64_t> ClipIndexInMessage(std::string_view message);
 
 }  // namespace invariant::cli

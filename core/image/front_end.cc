@@ -20,8 +20,7 @@ absl::Status Refuse(const char* field, const std::string& expected, int64_t rece
 }
 
 uint8_t Luma(const uint8_t* rgb) {
-  return static_cast<uint8_t>((rgb[0] * 19595u + rgb[1] * 38470u + rgb[2] * 7471u + 0x8000u) >>
-                              16);
+  return static_cast<uint8_t>((rgb[0] * 19595u + rgb[1] * 38470u + rgb[2] * 7471u + 0x8000u) >> 16);
 }
 
 uint8_t Over(uint8_t c, uint8_t a, uint8_t background) {
@@ -50,9 +49,8 @@ Pixels FitCrop(const Pixels& in, int64_t width, int64_t height, Filter filter) {
 
 Pixels ResizeWhole(const Pixels& in, int64_t width, int64_t height, Filter filter) {
   if (width == in.width && height == in.height) return in;
-  return Resample(in,
-                  Box{0, 0, static_cast<double>(in.width), static_cast<double>(in.height)}, width,
-                  height, filter);
+  return Resample(in, Box{0, 0, static_cast<double>(in.width), static_cast<double>(in.height)},
+                  width, height, filter);
 }
 
 // Pillow's ImageOps.pad (contain, then centred on the background); Python's
@@ -89,9 +87,17 @@ Pixels ToChannels(const Pixels& in, int channels, uint8_t background) {
   for (int64_t i = 0; i < n; ++i, s += in.channels, d += channels) {
     uint8_t rgb[3];
     switch (in.channels) {
-      case 1: rgb[0] = rgb[1] = rgb[2] = s[0]; break;
-      case 2: rgb[0] = rgb[1] = rgb[2] = Over(s[0], s[1], background); break;
-      case 3: rgb[0] = s[0]; rgb[1] = s[1]; rgb[2] = s[2]; break;
+      case 1:
+        rgb[0] = rgb[1] = rgb[2] = s[0];
+        break;
+      case 2:
+        rgb[0] = rgb[1] = rgb[2] = Over(s[0], s[1], background);
+        break;
+      case 3:
+        rgb[0] = s[0];
+        rgb[1] = s[1];
+        rgb[2] = s[2];
+        break;
       default:
         for (int c = 0; c < 3; ++c) rgb[c] = Over(s[c], s[3], background);
         break;
@@ -130,7 +136,8 @@ absl::StatusOr<v1::ImageFrontEnd> ImageFrontEnd::Complete(v1::ImageFrontEnd spec
     return Refuse("background", "a grey level in [0, 255]", spec.background());
   }
   if (spec.max_pixels() < 0 || spec.max_pixels() > kMaxSide * kMaxSide) {
-    return Refuse("max_pixels", absl::StrCat("0 (", kDefaultMaxPixels, ") to ", kMaxSide * kMaxSide),
+    return Refuse("max_pixels",
+                  absl::StrCat("0 (", kDefaultMaxPixels, ") to ", kMaxSide * kMaxSide),
                   spec.max_pixels());
   }
   return spec;

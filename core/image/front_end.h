@@ -54,9 +54,7 @@ class ImageFrontEnd {
   static absl::StatusOr<std::unique_ptr<const ImageFrontEnd>> Create(const v1::ImageFrontEnd& spec);
 
   const v1::ImageFrontEnd& spec() const { return spec_; }
-  int64_t output_dim() const {
-    return int64_t{spec_.height()} * spec_.width() * spec_.channels();
-  }
+  int64_t output_dim() const { return int64_t{spec_.height()} * spec_.width() * spec_.channels(); }
   // The model's limit on declared pixels (max_pixels, or kDefaultMaxPixels).
   int64_t max_pixels() const;
 

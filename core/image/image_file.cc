@@ -110,10 +110,18 @@ absl::StatusOr<ImageHeader> PngHeader(spng_ctx* ctx, std::string_view f, const s
   RETURN_IF_ERROR(CheckSides(h.width, h.height, "PNG", what));
   h.bit_depth = ihdr.bit_depth;
   switch (ihdr.color_type) {
-    case SPNG_COLOR_TYPE_GRAYSCALE: h.channels = 1; break;
-    case SPNG_COLOR_TYPE_GRAYSCALE_ALPHA: h.channels = 2; break;
-    case SPNG_COLOR_TYPE_TRUECOLOR_ALPHA: h.channels = 4; break;
-    default: h.channels = 3; break;  // truecolour, palette
+    case SPNG_COLOR_TYPE_GRAYSCALE:
+      h.channels = 1;
+      break;
+    case SPNG_COLOR_TYPE_GRAYSCALE_ALPHA:
+      h.channels = 2;
+      break;
+    case SPNG_COLOR_TYPE_TRUECOLOR_ALPHA:
+      h.channels = 4;
+      break;
+    default:
+      h.channels = 3;
+      break;  // truecolour, palette
   }
   return h;
 }
@@ -121,7 +129,8 @@ absl::StatusOr<ImageHeader> PngHeader(spng_ctx* ctx, std::string_view f, const s
 absl::StatusOr<Pixels> DecodeJpeg(std::string_view f, int64_t max_pixels, const std::string& what,
                                   int* orientation) {
   TjHandle tj(tjInitDecompress());
-  if (tj == nullptr) return absl::ResourceExhaustedError(absl::StrCat(what, ": ", tjGetErrorStr2(nullptr)));
+  if (tj == nullptr)
+    return absl::ResourceExhaustedError(absl::StrCat(what, ": ", tjGetErrorStr2(nullptr)));
   ASSIGN_OR_RETURN(ImageHeader h, JpegHeader(tj.get(), f, what));
   RETURN_IF_ERROR(CheckImagePixels(h, max_pixels, what));
   Pixels out = Pixels::Zeros(h.width, h.height, h.channels);
@@ -178,18 +187,17 @@ absl::StatusOr<Pixels> DecodePng(std::string_view f, int64_t max_pixels, const s
 
 absl::Status CheckImagePixels(const ImageHeader& h, int64_t max_pixels, const std::string& what) {
   if (h.pixels() <= max_pixels) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      what, ": the ", FormatName(h.format), " declares ", h.width, " x ", h.height, " = ",
-      h.pixels(), " pixels, above the limit of ", max_pixels, " pixels"));
+  return absl::InvalidArgumentError(
+      absl::StrCat(what, ": the ", FormatName(h.format), " declares ", h.width, " x ", h.height,
+                   " = ", h.pixels(), " pixels, above the limit of ", max_pixels, " pixels"));
 }
 
-const char* FormatName(ImageFormat format) {
-  return format == ImageFormat::kJpeg ? "JPEG" : "PNG";
-}
+const char* FormatName(ImageFormat format) { return format == ImageFormat::kJpeg ? "JPEG" : "PNG"; }
 
 absl::StatusOr<ImageHeader> ReadImageHeader(std::string_view file, const std::string& what) {
   if (file.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(what, ": expected a JPEG or PNG file, received 0 bytes"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": expected a JPEG or PNG file, received 0 bytes"));
   }
   if (IsPng(file)) {
     SpngContext ctx(spng_ctx_new(0));
@@ -201,9 +209,9 @@ absl::StatusOr<ImageHeader> ReadImageHeader(std::string_view file, const std::st
     if (tj == nullptr) return absl::ResourceExhaustedError(absl::StrCat(what, ": no JPEG decoder"));
     return JpegHeader(tj.get(), file, what);
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat(what, ": expected a JPEG or PNG file, received ", file.size(),
-                   " bytes starting ", LeadingBytes(file)));
+  return absl::InvalidArgumentError(absl::StrCat(what, ": expected a JPEG or PNG file, received ",
+                                                 file.size(), " bytes starting ",
+                                                 LeadingBytes(file)));
 }
 
 int64_t DecodedBytes(const ImageHeader& header) {

@@ -59,7 +59,8 @@ int JpegOrientation(std::string_view jpeg) {
     const size_t length = Read(jpeg, at + 2, 2, true);
     if (length < 2 || at + 2 + length > jpeg.size()) return 1;
     const std::string_view body = jpeg.substr(at + 4, length - 2);
-    if (marker == 0xE1 && body.size() >= 6 && body.substr(0, 6) == std::string_view("Exif\0\0", 6)) {
+    if (marker == 0xE1 && body.size() >= 6 &&
+        body.substr(0, 6) == std::string_view("Exif\0\0", 6)) {
       return TiffOrientation(body.substr(6));
     }
     at += 2 + length;
@@ -78,13 +79,32 @@ Pixels ApplyOrientation(Pixels in, int orientation) {
     for (int64_t col = 0; col < out.width; ++col) {
       int64_t sr = r, sc = col;
       switch (orientation) {
-        case 2: sc = w - 1 - col; break;
-        case 3: sr = h - 1 - r; sc = w - 1 - col; break;
-        case 4: sr = h - 1 - r; break;
-        case 5: sr = col; sc = r; break;
-        case 6: sr = h - 1 - col; sc = r; break;
-        case 7: sr = h - 1 - col; sc = w - 1 - r; break;
-        case 8: sr = col; sc = w - 1 - r; break;
+        case 2:
+          sc = w - 1 - col;
+          break;
+        case 3:
+          sr = h - 1 - r;
+          sc = w - 1 - col;
+          break;
+        case 4:
+          sr = h - 1 - r;
+          break;
+        case 5:
+          sr = col;
+          sc = r;
+          break;
+        case 6:
+          sr = h - 1 - col;
+          sc = r;
+          break;
+        case 7:
+          sr = h - 1 - col;
+          sc = w - 1 - r;
+          break;
+        case 8:
+          sr = col;
+          sc = w - 1 - r;
+          break;
       }
       const uint8_t* src = in.row(sr) + sc * c;
       for (int ch = 0; ch < c; ++ch) dst[col * c + ch] = src[ch];

@@ -61,9 +61,9 @@ absl::StatusOr<std::shared_ptr<const image::ImageFrontEnd>> MakeImageFrontEnd(
                    image::ImageFrontEnd::Create(manifest.image()));
   const v1::ImageFrontEnd& spec = front_end->spec();
   if (manifest.input_dim() != front_end->output_dim()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "manifest.input_dim: expected image.height · image.width · image.channels = ",
-        front_end->output_dim(), ", received ", manifest.input_dim()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("manifest.input_dim: expected image.height · image.width · image.channels = ",
+                     front_end->output_dim(), ", received ", manifest.input_dim()));
   }
   const auto& shape = manifest.encoder().input_shape();
   if (!shape.empty() && (shape.size() != 3 || shape[0] != spec.height() ||

@@ -1,4 +1,4 @@
-"""The request messages of invariant_serve's clients: model specs, rows and clips.
+"""The request messages of invariant_serve's clients: model specs, rows, clips and images.
 
 Pure functions of their arguments (no channel, no call), shared by Client and
 AsyncClient (client.py). Arguments a request cannot carry raise ValueError or
@@ -111,11 +111,53 @@ def _clips(clips, sample_rate) -> List[fs.AudioClip]:
     return [_one_clip(c, rate, f"clips[{i}]") for i, c in enumerate(items)]
 
 
-def _inputs(X, clips, sample_rate) -> fs.InputBatch:
-    """Rows (X) or, for a model of sound, clips: exactly one of them."""
-    if (X is None) == (clips is None):
-        raise ValueError("give either X (rows) or clips= (a model of sound), not "
-                         + ("both" if X is not None else "neither"))
+_JPEG_MAGIC = b"\xff\xd8\xff"
+_PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _one_image(image, what: str) -> bytes:
+    """One encoded image: JPEG or PNG bytes, or the path of such a file (sent as it is)."""
+    if isinstance(image, (str, os.PathLike)):
+        path = os.fspath(image)
+        with open(path, "rb") as f:
+            return _one_image(f.read(), f"{what} ({path})")
+    if isinstance(image, (bytes, bytearray, memoryview)):
+        data = bytes(image)
+        if not (data.startswith(_JPEG_MAGIC) or data.startswith(_PNG_MAGIC)):
+            raise ValueError(f"{what}: expected a JPEG or PNG file, received {len(data)} bytes "
+                             f"starting {data[:8].hex(' ')}")
+        return data
+    if isinstance(image, np.ndarray):
+        raise TypeError(f"{what}: a model of image files takes encoded files (bytes or a path); "
+                        "encode the array (e.g. Pillow's Image.fromarray(a).save(buffer, 'PNG')) "
+                        "or send rows X to a model of rows")
+    raise TypeError(f"{what}: expected JPEG or PNG bytes or a path, received "
+                    f"{type(image).__name__}")
+
+
+def _images(images) -> List[bytes]:
+    """The encoded files of `images`: one (bytes or a path) or a sequence of them."""
+    if isinstance(images, (list, tuple)):
+        if not images:
+            raise ValueError("images: expected at least one image, received none")
+        return [_one_image(x, f"images[{i}]") for i, x in enumerate(images)]
+    return [_one_image(images, "images")]
+
+
+def _inputs(X, clips, sample_rate, images=None) -> fs.InputBatch:
+    """Rows (X), or clips for a model of sound, or images for a model of image files:
+    exactly one of them."""
+    given = [name for name, v in (("X", X), ("clips", clips), ("images", images))
+             if v is not None]
+    if len(given) != 1:
+        raise ValueError("give exactly one of X (rows), clips= (a model of sound) or images= "
+                         "(a model of image files), received "
+                         + (" and ".join(given) if given else "none"))
+    if images is not None:
+        if sample_rate is not None:
+            raise ValueError("sample_rate: applies to clips=, not to images=")
+        files = _images(images)
+        return fs.InputBatch(num_rows=len(files), images=files)
     if clips is not None:
         batch = _clips(clips, sample_rate)
         return fs.InputBatch(num_rows=len(batch), clips=batch)
@@ -126,15 +168,15 @@ def _inputs(X, clips, sample_rate) -> fs.InputBatch:
 
 
 def featurize_request(model: str, X, version: Version, clips=None,
-                      sample_rate=None) -> fs.FeaturizeRequest:
+                      sample_rate=None, images=None) -> fs.FeaturizeRequest:
     return fs.FeaturizeRequest(model=model_spec(model, version),
-                               inputs=_inputs(X, clips, sample_rate))
+                               inputs=_inputs(X, clips, sample_rate, images))
 
 
 def predict_request(model: str, X, version: Version, clips=None,
-                    sample_rate=None) -> fs.PredictRequest:
+                    sample_rate=None, images=None) -> fs.PredictRequest:
     return fs.PredictRequest(model=model_spec(model, version),
-                             inputs=_inputs(X, clips, sample_rate))
+                             inputs=_inputs(X, clips, sample_rate, images))
 
 
 def statistics_request(name: str, version) -> "oip.ModelStatisticsRequest":

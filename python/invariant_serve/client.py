@@ -133,6 +133,10 @@ class ModelMetadata:
     # sample_rate, clip_seconds, clip_policy, max_clip_seconds, frequency_bins,
     # frames, ...); send it clips (`clips=`), not rows. None for a model of rows.
     audio: Optional[dict] = None
+    # For a model of image files, its image front end (every ImageFrontEndInfo
+    # field: height, width, channels, fit, filter, max_pixels, ...); send it
+    # encoded JPEG or PNG files (`images=`), not rows. None otherwise.
+    image: Optional[dict] = None
 
 
 # --- responses, shared by Client and AsyncClient (requests: _requests.py) ---
@@ -190,7 +194,11 @@ def _metadata(message: fs.GetModelMetadataResponse) -> ModelMetadata:
         input_scaling=_INPUT_SCALING.get(message.input_scaling),
         audio=({f.name: getattr(message.audio, f.name)
                 for f in message.audio.DESCRIPTOR.fields}
-               if message.HasField("audio") else None))
+               if message.HasField("audio") else None),
+        image=({f.name: (list(getattr(message.image, f.name))
+                         if f.label == f.LABEL_REPEATED else getattr(message.image, f.name))
+                for f in message.image.DESCRIPTOR.fields}
+               if message.HasField("image") else None))
 
 
 _INPUT_SCALING = {model_types_pb2.INPUT_SCALING_NONE: "none",
@@ -294,7 +302,7 @@ class Client(_ClientBase):
                    oip.RepositoryModelUnloadRequest(model_name=model), admin=True)
 
     def featurize(self, model: str, X=None, version: Version = None, *, clips=None,
-                  sample_rate: Optional[int] = None) -> np.ndarray:
+                  sample_rate: Optional[int] = None, images=None) -> np.ndarray:
         """The features of the rows of X ([n, d] array-like) as float32 [n, feature_dim].
 
         A model of sound (metadata().audio set) takes `clips` instead of X: one clip or a
@@ -305,17 +313,24 @@ class Client(_ClientBase):
         (Hz) applies to the arrays; None means the model's rate. One output row per clip;
         the row of a clip in which voice activity found no speech is NaN (predict() says
         which clips: Prediction.speech_found).
+
+        A model of image files (metadata().image set) takes `images` instead: one image or
+        a list of them, each the bytes of a JPEG or PNG file or a path to one, sent as they
+        are (the server decodes, orients, fits and scales them as the trainer did). One
+        output row per image.
         """
-        request = _requests.featurize_request(model, X, version, clips, sample_rate)
+        request = _requests.featurize_request(model, X, version, clips, sample_rate, images)
         return _features(self._call(self._methods.featurize, "Featurize", request))
 
     def predict(self, model: str, X=None, version: Version = None, *, clips=None,
-                sample_rate: Optional[int] = None) -> Prediction:
-        """Scores (and for a classifier the predicted classes) of the rows of X, or of the
-        `clips` of a model of sound (as in featurize). The first call per model version
-        also fetches its metadata once, to name the columns."""
+                sample_rate: Optional[int] = None, images=None) -> Prediction:
+        """Scores (and for a classifier the predicted classes) of the rows of X, of the
+        `clips` of a model of sound or of the `images` of a model of image files (as in
+        featurize). The first call per model version also fetches its metadata once, to
+        name the columns."""
         data = self._call(self._methods.predict, "Predict",
-                          _requests.predict_request(model, X, version, clips, sample_rate))
+                          _requests.predict_request(model, X, version, clips, sample_rate,
+                                                    images))
         prediction = _prediction(data, ())
         key = (prediction.model_name, prediction.model_version)
         if key not in self._columns:
@@ -376,14 +391,15 @@ class AsyncClient(_ClientBase):
             raise _error(error, name) from None
 
     async def featurize(self, model: str, X=None, version: Version = None, *, clips=None,
-                        sample_rate: Optional[int] = None) -> np.ndarray:
-        request = _requests.featurize_request(model, X, version, clips, sample_rate)
+                        sample_rate: Optional[int] = None, images=None) -> np.ndarray:
+        request = _requests.featurize_request(model, X, version, clips, sample_rate, images)
         return _features(await self._call(self._methods.featurize, "Featurize", request))
 
     async def predict(self, model: str, X=None, version: Version = None, *, clips=None,
-                      sample_rate: Optional[int] = None) -> Prediction:
+                      sample_rate: Optional[int] = None, images=None) -> Prediction:
         data = await self._call(self._methods.predict, "Predict",
-                                _requests.predict_request(model, X, version, clips, sample_rate))
+                                _requests.predict_request(model, X, version, clips, sample_rate,
+                                                          images))
         prediction = _prediction(data, ())
         key = (prediction.model_name, prediction.model_version)
         if key not in self._columns:

@@ -133,8 +133,10 @@ void FeatureHandler::Run(std::shared_ptr<const InferRequest> request,
     if (clips > 0) sent.push_back(absl::StrCat(clips, " clips"));
     if (images > 0) sent.push_back(absl::StrCat(images, " images"));
     return done(absl::InvalidArgumentError(
-        absl::StrCat(names.inputs, ": expected exactly one of values, raw_values, clips or images, "
-                     "received ", absl::StrJoin(sent, " and "))));
+        absl::StrCat(names.inputs,
+                     ": expected exactly one of values, raw_values, clips or images, "
+                     "received ",
+                     absl::StrJoin(sent, " and "))));
   }
   if (handle.servable->image_front_end() != nullptr) {
     return RunImages(std::move(request), handle, std::move(method), deadline, std::move(done),
@@ -193,7 +195,8 @@ absl::Status FeatureHandler::CheckDecodedCount(const InferRequest& request, cons
   if (count > max_request_rows_) return absl::OkStatus();  // the batch planners refuse them
   // Before any input is decoded: the response, and the rows the inputs become.
   if (request.response_bytes_per_row > 0) {
-    RETURN_IF_ERROR(CheckResponseSize(count, request.response_bytes_per_row, request.fields.inputs));
+    RETURN_IF_ERROR(
+        CheckResponseSize(count, request.response_bytes_per_row, request.fields.inputs));
   }
   const int64_t row_bytes = static_cast<int64_t>(sizeof(float)) * model.input_dim();
   const int64_t max_count = max_response_bytes_ / std::max<int64_t>(1, row_bytes);
@@ -213,8 +216,9 @@ std::function<absl::Status()> FeatureHandler::KeepGoing(const std::shared_ptr<Ca
       if (absl::Status reason = cancel->reason(); !reason.ok()) return reason;
     }
     if (absl::Now() >= deadline) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          "deadline expired while the request's ", inputs, " waited to be decoded or were decoded"));
+      return absl::DeadlineExceededError(absl::StrCat("deadline expired while the request's ",
+                                                      inputs,
+                                                      " waited to be decoded or were decoded"));
     }
     return absl::OkStatus();
   };

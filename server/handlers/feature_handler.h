@@ -264,9 +264,8 @@ class FeatureHandler {
   void DecodeImagesAndSubmit(std::shared_ptr<const InferRequest> request,
                              const Registry::Handle& handle, Method method,
                              std::shared_ptr<Lease> memory,
-                             std::shared_ptr<std::vector<Lease>> decoding,
-                             absl::Time deadline, DoneFn done,
-                             const std::shared_ptr<CancelToken>& cancel,
+                             std::shared_ptr<std::vector<Lease>> decoding, absl::Time deadline,
+                             DoneFn done, const std::shared_ptr<CancelToken>& cancel,
                              int64_t max_pixels) const;
   // On a decoding worker: `request`'s clips → rows (the deadline and `cancel`
   // asked before each clip), the audio lease given back, the speech reported

@@ -21,14 +21,13 @@ void FeatureHandler::RunImages(std::shared_ptr<const InferRequest> request,
   const InferFieldNames& names = request->fields;
   const int64_t images = static_cast<int64_t>(request->images.size());
   if (request->has_rows() || !request->clips.empty()) {
-    const std::string& field = !request->clips.empty()   ? names.clips
+    const std::string& field = !request->clips.empty()       ? names.clips
                                : request->raw_values.empty() ? names.values
                                                              : names.raw_values;
     return done(absl::InvalidArgumentError(absl::StrCat(
         field, ": expected image files in ", names.images,
         " (the model is a model of image files: its rows of input_dim=", model.input_dim(),
-        " come from its image front end), received ",
-        request->clips.empty() ? "rows" : "clips")));
+        " come from its image front end), received ", request->clips.empty() ? "rows" : "clips")));
   }
   if (absl::Status s = CheckDecodedCount(*request, model, images, names.images); !s.ok()) {
     return done(s);
@@ -41,8 +40,9 @@ void FeatureHandler::RunImages(std::shared_ptr<const InferRequest> request,
       AdmitMemory(images, model, method, names.images, call);
   if (!memory.ok()) return done(memory.status());
   const auto ask_less = [] {
-    return std::string("send fewer or smaller images per request (each costs the pixels its "
-                       "header declares)");
+    return std::string(
+        "send fewer or smaller images per request (each costs the pixels its "
+        "header declares)");
   };
   // Held until the decoding ends: the pixels, and the bytes decoding holds.
   auto decoding = std::make_shared<std::vector<Lease>>();
@@ -72,18 +72,18 @@ void FeatureHandler::DecodeImagesAndSubmit(std::shared_ptr<const InferRequest> r
                                            const Registry::Handle& handle, Method method,
                                            std::shared_ptr<Lease> memory,
                                            std::shared_ptr<std::vector<Lease>> decoding,
-                                           absl::Time deadline,
-                                           DoneFn done, const std::shared_ptr<CancelToken>& cancel,
+                                           absl::Time deadline, DoneFn done,
+                                           const std::shared_ptr<CancelToken>& cancel,
                                            int64_t max_pixels) const {
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<DecodedRows> rows =
-      DecodeImageBatch(*request, *handle.servable->image_front_end(), max_request_rows_,
-                       max_pixels, KeepGoing(cancel, deadline, "images"));
+      DecodeImageBatch(*request, *handle.servable->image_front_end(), max_request_rows_, max_pixels,
+                       KeepGoing(cancel, deadline, "images"));
   decoding->clear();  // the pixels and the decoding bytes given back
   if (rows.ok() && observers_.on_input) {
-    observers_.on_input(handle.name, handle.version,
-                        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-                            .count());
+    observers_.on_input(
+        handle.name, handle.version,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   if (!rows.ok()) {
     const absl::StatusCode code = rows.status().code();

@@ -31,8 +31,9 @@ absl::StatusOr<ImageBatchCost> PlanImageBatch(const InferRequest& request,
         absl::StrCat(names.images, ": empty batch: expected at least one image, received 0"));
   }
   if (request.declared_rows != 0 && request.declared_rows != n) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        names.num_rows, ": expected ", n, " (one row per image), received ", request.declared_rows));
+    return absl::InvalidArgumentError(absl::StrCat(names.num_rows, ": expected ", n,
+                                                   " (one row per image), received ",
+                                                   request.declared_rows));
   }
   if (n > max_rows) {
     return absl::InvalidArgumentError(absl::StrCat(names.images, ": expected at most ", max_rows,
@@ -46,8 +47,8 @@ absl::StatusOr<ImageBatchCost> PlanImageBatch(const InferRequest& request,
     if (!header.ok()) return header.status();
     if (absl::Status s = image::CheckImagePixels(*header, max_pixels, field); !s.ok()) return s;
     cost.pixels += header->pixels();
-    cost.peak_bytes = std::max(cost.peak_bytes,
-                               kCopiesWhileDecoding * image::DecodedBytes(*header) + row_bytes);
+    cost.peak_bytes =
+        std::max(cost.peak_bytes, kCopiesWhileDecoding * image::DecodedBytes(*header) + row_bytes);
   }
   return cost;
 }

@@ -55,8 +55,8 @@ struct InferFieldNames {
   std::string values = "inputs.values";  // typed floats
   std::string raw_values = "inputs.raw_values";
   std::string num_rows = "inputs.num_rows";
-  std::string inputs = "inputs";       // the input as a whole
-  std::string clips = "inputs.clips";  // the clips as a whole
+  std::string inputs = "inputs";         // the input as a whole
+  std::string clips = "inputs.clips";    // the clips as a whole
   std::string images = "inputs.images";  // the image files as a whole
   // The field of part `part` of clip `index`; invariant.v1's when empty
   // ("inputs.clips[3]", "inputs.clips[3].wav", ...).
@@ -83,7 +83,7 @@ struct InferRequest {
   std::string_view raw_values;
   std::vector<ClipView> clips;
   std::vector<std::string_view> images;  // encoded image files (JPEG, PNG)
-  int64_t declared_rows = 0;  // the caller's row count; 0: not declared
+  int64_t declared_rows = 0;             // the caller's row count; 0: not declared
 
   // What to compute: the features, and/or the head's outputs (scores and,
   // for a classifier, the predicted classes).

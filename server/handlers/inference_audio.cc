@@ -8,6 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "core/audio/wav.h"
 #include "core/base/error_text.h"
+#include "core/base/status_macros.h"
+#include "server/handlers/inference_input_tensor.h"
 #include "server/handlers/inference_tensors.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -17,58 +19,7 @@
 namespace invariant::server {
 namespace {
 
-using Tensor = inference::ModelInferRequest::InferInputTensor;
-
 constexpr const char* kInputName = kInferenceInputName;
-
-absl::Status Invalid(const std::string& field, const std::string& expected,
-                     const std::string& received) {
-  return absl::InvalidArgumentError(
-      absl::StrCat(field, ": expected ", expected, ", received ", received));
-}
-
-// Where one input tensor's data is: its typed contents or its raw bytes.
-struct TensorData {
-  const Tensor* tensor = nullptr;
-  int index = 0;
-  const std::string* raw = nullptr;  // raw_input_contents[index], or null
-  bool json = false;                 // typed data came as REST's "data" arrays
-  // The field of the typed data `typed` (e.g. "fp32_contents").
-  std::string typed_field(const char* typed) const { return TensorDataField(index, typed, json); }
-  std::string field() const {
-    return raw != nullptr ? absl::StrCat("raw_input_contents[", index, "]")
-                          : absl::StrCat("inputs[", index, "].contents");
-  }
-};
-
-// The first typed contents field holding values other than `allowed`, or "".
-std::string OtherContents(const inference::InferTensorContents& c, const std::string& allowed) {
-  const std::pair<const char*, int> fields[] = {
-      {"bool_contents", c.bool_contents_size()},     {"int_contents", c.int_contents_size()},
-      {"int64_contents", c.int64_contents_size()},   {"uint_contents", c.uint_contents_size()},
-      {"uint64_contents", c.uint64_contents_size()}, {"fp32_contents", c.fp32_contents_size()},
-      {"fp64_contents", c.fp64_contents_size()},     {"bytes_contents", c.bytes_contents_size()}};
-  for (const auto& [name, size] : fields) {
-    if (size > 0 && allowed != name) return name;
-  }
-  return "";
-}
-
-absl::Status CheckContentsField(const TensorData& t, const std::string& allowed) {
-  if (t.raw != nullptr) {
-    if (t.tensor->has_contents()) {
-      return Invalid(absl::StrCat("inputs[", t.index, "].contents"),
-                     "no contents when raw_input_contents is used", "both");
-    }
-    return absl::OkStatus();
-  }
-  const std::string other = OtherContents(t.tensor->contents(), allowed);
-  if (!other.empty()) {
-    return Invalid(absl::StrCat("inputs[", t.index, "].contents"),
-                   absl::StrCat(allowed, " for datatype ", t.tensor->datatype()), other);
-  }
-  return absl::OkStatus();
-}
 
 // The valid samples of each of the n rows of L samples.
 absl::StatusOr<std::vector<int64_t>> Lengths(const TensorData* lengths, int64_t n, int64_t length) {
@@ -128,46 +79,13 @@ absl::StatusOr<std::vector<int64_t>> Lengths(const TensorData* lengths, int64_t 
 
 // BYTES [n]: one WAV file per element.
 absl::Status WavClips(const TensorData& input, int64_t n, InferRequest* out) {
-  const auto add = [out](std::string_view bytes) {
+  std::vector<std::string_view> files;
+  RETURN_IF_ERROR(BytesElements(input, n, "WAV files", &files));
+  for (std::string_view bytes : files) {
     ClipView clip;
     clip.format = ClipView::Format::kWav;
     clip.bytes = bytes;
     out->clips.push_back(clip);
-  };
-  if (absl::Status s = CheckContentsField(input, "bytes_contents"); !s.ok()) return s;
-  if (input.raw == nullptr) {
-    const auto& elements = input.tensor->contents().bytes_contents();
-    if (elements.size() != n) {
-      return Invalid(input.typed_field("bytes_contents"),
-                     absl::StrCat(n, " elements (WAV files) for shape [", n, "]"),
-                     absl::StrCat(elements.size()));
-    }
-    for (const std::string& wav : elements) add(wav);
-    return absl::OkStatus();
-  }
-  const std::string& raw = *input.raw;
-  size_t offset = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    if (raw.size() - offset < 4) {
-      return Invalid(input.field(),
-                     absl::StrCat(n, " elements, each a 4-byte little-endian length and the bytes"),
-                     absl::StrCat("no length for element ", i, " (", raw.size(), " bytes)"));
-    }
-    uint32_t length;
-    std::memcpy(&length, raw.data() + offset, 4);
-    offset += 4;
-    if (length > raw.size() - offset) {
-      return Invalid(
-          input.field(),
-          absl::StrCat("element ", i, " of ", length, " bytes within the ", raw.size(), " bytes"),
-          absl::StrCat(raw.size() - offset, " bytes left"));
-    }
-    add(std::string_view(raw).substr(offset, length));
-    offset += length;
-  }
-  if (offset != raw.size()) {
-    return Invalid(input.field(), absl::StrCat(offset, " bytes (", n, " elements)"),
-                   absl::StrCat(raw.size(), " bytes"));
   }
   return absl::OkStatus();
 }

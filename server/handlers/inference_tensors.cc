@@ -17,6 +17,7 @@
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "server/handlers/inference_audio.h"
+#include "server/handlers/inference_images.h"
 #include "server/handlers/validation.h"
 
 namespace invariant::server {
@@ -263,6 +264,7 @@ absl::Status DecodeInferInput(const inference::ModelInferRequest& request,
                               const InferenceModelShape& model, int64_t max_rows, InferRequest* out,
                               bool json) {
   if (model.audio) return DecodeAudioInferInput(request, max_rows, out, json);
+  if (model.image) return DecodeImageInferInput(request, max_rows, out, json);
   if (request.inputs_size() != 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("inputs: expected exactly 1 input tensor named '", kInferenceInputName,
@@ -410,6 +412,7 @@ InferenceModelShape ShapeOfModel(const Model& model) {
     shape.sample_rate = front_end->spec().sample_rate();
     shape.voice_activity = front_end->spec().voice_activity().enabled();
   }
+  shape.image = model.image_front_end() != nullptr;
   return shape;
 }
 
@@ -423,6 +426,8 @@ void FillInferenceModelMetadata(const v1::GetModelMetadataResponse& metadata,
   if (shape.audio) {
     AddTensorMetadata(kInferenceInputName, kFp32, {-1, -1}, out->mutable_inputs());
     AddTensorMetadata(kInputLengthsName, "INT64", {-1}, out->mutable_inputs());
+  } else if (shape.image) {
+    AddTensorMetadata(kInferenceInputName, "BYTES", {-1}, out->mutable_inputs());
   } else {
     AddTensorMetadata(kInferenceInputName, kFp32, {-1, shape.input_dim}, out->mutable_inputs());
   }
@@ -465,6 +470,12 @@ void FillInferenceModelMetadata(const v1::GetModelMetadataResponse& metadata,
         "input FP32 or INT16 [n, L] (samples, rows padded to L) with optional input_lengths "
         "INT32 or INT64 [n] and request parameter sample_rate (Hz, default the model's); or "
         "input BYTES [n], each element a whole WAV file";
+  }
+  if (shape.image) {
+    properties["image"] = JsonOf(metadata.image());
+    properties["image_inputs"] =
+        "input BYTES [n], each element a whole JPEG or PNG file (decoded, oriented, fitted to "
+        "the model's size and scaled by the model's image front end)";
   }
   google::protobuf::Struct metrics;
   for (const auto& [key, value] : metadata.metrics()) {

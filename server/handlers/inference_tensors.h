@@ -59,6 +59,7 @@ struct InferenceModelShape {
   bool audio = false;              // a model of sound: takes clips (inference_audio.h)
   int sample_rate = 0;             // of a model of sound, Hz
   bool voice_activity = false;     // a model of sound with voice activity
+  bool image = false;              // a model of image files (input BYTES [n])
 };
 
 // The model named `name` at protocol version `version`: "" or "latest" = the

@@ -94,9 +94,15 @@ v1::ImageFrontEndInfo ImageInfo(const v1::ImageFrontEnd& spec, int64_t max_pixel
   info.set_width(spec.width());
   info.set_channels(spec.channels());
   switch (spec.fit()) {
-    case v1::ImageFrontEnd::FIT_PAD: info.set_fit("pad"); break;
-    case v1::ImageFrontEnd::FIT_STRETCH: info.set_fit("stretch"); break;
-    default: info.set_fit("crop"); break;
+    case v1::ImageFrontEnd::FIT_PAD:
+      info.set_fit("pad");
+      break;
+    case v1::ImageFrontEnd::FIT_STRETCH:
+      info.set_fit("stretch");
+      break;
+    default:
+      info.set_fit("crop");
+      break;
   }
   info.set_filter(spec.filter() == v1::ImageFrontEnd::FILTER_BICUBIC ? "bicubic" : "bilinear");
   info.set_background(spec.background());

@@ -26,8 +26,8 @@
 //     reason "cancelled" or "deadline_exceeded"
 //   invariant_admission_refused_total{budget,reason} counter of requests an admission budget
 //     refused before any work: budget "memory" (--max_inflight_bytes), "audio"
-//     (--max_decode_audio_seconds) or "image" (--max_decode_image_pixels); reason "budget" (server-wide), "share" (one
-//     connection's), "too_large" (the request alone)
+//     (--max_decode_audio_seconds) or "image" (--max_decode_image_pixels); reason "budget"
+//     (server-wide), "share" (one connection's), "too_large" (the request alone)
 //   invariant_http_held_bytes{kind}           gauge: request "body" and "answer" bytes the REST
 //     front end holds now (http_server.h's budgets)
 //   invariant_http_connections{kind}          gauge: "open" (under the cap), "probe_slot" (past it)

@@ -226,7 +226,8 @@ TEST_F(AudioCliTest, RowsForAnAudioModelAreRefusedClearly) {
   // And the other way round: WAV files for a model of rows.
   r = Cli({"predict", "rf", target_, "--input=" + Path("clips/a.wav")});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.err, HasSubstr("takes rows of input_dim=16 values, not audio clips"));
+  EXPECT_THAT(r.err,
+              HasSubstr("takes rows of input_dim=16 values, not audio clips or image files"));
 }
 
 TEST_F(AudioCliTest, ClipTheServerRefusesExitsTwoNamingTheFile) {

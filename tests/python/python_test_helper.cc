@@ -11,6 +11,17 @@
 //       writes the model of sound "words" (tests/cli/audio_test_model.h:
 //       8000 Hz, 0.25 s clips → 16 bins × 14 frames, classes yes/no/maybe)
 //       and "listening", the same with voice activity
+//   invariant_python_test_helper write-image-model ROOT
+//       writes the model of image files "pictures" (tests/test_models/
+//       test_image_model.h: 8 x 8 RGB, crop, bilinear; classes shape_0..2)
+//   invariant_python_test_helper prepare-image FILE HEIGHT WIDTH CHANNELS FIT FILTER BG OUT
+//       writes to OUT the bytes the image front end makes of FILE before
+//       scaling (height x width x channels, channels last), FIT crop|pad|stretch,
+//       FILTER bilinear|bicubic, BG the background grey level; on a refused
+//       file, exit 1 with the message
+//   invariant_python_test_helper featurize-image MODEL_BUNDLE FILE OUT
+//       writes the features the model computes in process for FILE (its
+//       image front end, then Featurize) as little-endian float32
 //   invariant_python_test_helper featurize|predict TARGET MODEL INPUT_DIM IN OUT
 //       reads IN (little-endian float32 rows of INPUT_DIM), calls the server
 //       through the C++ client (invariant::Client) and writes the features or
@@ -26,7 +37,9 @@
 #include <vector>
 
 #include "client/client.h"
+#include "core/model/model.h"
 #include "tests/cli/audio_test_model.h"
+#include "tests/test_models/test_image_model.h"
 #include "tests/test_models/test_models.h"
 
 namespace {
@@ -111,6 +124,46 @@ int Call(const std::string& method, const std::string& target, const std::string
   return 0;
 }
 
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+int PrepareImage(const std::vector<std::string>& a) {
+  invariant::v1::ImageFrontEnd spec;
+  spec.set_height(std::stoi(a[2]));
+  spec.set_width(std::stoi(a[3]));
+  spec.set_channels(std::stoi(a[4]));
+  spec.set_fit(a[5] == "pad"       ? invariant::v1::ImageFrontEnd::FIT_PAD
+               : a[5] == "stretch" ? invariant::v1::ImageFrontEnd::FIT_STRETCH
+                                   : invariant::v1::ImageFrontEnd::FIT_CROP);
+  spec.set_filter(a[6] == "bicubic" ? invariant::v1::ImageFrontEnd::FILTER_BICUBIC
+                                    : invariant::v1::ImageFrontEnd::FILTER_BILINEAR);
+  spec.set_background(std::stoi(a[7]));
+  auto front_end = invariant::image::ImageFrontEnd::Create(spec);
+  if (!front_end.ok()) return Fail(front_end.status().ToString());
+  auto pixels = (*front_end)->Prepare(ReadAll(a[1]), (*front_end)->max_pixels(), a[1]);
+  if (!pixels.ok()) return Fail(std::string(pixels.status().message()));
+  std::ofstream out(a[8], std::ios::binary);
+  out.write(reinterpret_cast<const char*>(pixels->data.data()),
+            static_cast<std::streamsize>(pixels->data.size()));
+  return out ? 0 : Fail("cannot write " + a[8]);
+}
+
+int FeaturizeImage(const std::string& bundle, const std::string& file, const std::string& out) {
+  auto model = invariant::Model::Load(bundle);
+  if (!model.ok()) return Fail(model.status().ToString());
+  const invariant::image::ImageFrontEnd* fe = (*model)->image_front_end();
+  if (fe == nullptr) return Fail(bundle + ": not a model of image files");
+  std::vector<float> row(static_cast<size_t>(fe->output_dim()));
+  if (auto s = fe->Apply(ReadAll(file), fe->max_pixels(), row.data(), file); !s.ok()) {
+    return Fail(s.ToString());
+  }
+  std::vector<float> features(static_cast<size_t>((*model)->feature_dim()));
+  (*model)->Featurize(1, row.data(), features.data());
+  return WriteFloats(out, features) ? 0 : Fail("cannot write " + out);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -122,10 +175,19 @@ int main(int argc, char** argv) {
     path = invariant::testing_models::WriteAudioTestModel(args[1], "listening", 7, true);
     return path.ok() ? 0 : Fail(path.status().ToString());
   }
+  if (args.size() == 2 && args[0] == "write-image-model") {
+    auto path = invariant::testing_models::WriteTestImageModel(args[1], {});
+    return path.ok() ? 0 : Fail(path.status().ToString());
+  }
+  if (args.size() == 9 && args[0] == "prepare-image") return PrepareImage(args);
+  if (args.size() == 4 && args[0] == "featurize-image") {
+    return FeaturizeImage(args[1], args[2], args[3]);
+  }
   if (args.size() == 6 && (args[0] == "featurize" || args[0] == "predict")) {
     return Call(args[0], args[1], args[2], std::stoll(args[3]), args[4], args[5]);
   }
   return Fail(
-      "usage: write-models ROOT | write-audio-model ROOT | featurize|predict TARGET MODEL "
-      "INPUT_DIM IN OUT");
+      "usage: write-models ROOT | write-audio-model ROOT | write-image-model ROOT | "
+      "prepare-image FILE H W C FIT FILTER BG OUT | featurize-image BUNDLE FILE OUT | "
+      "featurize|predict TARGET MODEL INPUT_DIM IN OUT");
 }

@@ -22,7 +22,7 @@ SUPP=$PWD/tests/sanitizers
 # The TSan build compiles and runs only these (ctest -R on the executables'
 # discovered tests is not possible, so targets are listed and the
 # placeholders of targets not built are excluded); the ASan build is whole.
-FUZZ_TARGETS=(request_fuzz rest_request_fuzz csv_fuzz idx_fuzz cifar_fuzz train_config_fuzz model_load_fuzz bundle_fuzz wav_fuzz)
+FUZZ_TARGETS=(request_fuzz rest_request_fuzz csv_fuzz idx_fuzz cifar_fuzz train_config_fuzz model_load_fuzz bundle_fuzz wav_fuzz image_fuzz)
 TSAN_TARGETS=(base_test server_core_test http_server_test)
 
 configure() {  # configure DIR SANITIZERS [extra cmake args]

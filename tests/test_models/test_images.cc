@@ -28,8 +28,8 @@ void PutChunk(std::string& png, const char* type, const std::string& data) {
   PutU32(png, static_cast<uint32_t>(data.size()));
   const std::string body = std::string(type, 4) + data;
   png += body;
-  PutU32(png, static_cast<uint32_t>(
-                  crc32(0, reinterpret_cast<const Bytef*>(body.data()), static_cast<uInt>(body.size()))));
+  PutU32(png, static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(body.data()),
+                                          static_cast<uInt>(body.size()))));
 }
 
 std::string Compress(const unsigned char* data, int width, int height, int format, int subsampling,
@@ -38,7 +38,8 @@ std::string Compress(const unsigned char* data, int width, int height, int forma
   if (tj == nullptr) Die("tjInitCompress");
   unsigned char* out = nullptr;
   unsigned long size = 0;
-  if (tjCompress2(tj, data, width, 0, height, format, &out, &size, subsampling, quality, flags) != 0) {
+  if (tjCompress2(tj, data, width, 0, height, format, &out, &size, subsampling, quality, flags) !=
+      0) {
     Die(std::string("tjCompress2: ") + tjGetErrorStr2(tj));
   }
   std::string jpeg(reinterpret_cast<const char*>(out), size);
@@ -52,7 +53,8 @@ std::string EncodeWith(const spng_ihdr& ihdr, const std::vector<uint8_t>& data,
   spng_ctx* enc = spng_ctx_new(SPNG_CTX_ENCODER);
   spng_set_option(enc, SPNG_ENCODE_TO_BUFFER, 1);
   spng_ihdr h = ihdr;
-  if (int e = spng_set_ihdr(enc, &h); e != 0) Die(std::string("spng_set_ihdr: ") + spng_strerror(e));
+  if (int e = spng_set_ihdr(enc, &h); e != 0)
+    Die(std::string("spng_set_ihdr: ") + spng_strerror(e));
   if (plte != nullptr) {
     spng_plte p = *plte;
     spng_set_plte(enc, &p);
@@ -61,7 +63,8 @@ std::string EncodeWith(const spng_ihdr& ihdr, const std::vector<uint8_t>& data,
     spng_exif x{};
     x.length = exif.size();
     x.data = const_cast<char*>(exif.data());
-    if (int e = spng_set_exif(enc, &x); e != 0) Die(std::string("spng_set_exif: ") + spng_strerror(e));
+    if (int e = spng_set_exif(enc, &x); e != 0)
+      Die(std::string("spng_set_exif: ") + spng_strerror(e));
   }
   if (int e = spng_encode_image(enc, data.data(), data.size(), SPNG_FMT_PNG, SPNG_ENCODE_FINALIZE);
       e != 0) {
@@ -174,7 +177,8 @@ std::string JpegDeclaring(const std::string& jpeg, uint16_t width, uint16_t heig
   for (size_t i = 2; i + 9 < out.size();) {
     if (static_cast<uint8_t>(out[i]) != 0xFF) Die("JpegDeclaring: no marker");
     const uint8_t marker = static_cast<uint8_t>(out[i + 1]);
-    const size_t length = (static_cast<uint8_t>(out[i + 2]) << 8) | static_cast<uint8_t>(out[i + 3]);
+    const size_t length =
+        (static_cast<uint8_t>(out[i + 2]) << 8) | static_cast<uint8_t>(out[i + 3]);
     if (marker >= 0xC0 && marker <= 0xC2) {  // SOF0..2: length, precision, height, width
       out[i + 5] = static_cast<char>(height >> 8);
       out[i + 6] = static_cast<char>(height & 0xFF);

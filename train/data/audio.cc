@@ -237,7 +237,9 @@ absl::StatusOr<AudioData> LoadAudio(const v1::AudioSource& source, const std::st
                                                        absl::StrCat(field, ".augmentation")));
   }
   ASSIGN_OR_RETURN(std::vector<AudioClip> clips, ListAudioClips(source, field));
-  ASSIGN_OR_RETURN(const std::vector<std::string> class_names, ClassNamesOf({source.class_names().begin(), source.class_names().end()}, clips, field));
+  ASSIGN_OR_RETURN(
+      const std::vector<std::string> class_names,
+      ClassNamesOf({source.class_names().begin(), source.class_names().end()}, clips, field));
   std::map<std::string, int32_t> class_index;
   for (size_t c = 0; c < class_names.size(); ++c) {
     class_index[class_names[c]] = static_cast<int32_t>(c);

@@ -15,8 +15,9 @@
 #include "core/io/delimited.h"
 
 namespace invariant::train {
-
+namespace {
 namespace fs = std::filesystem;
+}  // namespace
 
 absl::StatusOr<std::vector<LabelledFile>> ReadFileManifest(const std::string& manifest) {
   ASSIGN_OR_RETURN(std::unique_ptr<io::ByteReader> bytes, io::ByteReader::Open(manifest));

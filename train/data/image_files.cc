@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <system_error>
@@ -39,7 +39,9 @@ absl::Status AddClassFolders(const fs::path& root, bool test, const std::string&
   for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
     if (IsFolder(it->path())) classes.push_back(it->path());
   }
-  if (ec) return absl::NotFoundError(absl::StrCat(field, ": cannot list ", root.string(), ": ", ec.message()));
+  if (ec)
+    return absl::NotFoundError(
+        absl::StrCat(field, ": cannot list ", root.string(), ": ", ec.message()));
   std::sort(classes.begin(), classes.end());
   for (const fs::path& folder : classes) {
     std::vector<std::string> paths;
@@ -95,9 +97,9 @@ absl::StatusOr<std::vector<std::string>> ClassNames(const v1::ImageFileSource& s
   }
   for (const LabelledFile& f : files) {
     if (f.test && train.count(f.label) == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          f.path, ": class folder '", f.label, "' of the test part is not a class of ", field,
-          ".dir's train part [", absl::StrJoin(train, ", "), "]"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(f.path, ": class folder '", f.label, "' of the test part is not a class of ",
+                       field, ".dir's train part [", absl::StrJoin(train, ", "), "]"));
     }
   }
   return std::vector<std::string>(train.begin(), train.end());  // std::set: byte order
@@ -114,9 +116,8 @@ absl::Status Decode(const image::ImageFrontEnd& front_end, const std::vector<Lab
     const LabelledFile& f = files[static_cast<size_t>(i)];
     absl::Status& s = status[static_cast<size_t>(i)];
     const std::optional<std::string> bytes = ReadWholeFile(f.path);
-    s = bytes.has_value()
-            ? front_end.Apply(*bytes, front_end.max_pixels(), x + i * dim, f.path)
-            : absl::NotFoundError(absl::StrCat(f.path, ": cannot read the file"));
+    s = bytes.has_value() ? front_end.Apply(*bytes, front_end.max_pixels(), x + i * dim, f.path)
+                          : absl::NotFoundError(absl::StrCat(f.path, ": cannot read the file"));
   });
   for (const absl::Status& s : status) RETURN_IF_ERROR(s);
   return absl::OkStatus();
@@ -142,8 +143,10 @@ absl::StatusOr<std::vector<LabelledFile>> ListImageFiles(const v1::ImageFileSour
   if (files.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         field, ": no image files (.jpg, .jpeg, .png) in ",
-        source.dir().empty() ? source.manifest()
-                             : absl::StrCat(source.dir(), " (expected DIR/CLASS/image.jpg, or DIR/train/CLASS/...)")));
+        source.dir().empty()
+            ? source.manifest()
+            : absl::StrCat(source.dir(),
+                           " (expected DIR/CLASS/image.jpg, or DIR/train/CLASS/...)")));
   }
   for (size_t i = 0; i < files.size(); ++i) files[i].index = static_cast<int64_t>(i);
   return files;
@@ -160,7 +163,8 @@ absl::StatusOr<ImageFileData> LoadImageFiles(const v1::ImageFileSource& source,
   ASSIGN_OR_RETURN(std::vector<LabelledFile> files, ListImageFiles(source, field));
   ASSIGN_OR_RETURN(const std::vector<std::string> class_names, ClassNames(source, files, field));
   std::map<std::string, int32_t> class_index;
-  for (size_t c = 0; c < class_names.size(); ++c) class_index[class_names[c]] = static_cast<int32_t>(c);
+  for (size_t c = 0; c < class_names.size(); ++c)
+    class_index[class_names[c]] = static_cast<int32_t>(c);
   const bool grouped = !files.front().group.empty();
   std::vector<LabelledFile> parts[2];  // train, test
   for (LabelledFile& f : files) parts[f.test ? 1 : 0].push_back(std::move(f));

@@ -27,6 +27,13 @@ std::string TakesClips(const v1::GetModelMetadataResponse& m) {
                       "comma-separated list of them, or - for one WAV on stdin");
 }
 
+// "model 'M' version V takes image files: --input=FILE.jpg ...".
+std::string TakesImages(const v1::GetModelMetadataResponse& m) {
+  return absl::StrCat(ModelText(m),
+                      " takes image files: --input=FILE.jpg or FILE.png, a folder of them, a "
+                      "comma-separated list of them, or - for one image on stdin");
+}
+
 int ReportInputError(const std::string& message) {
   std::cerr << "invariant-client: " << message << std::endl;
   return kExitUsage;
@@ -70,8 +77,14 @@ v1::AudioClip NoiseClip(const ClipInput& clips, int64_t i) {
 
 int PrepareClips(const RowSourceFlags& flags, const v1::GetModelMetadataResponse& m,
                  ClipInput* clips) {
+  const bool image = m.has_image();
+  clips->kind = image ? FileKind::kImage : FileKind::kWav;
+  const std::string takes = image ? TakesImages(m) : TakesClips(m);
   if (const std::string flag = RowOnlyFlag(flags); !flag.empty()) {
-    return ReportUsageError(absl::StrCat(flag, " applies to input rows, but ", TakesClips(m)));
+    return ReportUsageError(absl::StrCat(flag, " applies to input rows, but ", takes));
+  }
+  if (image && flags.random_rows != 0) {
+    return ReportUsageError(absl::StrCat("--random_rows applies to rows and clips, but ", takes));
   }
   const int64_t random_rows = flags.random_rows;
   if (random_rows < 0 || random_rows > 1000000) {
@@ -89,15 +102,15 @@ int PrepareClips(const RowSourceFlags& flags, const v1::GetModelMetadataResponse
     clips->sizes.assign(static_cast<size_t>(random_rows), clips->noise_samples * 4);
     return kExitOk;
   }
-  absl::StatusOr<std::vector<ClipFile>> files = ListClipFiles(flags.input);
+  absl::StatusOr<std::vector<ClipFile>> files = ListClipFiles(flags.input, clips->kind);
   if (!files.ok()) return ReportInputError(std::string(files.status().message()));
   clips->files = *std::move(files);
   for (const ClipFile& file : clips->files) {
     std::string head;
     if (file.path == "-") {
-      absl::StatusOr<std::string> bytes = ReadClipBytes(file);
+      absl::StatusOr<std::string> bytes = ReadClipBytes(file, clips->kind);
       if (!bytes.ok()) {
-        return ReportInputError(absl::StrCat(bytes.status().message(), "; ", TakesClips(m)));
+        return ReportInputError(absl::StrCat(bytes.status().message(), "; ", takes));
       }
       clips->stdin_bytes = *std::move(bytes);
       clips->sizes.push_back(static_cast<int64_t>(clips->stdin_bytes.size()));
@@ -106,9 +119,13 @@ int PrepareClips(const RowSourceFlags& flags, const v1::GetModelMetadataResponse
     std::error_code ec;
     const uintmax_t size = std::filesystem::file_size(file.path, ec);
     if (ec) return ReportInputError(absl::StrCat(file.id, ": cannot read: ", ec.message()));
-    if (!LooksLikeWav(FileHead(file.path))) {
-      return ReportInputError(absl::StrCat(
-          file.id, ": not a WAV file (no RIFF/RIFX/RF64 header with WAVE); ", TakesClips(m)));
+    if (image && !LooksLikeImage(FileHead(file.path))) {
+      return ReportInputError(
+          absl::StrCat(file.id, ": not a JPEG or PNG file (no JPEG or PNG signature); ", takes));
+    }
+    if (!image && !LooksLikeWav(FileHead(file.path))) {
+      return ReportInputError(
+          absl::StrCat(file.id, ": not a WAV file (no RIFF/RIFX/RF64 header with WAVE); ", takes));
     }
     clips->sizes.push_back(static_cast<int64_t>(size));
   }
@@ -127,13 +144,22 @@ int FillClipBatch(const ClipInput& clips, int64_t first, int64_t end, v1::InputB
       continue;
     }
     const ClipFile& file = clips.files[static_cast<size_t>(i)];
+    const bool image = clips.kind == FileKind::kImage;
     if (file.path == "-") {
-      batch->add_clips()->set_wav(clips.stdin_bytes);
+      if (image) {
+        batch->add_images(clips.stdin_bytes);
+      } else {
+        batch->add_clips()->set_wav(clips.stdin_bytes);
+      }
       continue;
     }
-    absl::StatusOr<std::string> bytes = ReadClipBytes(file);
+    absl::StatusOr<std::string> bytes = ReadClipBytes(file, clips.kind);
     if (!bytes.ok()) return ReportInputError(std::string(bytes.status().message()));
-    batch->add_clips()->set_wav(*std::move(bytes));
+    if (image) {
+      batch->add_images(*std::move(bytes));
+    } else {
+      batch->add_clips()->set_wav(*std::move(bytes));
+    }
   }
   return kExitOk;
 }

@@ -1,5 +1,8 @@
 // clip_input.h: the input clips of featurize and predict for an audio model
-// (its metadata has `audio`), checked before any clip is sent.
+// (its metadata has `audio`), checked before any clip is sent; and the input
+// image files for a model of image files (its metadata has `image`): the
+// same files, folders, lists and stdin, JPEG and PNG files sent as
+// InputBatch.images (no noise images: --random_rows is refused).
 //
 // PrepareClips takes the clips of RowSourceFlags::input (client/cli/clips.h:
 // a WAV file, a folder of *.wav, a comma-separated list, or "-" for one WAV
@@ -38,13 +41,14 @@ namespace invariant::cli {
 inline constexpr int64_t kMaxClipBatchBytes = 16 << 20;
 
 struct ClipInput {
-  std::vector<ClipFile> files;  // --input; empty with noise clips
-  std::vector<int64_t> sizes;   // bytes of each clip
-  std::string stdin_bytes;      // the clip read from stdin (files = {"<stdin>"})
-  int64_t noise_clips = 0;      // --random_rows
-  int64_t noise_samples = 0;    // per noise clip
-  int sample_rate = 0;          // of the noise clips
-  uint64_t seed = 1;            // of the noise clips
+  std::vector<ClipFile> files;     // --input; empty with noise clips
+  std::vector<int64_t> sizes;      // bytes of each clip
+  std::string stdin_bytes;         // the clip read from stdin (files = {"<stdin>"})
+  int64_t noise_clips = 0;         // --random_rows
+  int64_t noise_samples = 0;       // per noise clip
+  int sample_rate = 0;             // of the noise clips
+  uint64_t seed = 1;               // of the noise clips
+  FileKind kind = FileKind::kWav;  // kImage: image files for a model of image files
 
   int64_t size() const {
     return noise_clips > 0 ? noise_clips : static_cast<int64_t>(files.size());

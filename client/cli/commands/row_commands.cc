@@ -136,7 +136,7 @@ int Send(Client& client, const CommandContext& context, const RowCall<Request, R
   RowTable rows;
   ClipInput clips;
   Inputs in;
-  if (m.has_audio()) {
+  if (m.has_audio() || m.has_image()) {
     if (int rc = PrepareClips(context.rows, m, &clips); rc != kExitOk) return rc;
     in = ClipInputs(clips, context, call.name);
   } else {

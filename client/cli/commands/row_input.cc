@@ -129,8 +129,9 @@ int PrepareRows(const CommandContext& context, const v1::GetModelMetadataRespons
   if (context.rows.random_rows == 0 && NamesClips(context.rows.input)) {
     std::cerr << "invariant-client: model '" << m.model_name() << "' version " << m.model_version()
               << " takes rows of input_dim=" << m.input_dim()
-              << " values, not audio clips: --input='" << context.rows.input
-              << "' names WAV files or a folder (give a CSV, TSV or IDX file of rows)" << std::endl;
+              << " values, not audio clips or image files: --input='" << context.rows.input
+              << "' names WAV or image files or a folder (give a CSV, TSV or IDX file of rows)"
+              << std::endl;
     return kExitUsage;
   }
   if (int rc = LoadRows(context.rows, m, rows); rc != kExitOk) return rc;

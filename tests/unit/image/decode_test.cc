@@ -123,13 +123,13 @@ TEST(DecodeTest, TruncatedAndCorruptFilesAreInvalidArgumentNamingTheInput) {
   const std::string jpeg = ti::EncodeJpeg(source);
   std::string flipped = png;
   flipped[flipped.size() / 2] ^= 0x5A;  // inside IDAT: its CRC no longer matches
-  for (const std::string& file :
-       {png.substr(0, png.size() / 2), jpeg.substr(0, jpeg.size() / 2), flipped,
-        png.substr(0, 20), jpeg.substr(0, 3)}) {
+  for (const std::string& file : {png.substr(0, png.size() / 2), jpeg.substr(0, jpeg.size() / 2),
+                                  flipped, png.substr(0, 20), jpeg.substr(0, 3)}) {
     absl::StatusOr<Pixels> decoded = DecodeImage(file, 1'000'000, "inputs.images[2]");
     ASSERT_EQ(decoded.status().code(), absl::StatusCode::kInvalidArgument)
         << file.size() << " bytes: " << decoded.status();
-    EXPECT_THAT(std::string(decoded.status().message()), StartsWith("inputs.images[2]: a corrupt or truncated"));
+    EXPECT_THAT(std::string(decoded.status().message()),
+                StartsWith("inputs.images[2]: a corrupt or truncated"));
   }
 }
 
@@ -137,14 +137,16 @@ TEST(DecodeTest, ACmykJpegIsRefusedByName) {
   absl::StatusOr<Pixels> decoded =
       DecodeImage(ti::EncodeCmykJpeg(ti::Noise(16, 16, 4, 2)), 1000, "print.jpg");
   ASSERT_EQ(decoded.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(decoded.status().message()), StartsWith("print.jpg: a YCCK JPEG (print colour)"));
+  EXPECT_THAT(std::string(decoded.status().message()),
+              StartsWith("print.jpg: a YCCK JPEG (print colour)"));
 }
 
 TEST(DecodeTest, OtherBytesAreNotAnImage) {
   absl::StatusOr<Pixels> decoded = DecodeImage("GIF89a....", 1000, "a.gif");
   ASSERT_EQ(decoded.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(decoded.status().message(),
-            "a.gif: expected a JPEG or PNG file, received 10 bytes starting 47 49 46 38 39 61 2e 2e");
+  EXPECT_EQ(
+      decoded.status().message(),
+      "a.gif: expected a JPEG or PNG file, received 10 bytes starting 47 49 46 38 39 61 2e 2e");
   EXPECT_EQ(DecodeImage("", 1000, "e").status().message(),
             "e: expected a JPEG or PNG file, received 0 bytes");
 }
@@ -156,10 +158,9 @@ TEST(DecodeTest, TheOrientationOfAJpegAndOfAPngIsReported) {
                           &orientation)
                   .ok());
   EXPECT_EQ(orientation, 6);
-  ASSERT_TRUE(
-      DecodeImage(ti::EncodePng(source, false, false, ti::ExifOrientation(3, false)), 1000, "p",
-                  &orientation)
-          .ok());
+  ASSERT_TRUE(DecodeImage(ti::EncodePng(source, false, false, ti::ExifOrientation(3, false)), 1000,
+                          "p", &orientation)
+                  .ok());
   EXPECT_EQ(orientation, 3);
   ASSERT_TRUE(DecodeImage(ti::EncodePng(source), 1000, "q", &orientation).ok());
   EXPECT_EQ(orientation, 1);

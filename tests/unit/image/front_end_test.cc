@@ -61,7 +61,7 @@ TEST(ImageFrontEndTest, AlphaIsCompositedOnTheBackground) {
   Pixels rgba = Pixels::Zeros(3, 1, 4);
   rgba.data = {200, 100, 0, 255, 200, 100, 0, 0, 200, 100, 0, 128};
   const Pixels over = ToChannels(rgba, 3, 255);
-  EXPECT_EQ(over.data, (std::vector<uint8_t>{200, 100, 0,  // opaque: itself
+  EXPECT_EQ(over.data, (std::vector<uint8_t>{200, 100, 0,    // opaque: itself
                                              255, 255, 255,  // transparent: the background
                                              // round((c·128 + 255·127) / 255)
                                              227, 177, 127}));
@@ -72,8 +72,8 @@ TEST(ImageFrontEndTest, AlphaIsCompositedOnTheBackground) {
 
 TEST(ImageFrontEndTest, FitsGiveTheModelsSizeAndPadUsesTheBackground) {
   const std::string wide = ti::EncodePng(ti::Noise(60, 20, 3, 2));
-  for (auto fit : {v1::ImageFrontEnd::FIT_CROP, v1::ImageFrontEnd::FIT_PAD,
-                   v1::ImageFrontEnd::FIT_STRETCH}) {
+  for (auto fit :
+       {v1::ImageFrontEnd::FIT_CROP, v1::ImageFrontEnd::FIT_PAD, v1::ImageFrontEnd::FIT_STRETCH}) {
     v1::ImageFrontEnd spec = Spec(16, 16, 3);
     spec.set_fit(fit);
     spec.set_background(7);
@@ -137,7 +137,8 @@ TEST(ImageFrontEndTest, AnInconsistentSpecIsRefusedNamingTheField) {
   v1::ImageFrontEnd bg = Spec(8, 8, 3);
   bg.set_background(256);
   EXPECT_EQ(refused(bg), "image.background: expected a grey level in [0, 255], received 256");
-  EXPECT_THAT(refused(Spec(4096, 4096, 3)), StartsWith("image: expected height · width · channels"));
+  EXPECT_THAT(refused(Spec(4096, 4096, 3)),
+              StartsWith("image: expected height · width · channels"));
   EXPECT_TRUE(ImageFrontEnd::Complete(Spec(224, 224, 3)).ok());
 }
 

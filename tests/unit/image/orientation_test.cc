@@ -55,8 +55,8 @@ TEST(OrientationTest, MalformedOrMissingBlocksReadAsUpright) {
     EXPECT_EQ(TiffOrientation(good.substr(0, cut)), 1) << "cut at " << cut;
   }
   EXPECT_EQ(TiffOrientation(good.substr(0, 22)), 6);
-  EXPECT_EQ(TiffOrientation(ti::ExifOrientation(9)), 1);   // out of range
-  EXPECT_EQ(TiffOrientation("XX*\0garbage"), 1);           // no byte order mark
+  EXPECT_EQ(TiffOrientation(ti::ExifOrientation(9)), 1);  // out of range
+  EXPECT_EQ(TiffOrientation("XX*\0garbage"), 1);          // no byte order mark
   std::string far = good;
   far[7] = 0x7F;  // IFD0 offset beyond the block
   EXPECT_EQ(TiffOrientation(far), 1);

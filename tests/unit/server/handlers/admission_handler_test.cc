@@ -67,9 +67,9 @@ class AdmissionHandlerTest : public ServingFixture {
       std::lock_guard<std::mutex> lock(mu_);
       abandoned_.push_back(absl::StrCat(stage, ":", absl::StatusCodeToString(status.code())));
     };
-    handler_ = std::make_unique<FeatureHandler>(registry_.get(), batcher_.get(), 100,
-                                                int64_t{64} << 20, InputLimits{30},
-                                                std::move(admission));
+    handler_ =
+        std::make_unique<FeatureHandler>(registry_.get(), batcher_.get(), 100, int64_t{64} << 20,
+                                         InputLimits{30}, std::move(admission));
   }
   void TearDown() override {
     decoders_.reset();  // runs what is queued

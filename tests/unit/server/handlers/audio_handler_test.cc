@@ -248,7 +248,7 @@ TEST_F(AudioHandlerTest, EveryBadClipIsRefusedNamingItsIndexAndTheProblem) {
 
 TEST_F(AudioHandlerTest, TheServerLimitOnClipLengthIsTheSmallerOneAndIsReported) {
   FeatureHandler limited(registry_.get(), batcher_.get(), 100, std::numeric_limits<int32_t>::max(),
-                         /*max_audio_clip_seconds=*/1.0);
+                         InputLimits{/*max_audio_clip_seconds=*/1.0});
   v1::FeaturizeResponse response;
   const absl::Status s =
       Featurize(Request({FloatClip(std::vector<float>(kRate + 1, 0.2f))}), &response, &limited);

@@ -96,7 +96,8 @@ TEST_F(StatisticsHandlerTest, ObserversSeeEveryRequestThatReachedAVersionOnce) {
     ++(good ? ok : failed);
   };
   observers.on_output = [&](const std::string&, int64_t, double) { ++outputs; };
-  FeatureHandler handler(registry_.get(), batcher_.get(), 100, 1 << 30, 30, {}, observers);
+  FeatureHandler handler(registry_.get(), batcher_.get(), 100, 1 << 30, InputLimits{30}, {},
+                         observers);
   const auto predict = [&](const std::string& model, int width) {
     const std::vector<float> x = RandomRows(2, width, 3);
     v1::PredictRequest request;

@@ -20,6 +20,7 @@
 #include "server/handlers/feature_handler.h"
 #include "server/lifecycle/registry.h"
 #include "tests/test_models/test_audio_model.h"
+#include "tests/test_models/test_image_model.h"
 #include "tests/test_models/test_models.h"
 
 namespace invariant::server {
@@ -65,6 +66,18 @@ class ServingFixture : public ::testing::Test {
     EXPECT_TRUE(testing_models::WriteTestAudioModel(root_, spec).ok());
     registry_->Rescan();
     auto handle = registry_->Lookup("sound");
+    EXPECT_TRUE(handle.ok()) << handle.status();
+    return handle.ok() ? handle->servable : nullptr;
+  }
+
+  // Writes the test image model "pictures" (tests/test_models/test_image_model.h)
+  // beside the others and loads it.
+  std::shared_ptr<const Model> AddImageModel(int64_t max_pixels = 0) {
+    testing_models::TestImageModelSpec spec;
+    spec.max_pixels = max_pixels;
+    EXPECT_TRUE(testing_models::WriteTestImageModel(root_, spec).ok());
+    registry_->Rescan();
+    auto handle = registry_->Lookup("pictures");
     EXPECT_TRUE(handle.ok()) << handle.status();
     return handle.ok() ? handle->servable : nullptr;
   }
