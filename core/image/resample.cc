@@ -31,11 +31,12 @@ struct AxisWeights {
   std::vector<int32_t> weights;
 };
 
-// libImaging's precompute_coeffs + normalize_coeffs_8bpc.
-AxisWeights Precompute(int64_t in_size, double in0, double in1, int64_t out_size, Filter filter) {
+// libImaging's precompute_coeffs + normalize_coeffs_8bpc. Pillow passes the
+// box as C floats and subtracts its ends in float: so do we, for its bits.
+AxisWeights Precompute(int64_t in_size, float in0, float in1, int64_t out_size, Filter filter) {
   const double support_1 = filter == Filter::kBilinear ? 1.0 : 2.0;
   double (*kernel)(double) = filter == Filter::kBilinear ? Triangle : KeysCubic;
-  const double scale = (in1 - in0) / static_cast<double>(out_size);
+  const double scale = static_cast<double>(in1 - in0) / static_cast<double>(out_size);
   const double filter_scale = std::max(scale, 1.0);
   const double support = support_1 * filter_scale;
   AxisWeights w;
@@ -118,12 +119,14 @@ Pixels Vertical(const Pixels& in, int64_t offset, const AxisWeights& w) {
 }  // namespace
 
 Pixels Resample(const Pixels& in, const Box& box, int64_t width, int64_t height, Filter filter) {
-  const bool horizontal = width != in.width || box.x0 != 0 || box.x1 != static_cast<double>(width);
-  const bool vertical = height != in.height || box.y0 != 0 || box.y1 != static_cast<double>(height);
+  const float x0 = static_cast<float>(box.x0), x1 = static_cast<float>(box.x1);
+  const float y0 = static_cast<float>(box.y0), y1 = static_cast<float>(box.y1);
+  const bool horizontal = width != in.width || x0 != 0 || x1 != static_cast<float>(width);
+  const bool vertical = height != in.height || y0 != 0 || y1 != static_cast<float>(height);
   if (!horizontal && !vertical) return in;
-  const AxisWeights wy = Precompute(in.height, box.y0, box.y1, height, filter);
+  const AxisWeights wy = Precompute(in.height, y0, y1, height, filter);
   if (!horizontal) return Vertical(in, 0, wy);
-  const AxisWeights wx = Precompute(in.width, box.x0, box.x1, width, filter);
+  const AxisWeights wx = Precompute(in.width, x0, x1, width, filter);
   if (!vertical) return Horizontal(in, 0, in.height, wx);
   // Only the source rows the vertical pass reads.
   const int64_t first = wy.first.front();

@@ -2,7 +2,8 @@
 // reproduced to the byte.
 //
 // Resample(in, box, width, height, filter) maps the source rectangle
-// box = [x0, x1) × [y0, y1) (source pixel units, fractional allowed) onto a
+// box = [x0, x1) × [y0, y1) (source pixel units, fractional allowed; taken
+// as C floats, x1 − x0 computed in float, as Pillow takes its box) onto a
 // width × height image, one axis at a time (horizontal first, only over the
 // source rows the vertical pass reads), as libImaging/Resample.c does:
 //   * output pixel i along an axis has centre u = x0 + (i + ½) · s, with

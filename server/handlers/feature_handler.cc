@@ -191,7 +191,8 @@ void FeatureHandler::RunRows(std::shared_ptr<const InferRequest> request,
 }
 
 absl::Status FeatureHandler::CheckDecodedCount(const InferRequest& request, const Model& model,
-                                               int64_t count, const std::string& field) const {
+                                               int64_t count, const std::string& field,
+                                               const char* inputs, const char* kind) const {
   if (count > max_request_rows_) return absl::OkStatus();  // the batch planners refuse them
   // Before any input is decoded: the response, and the rows the inputs become.
   if (request.response_bytes_per_row > 0) {
@@ -202,8 +203,8 @@ absl::Status FeatureHandler::CheckDecodedCount(const InferRequest& request, cons
   const int64_t max_count = max_response_bytes_ / std::max<int64_t>(1, row_bytes);
   if (count > max_count) {
     return absl::InvalidArgumentError(absl::StrCat(
-        field, ": expected at most ", max_count, " inputs so that their rows (", row_bytes,
-        " bytes each after the model's front end) fit max_message_bytes=", max_response_bytes_,
+        field, ": expected at most ", max_count, " ", inputs, " so that their rows (", row_bytes,
+        " bytes each after the ", kind, " front end) fit max_message_bytes=", max_response_bytes_,
         ", received ", count));
   }
   return absl::OkStatus();
@@ -239,7 +240,8 @@ void FeatureHandler::RunClips(std::shared_ptr<const InferRequest> request,
                      " (the model is a model of sound: its rows of input_dim=", model.input_dim(),
                      " come from its audio front end), received rows")));
   }
-  if (absl::Status s = CheckDecodedCount(*request, model, clips, names.clips); !s.ok()) {
+  if (absl::Status s = CheckDecodedCount(*request, model, clips, names.clips, "clips", "audio");
+      !s.ok()) {
     return done(s);
   }
   const double max_clip_seconds = EffectiveMaxClipSeconds(*front_end, max_audio_clip_seconds_);

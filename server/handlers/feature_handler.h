@@ -249,12 +249,14 @@ class FeatureHandler {
   void RunImages(std::shared_ptr<const InferRequest> request, const Registry::Handle& handle,
                  Method method, absl::Time deadline, DoneFn done,
                  const std::shared_ptr<CancelToken>& cancel, const CallContext& call) const;
-  // Before any of `request`'s `count` encoded inputs (clips or images, the
-  // field `field`) is decoded: its response and the rows they become fit
-  // max_response_bytes_ (checked for at most max_request_rows_ inputs; the
-  // batch planners refuse more).
+  // Before any of `request`'s `count` encoded inputs (`inputs`: "clips" or
+  // "images", in the field `field`, for the model's `kind` front end:
+  // "audio" or "image") is decoded: its response and the rows they become
+  // fit max_response_bytes_ (checked for at most max_request_rows_ inputs;
+  // the batch planners refuse more).
   absl::Status CheckDecodedCount(const InferRequest& request, const Model& model, int64_t count,
-                                 const std::string& field) const;
+                                 const std::string& field, const char* inputs,
+                                 const char* kind) const;
   // What the decoding workers ask before each input: the call's
   // cancellation, then its deadline (DEADLINE_EXCEEDED saying the `inputs`
   // waited or were being decoded).

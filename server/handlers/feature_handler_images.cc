@@ -29,7 +29,8 @@ void FeatureHandler::RunImages(std::shared_ptr<const InferRequest> request,
         " (the model is a model of image files: its rows of input_dim=", model.input_dim(),
         " come from its image front end), received ", request->clips.empty() ? "rows" : "clips")));
   }
-  if (absl::Status s = CheckDecodedCount(*request, model, images, names.images); !s.ok()) {
+  if (absl::Status s = CheckDecodedCount(*request, model, images, names.images, "images", "image");
+      !s.ok()) {
     return done(s);
   }
   const int64_t max_pixels = EffectiveMaxImagePixels(front_end, max_image_pixels_);

@@ -202,7 +202,9 @@ def test_the_protocol_over_grpc_takes_bytes(image_server, image_models, files, t
         reply = oip_grpc.GRPCInferenceServiceStub(channel).ModelInfer(request, timeout=30)
         meta = oip_grpc.GRPCInferenceServiceStub(channel).ModelMetadata(
             oip.ModelMetadataRequest(name="pictures"), timeout=30)
-    got = np.frombuffer(reply.raw_output_contents[0], "<f4").reshape(len(files), -1)
+    got = (np.frombuffer(reply.raw_output_contents[0], "<f4") if reply.raw_output_contents
+           else np.asarray(reply.outputs[0].contents.fp32_contents, np.float32))
+    got = got.reshape(len(files), -1)
     np.testing.assert_array_equal(got, expected)
     assert meta.inputs[0].datatype == "BYTES"
     assert json.loads(meta.properties["image"])["height"] == 8

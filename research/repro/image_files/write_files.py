@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Writes CIFAR-10 or MNIST images as image files, with a manifest in record order.
 
-  write_files.py cifar CIFAR10_DIR OUT [--format=png|jpeg] [--limit=N]
-  write_files.py mnist MNIST_DIR OUT [--format=png|jpeg] [--limit=N]
+  write_files.py cifar CIFAR10_DIR OUT [--format=png|jpeg] [--limit=N] [--folder=TRAIN,TEST]
+  write_files.py mnist MNIST_DIR OUT [--format=png|jpeg] [--limit=N] [--folder=TRAIN,TEST]
 
 CIFAR10_DIR holds data_batch_N.bin[.gz] (the records of every batch present,
 in order); MNIST_DIR holds train-images-idx3-ubyte[.gz] and
@@ -10,7 +10,10 @@ train-labels-idx1-ubyte[.gz]. Writes OUT/CLASS/NNNNN.png (or .jpg at quality
 95) and OUT/manifest.csv (path,label), one row per record in record order,
 so a manifest source gives the trainer the records in the binary reader's
 order (and the same seeded split). PNG is lossless: a 32 x 32 (28 x 28) PNG
-decodes to the record's bytes exactly. Needs numpy and Pillow (python3-pil).
+decodes to the record's bytes exactly. With --folder=TRAIN,TEST the first
+TRAIN records go to OUT/train/CLASS/ and the next TEST to OUT/test/CLASS/
+(torchvision's ImageFolder layout, no manifest). Needs numpy and Pillow
+(python3-pil).
 """
 import argparse
 import csv
@@ -60,9 +63,23 @@ def main():
     parser.add_argument("out")
     parser.add_argument("--format", choices=["png", "jpeg"], default="png")
     parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--folder", default=None)
     a = parser.parse_args()
     images, labels = (cifar if a.kind == "cifar" else mnist)(a.data, a.limit)
     ext = "png" if a.format == "png" else "jpg"
+    if a.folder:
+        train, test = (int(v) for v in a.folder.split(","))
+        for i in range(train + test):
+            part = "train" if i < train else "test"
+            folder = os.path.join(a.out, part, labels[i])
+            os.makedirs(folder, exist_ok=True)
+            im = Image.fromarray(images[i])
+            if a.format == "png":
+                im.save(os.path.join(folder, f"{i:05d}.png"), "PNG")
+            else:
+                im.save(os.path.join(folder, f"{i:05d}.jpg"), "JPEG", quality=95)
+        print(f"write_files: {train} + {test} {a.kind} images as {a.format} in {a.out}")
+        return
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "manifest.csv"), "w", newline="") as f:
         w = csv.writer(f)

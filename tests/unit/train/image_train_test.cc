@@ -43,6 +43,7 @@ constexpr char kImageConfig[] = R"pb(
   preprocess { center: true l2_normalize: true }
   encoder {
     random_fourier { num_features: 256 num_group_elements: 1 sigma: 1.0 }
+    group { identity { dim: 432 } }
     seed: 3
   }
   learner {
