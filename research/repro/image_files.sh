@@ -55,7 +55,7 @@ one() {
     [[ $variant == files ]] && cfg="$from_files"
     timed_train "$kind-$variant" "$cfg" "$OUT/models" "$OUT/logs" "$kind from $variant ($config)"
     acc+=("$(jq -r '.test.accuracy' "$rep")")
-    echo "image_files: $kind $variant: test accuracy $(jq -r '.test.accuracy' "$rep") on $(jq -r '.test.rows // .test_rows // "?"' "$rep") rows, ${wall} s, ${rss} MiB"
+    echo "image_files: $kind $variant: test accuracy $(jq -r '.test.accuracy' "$rep") on $(jq -r '.rows.test' "$rep") rows, ${wall} s, ${rss} MiB"
   done
   echo "image_files: $kind: files − binary = $(awk -v a="${acc[1]}" -v b="${acc[0]}" 'BEGIN { printf "%+.2f points", 100 * (a - b) }')"
 }
