@@ -106,28 +106,35 @@ InflightBudgetOptions MemoryBudgetOptionsFor(const ServerOptions& options, Serve
   return memory;
 }
 
+namespace {
+
+// A budget of work queued for or in decoding: flag `name`, counted in
+// `unit`, recorded in `metrics` under `label`; one connection may hold half
+// of it.
+InflightBudgetOptions DecodeBudgetOptions(const char* name, const char* unit, int64_t limit,
+                                          const char* label, ServerMetrics* metrics) {
+  InflightBudgetOptions budget;
+  budget.name = name;
+  budget.unit = unit;
+  budget.limit = limit;
+  budget.per_key_limit = std::max<int64_t>(1, limit / 2);
+  budget.on_refused = [metrics, label](const char* reason) {
+    metrics->AdmissionRefused(label, reason);
+  };
+  budget.on_change = [metrics, label](int64_t units) { metrics->Inflight(label, units); };
+  return budget;
+}
+
+}  // namespace
+
 InflightBudgetOptions AudioBudgetOptionsFor(const ServerOptions& options, ServerMetrics* metrics) {
-  InflightBudgetOptions audio;
-  audio.name = "max_decode_audio_seconds";
-  audio.unit = "seconds of audio";
-  audio.limit = options.max_decode_audio_seconds;
-  // One connection may hold half of the decoding queue.
-  audio.per_key_limit = std::max<int64_t>(1, options.max_decode_audio_seconds / 2);
-  audio.on_refused = [metrics](const char* reason) { metrics->AdmissionRefused("audio", reason); };
-  audio.on_change = [metrics](int64_t seconds) { metrics->Inflight("audio", seconds); };
-  return audio;
+  return DecodeBudgetOptions("max_decode_audio_seconds", "seconds of audio",
+                             options.max_decode_audio_seconds, "audio", metrics);
 }
 
 InflightBudgetOptions ImageBudgetOptionsFor(const ServerOptions& options, ServerMetrics* metrics) {
-  InflightBudgetOptions images;
-  images.name = "max_decode_image_pixels";
-  images.unit = "pixels";
-  images.limit = options.max_decode_image_pixels;
-  // One connection may hold half of the decoding queue.
-  images.per_key_limit = std::max<int64_t>(1, options.max_decode_image_pixels / 2);
-  images.on_refused = [metrics](const char* reason) { metrics->AdmissionRefused("image", reason); };
-  images.on_change = [metrics](int64_t pixels) { metrics->Inflight("image", pixels); };
-  return images;
+  return DecodeBudgetOptions("max_decode_image_pixels", "pixels", options.max_decode_image_pixels,
+                             "image", metrics);
 }
 
 HandlerAdmission HandlerAdmissionFor(InflightBudget* memory, InflightBudget* audio,

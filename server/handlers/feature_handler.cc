@@ -210,6 +210,20 @@ absl::Status FeatureHandler::CheckDecodedCount(const InferRequest& request, cons
   return absl::OkStatus();
 }
 
+bool FeatureHandler::RecordDecoding(const absl::Status& status, const Registry::Handle& handle,
+                                    double seconds) const {
+  if (status.ok()) {
+    if (observers_.on_input) observers_.on_input(handle.name, handle.version, seconds);
+    return true;
+  }
+  const absl::StatusCode code = status.code();
+  if ((code == absl::StatusCode::kCancelled || code == absl::StatusCode::kDeadlineExceeded) &&
+      admission_.on_abandoned) {
+    admission_.on_abandoned("decode", status);
+  }
+  return false;
+}
+
 std::function<absl::Status()> FeatureHandler::KeepGoing(const std::shared_ptr<CancelToken>& cancel,
                                                         absl::Time deadline, const char* inputs) {
   return [cancel, deadline, inputs]() -> absl::Status {
@@ -294,15 +308,7 @@ void FeatureHandler::DecodeClipsAndSubmit(
   absl::StatusOr<DecodedRows> rows =
       DecodeClipBatch(*request, front, max_request_rows_, max_clip_seconds, keep_going, &speech);
   audio_lease->Release();
-  if (rows.ok() && observers_.on_input) {
-    observers_.on_input(handle.name, handle.version, SecondsSince(decode_start));
-  }
-  if (!rows.ok()) {
-    const absl::StatusCode code = rows.status().code();
-    if ((code == absl::StatusCode::kCancelled || code == absl::StatusCode::kDeadlineExceeded) &&
-        admission_.on_abandoned) {
-      admission_.on_abandoned("decode", rows.status());
-    }
+  if (!RecordDecoding(rows.status(), handle, SecondsSince(decode_start))) {
     memory.reset();
     return done(rows.status());
   }

@@ -262,6 +262,11 @@ class FeatureHandler {
   // waited or were being decoded).
   static std::function<absl::Status()> KeepGoing(const std::shared_ptr<CancelToken>& cancel,
                                                  absl::Time deadline, const char* inputs);
+  // After a decoding of `handle`'s inputs that took `seconds`: OK reported
+  // to HandlerObservers::on_input (true); a cancelled or expired one to
+  // HandlerAdmission::on_abandoned ("decode"); false for any error.
+  bool RecordDecoding(const absl::Status& status, const Registry::Handle& handle,
+                      double seconds) const;
   // On a decoding worker: `request`'s images → rows, the leases given back, then Submit.
   void DecodeImagesAndSubmit(std::shared_ptr<const InferRequest> request,
                              const Registry::Handle& handle, Method method,

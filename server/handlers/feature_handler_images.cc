@@ -81,17 +81,9 @@ void FeatureHandler::DecodeImagesAndSubmit(std::shared_ptr<const InferRequest> r
       DecodeImageBatch(*request, *handle.servable->image_front_end(), max_request_rows_, max_pixels,
                        KeepGoing(cancel, deadline, "images"));
   decoding->clear();  // the pixels and the decoding bytes given back
-  if (rows.ok() && observers_.on_input) {
-    observers_.on_input(
-        handle.name, handle.version,
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  if (!rows.ok()) {
-    const absl::StatusCode code = rows.status().code();
-    if ((code == absl::StatusCode::kCancelled || code == absl::StatusCode::kDeadlineExceeded) &&
-        admission_.on_abandoned) {
-      admission_.on_abandoned("decode", rows.status());
-    }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!RecordDecoding(rows.status(), handle, seconds)) {
     memory.reset();
     return done(rows.status());
   }

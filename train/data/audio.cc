@@ -240,17 +240,10 @@ absl::StatusOr<AudioData> LoadAudio(const v1::AudioSource& source, const std::st
   ASSIGN_OR_RETURN(
       const std::vector<std::string> class_names,
       ClassNamesOf({source.class_names().begin(), source.class_names().end()}, clips, field));
-  std::map<std::string, int32_t> class_index;
-  for (size_t c = 0; c < class_names.size(); ++c) {
-    class_index[class_names[c]] = static_cast<int32_t>(c);
-  }
-  const bool grouped = !clips.front().group.empty();
-  std::vector<AudioClip> parts[2];  // train, test
-  for (AudioClip& clip : clips) parts[clip.test ? 1 : 0].push_back(std::move(clip));
-  if (parts[0].empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ": every clip is marked test; none is left to train on"));
-  }
+  ASSIGN_OR_RETURN(FileParts split, SplitFileParts(std::move(clips), class_names, field));
+  const std::vector<AudioClip>* parts[2] = {&split.train, &split.test};
+  const bool grouped = split.grouped;
+  const std::map<std::string, int32_t>& class_index = split.class_index;
   AudioData data;
   data.front_end = *spec;
   const std::string name = source.dir().empty() ? source.manifest() : source.dir();
@@ -260,14 +253,14 @@ absl::StatusOr<AudioData> LoadAudio(const v1::AudioSource& source, const std::st
     d.name = p == 0 ? name : absl::StrCat(name, " (test)");
     d.class_names = class_names;
     d.input_shape = {front_end->frequency_bins(), front_end->frames(), 1};
-    for (const AudioClip& clip : parts[p]) {
+    for (const AudioClip& clip : *parts[p]) {
       d.labels.push_back(class_index.at(clip.label));
       if (grouped) d.groups.push_back(clip.group);
     }
     // Only the train part is augmented; its copies follow its originals.
     const AudioAugmenter* augment = p == 0 ? augmenter.get() : nullptr;
     if (augment != nullptr) {
-      const int64_t n = static_cast<int64_t>(parts[p].size());
+      const int64_t n = static_cast<int64_t>(parts[p]->size());
       data.copy_of.assign(static_cast<size_t>(n), -1);
       for (int64_t i = 0; i < n; ++i) {
         for (int c = 0; c < augment->copies(); ++c) {
@@ -277,7 +270,7 @@ absl::StatusOr<AudioData> LoadAudio(const v1::AudioSource& source, const std::st
         }
       }
     }
-    RETURN_IF_ERROR(Featurize(*front_end, parts[p], augment, d));
+    RETURN_IF_ERROR(Featurize(*front_end, *parts[p], augment, d));
   }
   return data;
 }

@@ -86,6 +86,22 @@ absl::StatusOr<std::vector<LabelledFile>> ReadFileManifest(const std::string& ma
   return clips;
 }
 
+absl::StatusOr<FileParts> SplitFileParts(std::vector<LabelledFile> files,
+                                         const std::vector<std::string>& class_names,
+                                         const std::string& field) {
+  FileParts parts;
+  for (size_t c = 0; c < class_names.size(); ++c) {
+    parts.class_index[class_names[c]] = static_cast<int32_t>(c);
+  }
+  parts.grouped = !files.empty() && !files.front().group.empty();
+  for (LabelledFile& f : files) (f.test ? parts.test : parts.train).push_back(std::move(f));
+  if (parts.train.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": every file is in the test part; none is left to train on"));
+  }
+  return parts;
+}
+
 absl::StatusOr<std::vector<std::string>> ClassNamesOf(const std::vector<std::string>& given,
                                                       const std::vector<LabelledFile>& clips,
                                                       const std::string& field) {

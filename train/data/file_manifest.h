@@ -16,6 +16,7 @@
 #define INVARIANT_TRAIN_DATA_FILE_MANIFEST_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,19 @@ struct LabelledFile {
 };
 
 absl::StatusOr<std::vector<LabelledFile>> ReadFileManifest(const std::string& manifest);
+
+// `files` split into their train and test parts (source order kept), with
+// each class name's index and whether the files carry groups.
+struct FileParts {
+  std::vector<LabelledFile> train, test;
+  std::map<std::string, int32_t> class_index;
+  bool grouped = false;
+};
+// INVALID_ARGUMENT "FIELD: every file is in the test part ..." when no file
+// is left to train on.
+absl::StatusOr<FileParts> SplitFileParts(std::vector<LabelledFile> files,
+                                         const std::vector<std::string>& class_names,
+                                         const std::string& field);
 
 // `field` names the class_names field's parent in errors ("data.audio").
 absl::StatusOr<std::vector<std::string>> ClassNamesOf(const std::vector<std::string>& given,

@@ -162,16 +162,8 @@ absl::StatusOr<ImageFileData> LoadImageFiles(const v1::ImageFileSource& source,
   }
   ASSIGN_OR_RETURN(std::vector<LabelledFile> files, ListImageFiles(source, field));
   ASSIGN_OR_RETURN(const std::vector<std::string> class_names, ClassNames(source, files, field));
-  std::map<std::string, int32_t> class_index;
-  for (size_t c = 0; c < class_names.size(); ++c)
-    class_index[class_names[c]] = static_cast<int32_t>(c);
-  const bool grouped = !files.front().group.empty();
-  std::vector<LabelledFile> parts[2];  // train, test
-  for (LabelledFile& f : files) parts[f.test ? 1 : 0].push_back(std::move(f));
-  if (parts[0].empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ": every file is in the test part; none is left to train on"));
-  }
+  ASSIGN_OR_RETURN(FileParts split, SplitFileParts(std::move(files), class_names, field));
+  const std::vector<LabelledFile>* parts[2] = {&split.train, &split.test};
   ImageFileData data;
   data.front_end = (*front_end)->spec();
   const v1::ImageFrontEnd& spec = data.front_end;
@@ -182,11 +174,11 @@ absl::StatusOr<ImageFileData> LoadImageFiles(const v1::ImageFileSource& source,
     d.name = p == 0 ? name : absl::StrCat(name, " (test)");
     d.class_names = class_names;
     d.input_shape = {spec.height(), spec.width(), spec.channels()};
-    for (const LabelledFile& f : parts[p]) {
-      d.labels.push_back(class_index.at(f.label));
-      if (grouped) d.groups.push_back(f.group);
+    for (const LabelledFile& f : *parts[p]) {
+      d.labels.push_back(split.class_index.at(f.label));
+      if (split.grouped) d.groups.push_back(f.group);
     }
-    RETURN_IF_ERROR(Decode(**front_end, parts[p], d));
+    RETURN_IF_ERROR(Decode(**front_end, *parts[p], d));
   }
   return data;
 }

@@ -221,7 +221,8 @@ TEST(AudioSourceTest, ManifestErrorsNameTheLine) {
   EXPECT_THAT(error_of("path,group\na.wav,ann\n"), HasSubstr("no 'label' column"));
   EXPECT_THAT(error_of("path,label,split\na.wav,x,dev\n"), HasSubstr("m.csv:2: split must be"));
   EXPECT_THAT(error_of("path,label,group\na.wav,x,\n"), HasSubstr("m.csv:2: empty group"));
-  EXPECT_THAT(error_of("path,label,split\na.wav,x,test\n"), HasSubstr("every clip is marked test"));
+  EXPECT_THAT(error_of("path,label,split\na.wav,x,test\n"),
+              HasSubstr("every file is in the test part"));
   EXPECT_THAT(error_of("path,label\nmissing.wav,x\n"), HasSubstr(dir + "/missing.wav"));
 }
 
