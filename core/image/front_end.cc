@@ -31,31 +31,37 @@ Filter FilterOf(const v1::ImageFrontEnd& spec) {
   return spec.filter() == v1::ImageFrontEnd::FILTER_BICUBIC ? Filter::kBicubic : Filter::kBilinear;
 }
 
+// Each fit returns `in` itself when nothing is resampled, else `*out`.
+
 // Pillow's ImageOps.fit: the largest centred box of the output's aspect.
-Pixels FitCrop(const Pixels& in, int64_t width, int64_t height, Filter filter) {
+const Pixels* FitCrop(const Pixels& in, int64_t width, int64_t height, Filter filter, Pixels* out) {
   const double w = static_cast<double>(in.width), h = static_cast<double>(in.height);
-  const double live = w / h, out = static_cast<double>(width) / static_cast<double>(height);
+  const double live = w / h, aspect = static_cast<double>(width) / static_cast<double>(height);
   double cw = w, ch = h;
-  if (live == out) {
-  } else if (live >= out) {
-    cw = out * h;
+  if (live == aspect) {
+  } else if (live >= aspect) {
+    cw = aspect * h;
   } else {
-    ch = w / out;
+    ch = w / aspect;
   }
   const double left = (w - cw) * 0.5, top = (h - ch) * 0.5;
-  if (width == in.width && height == in.height && cw == w && ch == h) return in;
-  return Resample(in, Box{left, top, left + cw, top + ch}, width, height, filter);
+  if (width == in.width && height == in.height && cw == w && ch == h) return &in;
+  *out = Resample(in, Box{left, top, left + cw, top + ch}, width, height, filter);
+  return out;
 }
 
-Pixels ResizeWhole(const Pixels& in, int64_t width, int64_t height, Filter filter) {
-  if (width == in.width && height == in.height) return in;
-  return Resample(in, Box{0, 0, static_cast<double>(in.width), static_cast<double>(in.height)},
+const Pixels* ResizeWhole(const Pixels& in, int64_t width, int64_t height, Filter filter,
+                          Pixels* out) {
+  if (width == in.width && height == in.height) return &in;
+  *out = Resample(in, Box{0, 0, static_cast<double>(in.width), static_cast<double>(in.height)},
                   width, height, filter);
+  return out;
 }
 
 // Pillow's ImageOps.pad (contain, then centred on the background); Python's
 // round is half to even, as nearbyint is.
-Pixels FitPad(const Pixels& in, int64_t width, int64_t height, Filter filter, uint8_t background) {
+const Pixels* FitPad(const Pixels& in, int64_t width, int64_t height, Filter filter,
+                     uint8_t background, Pixels* out) {
   const double w = static_cast<double>(in.width), h = static_cast<double>(in.height);
   const double ratio = w / h, dest = static_cast<double>(width) / static_cast<double>(height);
   int64_t rw = width, rh = height;
@@ -64,14 +70,19 @@ Pixels FitPad(const Pixels& in, int64_t width, int64_t height, Filter filter, ui
   } else if (ratio < dest) {
     rw = std::max<int64_t>(1, static_cast<int64_t>(std::nearbyint(w / h * height)));
   }
-  Pixels fitted = ResizeWhole(in, rw, rh, filter);
-  if (rw == width && rh == height) return fitted;
-  Pixels out = Pixels::Zeros(width, height, in.channels);
-  std::fill(out.data.begin(), out.data.end(), background);
+  Pixels resized;
+  const Pixels* fitted = ResizeWhole(in, rw, rh, filter, &resized);
+  if (rw == width && rh == height) {
+    if (fitted == &in) return &in;
+    *out = std::move(resized);
+    return out;
+  }
+  out->Reshape(width, height, in.channels);
+  std::fill(out->data.begin(), out->data.end(), background);
   const int64_t x = rw != width ? static_cast<int64_t>(std::nearbyint((width - rw) * 0.5)) : 0;
   const int64_t y = rw != width ? 0 : static_cast<int64_t>(std::nearbyint((height - rh) * 0.5));
   for (int64_t r = 0; r < rh; ++r) {
-    std::copy(fitted.row(r), fitted.row(r) + rw * in.channels, out.row(y + r) + x * in.channels);
+    std::copy(fitted->row(r), fitted->row(r) + rw * in.channels, out->row(y + r) + x * in.channels);
   }
   return out;
 }
@@ -153,29 +164,61 @@ int64_t ImageFrontEnd::max_pixels() const {
   return spec_.max_pixels() > 0 ? spec_.max_pixels() : kDefaultMaxPixels;
 }
 
-absl::StatusOr<Pixels> ImageFrontEnd::Prepare(std::string_view file, int64_t max_pixels,
-                                              const std::string& what) const {
+// What one Apply holds: the decoded image and each later step's result.
+// Apply keeps one per thread, so warm calls allocate only what resampling
+// makes; a workspace that grew past kKeptBytes is given back after its call.
+struct ImageFrontEnd::Workspace {
+  static constexpr size_t kKeptBytes = size_t{8} << 20;
+  Pixels decoded, upright, converted, fitted;
+  void Trim() {
+    for (Pixels* p : {&decoded, &upright, &converted, &fitted}) {
+      if (p->data.capacity() > kKeptBytes) *p = Pixels();
+    }
+  }
+};
+
+absl::StatusOr<const Pixels*> ImageFrontEnd::Run(std::string_view file, int64_t max_pixels,
+                                                 const std::string& what, Workspace& ws) const {
   int orientation = 1;
-  ASSIGN_OR_RETURN(Pixels decoded, DecodeImage(file, max_pixels, what, &orientation));
-  if (!spec_.ignore_orientation()) decoded = ApplyOrientation(std::move(decoded), orientation);
+  RETURN_IF_ERROR(DecodeImageInto(file, max_pixels, what, &ws.decoded, &orientation));
+  const Pixels* p = &ws.decoded;
+  if (!spec_.ignore_orientation() && orientation != 1) {
+    ws.upright = ApplyOrientation(*p, orientation);
+    p = &ws.upright;
+  }
   const auto background = static_cast<uint8_t>(spec_.background());
-  Pixels pixels = ToChannels(decoded, spec_.channels(), background);
+  if (p->channels != spec_.channels()) {
+    ws.converted = ToChannels(*p, spec_.channels(), background);
+    p = &ws.converted;
+  }
   const Filter filter = FilterOf(spec_);
   switch (spec_.fit()) {
     case v1::ImageFrontEnd::FIT_PAD:
-      return FitPad(pixels, spec_.width(), spec_.height(), filter, background);
+      return FitPad(*p, spec_.width(), spec_.height(), filter, background, &ws.fitted);
     case v1::ImageFrontEnd::FIT_STRETCH:
-      return ResizeWhole(pixels, spec_.width(), spec_.height(), filter);
+      return ResizeWhole(*p, spec_.width(), spec_.height(), filter, &ws.fitted);
     default:
-      return FitCrop(pixels, spec_.width(), spec_.height(), filter);
+      return FitCrop(*p, spec_.width(), spec_.height(), filter, &ws.fitted);
   }
+}
+
+absl::StatusOr<Pixels> ImageFrontEnd::Prepare(std::string_view file, int64_t max_pixels,
+                                              const std::string& what) const {
+  Workspace ws;
+  ASSIGN_OR_RETURN(const Pixels* pixels, Run(file, max_pixels, what, ws));
+  return *pixels;
 }
 
 absl::Status ImageFrontEnd::Apply(std::string_view file, int64_t max_pixels, float* row,
                                   const std::string& what) const {
-  ASSIGN_OR_RETURN(Pixels pixels, Prepare(file, max_pixels, what));
-  for (size_t i = 0; i < pixels.data.size(); ++i) row[i] = UnitByteToFloat(pixels.data[i]);
-  return absl::OkStatus();
+  thread_local Workspace ws;
+  absl::StatusOr<const Pixels*> pixels = Run(file, max_pixels, what, ws);
+  if (pixels.ok()) {
+    const std::vector<uint8_t>& bytes = (*pixels)->data;
+    for (size_t i = 0; i < bytes.size(); ++i) row[i] = UnitByteToFloat(bytes[i]);
+  }
+  ws.Trim();
+  return pixels.status();
 }
 
 }  // namespace invariant::image

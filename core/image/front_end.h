@@ -70,6 +70,11 @@ class ImageFrontEnd {
 
  private:
   explicit ImageFrontEnd(v1::ImageFrontEnd spec) : spec_(std::move(spec)) {}
+  // What one call holds: the decoded image and each later step's result.
+  struct Workspace;
+  // The steps into `ws`; the fitted image (in `ws`).
+  absl::StatusOr<const Pixels*> Run(std::string_view file, int64_t max_pixels,
+                                    const std::string& what, Workspace& ws) const;
   v1::ImageFrontEnd spec_;
 };
 

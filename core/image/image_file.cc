@@ -126,17 +126,17 @@ absl::StatusOr<ImageHeader> PngHeader(spng_ctx* ctx, std::string_view f, const s
   return h;
 }
 
-absl::StatusOr<Pixels> DecodeJpeg(std::string_view f, int64_t max_pixels, const std::string& what,
-                                  int* orientation) {
+absl::Status DecodeJpeg(std::string_view f, int64_t max_pixels, const std::string& what,
+                        int* orientation, Pixels* out) {
   TjHandle tj(tjInitDecompress());
   if (tj == nullptr)
     return absl::ResourceExhaustedError(absl::StrCat(what, ": ", tjGetErrorStr2(nullptr)));
   ASSIGN_OR_RETURN(ImageHeader h, JpegHeader(tj.get(), f, what));
   RETURN_IF_ERROR(CheckImagePixels(h, max_pixels, what));
-  Pixels out = Pixels::Zeros(h.width, h.height, h.channels);
+  out->Reshape(h.width, h.height, h.channels);
   const int format = h.channels == 1 ? TJPF_GRAY : TJPF_RGB;
   if (tjDecompress2(tj.get(), reinterpret_cast<const unsigned char*>(f.data()),
-                    static_cast<unsigned long>(f.size()), out.data.data(),
+                    static_cast<unsigned long>(f.size()), out->data.data(),
                     static_cast<int>(h.width), 0, static_cast<int>(h.height), format,
                     TJFLAG_LIMITSCANS) != 0) {
     const std::string message = tjGetErrorStr2(tj.get());
@@ -148,11 +148,11 @@ absl::StatusOr<Pixels> DecodeJpeg(std::string_view f, int64_t max_pixels, const 
     }
   }
   if (orientation != nullptr) *orientation = JpegOrientation(f);
-  return out;
+  return absl::OkStatus();
 }
 
-absl::StatusOr<Pixels> DecodePng(std::string_view f, int64_t max_pixels, const std::string& what,
-                                 int* orientation) {
+absl::Status DecodePng(std::string_view f, int64_t max_pixels, const std::string& what,
+                       int* orientation, Pixels* out) {
   SpngContext ctx(spng_ctx_new(0));
   if (ctx == nullptr) return absl::ResourceExhaustedError(absl::StrCat(what, ": no PNG decoder"));
   ASSIGN_OR_RETURN(ImageHeader h, PngHeader(ctx.get(), f, what));
@@ -164,12 +164,12 @@ absl::StatusOr<Pixels> DecodePng(std::string_view f, int64_t max_pixels, const s
   if (int e = spng_decoded_image_size(ctx.get(), format, &bytes); e != 0) {
     return absl::InvalidArgumentError(absl::StrCat(what, ": a corrupt PNG: ", spng_strerror(e)));
   }
-  Pixels out = Pixels::Zeros(h.width, h.height, alpha ? 4 : 3);
-  if (bytes != out.data.size()) {
+  out->Reshape(h.width, h.height, alpha ? 4 : 3);
+  if (bytes != out->data.size()) {
     return absl::InternalError(absl::StrCat(what, ": libspng sizes the image at ", bytes,
-                                            " bytes, expected ", out.data.size()));
+                                            " bytes, expected ", out->data.size()));
   }
-  if (int e = spng_decode_image(ctx.get(), out.data.data(), bytes, format, SPNG_DECODE_TRNS);
+  if (int e = spng_decode_image(ctx.get(), out->data.data(), bytes, format, SPNG_DECODE_TRNS);
       e != 0) {
     return absl::InvalidArgumentError(
         absl::StrCat(what, ": a corrupt or truncated PNG: ", spng_strerror(e)));
@@ -180,7 +180,7 @@ absl::StatusOr<Pixels> DecodePng(std::string_view f, int64_t max_pixels, const s
                        ? TiffOrientation(std::string_view(exif.data, exif.length))
                        : 1;
   }
-  return out;
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -220,11 +220,18 @@ int64_t DecodedBytes(const ImageHeader& header) {
   return header.pixels() * (header.format == ImageFormat::kPng ? 4 : header.channels);
 }
 
+absl::Status DecodeImageInto(std::string_view file, int64_t max_pixels, const std::string& what,
+                             Pixels* out, int* orientation) {
+  if (IsPng(file)) return DecodePng(file, max_pixels, what, orientation, out);
+  if (IsJpeg(file)) return DecodeJpeg(file, max_pixels, what, orientation, out);
+  return ReadImageHeader(file, what).status();
+}
+
 absl::StatusOr<Pixels> DecodeImage(std::string_view file, int64_t max_pixels,
                                    const std::string& what, int* orientation) {
-  if (IsPng(file)) return DecodePng(file, max_pixels, what, orientation);
-  if (IsJpeg(file)) return DecodeJpeg(file, max_pixels, what, orientation);
-  return ReadImageHeader(file, what).status();
+  Pixels out;
+  RETURN_IF_ERROR(DecodeImageInto(file, max_pixels, what, &out, orientation));
+  return out;
 }
 
 }  // namespace invariant::image

@@ -78,6 +78,11 @@ int64_t DecodedBytes(const ImageHeader& header);
 absl::StatusOr<Pixels> DecodeImage(std::string_view file, int64_t max_pixels,
                                    const std::string& what, int* orientation = nullptr);
 
+// DecodeImage into `*out`, reusing its buffer (nothing is allocated when it
+// is large enough; on an error `*out` is unspecified).
+absl::Status DecodeImageInto(std::string_view file, int64_t max_pixels, const std::string& what,
+                             Pixels* out, int* orientation = nullptr);
+
 }  // namespace invariant::image
 
 #endif  // INVARIANT_CORE_IMAGE_IMAGE_FILE_H_

@@ -27,6 +27,14 @@ struct Pixels {
     p.data.assign(static_cast<size_t>(width * height * channels), 0);
     return p;
   }
+  // Resizes this image to width × height × channels, keeping the buffer's
+  // capacity (for reuse); the bytes are left as they were, not zeroed.
+  void Reshape(int64_t w, int64_t h, int c) {
+    width = w;
+    height = h;
+    channels = c;
+    data.resize(static_cast<size_t>(w * h * c));
+  }
   uint8_t* row(int64_t r) { return data.data() + r * width * channels; }
   const uint8_t* row(int64_t r) const { return data.data() + r * width * channels; }
 };

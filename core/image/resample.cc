@@ -70,27 +70,51 @@ AxisWeights Precompute(int64_t in_size, float in0, float in1, int64_t out_size, 
   return w;
 }
 
-inline uint8_t Clip8(int64_t sum) {
-  const int64_t v = sum >> kPrecisionBits;  // arithmetic: floor
-  return static_cast<uint8_t>(std::clamp<int64_t>(v, 0, 255));
+// Pillow sums in int: 255 · 2^22 · (the weights' positive part, under 2)
+// stays below 2^31.
+inline uint8_t Clip8(int32_t sum) {
+  const int32_t v = sum >> kPrecisionBits;  // arithmetic: floor
+  return static_cast<uint8_t>(v < 0 ? 0 : v > 255 ? 255 : v);
+}
+
+// One row resampled along x, C channels a pixel (the channels of a tap
+// summed together, as Pillow does).
+template <int C>
+void HorizontalRow(const uint8_t* src, uint8_t* dst, const AxisWeights& w) {
+  const int64_t out_w = static_cast<int64_t>(w.first.size());
+  for (int64_t x = 0; x < out_w; ++x) {
+    const int32_t* k = &w.weights[x * w.size];
+    const uint8_t* s = src + w.first[x] * C;
+    int32_t acc[C];
+    for (int ch = 0; ch < C; ++ch) acc[ch] = int32_t{1} << (kPrecisionBits - 1);
+    for (int64_t j = 0; j < w.count[x]; ++j) {
+      const int32_t kj = k[j];
+      for (int ch = 0; ch < C; ++ch) acc[ch] += int32_t{s[j * C + ch]} * kj;
+    }
+    for (int ch = 0; ch < C; ++ch) dst[x * C + ch] = Clip8(acc[ch]);
+  }
 }
 
 // Rows [row0, row0 + rows) of `in`, resampled along x by `w`.
 Pixels Horizontal(const Pixels& in, int64_t row0, int64_t rows, const AxisWeights& w) {
   const int64_t out_w = static_cast<int64_t>(w.first.size());
-  const int c = in.channels;
-  Pixels out = Pixels::Zeros(out_w, rows, c);
+  Pixels out = Pixels::Zeros(out_w, rows, in.channels);
   for (int64_t y = 0; y < rows; ++y) {
     const uint8_t* src = in.row(row0 + y);
     uint8_t* dst = out.row(y);
-    for (int64_t x = 0; x < out_w; ++x) {
-      const int32_t* k = &w.weights[x * w.size];
-      const uint8_t* s = src + w.first[x] * c;
-      for (int ch = 0; ch < c; ++ch) {
-        int64_t sum = int64_t{1} << (kPrecisionBits - 1);
-        for (int64_t j = 0; j < w.count[x]; ++j) sum += int64_t{s[j * c + ch]} * k[j];
-        dst[x * c + ch] = Clip8(sum);
-      }
+    switch (in.channels) {
+      case 1:
+        HorizontalRow<1>(src, dst, w);
+        break;
+      case 2:
+        HorizontalRow<2>(src, dst, w);
+        break;
+      case 3:
+        HorizontalRow<3>(src, dst, w);
+        break;
+      default:
+        HorizontalRow<4>(src, dst, w);
+        break;
     }
   }
   return out;
@@ -102,13 +126,14 @@ Pixels Vertical(const Pixels& in, int64_t offset, const AxisWeights& w) {
   const int64_t out_h = static_cast<int64_t>(w.first.size());
   const int64_t stride = in.width * in.channels;
   Pixels out = Pixels::Zeros(in.width, out_h, in.channels);
-  std::vector<int64_t> sums(static_cast<size_t>(stride));
+  std::vector<int32_t> sums(static_cast<size_t>(stride));
   for (int64_t y = 0; y < out_h; ++y) {
-    std::fill(sums.begin(), sums.end(), int64_t{1} << (kPrecisionBits - 1));
+    std::fill(sums.begin(), sums.end(), int32_t{1} << (kPrecisionBits - 1));
     const int32_t* k = &w.weights[y * w.size];
     for (int64_t j = 0; j < w.count[y]; ++j) {
       const uint8_t* src = in.row(w.first[y] - offset + j);
-      for (int64_t i = 0; i < stride; ++i) sums[i] += int64_t{src[i]} * k[j];
+      const int32_t kj = k[j];
+      for (int64_t i = 0; i < stride; ++i) sums[i] += int32_t{src[i]} * kj;
     }
     uint8_t* dst = out.row(y);
     for (int64_t i = 0; i < stride; ++i) dst[i] = Clip8(sums[i]);
