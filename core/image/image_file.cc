@@ -215,9 +215,10 @@ absl::StatusOr<ImageHeader> ReadImageHeader(std::string_view file, const std::st
 }
 
 int64_t DecodedBytes(const ImageHeader& header) {
-  // A PNG is decoded to 3 or 4 bytes a pixel, and a tRNS chunk (not in the
-  // header) may make an opaque colour type 4: so 4.
-  return header.pixels() * (header.format == ImageFormat::kPng ? 4 : header.channels);
+  // A PNG is decoded to 3 or 4 bytes a pixel (a tRNS chunk, not in the
+  // header, may make an opaque colour type 4), and a grey JPEG turned RGB
+  // takes 3: so 4 bounds every step.
+  return header.pixels() * 4;
 }
 
 absl::Status DecodeImageInto(std::string_view file, int64_t max_pixels, const std::string& what,

@@ -71,8 +71,9 @@ absl::StatusOr<ImageHeader> ReadImageHeader(std::string_view file, const std::st
 absl::Status CheckImagePixels(const ImageHeader& header, int64_t max_pixels,
                               const std::string& what);
 
-// The bytes DecodeImage holds at most for an image with `header`: its
-// pixels as decoded (3 or 4 bytes each).
+// The bytes one step of decoding an image with `header` holds at most: 4
+// a pixel (RGBA, the widest any step makes: DecodeImage's output and the
+// front end's conversions).
 int64_t DecodedBytes(const ImageHeader& header);
 
 absl::StatusOr<Pixels> DecodeImage(std::string_view file, int64_t max_pixels,
