@@ -239,5 +239,36 @@ TEST_F(ImageHandlerTest, DecodingHoldsTheBytesItsLargestImageNeedsFromTheMemoryB
   EXPECT_EQ(memory_->in_flight(), 0);
 }
 
+TEST_F(ImageHandlerTest, ACallCancelledWhileItsImagesWaitIsAnsweredWithoutDecoding) {
+  Build(/*pixels=*/1 << 20, /*memory=*/1 << 20);
+  auto kept = std::make_shared<v1::FeaturizeRequest>(
+      Request({ti::EncodePng(ti::Noise(20, 20, 3, 1)), ti::EncodePng(ti::Noise(20, 20, 3, 2))}));
+  auto cancel = std::make_shared<CancelToken>();
+  v1::FeaturizeResponse response;
+  std::promise<absl::Status> done;
+  handler_->Featurize(
+      *kept, &response, absl::InfiniteFuture(), [&done](absl::Status s) { done.set_value(s); },
+      cancel);
+  cancel->Cancel(absl::CancelledError("the client went away"));
+  decoders_->Resume();
+  EXPECT_EQ(done.get_future().get().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(response.features_size(), 0);  // never decoded nor computed
+  EXPECT_EQ(images_->in_flight(), 0);
+  EXPECT_EQ(memory_->in_flight(), 0);
+}
+
+TEST_F(ImageHandlerTest, DecodingStopsAtTheNextImageOnceAskedTo) {
+  const std::string file = ti::EncodePng(ti::Noise(10, 10, 3, 1));
+  const v1::FeaturizeRequest request = Request({file, file, file, file});
+  int asked = 0;
+  absl::StatusOr<DecodedRows> rows = DecodeImageBatch(
+      InferRequestOfV1({}, request.inputs()), *model_->image_front_end(), 100, 1 << 20,
+      [&asked]() -> absl::Status {
+        return ++asked == 3 ? absl::DeadlineExceededError("stop") : absl::OkStatus();
+      });
+  EXPECT_EQ(rows.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(asked, 3);  // asked before each image: two decoded, the third not
+}
+
 }  // namespace
 }  // namespace invariant::server
