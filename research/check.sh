@@ -81,6 +81,13 @@ if [[ -n "$CIFAR" ]]; then
 else
   skip cifar --cifar=DIR
 fi
+if [[ -n "$CIFAR" ]]; then
+  # The served check only, on 300 + 100 CIFAR photos (the MNIST argument is not read).
+  run image_files image_files.md env RUNS=folder FOLDER_SPLIT=300,100 \
+    bash -c "bash '$R/image_files.sh' '${MNIST:-none}' '$CIFAR' \"\$OUT\""
+else
+  skip image_files --cifar=DIR
+fi
 if [[ -n "$FSDD" ]]; then
   run spoken_digits spoken_digits.md env PROTOCOLS=standard METHODS=plain_rf \
     bash "$R/spoken_digits.sh" "$FSDD"

@@ -19,7 +19,9 @@
 #   RUNS="mnist cifar folder"   which runs (default all three)
 #   FORMAT=png                  or jpeg (quality 95: lossy, so rows differ)
 #   MNIST_CONFIG=mnist_patch_cdf CIFAR_CONFIG=cifar_patch   shipped configs (train/configs/)
+#   FOLDER_SPLIT=3000,1000      the folder run's train and test files
 #   THREADS=2
+# Every result line is also appended to OUT/image_files.md.
 # OUT receives the files (kept: a second run reuses them), the configs, the
 # models and the logs.
 set -euo pipefail
@@ -29,6 +31,7 @@ MNIST_DIR="${1:?usage: image_files.sh MNIST_DIR CIFAR10_DIR OUT}"
 CIFAR_DIR="${2:?usage: image_files.sh MNIST_DIR CIFAR10_DIR OUT}"
 OUT="${3:?usage: image_files.sh MNIST_DIR CIFAR10_DIR OUT}"
 RUNS="${RUNS:-mnist cifar folder}" FORMAT="${FORMAT:-png}" THREADS="${THREADS:-2}"
+FOLDER_SPLIT="${FOLDER_SPLIT:-3000,1000}"
 MNIST_CONFIG="${MNIST_CONFIG:-mnist_patch_cdf}" CIFAR_CONFIG="${CIFAR_CONFIG:-cifar_patch}"
 # shellcheck source=research/repro/lib/build.sh
 source "$ROOT/research/repro/lib/build.sh"
@@ -36,6 +39,7 @@ source "$ROOT/research/repro/lib/build.sh"
 source "$ROOT/research/repro/lib/timed_train.sh"
 repro_build invariant-train invariant-server invariant-client
 mkdir -p "$OUT/logs" "$OUT/models"
+say() { echo "image_files: $*" | tee -a "$OUT/image_files.md"; }
 export OPENBLAS_NUM_THREADS=1
 
 # one KIND DATA_DIR CONFIG PLACEHOLDER H W C: both runs of one data set
@@ -55,22 +59,24 @@ one() {
     [[ $variant == files ]] && cfg="$from_files"
     timed_train "$kind-$variant" "$cfg" "$OUT/models" "$OUT/logs" "$kind from $variant ($config)"
     acc+=("$(jq -r '.test.accuracy' "$rep")")
-    echo "image_files: $kind $variant: test accuracy $(jq -r '.test.accuracy' "$rep") on $(jq -r '.rows.test' "$rep") rows, ${wall} s, ${rss} MiB"
+    say "$kind $variant: test accuracy $(jq -r '.test.accuracy' "$rep") on $(jq -r '.rows.test' "$rep") rows, ${wall} s, ${rss} MiB"
   done
-  echo "image_files: $kind: files − binary = $(awk -v a="${acc[1]}" -v b="${acc[0]}" 'BEGIN { printf "%+.2f points", 100 * (a - b) }')"
+  say "$kind: files − binary = $(awk -v a="${acc[1]}" -v b="${acc[0]}" 'BEGIN { printf "%+.2f points", 100 * (a - b) }')"
 }
 
 # The image_folder config on CIFAR photos as JPEG files, trained and then served.
 folder() {
-  local files="$OUT/photos" cfg="$OUT/photos.textproto"
+  local files="$OUT/photos-${FOLDER_SPLIT/,/-}" cfg="$OUT/photos.textproto"
   [[ -d "$files/test" ]] ||  # written by an earlier run: kept
     /usr/bin/python3 "$ROOT/research/repro/image_files/write_files.py" cifar "$CIFAR_DIR" "$files" \
-      --format=jpeg --folder=3000,1000
-  sed "s|IMAGES_DIR|$files|" "$ROOT/train/configs/image_folder.textproto" >"$cfg"
-  timed_train photos "$cfg" "$OUT/models" "$OUT/logs" "image_folder.textproto on 3,000 JPEG files"
+      --format=jpeg --folder="$FOLDER_SPLIT"
+  # A tenth of the train part chooses λ (the shipped 300 at 3,000 files).
+  sed -e "s|IMAGES_DIR|$files|" -e "s|validation: 300 |validation: $((${FOLDER_SPLIT%,*} / 10)) |" \
+    "$ROOT/train/configs/image_folder.textproto" >"$cfg"
+  timed_train photos "$cfg" "$OUT/models" "$OUT/logs" "image_folder.textproto on JPEG files ($FOLDER_SPLIT)"
   local trained
   trained="$(jq -r '.test.accuracy' "$rep")"
-  echo "image_files: folder: trained in ${wall} s (${rss} MiB), test accuracy $trained"
+  say "folder: trained in ${wall} s (${rss} MiB), test accuracy $trained"
   "$BUILD/bin/invariant-server" --models="$OUT/models" --host=127.0.0.1 --port=0 \
     --metrics_port=0 >"$OUT/logs/server.out" 2>"$OUT/logs/server.log" &
   local server=$! port=""
@@ -91,7 +97,7 @@ folder() {
   done
   kill "$server"
   wait "$server" || true
-  echo "image_files: folder: served $right / $total test files right" \
+  say "folder: served $right / $total test files right" \
        "($(awk -v r="$right" -v t="$total" 'BEGIN { printf "%.4f", r / t }')), trainer $trained"
 }
 
