@@ -108,7 +108,6 @@ absl::StatusOr<ImageHeader> PngHeader(spng_ctx* ctx, std::string_view f, const s
   h.width = ihdr.width;
   h.height = ihdr.height;
   RETURN_IF_ERROR(CheckSides(h.width, h.height, "PNG", what));
-  h.bit_depth = ihdr.bit_depth;
   switch (ihdr.color_type) {
     case SPNG_COLOR_TYPE_GRAYSCALE:
       h.channels = 1;

@@ -57,7 +57,6 @@ struct ImageHeader {
   // As stored: 1 grey, 2 grey + alpha, 3 colour, 4 colour + alpha (for a
   // JPEG: 1 or 3; CMYK / YCCK ones are refused before this is returned).
   int channels = 0;
-  int bit_depth = 8;
   int64_t pixels() const { return width * height; }
 };
 

@@ -8,22 +8,19 @@
 #include "core/image/image_file.h"
 
 namespace invariant::server {
+int64_t EffectiveMaxImagePixels(const image::ImageFrontEnd& front_end, int64_t server_limit) {
+  if (server_limit <= 0) return front_end.max_pixels();
+  return std::min(front_end.max_pixels(), server_limit);
+}
+
 namespace {
 
 // Decoded, then converted to the model's channels, then resampled: at most
 // three images of the decoded size at once.
 constexpr int64_t kCopiesWhileDecoding = 3;
 
-}  // namespace
-
-int64_t EffectiveMaxImagePixels(const image::ImageFrontEnd& front_end, int64_t server_limit) {
-  if (server_limit <= 0) return front_end.max_pixels();
-  return std::min(front_end.max_pixels(), server_limit);
-}
-
-absl::StatusOr<ImageBatchCost> PlanImageBatch(const InferRequest& request,
-                                              const image::ImageFrontEnd& front_end,
-                                              int64_t max_rows, int64_t max_pixels) {
+// The count checks of a batch of images.
+absl::Status CheckImageCount(const InferRequest& request, int64_t max_rows) {
   const InferFieldNames& names = request.fields;
   const int64_t n = static_cast<int64_t>(request.images.size());
   if (n == 0) {
@@ -39,6 +36,17 @@ absl::StatusOr<ImageBatchCost> PlanImageBatch(const InferRequest& request,
     return absl::InvalidArgumentError(absl::StrCat(names.images, ": expected at most ", max_rows,
                                                    " images per request, received ", n));
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ImageBatchCost> PlanImageBatch(const InferRequest& request,
+                                              const image::ImageFrontEnd& front_end,
+                                              int64_t max_rows, int64_t max_pixels) {
+  if (absl::Status s = CheckImageCount(request, max_rows); !s.ok()) return s;
+  const InferFieldNames& names = request.fields;
+  const int64_t n = static_cast<int64_t>(request.images.size());
   ImageBatchCost cost;
   const int64_t row_bytes = front_end.output_dim();  // the resampled image, a byte a value
   for (int64_t i = 0; i < n; ++i) {
@@ -57,8 +65,9 @@ absl::StatusOr<DecodedRows> DecodeImageBatch(const InferRequest& request,
                                              const image::ImageFrontEnd& front_end,
                                              int64_t max_rows, int64_t max_pixels,
                                              const std::function<absl::Status()>& keep_going) {
-  absl::StatusOr<ImageBatchCost> planned = PlanImageBatch(request, front_end, max_rows, max_pixels);
-  if (!planned.ok()) return planned.status();
+  // Each file's header is checked again as it is decoded (DecodeImage holds
+  // it to max_pixels first), so the headers are not read twice here.
+  if (absl::Status s = CheckImageCount(request, max_rows); !s.ok()) return s;
   const int64_t n = static_cast<int64_t>(request.images.size());
   const int64_t dim = front_end.output_dim();
   std::vector<float> rows(static_cast<size_t>(n * dim));

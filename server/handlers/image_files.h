@@ -56,7 +56,8 @@ absl::StatusOr<ImageBatchCost> PlanImageBatch(const InferRequest& request,
                                               int64_t max_rows, int64_t max_pixels);
 
 // `request`'s images (declared_rows 0 or the image count) → one row of
-// front_end.output_dim() floats per image. `keep_going` (may be empty) is
+// front_end.output_dim() floats per image, each file's header checked as
+// PlanImageBatch checks it just before that file is decoded. `keep_going` (may be empty) is
 // asked before each image; its first error (the call was cancelled or its
 // deadline passed) ends the decoding with that status.
 absl::StatusOr<DecodedRows> DecodeImageBatch(const InferRequest& request,

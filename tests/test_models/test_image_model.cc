@@ -33,15 +33,8 @@ absl::StatusOr<std::shared_ptr<const Model>> MakeTestImageModel(const TestImageM
   for (int64_t side : {front_end.height(), front_end.width(), front_end.channels()}) {
     encoder->add_input_shape(side);
   }
-  v1::GroupSpec* group = encoder->mutable_group();
-  group->mutable_identity()->set_dim(static_cast<int32_t>(d));
-  group->set_placement(v1::GroupSpec::PLACEMENT_TEMPLATES);
   ModelTensors tensors;
-  FloatMatrix bank = FloatMatrix::Zeros(s, d);
-  for (int64_t i = 0; i < s * d; ++i) {
-    bank.mutable_data()[i] = static_cast<float>(rng.Normal() / sigma);
-  }
-  tensors.f32["encoder/bank"] = std::move(bank);
+  AddIdentityBank(d, s, sigma, rng, &manifest, &tensors);
   if (spec.num_classes > 0) {
     std::vector<std::string> names;
     for (int c = 0; c < spec.num_classes; ++c) names.push_back(absl::StrCat("shape_", c));

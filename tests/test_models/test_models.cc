@@ -75,6 +75,18 @@ v1::Manifest TestManifest(const std::string& name, int64_t version, int64_t inpu
   return manifest;
 }
 
+void AddIdentityBank(int64_t d, int s, double sigma, Rng& rng, v1::Manifest* manifest,
+                     ModelTensors* tensors) {
+  v1::GroupSpec* group = manifest->mutable_encoder()->mutable_group();
+  group->mutable_identity()->set_dim(static_cast<int32_t>(d));
+  group->set_placement(v1::GroupSpec::PLACEMENT_TEMPLATES);
+  FloatMatrix bank = FloatMatrix::Zeros(s, d);
+  for (int64_t i = 0; i < s * d; ++i) {
+    bank.mutable_data()[i] = static_cast<float>(rng.Normal() / sigma);
+  }
+  tensors->f32["encoder/bank"] = std::move(bank);
+}
+
 void AddTestHead(int num_features, v1::Task task, const std::vector<std::string>& names, Rng& rng,
                  v1::Manifest* manifest, ModelTensors* tensors) {
   v1::LinearHead* head = manifest->mutable_head();

@@ -52,6 +52,13 @@ v1::Manifest TestManifest(const std::string& name, int64_t version, int64_t inpu
                           const std::string& created_by, uint64_t seed, int num_features,
                           int num_group_elements, double sigma);
 
+// An identity group over the d inputs (placement TEMPLATES) and the
+// tensor "encoder/bank": s × d normal draws from `rng` divided by `sigma`,
+// in row-major order: the random-Fourier encoder of the test models of
+// sound and of image files.
+void AddIdentityBank(int64_t d, int s, double sigma, Rng& rng, v1::Manifest* manifest,
+                     ModelTensors* tensors);
+
 // A seeded linear head over the 2s features of a random-Fourier encoder with
 // `num_features` s: λ 1e-3, `task`, one name an output (class names for
 // classification, target names for regression), its tensors from
