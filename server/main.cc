@@ -91,6 +91,15 @@ ABSL_FLAG(int64_t, max_connection_inflight_bytes, kDefaults.max_connection_infli
 ABSL_FLAG(int64_t, max_decode_audio_seconds, kDefaults.max_decode_audio_seconds,
           "Admission: seconds of audio queued for or in decoding, all requests (a clip costs its "
           "length plus the model's clip_seconds). 0 = no limit.");
+ABSL_FLAG(std::string, access_log, kDefaults.access_log,
+          "Request log, one JSON object a line: off | errors | sampled:RATE (errors, plus "
+          "the OK calls of sampled traces: the caller's traceparent flag, else a share RATE of "
+          "the traces started here) | all.");
+ABSL_FLAG(std::string, access_log_file, kDefaults.access_log_file,
+          "Where the request log goes: a file, appended to; empty or - = stderr.");
+ABSL_FLAG(int64_t, access_log_queue_lines, kDefaults.access_log_queue_lines,
+          "Lines the request log holds for its writer; past them lines are dropped and counted "
+          "(invariant_access_log_lines_total{outcome=\"dropped\"}), never waited for.");
 ABSL_FLAG(int64_t, max_decode_image_pixels, kDefaults.max_decode_image_pixels,
           "Admission: pixels that image files declare, queued for or in decoding, all requests. "
           "0 = no limit.");
@@ -200,6 +209,9 @@ ServerOptions OptionsFromFlags() {
   options.max_decode_audio_seconds = absl::GetFlag(FLAGS_max_decode_audio_seconds);
   options.max_decode_image_pixels = absl::GetFlag(FLAGS_max_decode_image_pixels);
   options.decode_threads = absl::GetFlag(FLAGS_decode_threads);
+  options.access_log = absl::GetFlag(FLAGS_access_log);
+  options.access_log_file = absl::GetFlag(FLAGS_access_log_file);
+  options.access_log_queue_lines = absl::GetFlag(FLAGS_access_log_queue_lines);
   options.http_max_response_bytes = absl::GetFlag(FLAGS_http_max_response_bytes);
   options.http_max_inflight_answer_bytes = absl::GetFlag(FLAGS_http_max_inflight_answer_bytes);
   options.http_min_body_bytes_per_second = absl::GetFlag(FLAGS_http_min_body_bytes_per_second);

@@ -39,6 +39,7 @@ absl::Status Server::Init() {
   ASSIGN_OR_RETURN(VersionPolicy policy, ParseVersionPolicy(options_.version_policy));
   ASSIGN_OR_RETURN(std::shared_ptr<GrpcPortCredentials> credentials, MakeCredentials(options_));
   RETURN_IF_ERROR(BuildMetrics());
+  RETURN_IF_ERROR(BuildAccessLog());
   RETURN_IF_ERROR(BuildRegistry(policy));
   batcher_ = std::make_unique<Batcher>(BatcherOptionsFor(options_, metrics_.get()));
   BuildAdmission();
@@ -63,6 +64,19 @@ absl::Status Server::BuildMetrics() {
   if (options_.metrics_port < 0) return absl::OkStatus();
   return metrics_->Expose(options_.metrics_host.empty() ? options_.host : options_.metrics_host,
                           options_.metrics_port);
+}
+
+absl::Status Server::BuildAccessLog() {
+  AccessLogOptions log;
+  RETURN_IF_ERROR(ParseAccessLogMode(options_.access_log, &log));
+  if (log.mode == AccessLogMode::kOff) return absl::OkStatus();
+  log.path = options_.access_log_file;
+  log.max_queued_lines = options_.access_log_queue_lines;
+  ServerMetrics* metrics = metrics_.get();
+  log.on_written = [metrics](int64_t lines) { metrics->AccessLogLines("written", lines); };
+  log.on_dropped = [metrics](int64_t lines) { metrics->AccessLogLines("dropped", lines); };
+  ASSIGN_OR_RETURN(access_log_, AccessLog::Open(std::move(log)));
+  return absl::OkStatus();
 }
 
 absl::Status Server::BuildRegistry(VersionPolicy policy) {
@@ -123,11 +137,13 @@ void Server::BuildGrpcServices() {
   const AccessPlan plan = PlanAccess(AccessInputsFor(options_));
   admin_access_ = plan.admin;
   for (const std::string& warning : plan.warnings) LogLine(warning);
-  feature_service_ = std::make_unique<FeatureServiceImpl>(handler_.get());
+  GrpcCallRecords* records = access_log_ != nullptr ? &call_records_ : nullptr;
+  feature_service_ = std::make_unique<FeatureServiceImpl>(handler_.get(), records);
   admin_service_ = std::make_unique<ModelAdminImpl>(
       plan.admin, options_.admin_token, [this] { return Reload(); }, registry_.get());
-  inference_service_ = std::make_unique<InferenceServiceImpl>(
-      inference_handler_.get(), repository_handler_.get(), plan.admin, options_.admin_token);
+  inference_service_ =
+      std::make_unique<InferenceServiceImpl>(inference_handler_.get(), repository_handler_.get(),
+                                             plan.admin, options_.admin_token, records);
 }
 
 absl::Status Server::StartGrpc(std::shared_ptr<GrpcPortCredentials> credentials) {
@@ -150,7 +166,8 @@ absl::Status Server::StartGrpc(std::shared_ptr<GrpcPortCredentials> credentials)
   const std::vector<std::string> served = ServedGrpcServices();
   reflection_v1_ = std::make_unique<ReflectionV1Service>(served);
   builder.RegisterService(reflection_v1_.get());
-  builder.experimental().SetInterceptorCreators(GrpcInterceptors(served, metrics_.get()));
+  builder.experimental().SetInterceptorCreators(
+      GrpcInterceptors(served, metrics_.get(), access_log_.get(), &call_records_));
   server_ = builder.BuildAndStart();
   if (server_ == nullptr || grpc_port_ == 0) {
     return absl::UnavailableError(
@@ -164,7 +181,7 @@ absl::Status Server::StartHttp() {
       inference_handler_.get(), metrics_.get(), absl::Seconds(options_.http_timeout_seconds),
       options_.data_token, options_.http_max_response_bytes,
       RestExtensions{repository_handler_.get(), admin_access_, options_.admin_token,
-                     model_pages_.get()});
+                     model_pages_.get(), access_log_.get()});
   {
     std::lock_guard<std::mutex> lock(http_mu_);
     http_ = std::make_unique<HttpServer>(HttpServerOptionsFor(options_));

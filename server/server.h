@@ -32,10 +32,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "server/access_log/access_log.h"
 #include "server/admission/inflight_budget.h"
 #include "server/admission/worker_queue.h"
 #include "server/batching/batcher.h"
 #include "server/common/auth.h"
+#include "server/grpc/access_log_interceptor.h"
 #include "server/grpc/admin_service.h"
 #include "server/grpc/data_auth.h"
 #include "server/grpc/feature_service.h"
@@ -83,6 +85,8 @@ class Server {
   absl::Status Init();
   // The metrics, and their /metrics endpoint unless metrics_port is -1.
   absl::Status BuildMetrics();
+  // The request log, when --access_log is not off.
+  absl::Status BuildAccessLog();
   // The registry, with its first scan of the models directory done.
   absl::Status BuildRegistry(VersionPolicy policy);
   // The memory and audio budgets and the clip decoders.
@@ -106,6 +110,10 @@ class Server {
 
   const ServerOptions options_;
   std::unique_ptr<ServerMetrics> metrics_;
+  // The request log (null: off) and its gRPC calls' records; they outlive
+  // every front end (declared before them).
+  std::unique_ptr<AccessLog> access_log_;
+  GrpcCallRecords call_records_;
   std::unique_ptr<Registry> registry_;
   std::unique_ptr<Batcher> batcher_;
   std::unique_ptr<InflightBudget> memory_budget_;

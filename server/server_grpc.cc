@@ -13,6 +13,7 @@
 #include "inference/grpc_service.grpc.pb.h"
 #include "invariant/v1/feature_service.grpc.pb.h"
 #include "invariant/v1/model_admin_service.grpc.pb.h"
+#include "server/grpc/access_log_interceptor.h"
 #include "server/grpc/metrics_interceptor.h"
 #include "server/grpc/parse_error_interceptor.h"
 
@@ -107,7 +108,8 @@ std::vector<std::string> ServedGrpcServices() {
 }
 
 std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
-GrpcInterceptors(const std::vector<std::string>& served, ServerMetrics* metrics) {
+GrpcInterceptors(const std::vector<std::string>& served, ServerMetrics* metrics,
+                 AccessLog* access_log, GrpcCallRecords* records) {
   // Parse errors are answered for the services of this server's own protos.
   std::vector<const google::protobuf::ServiceDescriptor*> parsed;
   for (const auto* service :
@@ -121,6 +123,10 @@ GrpcInterceptors(const std::vector<std::string>& served, ServerMetrics* metrics)
   // The metrics label only these services' methods by name (every other
   // path is "unknown"), all at 0 before the first call.
   creators.push_back(MakeMetricsInterceptorFactory(Descriptors(served), metrics));
+  // After the parse errors' too: the log sees the code the client gets.
+  if (access_log != nullptr) {
+    creators.push_back(MakeAccessLogInterceptorFactory(access_log, records));
+  }
   return creators;
 }
 

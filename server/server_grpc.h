@@ -10,7 +10,7 @@
 //     (fail closed: every one not listed as open).
 //   * ServedGrpcServices / GrpcInterceptors: the services the port serves
 //     (what reflection lists and the metrics label) and the interceptors
-//     (parse errors, then metrics).
+//     (parse errors, then metrics, then the request log when on).
 // Nothing here binds or starts. Thread-safe: no state of their own.
 #ifndef INVARIANT_SERVER_SERVER_GRPC_H_
 #define INVARIANT_SERVER_SERVER_GRPC_H_
@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "server/grpc/access_log_interceptor.h"
 #include "server/grpc/data_auth.h"
 #include "server/metrics/metrics.h"
 #include "server/server_options.h"
@@ -46,9 +47,12 @@ DataTokenPolicy DataTokenPolicyFor(const std::string& token, ServerMetrics* metr
 std::vector<std::string> ServedGrpcServices();
 
 // The parse-error interceptor (before metrics: they see its code), then the
-// metrics interceptor labelling the methods of `served` only.
+// metrics interceptor labelling the methods of `served` only, then, when
+// `access_log` is not null, the request log's (access_log_interceptor.h;
+// `records` is where the services find a call's record).
 std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
-GrpcInterceptors(const std::vector<std::string>& served, ServerMetrics* metrics);
+GrpcInterceptors(const std::vector<std::string>& served, ServerMetrics* metrics,
+                 AccessLog* access_log = nullptr, GrpcCallRecords* records = nullptr);
 
 }  // namespace invariant::server
 

@@ -10,6 +10,7 @@
 #include "core/base/error_text.h"
 #include "core/base/status_macros.h"
 #include "core/model/repository.h"
+#include "server/access_log/access_log.h"
 
 namespace invariant::server {
 namespace {
@@ -171,6 +172,16 @@ absl::Status CheckTls(const ServerOptions& o) {
   return absl::OkStatus();
 }
 
+absl::Status CheckAccessLog(const ServerOptions& o) {
+  AccessLogOptions log;
+  RETURN_IF_ERROR(ParseAccessLogMode(o.access_log, &log));
+  if (o.access_log_queue_lines < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "access_log_queue_lines: expected at least 1, received ", o.access_log_queue_lines));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ValidateOptions(const ServerOptions& options) {
@@ -178,7 +189,7 @@ absl::Status ValidateOptions(const ServerOptions& options) {
   for (absl::Status (*check)(const ServerOptions&) :
        {CheckModelsDir, CheckGrpcPort, CheckModelControl, CheckMetricsPort, CheckBatching,
         CheckHttp, CheckQueueBytes, CheckClipsAndWarmup, CheckHttpRates, CheckGrpcMemoryQuota,
-        CheckAdmission, CheckTls}) {
+        CheckAdmission, CheckTls, CheckAccessLog}) {
     RETURN_IF_ERROR(check(options));
   }
   return absl::OkStatus();

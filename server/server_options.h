@@ -90,6 +90,12 @@ struct ServerOptions {
   int64_t max_decode_image_pixels = 200'000'000;
   int decode_threads = 1;
   int64_t http_max_response_bytes = 64 << 20;  // one REST answer, encoded; 0 = no limit
+  // The request log (server/access_log/access_log.h): off | errors |
+  // sampled:RATE | all; its file ("" or "-": stderr); the lines it may queue
+  // for its writer before it drops them.
+  std::string access_log = "off";
+  std::string access_log_file;
+  int64_t access_log_queue_lines = 8192;
 };
 
 // OK, or the first rule `options` break (see above).

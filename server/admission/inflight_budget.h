@@ -113,6 +113,7 @@ class InflightBudget {
   int64_t in_flight() const;
   int64_t in_flight(const std::string& key) const;
   int64_t limit() const { return options_.limit; }
+  const std::string& name() const { return options_.name; }
 
  private:
   friend class Lease;

@@ -20,6 +20,7 @@ struct Batcher::Job : std::enable_shared_from_this<Job> {
   int64_t bytes_per_row = 0;
   int64_t pieces_queued = 0;
   int64_t pieces_running = 0;
+  bool dequeued = false;  // a piece was taken for compute (BatchJob::times)
   bool ended = false;     // left the queue early (cancelled or expired)
   bool finished = false;  // done handed to a thread
   absl::Status status;    // the outcome
@@ -435,6 +436,11 @@ std::vector<Batcher::Piece> Batcher::TakeLivePieces(Batch& batch, absl::Time sta
       PieceEndedLocked(piece, finished);
       continue;
     }
+    if (job.spec.times != nullptr && !job.dequeued) {
+      job.spec.times->queue_ns.fetch_add(absl::ToInt64Nanoseconds(start - job.enqueued),
+                                         std::memory_order_relaxed);
+    }
+    job.dequeued = true;
     live.push_back(std::move(piece));
   }
   return live;
@@ -474,9 +480,17 @@ void Batcher::Compute(const std::vector<Piece>& live, absl::Time start) const {
       offset += p.rows;
     }
   }
+  const absl::Duration took = absl::Now() - start;
+  const BatchJobTimes* counted = nullptr;  // a job's pieces are adjacent: count it once
+  for (const Piece& piece : live) {
+    BatchJobTimes* times = piece.job->spec.times.get();
+    if (times == nullptr || times == counted) continue;
+    times->compute_ns.fetch_add(absl::ToInt64Nanoseconds(took), std::memory_order_relaxed);
+    counted = times;
+  }
   if (options_.observers.on_batch) {
     options_.observers.on_batch(first.label, first.version, first.method, rows,
-                                absl::ToDoubleSeconds(absl::Now() - start));
+                                absl::ToDoubleSeconds(took));
   }
 }
 

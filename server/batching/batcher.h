@@ -42,6 +42,7 @@
 #ifndef INVARIANT_SERVER_BATCHING_BATCHER_H_
 #define INVARIANT_SERVER_BATCHING_BATCHER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -98,6 +99,17 @@ struct BatcherOptions {
   BatcherObservers observers;
 };
 
+// Where the times of a call's jobs add up (BatchJob::times), for its
+// request record (server/access_log/request_record.h): queue_ns, each job's
+// wait from Submit until its first piece was taken for compute; compute_ns,
+// the compute calls its pieces were in (a batch shared with other jobs counts
+// whole for each). A call that submits several jobs (a stream) shares one.
+// Thread-safe (the batch threads add to it at once).
+struct BatchJobTimes {
+  std::atomic<int64_t> queue_ns{0};
+  std::atomic<int64_t> compute_ns{0};
+};
+
 // One unit of work. Jobs with equal (key, method) share a queue and may share
 // a compute call; the caller guarantees that equal keys mean the same
 // `compute`, in_dim and out_dim. `x` and `out` must stay valid until `done`
@@ -115,6 +127,7 @@ struct BatchJob {
   float* out = nullptr;
   absl::Time deadline = absl::InfiniteFuture();
   std::function<void(absl::Status)> done;  // released once it has run
+  std::shared_ptr<BatchJobTimes> times;    // may be null: not recorded
 };
 
 // The cancellation of one call, shared by the jobs it submits (a unary call

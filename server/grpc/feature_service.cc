@@ -20,16 +20,9 @@ absl::Time DeadlineOf(const grpc::CallbackServerContext* context) {
   return absl::FromChrono(context->deadline());
 }
 
-// The call's connection, for its share of the admission budgets; answers are
-// protobuf floats. With `leases` (a unary reactor's), the memory lease lasts
-// until gRPC is done with the call, the serialized answer included.
-CallContext CallOf(const grpc::CallbackServerContext* context,
-                   std::shared_ptr<LeaseBag> leases = nullptr) {
-  CallContext call;
-  call.peer = context->peer();
-  call.answer_bytes_per_value = 4;
-  call.answer_leases = std::move(leases);
-  return call;
+// The bytes of `request` read, added to the call's record (may be null).
+void AddBytesIn(const CallContext& call, const google::protobuf::MessageLite& request) {
+  if (call.record != nullptr) call.record->bytes_in += static_cast<int64_t>(request.ByteSizeLong());
 }
 
 // Requests of one stream in flight at once (read, being computed, or answered
@@ -258,14 +251,29 @@ class PipelinedStreamReactor final
 
 }  // namespace
 
+// The call's connection, for its share of the admission budgets; answers are
+// protobuf floats. With `leases` (a unary reactor's), the memory lease lasts
+// until gRPC is done with the call, the serialized answer included.
+CallContext FeatureServiceImpl::CallOf(const grpc::CallbackServerContext* context,
+                                       std::shared_ptr<LeaseBag> leases) const {
+  CallContext call;
+  call.peer = context->peer();
+  call.answer_bytes_per_value = 4;
+  call.answer_leases = std::move(leases);
+  if (records_ != nullptr) call.record = records_->Find(context);
+  return call;
+}
+
 grpc::ServerUnaryReactor* FeatureServiceImpl::Featurize(grpc::CallbackServerContext* context,
                                                         const v1::FeaturizeRequest* request,
                                                         v1::FeaturizeResponse* response) {
   auto* reactor = new CancellableUnaryReactor(DeadlineOf(context));
+  CallContext call = CallOf(context, reactor->leases());
+  AddBytesIn(call, *request);
   handler_->Featurize(
       *request, response, reactor->deadline(),
       [reactor](absl::Status status) { reactor->Finish(ToGrpcStatus(status)); }, reactor->token(),
-      CallOf(context, reactor->leases()));
+      call);
   return reactor;
 }
 
@@ -273,10 +281,12 @@ grpc::ServerUnaryReactor* FeatureServiceImpl::Predict(grpc::CallbackServerContex
                                                       const v1::PredictRequest* request,
                                                       v1::PredictResponse* response) {
   auto* reactor = new CancellableUnaryReactor(DeadlineOf(context));
+  CallContext call = CallOf(context, reactor->leases());
+  AddBytesIn(call, *request);
   handler_->Predict(
       *request, response, reactor->deadline(),
       [reactor](absl::Status status) { reactor->Finish(ToGrpcStatus(status)); }, reactor->token(),
-      CallOf(context, reactor->leases()));
+      call);
   return reactor;
 }
 
@@ -290,6 +300,7 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* FeatureServiceImpl:
                                         const std::shared_ptr<LeaseBag>& leases) {
         CallContext request_call = call;
         request_call.answer_leases = leases;
+        AddBytesIn(request_call, request);
         handler->Featurize(request, response, deadline, std::move(done), cancel, request_call);
       },
       DeadlineOf(context));
@@ -305,6 +316,7 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* FeatureServiceImpl:
                                         const std::shared_ptr<LeaseBag>& leases) {
         CallContext request_call = call;
         request_call.answer_leases = leases;
+        AddBytesIn(request_call, request);
         handler->Predict(request, response, deadline, std::move(done), cancel, request_call);
       },
       DeadlineOf(context));

@@ -18,10 +18,15 @@
 // (--max_connection_inflight_bytes) and the server's (--max_inflight_bytes);
 // past them, its next request ends the stream with RESOURCE_EXHAUSTED after
 // the responses before it.
+//
+// Request log: with `records` (access_log_interceptor.h), each call's record
+// goes to the handler in its CallContext and gets the bytes of the requests
+// read (a stream's add up).
 #ifndef INVARIANT_SERVER_GRPC_FEATURE_SERVICE_H_
 #define INVARIANT_SERVER_GRPC_FEATURE_SERVICE_H_
 
 #include "invariant/v1/feature_service.grpc.pb.h"
+#include "server/grpc/access_log_interceptor.h"
 #include "server/handlers/feature_handler.h"
 
 namespace invariant::server {
@@ -37,8 +42,10 @@ using FeatureServiceBase =
 
 class FeatureServiceImpl final : public FeatureServiceBase {
  public:
-  // `handler` must outlive the service.
-  explicit FeatureServiceImpl(const FeatureHandler* handler) : handler_(handler) {}
+  // `handler` and `records` (null: no request log) must outlive the service.
+  explicit FeatureServiceImpl(const FeatureHandler* handler,
+                              const GrpcCallRecords* records = nullptr)
+      : handler_(handler), records_(records) {}
 
   grpc::ServerUnaryReactor* Featurize(grpc::CallbackServerContext* context,
                                       const v1::FeaturizeRequest* request,
@@ -58,7 +65,13 @@ class FeatureServiceImpl final : public FeatureServiceBase {
                                              v1::GetModelMetadataResponse* response) override;
 
  private:
+  // The call's context for the handler: its peer, its answer's encoding,
+  // `leases` (a unary reactor's) and its record.
+  CallContext CallOf(const grpc::CallbackServerContext* context,
+                     std::shared_ptr<LeaseBag> leases = nullptr) const;
+
   const FeatureHandler* handler_;
+  const GrpcCallRecords* records_;
 };
 
 }  // namespace invariant::server

@@ -56,6 +56,9 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::ModelInfer(
   call.peer = context->peer();
   call.answer_bytes_per_value = 4;
   call.answer_leases = reactor->leases();
+  if (records_ != nullptr && (call.record = records_->Find(context)) != nullptr) {
+    call.record->bytes_in += static_cast<int64_t>(request->ByteSizeLong());
+  }
   handler_->ModelInfer(
       *request, response, reactor->deadline(),
       [reactor](absl::Status status) { reactor->Finish(ToGrpcStatus(status)); }, reactor->token(),

@@ -19,6 +19,7 @@
 
 #include "inference/grpc_service.grpc.pb.h"
 #include "server/common/auth.h"
+#include "server/grpc/access_log_interceptor.h"
 #include "server/handlers/inference_handler.h"
 #include "server/handlers/repository_handler.h"
 
@@ -28,15 +29,18 @@ class InferenceServiceImpl final : public inference::GRPCInferenceService::Callb
  public:
   // `handler` and `repository` (null: the repository extension answers
   // UNIMPLEMENTED) must outlive the service; `admin_token` is used with
-  // AdminAccess::kToken only.
+  // AdminAccess::kToken only; `records` (null: no request log) give ModelInfer
+  // its call's record.
   explicit InferenceServiceImpl(const InferenceHandler* handler,
                                 const RepositoryHandler* repository = nullptr,
                                 AdminAccess admin = AdminAccess::kDisabled,
-                                std::string admin_token = "")
+                                std::string admin_token = "",
+                                const GrpcCallRecords* records = nullptr)
       : handler_(handler),
         repository_(repository),
         admin_(admin),
-        admin_token_(std::move(admin_token)) {}
+        admin_token_(std::move(admin_token)),
+        records_(records) {}
 
   grpc::ServerUnaryReactor* ServerLive(grpc::CallbackServerContext* context,
                                        const inference::ServerLiveRequest* request,
@@ -86,6 +90,7 @@ class InferenceServiceImpl final : public inference::GRPCInferenceService::Callb
   const RepositoryHandler* repository_;
   const AdminAccess admin_;
   const std::string admin_token_;
+  const GrpcCallRecords* records_;  // null: no request log (access_log_interceptor.h)
 };
 
 }  // namespace invariant::server

@@ -58,7 +58,9 @@ void AddClipSpeech(const std::vector<audio::ClipSpeech>& speech,
 
 }  // namespace
 
-DoneFn FeatureHandler::Observed(const Registry::Handle& handle, DoneFn done) const {
+DoneFn FeatureHandler::Observed(const Registry::Handle& handle, DoneFn done,
+                                RequestRecord* record) const {
+  if (record != nullptr) record->SetModel(handle.name, handle.version);
   if (!observers_.on_request) return done;
   return [on_request = observers_.on_request, name = handle.name, version = handle.version,
           start = Clock::now(), done = std::move(done)](absl::Status status) {
@@ -115,9 +117,16 @@ absl::StatusOr<std::shared_ptr<Lease>> FeatureHandler::AdmitMemory(int64_t rows,
     return absl::StrCat("send fewer rows per request (", per_row, " bytes each in flight for ",
                         method.name, " with this model and answer encoding)");
   });
-  if (!granted.ok()) return granted.status();
+  if (!granted.ok()) return NoteRefusal(granted.status(), *admission_.memory, method.record.get());
   *lease = *std::move(granted);
   return lease;
+}
+
+absl::Status FeatureHandler::NoteRefusal(absl::Status status, const InflightBudget& budget,
+                                         RequestRecord* record) {
+  if (record != nullptr && !status.ok())
+    record->SetAdmission(absl::StrCat("refused:", budget.name()));
+  return status;
 }
 
 void FeatureHandler::Run(std::shared_ptr<const InferRequest> request,
@@ -176,6 +185,7 @@ void FeatureHandler::RunRows(std::shared_ptr<const InferRequest> request,
   }
   absl::StatusOr<DecodedRows> rows = DecodeRows(*request, model.input_dim(), max_request_rows_);
   if (!rows.ok()) return done(rows.status());
+  if (method.record != nullptr) method.record->rows += rows->num_rows();
   if (request->response_bytes_per_row > 0) {
     if (absl::Status s =
             CheckResponseSize(rows->num_rows(), request->response_bytes_per_row, names.inputs);
@@ -210,8 +220,14 @@ absl::Status FeatureHandler::CheckDecodedCount(const InferRequest& request, cons
   return absl::OkStatus();
 }
 
-bool FeatureHandler::RecordDecoding(const absl::Status& status, const Registry::Handle& handle,
-                                    double seconds) const {
+bool FeatureHandler::RecordDecoding(const absl::StatusOr<DecodedRows>& rows,
+                                    const Registry::Handle& handle, double seconds,
+                                    RequestRecord* record) const {
+  const absl::Status& status = rows.status();
+  if (record != nullptr) {
+    record->decode_ns += static_cast<int64_t>(seconds * 1e9);
+    if (status.ok()) record->rows += rows->num_rows();
+  }
   if (status.ok()) {
     if (observers_.on_input) observers_.on_input(handle.name, handle.version, seconds);
     return true;
@@ -254,6 +270,7 @@ void FeatureHandler::RunClips(std::shared_ptr<const InferRequest> request,
                      " (the model is a model of sound: its rows of input_dim=", model.input_dim(),
                      " come from its audio front end), received rows")));
   }
+  if (method.record != nullptr) method.record->inputs += clips;
   if (absl::Status s = CheckDecodedCount(*request, model, clips, names.clips, "clips", "audio");
       !s.ok()) {
     return done(s);
@@ -270,7 +287,9 @@ void FeatureHandler::RunClips(std::shared_ptr<const InferRequest> request,
     // spans alone are a lower bound of their cost.
     const auto spans = static_cast<int64_t>(std::ceil(clips * front_end->spec().clip_seconds()));
     if (spans > admission_.audio->limit()) {
-      return done(admission_.audio->Acquire(call.peer, spans, names.clips, ask_less).status());
+      return done(
+          NoteRefusal(admission_.audio->Acquire(call.peer, spans, names.clips, ask_less).status(),
+                      *admission_.audio, method.record.get()));
     }
   }
   absl::StatusOr<double> seconds =
@@ -284,7 +303,9 @@ void FeatureHandler::RunClips(std::shared_ptr<const InferRequest> request,
     // Whole seconds, rounded up: the budget counts in seconds.
     absl::StatusOr<Lease> granted = admission_.audio->Acquire(
         call.peer, static_cast<int64_t>(std::ceil(*seconds)), names.clips, ask_less);
-    if (!granted.ok()) return done(granted.status());
+    if (!granted.ok()) {
+      return done(NoteRefusal(granted.status(), *admission_.audio, method.record.get()));
+    }
     *audio_lease = *std::move(granted);
   }
   auto decode = [this, request, handle, method = std::move(method), memory = *std::move(memory),
@@ -308,7 +329,7 @@ void FeatureHandler::DecodeClipsAndSubmit(
   absl::StatusOr<DecodedRows> rows =
       DecodeClipBatch(*request, front, max_request_rows_, max_clip_seconds, keep_going, &speech);
   audio_lease->Release();
-  if (!RecordDecoding(rows.status(), handle, SecondsSince(decode_start))) {
+  if (!RecordDecoding(rows, handle, SecondsSince(decode_start), method.record.get())) {
     memory.reset();
     return done(rows.status());
   }
@@ -341,6 +362,7 @@ void FeatureHandler::Submit(std::shared_ptr<DecodedRows> rows,
   job.x = rows->data();
   job.out = method.prepare(rows->num_rows());
   job.deadline = deadline;
+  if (method.record != nullptr) job.times = method.record->batch_times;
   job.done = [rows, request = std::move(request), memory = std::move(memory),
               finish = std::move(method.finish), done, on_output = observers_.on_output,
               name = handle.name, version = handle.version, out = job.out, out_dim = job.out_dim,
@@ -356,7 +378,13 @@ void FeatureHandler::Submit(std::shared_ptr<DecodedRows> rows,
     memory.reset();  // given back, or handed to the front end's answer_leases
     done(status);
   };
-  if (absl::Status s = batcher_->Submit(std::move(job), cancel); !s.ok()) done(s);
+  RequestRecord* record = method.record.get();
+  if (record != nullptr) record->SetAdmission("admitted");
+  if (absl::Status s = batcher_->Submit(std::move(job), cancel); !s.ok()) {
+    if (record != nullptr && absl::IsResourceExhausted(s))
+      record->SetAdmission("refused:batch_queue");
+    done(s);
+  }
 }
 
 FeatureHandler::Method FeatureHandler::MethodFor(const InferRequest& request,
@@ -432,6 +460,7 @@ void FeatureHandler::Infer(const Registry::Handle& handle,
                      "featurize-only model (use Featurize)")));
   }
   Method method = MethodFor(*request, model, std::move(sinks));
+  method.record = call.record;
   Run(std::move(request), handle, std::move(method), deadline, std::move(done), cancel, call);
 }
 
@@ -443,7 +472,7 @@ void FeatureHandler::Featurize(const v1::FeaturizeRequest& request, v1::Featuriz
   infer->features = true;
   absl::StatusOr<Registry::Handle> handle = Resolve(*infer);
   if (!handle.ok()) return done(handle.status());
-  done = Observed(*handle, std::move(done));
+  done = Observed(*handle, std::move(done), call.record.get());
   std::shared_ptr<const Model> model = handle->servable;
   infer->response_bytes_per_row = 4 * model->feature_dim();
   InferSinks sinks;
@@ -469,7 +498,7 @@ void FeatureHandler::Predict(const v1::PredictRequest& request, v1::PredictRespo
   infer->head = true;
   absl::StatusOr<Registry::Handle> handle = Resolve(*infer);
   if (!handle.ok()) return done(handle.status());
-  done = Observed(*handle, std::move(done));
+  done = Observed(*handle, std::move(done), call.record.get());
   std::shared_ptr<const Model> model = handle->servable;
   infer->response_bytes_per_row = PredictBytesPerRow(*model);
   InferSinks sinks;

@@ -72,6 +72,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "invariant/v1/feature_service.pb.h"
+#include "server/access_log/request_record.h"
 #include "server/admission/inflight_budget.h"
 #include "server/admission/worker_queue.h"
 #include "server/batching/batcher.h"
@@ -111,6 +112,10 @@ struct CallContext {
   // data is every datatype's "data" array: errors name inputs[k].data
   // rather than gRPC's inputs[k].contents.<type>_contents.
   bool json_tensor_data = false;
+  // The call's record for the access log (request_record.h): the handler
+  // adds the model it resolved, the rows and inputs, the admission decision
+  // and the decode and batch times. Null: the call is not recorded.
+  std::shared_ptr<RequestRecord> record;
 };
 
 // The budgets and workers of admission (server/admission/); each may be null.
@@ -177,8 +182,10 @@ class FeatureHandler {
   // (handler_observers.h) with the time since this call. Each front end
   // wraps its `done` once, right after Resolve found the version, so every
   // request that reached a model version is counted once, OK or failed
-  // (Featurize, Predict, InferenceHandler::ModelInfer).
-  DoneFn Observed(const Registry::Handle& handle, DoneFn done) const;
+  // (Featurize, Predict, InferenceHandler::ModelInfer). The version is noted
+  // in `record` (may be null).
+  DoneFn Observed(const Registry::Handle& handle, DoneFn done,
+                  RequestRecord* record = nullptr) const;
   // Answers `request` with the model `handle` resolved: checks the input
   // (rows or clips, as the model takes), admits it, decodes clips on the
   // decoding workers, and computes the features and/or the head's outputs
@@ -223,6 +230,7 @@ class FeatureHandler {
     std::function<float*(int64_t rows)> prepare;
     std::function<void()> finish;                                       // may be empty
     std::function<void(const std::vector<audio::ClipSpeech>&)> speech;  // may be empty
+    std::shared_ptr<RequestRecord> record;  // the call's (CallContext::record); may be null
   };
 
   // The batch job's method for what `request` asks of `model`, writing through `sinks`.
@@ -262,11 +270,16 @@ class FeatureHandler {
   // waited or were being decoded).
   static std::function<absl::Status()> KeepGoing(const std::shared_ptr<CancelToken>& cancel,
                                                  absl::Time deadline, const char* inputs);
-  // After a decoding of `handle`'s inputs that took `seconds`: OK reported
+  // After a decoding of `handle`'s inputs (`rows`) that took `seconds`: OK reported
   // to HandlerObservers::on_input (true); a cancelled or expired one to
   // HandlerAdmission::on_abandoned ("decode"); false for any error.
-  bool RecordDecoding(const absl::Status& status, const Registry::Handle& handle,
-                      double seconds) const;
+  // The decode's time and rows are added to `record` (may be null).
+  bool RecordDecoding(const absl::StatusOr<DecodedRows>& rows, const Registry::Handle& handle,
+                      double seconds, RequestRecord* record) const;
+  // `status` of an admission budget: a refusal noted in `record` (may be null)
+  // as "refused:<budget>"; returned as it is.
+  static absl::Status NoteRefusal(absl::Status status, const InflightBudget& budget,
+                                  RequestRecord* record);
   // On a decoding worker: `request`'s images → rows, the leases given back, then Submit.
   void DecodeImagesAndSubmit(std::shared_ptr<const InferRequest> request,
                              const Registry::Handle& handle, Method method,

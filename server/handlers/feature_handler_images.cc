@@ -29,6 +29,7 @@ void FeatureHandler::RunImages(std::shared_ptr<const InferRequest> request,
         " (the model is a model of image files: its rows of input_dim=", model.input_dim(),
         " come from its image front end), received ", request->clips.empty() ? "rows" : "clips")));
   }
+  if (method.record != nullptr) method.record->inputs += images;
   if (absl::Status s = CheckDecodedCount(*request, model, images, names.images, "images", "image");
       !s.ok()) {
     return done(s);
@@ -50,13 +51,17 @@ void FeatureHandler::RunImages(std::shared_ptr<const InferRequest> request,
   if (admission_.images != nullptr) {
     absl::StatusOr<Lease> granted =
         admission_.images->Acquire(call.peer, cost->pixels, names.images, ask_less);
-    if (!granted.ok()) return done(granted.status());
+    if (!granted.ok()) {
+      return done(NoteRefusal(granted.status(), *admission_.images, method.record.get()));
+    }
     decoding->push_back(*std::move(granted));
   }
   if (admission_.memory != nullptr) {
     absl::StatusOr<Lease> granted =
         admission_.memory->Acquire(call.peer, cost->peak_bytes, names.images, ask_less);
-    if (!granted.ok()) return done(granted.status());
+    if (!granted.ok()) {
+      return done(NoteRefusal(granted.status(), *admission_.memory, method.record.get()));
+    }
     decoding->push_back(*std::move(granted));
   }
   auto decode = [this, request, handle, method = std::move(method), memory = *std::move(memory),
@@ -83,7 +88,7 @@ void FeatureHandler::DecodeImagesAndSubmit(std::shared_ptr<const InferRequest> r
   decoding->clear();  // the pixels and the decoding bytes given back
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!RecordDecoding(rows.status(), handle, seconds)) {
+  if (!RecordDecoding(rows, handle, seconds, method.record.get())) {
     memory.reset();
     return done(rows.status());
   }

@@ -177,7 +177,7 @@ void InferenceHandler::ModelInfer(const inference::ModelInferRequest& request,
   }
   absl::StatusOr<Registry::Handle> handle = features_->Resolve(*infer);
   if (!handle.ok()) return done(handle.status());
-  done = features_->Observed(*handle, std::move(done));
+  done = features_->Observed(*handle, std::move(done), call_context.record.get());
   const InferenceModelShape shape = ShapeOfModel(*handle->servable);
   if (absl::Status s = DecodeInferInput(request, shape, features_->max_request_rows(), infer.get(),
                                         call_context.json_tensor_data);

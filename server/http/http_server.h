@@ -140,6 +140,9 @@ struct HttpRequest {
   std::string query;   // text after '?', or empty
   std::string body;    // empty in an `admit` hook: the body is not read yet
   std::vector<std::pair<std::string, std::string>> headers;
+  // The client's address, as gRPC writes a peer: "ipv4:127.0.0.1:50412",
+  // "ipv6:[::1]:50412".
+  std::string peer;
   // Never null in a handler; fires when the client disconnects.
   std::shared_ptr<HttpCancellation> cancellation;
   // When the request's first byte was read (for a pipelined request, when

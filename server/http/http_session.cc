@@ -105,6 +105,13 @@ std::pair<int, std::string> HttpParseError(const boost::beast::error_code& ec) {
 HttpSession::HttpSession(HttpServerImpl* server, boost::asio::ip::tcp::socket socket)
     : server_(server), socket_(std::move(socket)), deadline_(socket_.get_executor()) {
   server_->connections.fetch_add(1);
+  boost::system::error_code ec;
+  const boost::asio::ip::tcp::endpoint remote = socket_.remote_endpoint(ec);
+  if (!ec) {
+    const boost::asio::ip::address address = remote.address();
+    peer_ = address.is_v6() ? absl::StrCat("ipv6:[", address.to_string(), "]:", remote.port())
+                            : absl::StrCat("ipv4:", address.to_string(), ":", remote.port());
+  }
 }
 
 HttpSession::~HttpSession() {
@@ -291,6 +298,7 @@ void HttpSession::OnHeader(boost::beast::error_code ec) {
   const auto& header = parser_->get();
   keep_alive_ = parser_->keep_alive() && !reserved_;
   request_.method = std::string(header.method_string());
+  request_.peer = peer_;
   head_only_ = request_.method == "HEAD";
   for (const auto& field : header) {
     request_.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));

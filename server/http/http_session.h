@@ -239,6 +239,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
   HttpServerImpl* const server_;
   boost::asio::ip::tcp::socket socket_;
+  std::string peer_;  // HttpRequest::peer of its requests
   // Bounded: the headers and one body read; a chunk-size line or a trailer
   // without its CRLF (never counted as body) cannot grow it past that.
   boost::beast::flat_buffer buffer_{kMaxHeaderBytes + kMaxBodyRead};

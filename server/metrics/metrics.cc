@@ -74,6 +74,9 @@ ServerMetrics::ServerMetrics(const std::string& build_version)
                                "deadline passed, by stage.")),
       admission_refused_(CounterFamily(*registry_, "invariant_admission_refused_total",
                                        "Requests refused by an admission budget before any work.")),
+      access_log_lines_(CounterFamily(*registry_, "invariant_access_log_lines_total",
+                                      "Request-log lines written, and dropped (queue full or the "
+                                      "sink refused the write).")),
       inflight_(GaugeFamily(*registry_, "invariant_inflight",
                             "What requests in flight hold of each admission budget (memory: "
                             "bytes; audio: seconds of audio to decode; image: pixels to decode).")),
@@ -99,6 +102,7 @@ ServerMetrics::ServerMetrics(const std::string& build_version)
       abandoned_.Add({{"stage", stage}, {"reason", reason}});
     }
   }
+  for (const char* outcome : {"written", "dropped"}) access_log_lines_.Add({{"outcome", outcome}});
   for (size_t i = 0; i < std::size(kAdmissionBudgets); ++i) {
     const char* budget = kAdmissionBudgets[i];
     inflight_gauges_[i] = &inflight_.Add({{"budget", budget}});
@@ -140,6 +144,13 @@ void ServerMetrics::Inflight(const char* budget, int64_t units) {
 void ServerMetrics::AdmissionRefused(const char* budget, const char* reason) {
   if (IndexOf(budget, kAdmissionBudgets) >= 0) {
     admission_refused_.Add({{"budget", budget}, {"reason", reason}}).Increment();
+  }
+}
+
+void ServerMetrics::AccessLogLines(const char* outcome, int64_t lines) {
+  const absl::string_view name(outcome);
+  if (name == "written" || name == "dropped") {
+    access_log_lines_.Add({{"outcome", outcome}}).Increment(static_cast<double>(lines));
   }
 }
 

@@ -39,6 +39,8 @@
 //   invariant_http_probes_over_cap_total      counter: probes answered past the connection cap
 //   invariant_http_clients_gone_total         counter: REST calls whose client left while they
 //     were handled (each cancelled; HTTP 499)
+//   invariant_access_log_lines_total{outcome} counter of request-log lines "written" and
+//     "dropped" (the log's queue was full, or its sink refused a write; access_log.h)
 //   invariant_inflight{budget}                gauge of what requests in flight hold of each
 //     budget: "memory" in bytes, "audio" in seconds of audio queued for or in decoding,
 //     "image" in pixels of image files queued for or in decoding
@@ -135,6 +137,8 @@ class ServerMetrics {
   // A refusal by `budget` (one of kAdmissionBudgets) for `reason` ("budget",
   // "share", "too_large").
   void AdmissionRefused(const char* budget, const char* reason);
+  // `lines` of the request log were "written" or "dropped".
+  void AccessLogLines(const char* outcome, int64_t lines);
   // The REST front end's HTTP counters, read at each scrape (SetScrapeHook).
   void HttpServed(const HttpServerStats& stats);
   // Runs `hook` at the start of every scrape (Serialize), e.g. to read
@@ -165,6 +169,7 @@ class ServerMetrics {
   prometheus::Family<prometheus::Gauge>& build_info_;
   prometheus::Family<prometheus::Counter>& abandoned_;
   prometheus::Family<prometheus::Counter>& admission_refused_;
+  prometheus::Family<prometheus::Counter>& access_log_lines_;
   prometheus::Family<prometheus::Gauge>& inflight_;
   prometheus::Gauge* inflight_gauges_[std::size(kAdmissionBudgets)] = {};
   prometheus::Family<prometheus::Gauge>& http_held_;

@@ -175,6 +175,7 @@ absl::Status RestInferenceService::AnswerModelInfer(const Route& route, HttpRequ
   }
   const std::string header_length = request.Header(kInferenceHeaderContentLength);
   CallContext call = InferCallContext();
+  call.record = route.record;
   absl::StatusOr<inference::ModelInferRequest> infer_request = InferRequestFromHttp(
       request.body, request.HasHeader(kInferenceHeaderContentLength) ? &header_length : nullptr,
       route.model, route.version);

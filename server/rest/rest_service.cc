@@ -222,7 +222,7 @@ void RestInferenceService::Register(HttpServer* server) const {
 }
 
 std::optional<HttpResponse> RestInferenceService::Admit(const HttpRequest& request) const {
-  const Route route = Match(request.path);
+  Route route = Match(request.path);
   if (route.spec == nullptr) {
     return ErrorResponse(404, absl::StrCat("path: expected a route of the Open Inference "
                                            "Protocol under /v2, received '",
@@ -239,6 +239,7 @@ std::optional<HttpResponse> RestInferenceService::Admit(const HttpRequest& reque
   }
   // Health and refusals are answered here, on the network thread, before a
   // byte of the body is read; the rest goes to Serve on a handler thread.
+  OpenRecord(request, &route);  // logged when answered here
   switch (spec.kind) {
     case RouteKind::kHealth:  // open, no token needed
       return Counted(route,
@@ -294,8 +295,9 @@ HttpResponse RestInferenceService::Handle(HttpRequest& request) const {
 }
 
 HttpResponse RestInferenceService::Serve(HttpRequest& request) const {
-  const Route route = Match(request.path);
+  Route route = Match(request.path);
   if (route.spec == nullptr) return *Admit(request);  // no route: Admit's 404
+  OpenRecord(request, &route);
   const RouteAnswer& answer = route.spec->answer;
   if (answer.later != nullptr) return (this->*answer.later)(route, request);
   return Counted(route, [&](HttpResponse* response) {
@@ -305,6 +307,18 @@ HttpResponse RestInferenceService::Serve(HttpRequest& request) const {
     }
     return (this->*answer.answer)(route, request, response);
   });
+}
+
+void RestInferenceService::OpenRecord(const HttpRequest& request, Route* route) const {
+  if (extensions_.access_log == nullptr) return;
+  auto record = std::make_shared<RequestRecord>();
+  record->trace =
+      NewTraceContext(request.Header(kTraceparentHeader), request.Header(kTracestateHeader));
+  record->protocol = "http";
+  record->method = absl::StrCat(request.method, " ", request.path);
+  record->peer = request.peer;
+  record->bytes_in = static_cast<int64_t>(request.body.size());
+  route->record = std::move(record);
 }
 
 absl::Time RestInferenceService::Started(const Route& route) const {
@@ -334,6 +348,15 @@ HttpResponse RestInferenceService::Finished(const Route& route, absl::Time start
     metrics_->RpcHandled(kRestServiceLabel, route.spec->method, "http",
                          StatusCodeName(static_cast<int>(status.code())),
                          absl::ToDoubleSeconds(absl::Now() - start));
+  }
+  if (RequestRecord* record = route.record.get(); record != nullptr) {
+    response.headers.emplace_back(kTraceparentHeader, record->trace.Traceparent());
+    record->bytes_out = static_cast<int64_t>(response.body.size());
+    CallOutcome outcome;
+    outcome.code = status.code();
+    outcome.message = std::string(status.message());
+    outcome.http_status = response.status;
+    extensions_.access_log->Close(*record, std::move(outcome));
   }
   return response;
 }

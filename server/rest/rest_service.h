@@ -53,6 +53,13 @@
 // route (404) or a wrong method (405) is not counted, so a client cannot add
 // series.
 //
+// Request log: with RestExtensions::access_log, every call on a known route
+// (health and refusals included) opens a RequestRecord from its
+// `traceparent` / `tracestate` headers (a new trace when absent or
+// malformed), the infer handler fills it, and the answer carries
+// `traceparent` back (the trace id and this server's span id for the call);
+// Finished closes it with the code, the HTTP status and the bytes.
+//
 // Thread-safety: Handle and Serve may run on many HTTP handler threads at once, Admit
 // on the network thread; an infer call blocks its handler thread until the
 // batcher answers, `timeout` passes or the client disconnects.
@@ -69,6 +76,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "server/access_log/access_log.h"
 #include "server/common/auth.h"
 #include "server/handlers/inference_handler.h"
 #include "server/handlers/model_pages.h"
@@ -89,6 +97,7 @@ struct RestExtensions {
   AdminAccess access = AdminAccess::kDisabled;
   std::string admin_token;
   const ModelPages* pages = nullptr;
+  AccessLog* access_log = nullptr;  // the request log; null: off
 };
 
 class RestInferenceService {
@@ -141,6 +150,9 @@ class RestInferenceService {
     const RouteSpec* spec = nullptr;  // null: no route
     std::string model;                // {name}
     std::string version;              // {version}
+    // The call's record for the request log (null: not logged), opened by
+    // OpenRecord once the route is known.
+    std::shared_ptr<RequestRecord> record;
   };
 
  private:
@@ -161,6 +173,8 @@ class RestInferenceService {
   // with no body of its own becomes ErrorResponse.
   HttpResponse Counted(const Route& route,
                        const std::function<absl::Status(HttpResponse*)>& answer) const;
+  // Opens `route`'s record for `request` when the request log is on.
+  void OpenRecord(const HttpRequest& request, Route* route) const;
   // The two halves of Counted, for an answer that comes later.
   absl::Time Started(const Route& route) const;
   HttpResponse Finished(const Route& route, absl::Time start, const absl::Status& status,

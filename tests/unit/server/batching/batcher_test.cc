@@ -131,6 +131,30 @@ TEST_F(BatcherTest, MergesConcurrentRequestsIntoOneCall) {
   EXPECT_THAT(compute.sizes(), ElementsAre(10));
 }
 
+TEST_F(BatcherTest, JobTimesAddUpTheQueueWaitAndTheComputeOfEveryPiece) {
+  FakeCompute compute;
+  BatcherOptions options = Options();
+  options.max_batch_rows = 2;  // 5 rows: three pieces
+  Batcher batcher(options);
+  auto times = std::make_shared<BatchJobTimes>();
+  Request first, second, untimed;
+  first.x = {1, 2, 3, 4, 5};
+  second.x = {6};
+  untimed.x = {7};
+  for (Request* request : {&first, &second}) {
+    BatchJob job = MakeJob(compute, *request);
+    job.times = times;  // one call's two jobs, as a stream's
+    ASSERT_TRUE(batcher.Submit(std::move(job)).ok());
+  }
+  ASSERT_TRUE(batcher.Submit(MakeJob(compute, untimed)).ok());
+  for (Request* request : {&first, &second, &untimed}) {
+    ASSERT_TRUE(request->status.get_future().get().ok());
+  }
+  EXPECT_GT(times->compute_ns.load(), 0);
+  EXPECT_GE(times->queue_ns.load(), 0);
+  EXPECT_EQ(first.out[4], 11.0f);
+}
+
 TEST_F(BatcherTest, IdleBatcherComputesALoneRequestAtOnce) {
   FakeCompute compute;
   BatcherOptions options = Options();
