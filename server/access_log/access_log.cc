@@ -7,14 +7,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
 
 #include "absl/strings/numbers.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 #include "core/base/json.h"
 #include "core/base/status_code_name.h"
 
@@ -24,8 +26,49 @@ namespace {
 // How long a stopping log still waits for a full sink before it drops the
 // lines left.
 constexpr absl::Duration kStopGrace = absl::Seconds(2);
+// The writer's batches: at most this long a line waits, this many make a batch.
+constexpr absl::Duration kFlushInterval = absl::Milliseconds(100);
+constexpr int64_t kBatchLines = 256;  // or half the queue, when smaller
 
-double Milliseconds(int64_t nanoseconds) { return static_cast<double>(nanoseconds) / 1e6; }
+// ,"name":M.MMM (milliseconds with three decimals, rounded from ns).
+void AppendMilliseconds(const char* name, int64_t nanoseconds, std::string* out) {
+  const int64_t micros = (std::max<int64_t>(0, nanoseconds) + 500) / 1000;
+  const int64_t fraction = micros % 1000;
+  absl::StrAppend(out, ",\"", name, "\":", micros / 1000, ".", fraction < 100 ? "0" : "",
+                  fraction < 10 ? "0" : "", fraction);
+}
+
+// `t` as 2026-12-02T17:41:30.900601 (UTC), without absl::FormatTime's time
+// zone machinery (days to a civil date: H. Hinnant's civil_from_days).
+void AppendUtcMicros(absl::Time t, std::string* out) {
+  const int64_t micros = absl::ToUnixMicros(t);
+  int64_t seconds = micros >= 0 ? micros / 1'000'000 : (micros - 999'999) / 1'000'000;
+  const int64_t sub = micros - seconds * 1'000'000;
+  int64_t days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400;
+  const int64_t of_day = seconds - days * 86400;
+  days += 719468;
+  const int64_t era = (days >= 0 ? days : days - 146096) / 146097;
+  const int64_t doe = days - era * 146097;
+  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const int64_t mp = (5 * doy + 2) / 153;
+  const int64_t day = doy - (153 * mp + 2) / 5 + 1;
+  const int64_t month = mp < 10 ? mp + 3 : mp - 9;
+  const int64_t year = yoe + era * 400 + (month <= 2);
+  char text[] = "0000-00-00T00:00:00.000000Z";
+  const auto put = [&text](int at, int digits, int64_t value) {
+    for (int i = at + digits - 1; i >= at; --i, value /= 10)
+      text[i] = static_cast<char>('0' + value % 10);
+  };
+  put(0, 4, year);
+  put(5, 2, month);
+  put(8, 2, day);
+  put(11, 2, of_day / 3600);
+  put(14, 2, of_day / 60 % 60);
+  put(17, 2, of_day % 60);
+  put(20, 6, sub);
+  out->append(text, sizeof(text) - 1);
+}
 
 // The trace id's last 16 hex digits as a fraction of 2^64 (OpenTelemetry's
 // TraceIdRatioBased reads the same 8 bytes).
@@ -33,6 +76,11 @@ double TraceIdFraction(const std::string& trace_id) {
   uint64_t value = 0;
   if (trace_id.size() != 32 || !absl::SimpleHexAtoi(trace_id.substr(16), &value)) return 1.0;
   return static_cast<double>(value) / 18446744073709551616.0;
+}
+
+// ,"name":"text" for text that needs no escaping (hex ids, fixed names).
+void AppendPlainField(const char* name, absl::string_view text, std::string* out) {
+  absl::StrAppend(out, ",\"", name, "\":\"", text, "\"");
 }
 
 void AppendField(const char* name, absl::string_view text, std::string* out) {
@@ -65,34 +113,35 @@ absl::Status ParseAccessLogMode(absl::string_view flag, AccessLogOptions* option
 
 std::string AccessLogLine(const RequestRecord& record, const CallOutcome& outcome) {
   const bool ok = outcome.code == absl::StatusCode::kOk;
-  std::string line = absl::StrCat(
-      "{\"time\":\"", absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", record.start, absl::UTCTimeZone()),
-      "\",\"level\":\"", ok ? "info" : "error", "\"");
+  std::string line;
+  line.reserve(512);
+  line += "{\"time\":\"";
+  AppendUtcMicros(record.start, &line);
+  absl::StrAppend(&line, "\",\"level\":\"", ok ? "info" : "error", "\"");
   const TraceContext& trace = record.trace;
-  AppendField("trace_id", trace.trace_id, &line);
-  AppendField("span_id", trace.span_id, &line);
-  if (!trace.parent_span_id.empty()) AppendField("parent_span_id", trace.parent_span_id, &line);
-  AppendField("trace_flags", trace.Flags(), &line);
+  AppendPlainField("trace_id", trace.trace_id, &line);
+  AppendPlainField("span_id", trace.span_id, &line);
+  if (!trace.parent_span_id.empty())
+    AppendPlainField("parent_span_id", trace.parent_span_id, &line);
+  AppendPlainField("trace_flags", trace.Flags(), &line);
   if (!trace.tracestate.empty()) AppendField("tracestate", trace.tracestate, &line);
-  AppendField("protocol", record.protocol, &line);
+  AppendPlainField("protocol", record.protocol, &line);
   AppendField("method", record.method, &line);
   if (const std::string model = record.model(); !model.empty()) {
     AppendField("model", model, &line);
     absl::StrAppend(&line, ",\"version\":", record.version());
   }
   absl::StrAppend(&line, ",\"rows\":", record.rows.load(), ",\"inputs\":", record.inputs.load());
-  AppendField("status", StatusCodeName(static_cast<int>(outcome.code)), &line);
+  AppendPlainField("status", StatusCodeName(static_cast<int>(outcome.code)), &line);
   if (outcome.http_status != 0) absl::StrAppend(&line, ",\"http_status\":", outcome.http_status);
   if (!ok) AppendField("error", outcome.message, &line);
   const BatchJobTimes& times = *record.batch_times;
   absl::StrAppend(&line, ",\"bytes_in\":", record.bytes_in.load(),
                   ",\"bytes_out\":", record.bytes_out.load());
-  absl::StrAppend(
-      &line,
-      absl::StrFormat(",\"queue_ms\":%.3f,\"decode_ms\":%.3f,\"compute_ms\":%.3f,\"total_ms\":%.3f",
-                      Milliseconds(times.queue_ns.load()), Milliseconds(record.decode_ns.load()),
-                      Milliseconds(times.compute_ns.load()),
-                      absl::ToDoubleMilliseconds(outcome.end - record.start)));
+  AppendMilliseconds("queue_ms", times.queue_ns.load(), &line);
+  AppendMilliseconds("decode_ms", record.decode_ns.load(), &line);
+  AppendMilliseconds("compute_ms", times.compute_ns.load(), &line);
+  AppendMilliseconds("total_ms", absl::ToInt64Nanoseconds(outcome.end - record.start), &line);
   AppendField("peer", record.peer, &line);
   if (const std::string admission = record.admission(); !admission.empty()) {
     AppendField("admission", admission, &line);
@@ -125,14 +174,17 @@ absl::StatusOr<std::unique_ptr<AccessLog>> AccessLog::Open(AccessLogOptions opti
     return std::unique_ptr<AccessLog>(new AccessLog(std::move(options), STDERR_FILENO, false));
   }
   if (fd < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("--access_log_file: cannot open '",
-                                                   options.path, "': ", std::strerror(errno)));
+    return absl::InvalidArgumentError(absl::StrCat("--access_log_file: cannot open '", options.path,
+                                                   "': ", std::strerror(errno)));
   }
   return std::unique_ptr<AccessLog>(new AccessLog(std::move(options), fd, true));
 }
 
 AccessLog::AccessLog(AccessLogOptions options, int fd, bool owns_fd)
-    : options_(std::move(options)), fd_(fd), owns_fd_(owns_fd) {
+    : options_(std::move(options)),
+      fd_(fd),
+      owns_fd_(owns_fd),
+      batch_lines_(std::clamp<int64_t>(options_.max_queued_lines / 2, 1, kBatchLines)) {
   writer_ = std::thread([this] { WriterLoop(); });
 }
 
@@ -202,12 +254,21 @@ void AccessLog::WriterLoop() {
     std::deque<std::string> lines;
     {
       absl::MutexLock lock(&mu_);
-      mu_.Await(absl::Condition(
-          +[](AccessLog* log) ABSL_EXCLUSIVE_LOCKS_REQUIRED(log->mu_) {
-            return log->stopping_ || (!log->paused_ && !log->queue_.empty());
-          },
-          this));
+      // Lines are written in batches: once kBatchLines are queued or the
+      // oldest has waited kFlushInterval, so a busy server pays one write
+      // (and one wake-up) per batch, not per line.
+      mu_.AwaitWithTimeout(
+          absl::Condition(
+              +[](AccessLog* log) ABSL_EXCLUSIVE_LOCKS_REQUIRED(log->mu_) {
+                return log->stopping_ ||
+                       (!log->paused_ &&
+                        static_cast<int64_t>(log->queue_.size()) >= log->batch_lines_);
+              },
+              this),
+          kFlushInterval);
+      if (paused_ && !stopping_) continue;
       if (queue_.empty() && stopping_) return;
+      if (queue_.empty()) continue;
       lines.swap(queue_);
     }
     std::string text;

@@ -23,7 +23,8 @@
 // (AccessLogLine lists every field.)
 //
 // Bounded and never in a call's way: Close formats the line (a few
-// microseconds) and queues it; one writer thread writes the lines.
+// microseconds) and queues it; one writer thread writes the lines in
+// batches (every 100 ms, or sooner once 256 lines or half the queue wait).
 // When `max_queued_lines` are waiting (the sink is slow or stuck), a line
 // is dropped and counted (dropped()), never waited for. A write that fails
 // (a closed pipe) counts its lines as dropped too.
@@ -41,9 +42,9 @@
 
 #include <atomic>
 #include <cstdint>
-#include <limits>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <thread>
@@ -123,6 +124,7 @@ class AccessLog {
   const AccessLogOptions options_;
   const int fd_;
   const bool owns_fd_;
+  const int64_t batch_lines_;  // queued lines that wake the writer before its interval
   absl::Mutex mu_;
   std::deque<std::string> queue_ ABSL_GUARDED_BY(mu_);
   bool paused_ ABSL_GUARDED_BY(mu_) = false;

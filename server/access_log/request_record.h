@@ -19,8 +19,9 @@
 #include <memory>
 #include <string>
 
+#include <mutex>
+
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/access_log/trace_context.h"
 #include "server/batching/batcher.h"
@@ -38,7 +39,7 @@ class RequestRecord {
 
   // The version the call resolved to (the last one, in a stream).
   void SetModel(const std::string& name, int64_t version) {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     model_ = name;
     version_ = version;
   }
@@ -46,19 +47,19 @@ class RequestRecord {
   // "refused:<budget>" (the option that sets it: max_inflight_bytes, ...,
   // batch_queue for a full queue).
   void SetAdmission(std::string decision) {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     admission_ = std::move(decision);
   }
   std::string model() const {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     return model_;
   }
   int64_t version() const {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     return version_;
   }
   std::string admission() const {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     return admission_;
   }
 
@@ -71,7 +72,9 @@ class RequestRecord {
   const std::shared_ptr<BatchJobTimes> batch_times = std::make_shared<BatchJobTimes>();
 
  private:
-  mutable absl::Mutex mu_;
+  // A std::mutex, not absl::Mutex: one is made per call, and absl's deadlock
+  // detection (on in Debian's build) pays a global graph update for each.
+  mutable std::mutex mu_;
   std::string model_ ABSL_GUARDED_BY(mu_);
   int64_t version_ ABSL_GUARDED_BY(mu_) = 0;
   std::string admission_ ABSL_GUARDED_BY(mu_);

@@ -257,10 +257,11 @@ class PipelinedStreamReactor final
 CallContext FeatureServiceImpl::CallOf(const grpc::CallbackServerContext* context,
                                        std::shared_ptr<LeaseBag> leases) const {
   CallContext call;
-  call.peer = context->peer();
+  if (records_ != nullptr) call.record = records_->Find(context);
+  // The record read the peer already (a string gRPC core makes per call).
+  call.peer = call.record != nullptr ? call.record->peer : context->peer();
   call.answer_bytes_per_value = 4;
   call.answer_leases = std::move(leases);
-  if (records_ != nullptr) call.record = records_->Find(context);
   return call;
 }
 

@@ -53,12 +53,13 @@ grpc::ServerUnaryReactor* InferenceServiceImpl::ModelInfer(
   // the memory lease lasts until the call is done (the reactor holds the
   // bag), so it covers the serialized answer too.
   CallContext call;
-  call.peer = context->peer();
-  call.answer_bytes_per_value = 4;
-  call.answer_leases = reactor->leases();
-  if (records_ != nullptr && (call.record = records_->Find(context)) != nullptr) {
+  if (records_ != nullptr) call.record = records_->Find(context);
+  call.peer = call.record != nullptr ? call.record->peer : context->peer();
+  if (call.record != nullptr) {
     call.record->bytes_in += static_cast<int64_t>(request->ByteSizeLong());
   }
+  call.answer_bytes_per_value = 4;
+  call.answer_leases = reactor->leases();
   handler_->ModelInfer(
       *request, response, reactor->deadline(),
       [reactor](absl::Status status) { reactor->Finish(ToGrpcStatus(status)); }, reactor->token(),

@@ -239,9 +239,9 @@ std::optional<HttpResponse> RestInferenceService::Admit(const HttpRequest& reque
   }
   // Health and refusals are answered here, on the network thread, before a
   // byte of the body is read; the rest goes to Serve on a handler thread.
-  OpenRecord(request, &route);  // logged when answered here
   switch (spec.kind) {
     case RouteKind::kHealth:  // open, no token needed
+      OpenRecord(request, &route);
       return Counted(route,
                      [&](HttpResponse* response) { return (this->*spec.answer.probe)(response); });
     case RouteKind::kRepository:
@@ -264,7 +264,9 @@ std::optional<HttpResponse> RestInferenceService::AdmitAdmin(const Route& route,
                                                     *sent ? &authorization : nullptr)
                                        : sent.status();
   if (admin.ok()) return std::nullopt;
-  return Refused(route, admin);
+  Route refused = route;
+  OpenRecord(request, &refused);
+  return Refused(refused, admin);
 }
 
 std::optional<HttpResponse> RestInferenceService::AdmitData(const Route& route,
@@ -276,7 +278,9 @@ std::optional<HttpResponse> RestInferenceService::AdmitData(const Route& route,
       sent.ok() ? CheckBearerToken(data_token_, *sent ? &authorization : nullptr, "data token")
                 : sent.status();
   if (auth.ok()) return std::nullopt;
-  return Refused(route, auth);
+  Route refused = route;
+  OpenRecord(request, &refused);
+  return Refused(refused, auth);
 }
 
 HttpResponse RestInferenceService::Refused(const Route& route, const absl::Status& refusal) const {
