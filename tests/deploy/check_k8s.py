@@ -19,7 +19,10 @@ fields a broken rollout would otherwise only reveal in a cluster:
     Dockerfile's EXPOSE when --dockerfile is given);
   * Services, PDB and PodMonitor/ServiceMonitor select the Deployment's pod
     labels and name ports that exist; one Service is headless;
-  * the HPA (autoscaling/v2) targets the Deployment and scales on CPU;
+  * the HPA (autoscaling/v2) targets the Deployment and scales on CPU and on a
+    per-pod custom metric that autoscaling/prometheus-adapter-rules.yaml
+    serves from series the server exports (server/metrics/metrics.h); the
+    KEDA ScaledObject there agrees with it (target, bounds, cpu fallback);
   * the Indexed Job is Indexed, passes $(JOB_COMPLETION_INDEX) as the shard and
     its shard count agrees with completions and with the reduce Job;
   * all containers use one image; PVCs referenced by pods exist.
@@ -102,6 +105,64 @@ def container_env(container, configmaps):
 
 def expand(text, env):
     return re.sub(r"\$\((\w+)\)", lambda m: str(env.get(m.group(1)) or m.group(0)), text)
+
+
+def exported_metrics():
+    """The series names invariant-server exports, from server/metrics/metrics.h's list."""
+    text = (pathlib.Path(__file__).resolve().parent.parent.parent / "server" / "metrics" /
+            "metrics.h").read_text(encoding="utf-8")
+    return set(re.findall(r"^//\s+((?:grpc_server|invariant)_[a-z_]+)", text, re.M))
+
+
+def query_metrics(query):
+    """The metric names a PromQL query selects (name{...} or a bare name before a space)."""
+    return set(re.findall(r"\b((?:grpc_server|invariant)_[a-z_]+)\{", query))
+
+
+def check_autoscaling(c, k8s_dir, hpas, deploy_name):
+    """The HPA's custom metric is served by the adapter rule; the rule and KEDA's query read only
+    series the server exports; KEDA's ScaledObject agrees with the HPA."""
+    auto = pathlib.Path(k8s_dir) / "autoscaling"
+    exported = exported_metrics()
+    objects = {doc.get("kind"): doc for _, doc in load_objects(auto)}
+    rules = yaml.safe_load(((objects.get("ConfigMap") or {}).get("data") or {}).get("config.yaml", "")
+                           or "{}").get("rules", [])
+    served = {r.get("name", {}).get("as") for r in rules}
+    for rule in rules:
+        used = query_metrics(rule.get("seriesQuery", "") + " " + rule.get("metricsQuery", ""))
+        c.check(f"autoscaling: adapter rule {rule.get('name', {}).get('as')} reads exported series",
+                bool(used) and used <= exported, f"reads {sorted(used)}, exported {sorted(exported)}")
+        c.check(f"autoscaling: adapter rule {rule.get('name', {}).get('as')} is per pod",
+                "pod" in (rule.get("resources", {}).get("overrides") or {}), f"resources {rule.get('resources')}")
+    hpa = hpas[0] if hpas else {"spec": {}}
+    pods_metrics = [m["pods"] for m in hpa["spec"].get("metrics", []) if m.get("type") == "Pods"]
+    if c.check("hpa: scales on a per-pod custom metric", len(pods_metrics) == 1, f"{len(pods_metrics)} Pods metrics"):
+        name = pods_metrics[0]["metric"]["name"]
+        c.check(f"hpa: custom metric {name} is served by an adapter rule", name in served,
+                f"adapter rules serve {sorted(x for x in served if x)}")
+        target = pods_metrics[0]["target"]
+        c.check("hpa: custom metric target is an AverageValue",
+                target.get("type") == "AverageValue" and quantity(target.get("averageValue", "0")) > 0, f"{target}")
+    keda = objects.get("ScaledObject")
+    if c.check("autoscaling: a KEDA ScaledObject exists", keda is not None, f"in {auto}"):
+        spec = keda["spec"]
+        ref = spec.get("scaleTargetRef", {})
+        c.check("keda: targets the Deployment", ref.get("name") == deploy_name, f"scaleTargetRef {ref}")
+        prom = [t for t in spec.get("triggers", []) if t.get("type") == "prometheus"]
+        if c.check("keda: one prometheus trigger", len(prom) == 1, f"{len(prom)}"):
+            used = query_metrics(prom[0]["metadata"].get("query", ""))
+            c.check("keda: query reads exported series", bool(used) and used <= exported, f"reads {sorted(used)}")
+            if pods_metrics:
+                c.check("keda: threshold equals the hpa's target",
+                        quantity(prom[0]["metadata"].get("threshold", "0"))
+                        == quantity(pods_metrics[0]["target"].get("averageValue", "0")),
+                        f"{prom[0]['metadata'].get('threshold')} vs {pods_metrics[0]['target']}")
+        c.check("keda: cpu trigger kept as the fallback",
+                any(t.get("type") == "cpu" for t in spec.get("triggers", [])), "no cpu trigger")
+        c.check("keda: replica bounds equal the hpa's",
+                (spec.get("minReplicaCount"), spec.get("maxReplicaCount"))
+                == (hpa["spec"].get("minReplicas"), hpa["spec"].get("maxReplicas")),
+                f"{spec.get('minReplicaCount')}..{spec.get('maxReplicaCount')}")
 
 
 def check_all(k8s_dir, dockerfile=None):
@@ -256,6 +317,8 @@ def check_all(k8s_dir, dockerfile=None):
         c.check("hpa: minReplicas <= maxReplicas",
                 hpa["spec"].get("minReplicas", 1) <= hpa["spec"].get("maxReplicas", 0),
                 f"{hpa['spec'].get('minReplicas')} > {hpa['spec'].get('maxReplicas')}")
+
+    check_autoscaling(c, k8s_dir, hpas, deploy_name)
 
     for pdb in by_kind.get("PodDisruptionBudget", []):
         c.check("pdb: selects the Deployment's pods",

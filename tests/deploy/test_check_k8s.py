@@ -98,6 +98,19 @@ class CheckK8sTest(unittest.TestCase):
         self.edit("hpa.yaml", "kind: Deployment\n    name: invariant-server", "kind: Deployment\n    name: other")
         self.assert_fails("hpa: targets the Deployment")
 
+    def test_hpa_custom_metric_not_served_by_the_adapter(self):
+        self.edit("hpa.yaml", "name: invariant_inflight_requests", "name: invariant_inflight_rows")
+        self.assert_fails("hpa: custom metric invariant_inflight_rows is served by an adapter rule")
+
+    def test_adapter_rule_reads_a_series_the_server_does_not_export(self):
+        self.edit("autoscaling/prometheus-adapter-rules.yaml", "- sum by (<<.GroupBy>>) (grpc_server_handled_total",
+                  "- sum by (<<.GroupBy>>) (grpc_server_finished_total")
+        self.assert_fails("autoscaling: adapter rule invariant_inflight_requests reads exported series")
+
+    def test_keda_threshold_disagrees_with_the_hpa(self):
+        self.edit("autoscaling/keda-scaledobject.yaml", 'threshold: "16"', 'threshold: "32"')
+        self.assert_fails("keda: threshold equals the hpa's target")
+
     def test_metrics_port_mismatch(self):
         self.edit("deployment.yaml", "--metrics_port=9100", "--metrics_port=9200")
         self.assert_fails("--metrics_port equals container port 'metrics'")
