@@ -92,6 +92,10 @@ ABSL_FLAG(int64_t, max_connection_inflight_bytes, kDefaults.max_connection_infli
 ABSL_FLAG(int64_t, max_decode_audio_seconds, kDefaults.max_decode_audio_seconds,
           "Admission: seconds of audio queued for or in decoding, all requests (a clip costs its "
           "length plus the model's clip_seconds). 0 = no limit.");
+ABSL_FLAG(int64_t, max_model_bytes, kDefaults.max_model_bytes,
+          "Bytes all loaded model versions may state together (bundle, packed copies, compute "
+          "workspaces; stated from the manifest before a bundle is read); a load or reload past "
+          "it is refused and the served versions stay. 0 = no limit.");
 ABSL_FLAG(std::string, access_log, kDefaults.access_log,
           "Request log, one JSON object a line: off | errors | sampled:RATE (errors, plus "
           "the OK calls of sampled traces: the caller's traceparent flag, else a share RATE of "
@@ -210,6 +214,7 @@ ServerOptions OptionsFromFlags() {
   options.max_decode_audio_seconds = absl::GetFlag(FLAGS_max_decode_audio_seconds);
   options.max_decode_image_pixels = absl::GetFlag(FLAGS_max_decode_image_pixels);
   options.decode_threads = absl::GetFlag(FLAGS_decode_threads);
+  options.max_model_bytes = absl::GetFlag(FLAGS_max_model_bytes);
   options.access_log = absl::GetFlag(FLAGS_access_log);
   options.access_log_file = absl::GetFlag(FLAGS_access_log_file);
   options.access_log_queue_lines = absl::GetFlag(FLAGS_access_log_queue_lines);

@@ -80,9 +80,10 @@ absl::Status Server::BuildAccessLog() {
 }
 
 absl::Status Server::BuildRegistry(VersionPolicy policy) {
-  registry_ =
-      std::make_unique<Registry>(RegistryOptionsFor(options_, policy), ModelLoaderFor(options_),
-                                 RegistryObserversFor(metrics_.get()));
+  model_memory_ = std::make_unique<ModelMemoryBudget>(options_.max_model_bytes);
+  registry_ = std::make_unique<Registry>(RegistryOptionsFor(options_, policy),
+                                         ModelLoaderFor(options_, model_memory_.get()),
+                                         RegistryObserversFor(metrics_.get()));
   RETURN_IF_ERROR(CheckStartupModelsExist(options_));
   registry_->Rescan();
   NoteModels();

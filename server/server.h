@@ -34,6 +34,7 @@
 #include "absl/status/statusor.h"
 #include "server/access_log/access_log.h"
 #include "server/admission/inflight_budget.h"
+#include "server/admission/model_memory_budget.h"
 #include "server/admission/worker_queue.h"
 #include "server/batching/batcher.h"
 #include "server/common/auth.h"
@@ -114,6 +115,9 @@ class Server {
   // every front end (declared before them).
   std::unique_ptr<AccessLog> access_log_;
   GrpcCallRecords call_records_;
+  // What loaded versions hold (--max_model_bytes); outlives the registry,
+  // whose versions give their reservations back to it.
+  std::unique_ptr<ModelMemoryBudget> model_memory_;
   std::unique_ptr<Registry> registry_;
   std::unique_ptr<Batcher> batcher_;
   std::unique_ptr<InflightBudget> memory_budget_;

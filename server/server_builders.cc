@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "core/base/status_macros.h"
+#include "core/base/thread_pool.h"
 #include "core/model/encoder_kinds.h"
 #include "core/model/repository.h"
 #include "server/handlers/model_warmup.h"
@@ -29,28 +30,47 @@ RegistryOptions RegistryOptionsFor(const ServerOptions& options, VersionPolicy p
   return registry;
 }
 
-Registry::Loader ModelLoaderFor(const ServerOptions& options) {
+Registry::Loader ModelLoaderFor(const ServerOptions& options, ModelMemoryBudget* memory) {
   // A bundle (or version directory) that is a symlink out of the models root
   // is refused: its failure (with the resolved path) goes to the log and to
   // ModelAdmin, never to the data path. A loaded version answers warmup rows
   // before it is marked ready.
-  return [root = options.models_dir, warmup_rows = options.warmup_rows](
-             const std::string& path) -> absl::StatusOr<std::shared_ptr<const Model>> {
+  return [root = options.models_dir, warmup_rows = options.warmup_rows,
+          memory](const std::string& path) -> absl::StatusOr<std::shared_ptr<const Model>> {
     ASSIGN_OR_RETURN(std::string resolved, ResolveInsideRoot(root, path));
-    absl::StatusOr<std::shared_ptr<const Model>> model = Model::Load(resolved);
+    std::shared_ptr<const void> reservation;
+    ModelLoadOptions load;
+    if (memory != nullptr) {
+      load.admit = [memory, &resolved, &reservation](const ModelFootprint& f) -> absl::Status {
+        const int threads = DefaultThreadPool().num_threads();
+        ASSIGN_OR_RETURN(
+            reservation,
+            memory->Reserve(resolved, static_cast<int64_t>(f.total(threads)),
+                            absl::StrCat("bundle ", f.bundle, ", packed ", f.packed, ", workspace ",
+                                         f.workspace, " × ", threads, " compute threads")));
+        return absl::OkStatus();
+      };
+    }
+    absl::StatusOr<std::shared_ptr<const Model>> model = Model::Load(resolved, load);
     if (!model.ok()) return model;
     RETURN_IF_ERROR(WarmUp(resolved, **model, warmup_rows));
-    return model;
+    if (reservation == nullptr) return model;
+    // The reservation lives as long as the version: a shared_ptr that owns both.
+    auto held =
+        std::make_shared<std::pair<std::shared_ptr<const Model>, std::shared_ptr<const void>>>(
+            *std::move(model), std::move(reservation));
+    return std::shared_ptr<const Model>(held, held->first.get());
   };
 }
 
 Registry::Observers RegistryObserversFor(ServerMetrics* metrics) {
   Registry::Observers observers;
   observers.on_ready = [metrics](const std::string& name, int64_t version, const Model& model) {
+    // The bytes it states (model_footprint.h), as --max_model_bytes counts them.
+    const uint64_t bytes = model.footprint().total(DefaultThreadPool().num_threads());
     LogLine(absl::StrCat("model '", name, "' version ", version, " ready (",
-                         EncoderKindName(model.manifest().encoder()), ", ", model.bytes(),
-                         " bytes)"));
-    metrics->ModelReady(name, version, EncoderKindName(model.manifest().encoder()), model.bytes());
+                         EncoderKindName(model.manifest().encoder()), ", ", bytes, " bytes)"));
+    metrics->ModelReady(name, version, EncoderKindName(model.manifest().encoder()), bytes);
   };
   observers.on_failed = [metrics](const std::string& name, int64_t version,
                                   const absl::Status& error) {

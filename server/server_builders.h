@@ -13,6 +13,7 @@
 #include <string>
 
 #include "server/admission/inflight_budget.h"
+#include "server/admission/model_memory_budget.h"
 #include "server/admission/worker_queue.h"
 #include "server/batching/batcher.h"
 #include "server/common/auth.h"
@@ -33,9 +34,12 @@ void LogLine(const std::string& line);
 // The models root, version policy, removal grace and model control.
 RegistryOptions RegistryOptionsFor(const ServerOptions& options, VersionPolicy policy);
 // Loads a version's bundle; one that resolves outside options.models_dir
-// (a symlink) is refused, and a loaded one answers options.warmup_rows rows
-// (model_warmup.h) before the registry marks it ready.
-Registry::Loader ModelLoaderFor(const ServerOptions& options);
+// (a symlink) is refused; one whose stated bytes (model_footprint.h) `memory`
+// (may be null) refuses is refused from its manifest, before the bundle is
+// read, and a version loaded holds its reservation for as long as it lives;
+// a loaded one answers options.warmup_rows rows (model_warmup.h) before the
+// registry marks it ready.
+Registry::Loader ModelLoaderFor(const ServerOptions& options, ModelMemoryBudget* memory = nullptr);
 // Each version ready, failed or unloaded: a log line and its metrics.
 Registry::Observers RegistryObserversFor(ServerMetrics* metrics);
 

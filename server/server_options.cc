@@ -172,6 +172,14 @@ absl::Status CheckTls(const ServerOptions& o) {
   return absl::OkStatus();
 }
 
+absl::Status CheckModelBytes(const ServerOptions& o) {
+  if (o.max_model_bytes < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_model_bytes: expected >= 0 (0 = no limit), received ", o.max_model_bytes));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckAccessLog(const ServerOptions& o) {
   AccessLogOptions log;
   RETURN_IF_ERROR(ParseAccessLogMode(o.access_log, &log));
@@ -189,7 +197,7 @@ absl::Status ValidateOptions(const ServerOptions& options) {
   for (absl::Status (*check)(const ServerOptions&) :
        {CheckModelsDir, CheckGrpcPort, CheckModelControl, CheckMetricsPort, CheckBatching,
         CheckHttp, CheckQueueBytes, CheckClipsAndWarmup, CheckHttpRates, CheckGrpcMemoryQuota,
-        CheckAdmission, CheckTls, CheckAccessLog}) {
+        CheckAdmission, CheckTls, CheckModelBytes, CheckAccessLog}) {
     RETURN_IF_ERROR(check(options));
   }
   return absl::OkStatus();

@@ -93,6 +93,10 @@ struct ServerOptions {
   // The request log (server/access_log/access_log.h): off | errors |
   // sampled:RATE | all; its file ("" or "-": stderr); the lines it may queue
   // for its writer before it drops them.
+  // Bytes all loaded model versions may state together (model_footprint.h:
+  // bundle, packed copies, compute workspaces); a load past it is refused
+  // from the manifest and the served versions stay. 0 = no limit.
+  int64_t max_model_bytes = 0;
   std::string access_log = "off";
   std::string access_log_file;
   int64_t access_log_queue_lines = 8192;

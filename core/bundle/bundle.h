@@ -43,6 +43,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -109,6 +110,10 @@ struct OpenOptions {
   // can still get (MemAvailable, and a cgroup's memory.max less its
   // memory.current): the copy would be an OOM kill.
   bool check_available_memory = true;
+  // Called once the header, the manifest and the tensor table are checked,
+  // before the file is read: its error (e.g. a memory budget's refusal) is
+  // Open's, and the file is never read. May be empty.
+  std::function<absl::Status(const v1::Manifest& manifest, uint64_t file_bytes)> admit;
 };
 
 // A bundle file read into private read-only memory. Immutable and thread-safe after Open;

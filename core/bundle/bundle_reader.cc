@@ -426,6 +426,7 @@ absl::StatusOr<std::shared_ptr<const Bundle>> Bundle::Open(const std::string& pa
   RETURN_IF_ERROR(CheckTensorTable(path, bundle->manifest_, data_start, file.size,
                                    bundle->index_by_name_, bundle->tensor_bytes_));
   // Then the whole file, once it is known to fit.
+  if (options.admit) RETURN_IF_ERROR(options.admit(bundle->manifest_, file.size));
   RETURN_IF_ERROR(CheckFitsInMemory(path, file.size, options));
   ASSIGN_OR_RETURN(std::shared_ptr<Mapping> mapping, ReadWhole(path, file));
   if (std::memcmp(mapping->bytes, header_bytes.data(), header_bytes.size()) != 0 ||

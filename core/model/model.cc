@@ -171,11 +171,19 @@ absl::StatusOr<std::shared_ptr<const Model>> Model::Assemble(v1::Manifest manife
   model->manifest_ = std::move(manifest);
   model->tensors_ = std::move(tensors);
   model->featurizer_ = std::move(featurizer);
+  model->footprint_ = EstimateModelFootprint(model->manifest_, model->bytes());
   return std::shared_ptr<const Model>(std::move(model));
 }
 
-absl::StatusOr<std::shared_ptr<const Model>> Model::Load(const std::string& path) {
-  ASSIGN_OR_RETURN(std::shared_ptr<const Bundle> bundle, Bundle::Open(path));
+absl::StatusOr<std::shared_ptr<const Model>> Model::Load(const std::string& path,
+                                                         const ModelLoadOptions& options) {
+  ModelFootprint footprint;
+  OpenOptions open;
+  open.admit = [&footprint, &options](const v1::Manifest& manifest, uint64_t file_bytes) {
+    footprint = EstimateModelFootprint(manifest, file_bytes);
+    return options.admit ? options.admit(footprint) : absl::OkStatus();
+  };
+  ASSIGN_OR_RETURN(std::shared_ptr<const Bundle> bundle, Bundle::Open(path, open));
   ModelTensors tensors;
   for (const v1::TensorEntry& e : bundle->manifest().tensors()) {
     switch (e.dtype()) {
@@ -203,6 +211,8 @@ absl::StatusOr<std::shared_ptr<const Model>> Model::Load(const std::string& path
   // Each tensor view holds the bundle's memory, so the model keeps it alive.
   auto model = Assemble(bundle->manifest(), std::move(tensors));
   if (!model.ok()) return Prefix(path, model.status());
+  // The model was just made here and is not shared yet.
+  std::const_pointer_cast<Model>(*model)->footprint_ = footprint;
   return model;
 }
 

@@ -28,6 +28,7 @@
 #include "core/base/tensor.h"
 #include "core/encoders/encoder.h"
 #include "core/image/front_end.h"
+#include "core/model/model_footprint.h"
 #include "core/model/repository.h"
 #include "core/rls/linear_model.h"
 #include "invariant/v1/bundle.pb.h"
@@ -46,12 +47,20 @@ struct ModelTensors {
 inline constexpr char kHeadWeightsTensor[] = "head/weights";
 inline constexpr char kHeadBiasTensor[] = "head/bias";
 
+struct ModelLoadOptions {
+  // Called with the model's footprint (model_footprint.h), stated from the
+  // bundle's manifest before the bundle is read; its error is Load's, and
+  // the bundle is then never read. May be empty.
+  std::function<absl::Status(const ModelFootprint& footprint)> admit;
+};
+
 class Model {
  public:
   // Loads the bundle at `path`. Errors (NOT_FOUND, DATA_LOSS for corrupt or
   // truncated files, FAILED_PRECONDITION for an unsupported format version,
   // INVALID_ARGUMENT for inconsistent shapes) name the path and the problem.
-  static absl::StatusOr<std::shared_ptr<const Model>> Load(const std::string& path);
+  static absl::StatusOr<std::shared_ptr<const Model>> Load(const std::string& path,
+                                                           const ModelLoadOptions& options = {});
 
   // Assembles a model from a manifest and its named tensors (used by the
   // training job and tests; Load uses it over the bundle's tensor views). Checks
@@ -87,6 +96,9 @@ class Model {
   v1::Task task() const { return manifest_.head().task(); }
   // Bytes of tensors held (bundle views or owned).
   size_t bytes() const;
+  // What the model holds (model_footprint.h): stated from the manifest by
+  // Load; for an assembled model, its tensors' bytes as the bundle.
+  const ModelFootprint& footprint() const { return footprint_; }
   // The whole feature map (preprocess → encoder → second layer).
   const Encoder& featurizer() const { return *featurizer_; }
   const ModelTensors& tensors() const { return tensors_; }
@@ -117,6 +129,7 @@ class Model {
   LinearModel head_;  // feature_dim × T and 1 × T, empty without a head
   std::shared_ptr<const audio::AudioFrontEnd> audio_front_end_;  // null unless manifest.audio
   std::shared_ptr<const image::ImageFrontEnd> image_front_end_;  // null unless manifest.image
+  ModelFootprint footprint_;
 };
 
 }  // namespace invariant

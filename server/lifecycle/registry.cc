@@ -269,6 +269,9 @@ void VersionRegistry::LoadVersions(const std::string& name, const std::vector<in
         entry.info.error = std::string(loaded.status().message());
         ++report.failed;
       }
+      // A refusal for room (--max_model_bytes) is no fault of the file: the
+      // next scan or load tries it again, as if the file were new.
+      if (absl::IsResourceExhausted(loaded.status())) entry.stamp = 0;
     }
     replaced.reset();
     if (loaded.ok()) {

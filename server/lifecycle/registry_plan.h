@@ -6,7 +6,9 @@
 // availability-preserving rules (like TF Serving's
 // AvailabilityPreservingPolicy):
 //  * load an aspired version that is new, was unloaded, or failed and whose
-//    bundle file changed since (a failure is retried only for a new file);
+//    bundle file changed since (a failure is retried only for a new file,
+//    except a refusal for room, RESOURCE_EXHAUSTED from --max_model_bytes,
+//    whose stamp the registry forgets so the next scan or load retries it);
 //  * load again a ready version whose bundle file changed in place (the
 //    loaded bits keep serving until the new file loads, and keep serving
 //    when it does not);

@@ -66,8 +66,9 @@ ServerMetrics::ServerMetrics(const std::string& build_version)
           GaugeFamily(*registry_, "invariant_model_info", "1 for each ready model version.")),
       load_failures_(CounterFamily(*registry_, "invariant_model_load_failures_total",
                                    "Failed model version loads.")),
-      model_bytes_(GaugeFamily(*registry_, "invariant_model_bytes",
-                               "Tensor bytes held by a ready model version.")),
+      model_bytes_(GaugeFamily(
+          *registry_, "invariant_model_bytes",
+          "Bytes a ready model version states: its bundle, packed copies and compute workspaces.")),
       build_info_(GaugeFamily(*registry_, "invariant_build_info", "Build of the running server.")),
       abandoned_(CounterFamily(*registry_, "invariant_abandoned_total",
                                "Requests whose work stopped because the call was cancelled or its "

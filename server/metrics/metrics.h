@@ -17,7 +17,9 @@
 //   invariant_queue_rows{model}               gauge of rows waiting
 //   invariant_model_info{model,version,kind}  gauge, 1 while the version is ready
 //   invariant_model_load_failures_total{model} counter
-//   invariant_model_bytes{model,version}      gauge of tensor bytes held
+//   invariant_model_bytes{model,version}      gauge of the bytes a ready version states
+//     (core/model/model_footprint.h: bundle, packed copies, compute workspaces; what
+//     --max_model_bytes counts)
 //   invariant_build_info{version}             gauge, 1
 //   invariant_abandoned_total{stage,reason}   counter of work stopped because its call was
 //     cancelled or its deadline passed: stage "decode" (clip decoding), "queue" (the batch

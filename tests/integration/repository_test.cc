@@ -207,6 +207,45 @@ TEST_F(RepositoryExtensionTest, ACorruptBundleIsRefusedWithItsReasonAndTheServed
   EXPECT_THAT(page, ::testing::Not(HasSubstr("model.bundle")));
 }
 
+// --max_model_bytes: a version whose stated bytes (model_footprint.h) would
+// pass the limit is refused from its manifest, at a load and at a reload,
+// with the figures in the index; the served version keeps answering, and an
+// unloaded version's bytes are given back.
+TEST_F(RepositoryExtensionTest,
+       AVersionOverMaxModelBytesIsRefusedWithTheFiguresAndTheServedOneStays) {
+  const std::string small = *testing_models::WriteTestModel((dir_ / "models").string(), Model("a"));
+  testing_models::TestModelSpec large = Model("big");
+  large.num_features = 600;
+  const std::string big = *testing_models::WriteTestModel((dir_ / "models").string(), large);
+  // The server computes on one thread, so the totals are the test's.
+  const int64_t small_bytes = static_cast<int64_t>((*Model::Load(small))->footprint().total(1));
+  const int64_t big_bytes = static_cast<int64_t>((*Model::Load(big))->footprint().total(1));
+  ASSERT_GT(big_bytes, 2 * small_bytes);
+  const int64_t limit = small_bytes + big_bytes - 1;  // one of each does not fit
+  Start({"--compute_threads=1", absl::StrCat("--max_model_bytes=", limit)});
+  const grpc::Status refused = Load("big");
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << refused.error_message();
+  std::map<std::string, std::string> reasons;
+  Index(&reasons);
+  EXPECT_THAT(reasons["big/1"], HasSubstr(absl::StrCat("states ", big_bytes, " bytes")));
+  EXPECT_THAT(reasons["big/1"],
+              HasSubstr(absl::StrCat("hold ", small_bytes, " of max_model_bytes=", limit)));
+  // A reload of "a" to a version as large: refused, version 1 serves.
+  large.name = "a";
+  large.version = 2;
+  ASSERT_TRUE(testing_models::WriteTestModel((dir_ / "models").string(), large).ok());
+  EXPECT_FALSE(Load("a").ok());
+  EXPECT_THAT(Index(&reasons),
+              ::testing::ElementsAre("a/2:UNAVAILABLE", "a/1:READY", "big/1:UNAVAILABLE"));
+  EXPECT_THAT(reasons["a/2"], HasSubstr("max_model_bytes"));
+  EXPECT_TRUE(Predict("a").ok());
+  // Once "a" is unloaded its bytes are free: "big" fits.
+  ASSERT_TRUE(Load("a", false).ok());
+  const grpc::Status loaded = Load("big");  // a refusal for room is tried again
+  EXPECT_TRUE(loaded.ok()) << loaded.error_message();
+  EXPECT_TRUE(Predict("big").ok());
+}
+
 TEST_F(RepositoryExtensionTest, TheAdminTokenIsRequiredAndTheDataTokenIsNotEnough) {
   WriteModel(Model("a"));
   WriteModel(Model("b"));
