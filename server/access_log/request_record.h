@@ -17,9 +17,8 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <string>
-
 #include <mutex>
+#include <string>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"

@@ -98,10 +98,11 @@ TEST(AccessLogTest, AnErrorLineSaysWhyEscapedAndOmitsWhatIsUnknown) {
 
 TEST(AccessLogTest, EachModeLogsWhatItSays) {
   RequestRecord sampled_parent, unsampled_parent, low_id, high_id;
-  sampled_parent.trace = NewTraceContext("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "");
+  sampled_parent.trace =
+      NewTraceContext("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "");
   unsampled_parent.trace =
       NewTraceContext("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00", "");
-  low_id.trace.trace_id = "ffffffffffffffff0000000000000001";  // fraction ≈ 0
+  low_id.trace.trace_id = "ffffffffffffffff0000000000000001";   // fraction ≈ 0
   high_id.trace.trace_id = "0000000000000000fffffffffffffff0";  // fraction ≈ 1
   const auto log_of = [](const char* flag) {
     AccessLogOptions options;

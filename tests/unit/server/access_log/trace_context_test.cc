@@ -28,8 +28,8 @@ TEST(TraceContextTest, AValidTraceparentIsContinuedWithASpanOfOurOwn) {
 }
 
 TEST(TraceContextTest, TheSampledFlagIsBitZeroOfTheFlags) {
-  for (const auto& [flags, sampled] : {std::pair<const char*, bool>{"00", false},
-                                       {"01", true}, {"03", true}, {"fe", false}}) {
+  for (const auto& [flags, sampled] :
+       {std::pair<const char*, bool>{"00", false}, {"01", true}, {"03", true}, {"fe", false}}) {
     const TraceContext context =
         NewTraceContext(std::string("00-") + kTrace + "-" + kParent + "-" + flags, "");
     EXPECT_EQ(context.sampled, sampled) << flags;
@@ -40,13 +40,13 @@ TEST(TraceContextTest, TheSampledFlagIsBitZeroOfTheFlags) {
 TEST(TraceContextTest, AMalformedTraceparentStartsANewTraceAndDropsItsState) {
   const std::string t = kTrace, p = kParent;
   for (const std::string& bad : std::vector<std::string>{
-           "", "garbage", "00-" + t + "-" + p,                    // too short
-           "00-" + t + "-" + p + "-01-extra",                                   // extra in 00
-           "ff-" + t + "-" + p + "-01",                                         // version ff
-           "00-" + std::string(32, '0') + "-" + p + "-01",                      // zero trace
-           "00-" + t + "-" + std::string(16, '0') + "-01",                      // zero parent
-           "00-4BF92F3577B34DA6A3CE929D0E0E4736-" + p + "-01",                  // upper case
-           "00_" + t + "-" + p + "-01", "00-" + t + "-" + p + "-0g"}) {         // separators, hex
+           "", "garbage", "00-" + t + "-" + p,                           // too short
+           "00-" + t + "-" + p + "-01-extra",                            // extra in 00
+           "ff-" + t + "-" + p + "-01",                                  // version ff
+           "00-" + std::string(32, '0') + "-" + p + "-01",               // zero trace
+           "00-" + t + "-" + std::string(16, '0') + "-01",               // zero parent
+           "00-4BF92F3577B34DA6A3CE929D0E0E4736-" + p + "-01",           // upper case
+           "00_" + t + "-" + p + "-01", "00-" + t + "-" + p + "-0g"}) {  // separators, hex
     EXPECT_FALSE(ValidTraceparent(bad)) << bad;
     const TraceContext context = NewTraceContext(bad, "congo=t61rcWkgMzE");
     EXPECT_TRUE(IsHex(context.trace_id, 32)) << bad;
@@ -58,7 +58,8 @@ TEST(TraceContextTest, AMalformedTraceparentStartsANewTraceAndDropsItsState) {
 }
 
 TEST(TraceContextTest, ALaterVersionIsReadByItsFirstFourFields) {
-  const std::string later = std::string("cc-") + kTrace + "-" + kParent + "-01-what-the-future-holds";
+  const std::string later =
+      std::string("cc-") + kTrace + "-" + kParent + "-01-what-the-future-holds";
   EXPECT_TRUE(ValidTraceparent(later));
   EXPECT_EQ(NewTraceContext(later, "").trace_id, kTrace);
   EXPECT_FALSE(ValidTraceparent(std::string("cc-") + kTrace + "-" + kParent + "-01x"));
