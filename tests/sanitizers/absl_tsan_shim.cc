@@ -1,6 +1,7 @@
 // absl_tsan_shim.cc: tells ThreadSanitizer about absl::Mutex (TSan test
 // binaries only; see invariant_sanitizer_support in cmake/Sanitizers.cmake).
-// Covers absl::Mutex, absl::CondVar and absl::Notification.
+// Covers absl::Mutex (Lock, the Await and LockWhen families), absl::CondVar
+// and absl::Notification.
 //
 // Debian's libabsl_synchronization is not built with -fsanitize=thread, so
 // TSan sees none of the happens-before edges that absl::Mutex and
@@ -112,6 +113,48 @@ void Mutex::Await(const Condition& cond) {  // releases and re-acquires the lock
   __tsan_release(this);
   real(this, &wrapped);
   __tsan_acquire(this);
+}
+
+bool Mutex::AwaitWithTimeout(const Condition& cond, absl::Duration timeout) {
+  static const auto real = Real<bool (*)(Mutex*, const Condition*, absl::Duration)>(
+      "5Mutex16AwaitWithTimeoutERKNS0_9ConditionENS0_8DurationE");
+  AnnotatedCondition annotated{this, &cond};
+  const Condition wrapped(&AnnotatedCondition::Eval, &annotated);
+  __tsan_release(this);
+  const bool met = real(this, &wrapped, timeout);
+  __tsan_acquire(this);
+  return met;
+}
+
+bool Mutex::AwaitWithDeadline(const Condition& cond, absl::Time deadline) {
+  static const auto real = Real<bool (*)(Mutex*, const Condition*, absl::Time)>(
+      "5Mutex17AwaitWithDeadlineERKNS0_9ConditionENS0_4TimeE");
+  AnnotatedCondition annotated{this, &cond};
+  const Condition wrapped(&AnnotatedCondition::Eval, &annotated);
+  __tsan_release(this);
+  const bool met = real(this, &wrapped, deadline);
+  __tsan_acquire(this);
+  return met;
+}
+
+bool Mutex::LockWhenWithTimeout(const Condition& cond, absl::Duration timeout) {
+  static const auto real = Real<bool (*)(Mutex*, const Condition*, absl::Duration)>(
+      "5Mutex19LockWhenWithTimeoutERKNS0_9ConditionENS0_8DurationE");
+  AnnotatedCondition annotated{this, &cond};
+  const Condition wrapped(&AnnotatedCondition::Eval, &annotated);
+  const bool met = real(this, &wrapped, timeout);
+  __tsan_acquire(this);
+  return met;
+}
+
+bool Mutex::LockWhenWithDeadline(const Condition& cond, absl::Time deadline) {
+  static const auto real = Real<bool (*)(Mutex*, const Condition*, absl::Time)>(
+      "5Mutex20LockWhenWithDeadlineERKNS0_9ConditionENS0_4TimeE");
+  AnnotatedCondition annotated{this, &cond};
+  const Condition wrapped(&AnnotatedCondition::Eval, &annotated);
+  const bool met = real(this, &wrapped, deadline);
+  __tsan_acquire(this);
+  return met;
 }
 
 void CondVar::Wait(Mutex* mu) {
