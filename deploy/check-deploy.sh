@@ -4,11 +4,14 @@
 # exits non-zero if any check failed.
 #   promtool check config / check rules / test rules (with synthetic series)
 #   tests/deploy/check_k8s.py     Kubernetes manifests: fields, probes, sizing,
-#                                 selectors, HPA target, Indexed Job, ports, images
+#                                 selectors, HPA target, the sharded Indexed Job
+#                                 (its memory limit against invariant-train plan),
+#                                 ports, images
 #   tests/deploy/check_compose.py compose.yaml: training before serving, ports, scrape target
 #   tests/deploy/test_check_k8s.py the checkers reject broken copies of the manifests
 #   Dockerfile essentials, shell syntax, yamllint (when installed)
-# Needs: prometheus (promtool), python3, python3-yaml; yamllint optional.
+# Needs: prometheus (promtool), python3, python3-yaml, a built invariant-train
+# (build/bin, or INVARIANT_TRAIN); yamllint optional.
 set -uo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -51,8 +54,16 @@ else
   FAILED=1
 fi
 
+# The sharded Job's memory limit is checked against `invariant-train plan` on
+# its config: the built trainer (ctest sets INVARIANT_TRAIN).
+export INVARIANT_TRAIN="${INVARIANT_TRAIN:-$REPO/build/bin/invariant-train}"
+if [[ ! -x "$INVARIANT_TRAIN" ]]; then
+  echo "FAIL invariant-train not built at $INVARIANT_TRAIN (build it, or set INVARIANT_TRAIN)"
+  FAILED=1
+fi
 if python3 -c 'import yaml' 2>/dev/null; then
-  run_lines "k8s manifests" python3 tests/deploy/check_k8s.py --dockerfile=Dockerfile deploy/k8s
+  run_lines "k8s manifests" python3 tests/deploy/check_k8s.py --dockerfile=Dockerfile \
+    --train_bin="$INVARIANT_TRAIN" deploy/k8s
   run_lines "compose" python3 tests/deploy/check_compose.py deploy/compose.yaml deploy/prometheus/prometheus.yml
   run "checkers reject broken manifests (tests/deploy/test_check_k8s.py)" python3 tests/deploy/test_check_k8s.py
 else

@@ -6,6 +6,15 @@
 //       featurizes shard i of n and writes its partial sums
 //   invariant-train reduce --config=... --models=DIR --name=NAME --shards=n [--shard_dir=D]
 //       merges the n shards, solves, evaluates, writes the version
+//   invariant-train plan --config=... [--shards=n]
+//       prints as JSON the features, targets, solver and the estimated peak
+//       bytes of a shard and of the reduce and each shard file's bytes
+//       (train/pipeline/training_memory.h): what a pod's memory limit needs
+//   invariant-train job --config=... --models=DIR --name=NAME --shards=n --index=i
+//       one Indexed Job for the whole sharded run: index i < n is shard i,
+//       index n the reduce, which waits for the shard files
+//       (--shard_wait_seconds, default 7200 here) and removes them once the
+//       version is written (deploy/k8s/train-sharded.yaml)
 //   invariant-train certify --config=FILE --model=DIR
 //       certifies an existing model on the config's test rows against its
 //       certificate.group (default: the model's own group); prints the
@@ -21,9 +30,16 @@
 // line, the test metrics ("test accuracy=0.8712 on 2000 rows"); progress goes
 // to stderr. An explicit --version that exists is refused before training.
 //
+// A shard or reduce whose estimated peak passes the memory limit
+// (--memory_limit_bytes, default the cgroup's memory.max) stops before
+// featurizing.
+//
 // Exit codes: 0 done, 1 training failed (the message names the cause),
-// 2 usage error, 130 interrupted (no partial version is left behind).
+// 2 usage error, 3 the memory limit is too small for the run (retrying will
+// not help: deploy/k8s/train-sharded.yaml fails the index at once), 130
+// interrupted (no partial version is left behind).
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <map>
@@ -56,6 +72,11 @@ ABSL_FLAG(std::string, name, "", "Model name.");
 ABSL_FLAG(int64_t, version, 0, "Version to write; 0 = one above the highest existing.");
 ABSL_FLAG(std::string, shard, "", "i/n: featurize only shard i of n and write its partial sums.");
 ABSL_FLAG(int, shards, 0, "reduce: the number of shards to merge.");
+ABSL_FLAG(int, index, -1, "job: this pod's index; 0..shards-1 featurize, shards reduces.");
+ABSL_FLAG(uint64_t, memory_limit_bytes, 0,
+          "Refuse a shard or reduce whose estimated peak passes this; 0 = the cgroup's limit.");
+ABSL_FLAG(int64_t, shard_wait_seconds, -1,
+          "reduce: wait this long for the shard files (default 0; job: 7200).");
 ABSL_FLAG(int, threads, 0, "Threads for featurizing (the process thread pool); 0 = all cores.");
 ABSL_FLAG(std::string, shard_dir, "", "Where shard files go (default <models>/<name>/shards).");
 ABSL_FLAG(std::string, model, "", "certify: the version directory (or model.bundle) to certify.");
@@ -108,6 +129,32 @@ bool CertificateJson(const invariant::v1::InvarianceCertificate& c, std::string*
   return google::protobuf::util::MessageToJsonString(c, text, json).ok();
 }
 
+// The reduce of `invariant-train job` waits up to two hours for its shards.
+constexpr int64_t kJobShardWaitSeconds = 7200;
+
+// Exit code 3 for a memory limit too small for the run, else 1.
+int Failed(const absl::Status& status) {
+  std::fprintf(stderr, "invariant-train: %s\n", status.ToString().c_str());
+  return status.code() == absl::StatusCode::kResourceExhausted ? 3 : 1;
+}
+
+// `invariant-train plan`: the run's shape and estimated peaks as JSON.
+int PrintPlan(const invariant::train::TrainOptions& o) {
+  absl::StatusOr<invariant::train::TrainingPlan> plan = invariant::train::PlanTraining(o);
+  if (!plan.ok()) return Failed(plan.status());
+  const invariant::train::TrainingShape& s = plan->shape;
+  const invariant::train::TrainingMemory& m = plan->memory;
+  std::printf(
+      "{\"feature_dim\": %lld, \"target_dim\": %lld, \"train_rows\": %lld, "
+      "\"solver\": \"%s\", \"shard_bytes\": %lld, \"reduce_bytes\": %lld, "
+      "\"shard_file_bytes\": %lld, \"prepared_bytes\": %lld}\n",
+      static_cast<long long>(s.feature_dim), static_cast<long long>(s.target_dim),
+      static_cast<long long>(plan->train_rows), invariant::train::HeadSolverName(s.solver),
+      static_cast<long long>(m.shard_bytes), static_cast<long long>(m.reduce_bytes),
+      static_cast<long long>(m.shard_file_bytes), static_cast<long long>(s.prepared_bytes));
+  return 0;
+}
+
 int Usage(const std::string& message) {
   std::fprintf(stderr, "invariant-train: %s\n%s\n", message.c_str(),
                absl::ProgramUsageMessage().data());
@@ -125,6 +172,8 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "invariant-train --config=FILE --models=DIR --name=NAME [--version=N] [--shard=i/n]\n"
       "       invariant-train reduce --config=FILE --models=DIR --name=NAME --shards=N\n"
+      "       invariant-train job --config=FILE --models=DIR --name=NAME --shards=N --index=I\n"
+      "       invariant-train plan --config=FILE [--shards=N]\n"
       "       invariant-train certify --config=FILE --model=VERSION_DIR\n"
       "       invariant-train certify --model=VERSION_DIR --pairs=MANIFEST [--config=FILE]");
   // --help lists the flags of this file (absl's default looks for a file
@@ -143,9 +192,12 @@ int main(int argc, char** argv) {
   o.version = absl::GetFlag(FLAGS_version);
   o.shard_dir = absl::GetFlag(FLAGS_shard_dir);
   o.testonly_hold_before_publish = absl::GetFlag(FLAGS_testonly_hold_before_publish);
-  const bool reduce = args.size() == 2 && std::string(args[1]) == "reduce";
-  const bool certify = args.size() == 2 && std::string(args[1]) == "certify";
-  if (args.size() > 1 && !reduce && !certify) {
+  const std::string command = args.size() == 2 ? args[1] : "";
+  bool reduce = command == "reduce";
+  const bool certify = command == "certify";
+  const bool plan = command == "plan";
+  const bool job = command == "job";
+  if (args.size() > 2 || (args.size() == 2 && !reduce && !certify && !plan && !job)) {
     return Usage("unknown argument '" + std::string(args[1]) + "'");
   }
   const std::string pairs = absl::GetFlag(FLAGS_pairs);
@@ -184,6 +236,10 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
+  if (plan) {
+    o.num_shards = std::max(1, absl::GetFlag(FLAGS_shards));
+    return PrintPlan(o);
+  }
   if (o.models_dir.empty()) return Usage("--models is required");
   if (o.name.empty() || o.name.find('/') != std::string::npos || o.name[0] == '.') {
     return Usage("--name must be a non-empty name without '/' and not starting with '.'");
@@ -198,10 +254,23 @@ int main(int argc, char** argv) {
       return Usage("--shard must be i/n with 0 <= i < n, got '" + shard + "'");
     }
   }
-  if (reduce) {
+  if (reduce || job) {
     o.num_shards = absl::GetFlag(FLAGS_shards);
-    if (o.num_shards < 1) return Usage("reduce needs --shards=N with N >= 1");
+    if (o.num_shards < 1) return Usage(command + " needs --shards=N with N >= 1");
   }
+  if (job) {
+    if (!shard.empty()) return Usage("job takes --index, not --shard");
+    const int index = absl::GetFlag(FLAGS_index);
+    if (index < 0 || index > o.num_shards) {
+      return Usage("job needs --index=i with 0 <= i <= --shards (i = --shards reduces)");
+    }
+    reduce = index == o.num_shards;
+    o.shard = reduce ? 0 : index;
+    o.remove_shards = reduce;
+  }
+  const int64_t wait = absl::GetFlag(FLAGS_shard_wait_seconds);
+  o.shard_wait_seconds = wait >= 0 ? wait : job ? kJobShardWaitSeconds : 0;
+  o.memory_limit_bytes = absl::GetFlag(FLAGS_memory_limit_bytes);
   if (const int threads = absl::GetFlag(FLAGS_threads); threads != 0) {
     if (absl::Status s = invariant::SetDefaultThreadCount(threads); !s.ok()) {
       return Usage("--threads: " + std::string(s.message()));
@@ -211,13 +280,10 @@ int main(int argc, char** argv) {
   std::thread(RemoveStagedVersionsOnInterrupt, interrupts->release()).detach();
   invariant::train::TrainSummary summary;
   absl::StatusOr<std::string> result = reduce ? invariant::train::RunReduce(o, &summary)
-                                       : !shard.empty()
+                                       : !shard.empty() || job
                                            ? invariant::train::RunShard(o)
                                            : invariant::train::RunTraining(o, &summary);
-  if (!result.ok()) {
-    std::fprintf(stderr, "invariant-train: %s\n", result.status().ToString().c_str());
-    return 1;
-  }
+  if (!result.ok()) return Failed(result.status());
   std::printf("%s\n", result->c_str());
   if (!summary.test_metrics.empty()) std::printf("%s\n", SummaryLine(summary).c_str());
   return 0;

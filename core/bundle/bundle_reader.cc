@@ -19,7 +19,6 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -28,6 +27,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/base/error_text.h"
+#include "core/base/memory_limit.h"
 #include "core/base/status_macros.h"
 #include "core/bundle/bundle.h"
 #include "core/bundle/bundle_format.h"
@@ -128,30 +128,6 @@ absl::Status ReadAt(const std::string& path, const OpenFile& file, uint64_t offs
     done += static_cast<uint64_t>(n);
   }
   return absl::OkStatus();
-}
-
-// The bytes the machine can still give this process: the smaller of the
-// kernel's MemAvailable and what the cgroup (a container's limit) has left;
-// 0 when neither can be read (then nothing is refused on this ground).
-uint64_t AvailableMemoryBytes() {
-  uint64_t available = 0;
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  uint64_t kib = 0;
-  std::string unit;
-  while (meminfo >> key >> kib >> unit) {
-    if (key == "MemAvailable:") {
-      available = kib << 10;
-      break;
-    }
-  }
-  uint64_t limit = 0, current = 0;
-  std::ifstream max_file("/sys/fs/cgroup/memory.max");
-  std::ifstream current_file("/sys/fs/cgroup/memory.current");
-  if ((max_file >> limit) && (current_file >> current) && limit > current) {
-    available = available == 0 ? limit - current : std::min(available, limit - current);
-  }
-  return available;
 }
 
 // The file's size against what it may take in memory (OpenOptions), before

@@ -20,6 +20,27 @@ constexpr int64_t kBlockRows = 512;
 // A buffer entry that must be a positive integer (a dimension).
 bool IsPositiveInteger(double v) { return v >= 1 && v < 9.0e15 && std::floor(v) == v; }
 
+// The five header values: magic, version, D, T, N. DATA_LOSS naming the bad one.
+absl::Status CheckHeader(const double* buffer) {
+  if (buffer[0] != kMagic) {
+    return absl::DataLossError(
+        absl::StrCat("GramAccumulator buffer: expected magic ", kMagic, ", got ", buffer[0]));
+  }
+  if (buffer[1] != kFormatVersion) {
+    return absl::DataLossError(absl::StrCat("GramAccumulator buffer: expected format version ",
+                                            kFormatVersion, ", got ", buffer[1]));
+  }
+  // Caps D so that D(D+1)/2 cannot overflow and the allocation stays sane.
+  if (!IsPositiveInteger(buffer[2]) || buffer[2] > 1.0e6 || !IsPositiveInteger(buffer[3]) ||
+      buffer[3] > 1.0e6 ||
+      !(buffer[4] >= 0 && std::floor(buffer[4]) == buffer[4] && buffer[4] < 9.0e15)) {
+    return absl::DataLossError(absl::StrCat(
+        "GramAccumulator buffer: expected D, T in [1, 1e6] and N >= 0 integers, got D = ",
+        buffer[2], ", T = ", buffer[3], ", N = ", buffer[4]));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 GramAccumulator::GramAccumulator(int64_t feature_dim, int64_t target_dim)
@@ -108,21 +129,64 @@ int64_t GramAccumulator::SerializedSize(int64_t feature_dim, int64_t target_dim)
 }
 
 std::vector<double> GramAccumulator::Serialize() const {
+  std::vector<double> out;
+  out.reserve(static_cast<size_t>(SerializedSize(feature_dim_, target_dim_)));
+  SerializeTo([&out](const double* values, int64_t n) {
+    out.insert(out.end(), values, values + n);
+    return true;
+  });
+  return out;
+}
+
+bool GramAccumulator::SerializeTo(const std::function<bool(const double*, int64_t)>& write) const {
   const int64_t d = feature_dim_;
   const int64_t t = target_dim_;
-  std::vector<double> out;
-  out.reserve(static_cast<size_t>(SerializedSize(d, t)));
-  out.insert(out.end(), {kMagic, kFormatVersion, static_cast<double>(d), static_cast<double>(t),
-                         static_cast<double>(count_)});
-  out.insert(out.end(), phi_sum_.data(), phi_sum_.data() + d);
-  out.insert(out.end(), y_sum_.data(), y_sum_.data() + t);
-  out.insert(out.end(), y_squared_sum_.data(), y_squared_sum_.data() + t);
-  for (int64_t j = 0; j < d; ++j) {
-    const double* column = phi_t_phi_lower_.data() + j * d;
-    out.insert(out.end(), column + j, column + d);
+  const double header[kHeaderSize] = {kMagic, kFormatVersion, static_cast<double>(d),
+                                      static_cast<double>(t), static_cast<double>(count_)};
+  if (!write(header, kHeaderSize) || !write(phi_sum_.data(), d) || !write(y_sum_.data(), t) ||
+      !write(y_squared_sum_.data(), t)) {
+    return false;
   }
-  out.insert(out.end(), phi_t_y_.data(), phi_t_y_.data() + d * t);
-  return out;
+  for (int64_t j = 0; j < d; ++j) {
+    if (!write(phi_t_phi_lower_.data() + j * d + j, d - j)) return false;
+  }
+  return write(phi_t_y_.data(), d * t);
+}
+
+absl::Status GramAccumulator::MergeSerialized(const std::function<bool(double*, int64_t)>& read) {
+  RETURN_IF_ERROR(CheckNotConsumed("GramAccumulator::MergeSerialized"));
+  double header[kHeaderSize];
+  if (!read(header, kHeaderSize)) {
+    return absl::DataLossError("GramAccumulator input: ends inside its header");
+  }
+  RETURN_IF_ERROR(CheckHeader(header));
+  const auto d = static_cast<int64_t>(header[2]);
+  const auto t = static_cast<int64_t>(header[3]);
+  if (d != feature_dim_ || t != target_dim_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("GramAccumulator::MergeSerialized: expected feature_dim ", feature_dim_,
+                     " and target_dim ", target_dim_, ", got ", d, " and ", t));
+  }
+  const auto short_input = [](const char* part) {
+    return absl::DataLossError(absl::StrCat("GramAccumulator input: ends inside ", part));
+  };
+  Eigen::VectorXd column(std::max(d, t));
+  if (!read(column.data(), d)) return short_input("the feature sums");
+  phi_sum_ += column.head(d);
+  if (!read(column.data(), t)) return short_input("the target sums");
+  y_sum_ += column.head(t);
+  if (!read(column.data(), t)) return short_input("the squared target sums");
+  y_squared_sum_ += column.head(t);
+  for (int64_t j = 0; j < d; ++j) {
+    if (!read(column.data(), d - j)) return short_input("the Gram matrix");
+    phi_t_phi_lower_.col(j).tail(d - j) += column.head(d - j);
+  }
+  for (int64_t k = 0; k < t; ++k) {
+    if (!read(column.data(), d)) return short_input("the feature-target products");
+    phi_t_y_.col(k) += column.head(d);
+  }
+  count_ += static_cast<int64_t>(header[4]);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<GramAccumulator> GramAccumulator::Deserialize(absl::Span<const double> buffer) {
@@ -130,22 +194,7 @@ absl::StatusOr<GramAccumulator> GramAccumulator::Deserialize(absl::Span<const do
     return absl::DataLossError(absl::StrCat("GramAccumulator buffer: expected at least ",
                                             kHeaderSize, " values, got ", buffer.size()));
   }
-  if (buffer[0] != kMagic) {
-    return absl::DataLossError(
-        absl::StrCat("GramAccumulator buffer: expected magic ", kMagic, ", got ", buffer[0]));
-  }
-  if (buffer[1] != kFormatVersion) {
-    return absl::DataLossError(absl::StrCat("GramAccumulator buffer: expected format version ",
-                                            kFormatVersion, ", got ", buffer[1]));
-  }
-  // Caps D so that D(D+1)/2 cannot overflow and the allocation stays sane.
-  if (!IsPositiveInteger(buffer[2]) || buffer[2] > 1.0e6 || !IsPositiveInteger(buffer[3]) ||
-      buffer[3] > 1.0e6 ||
-      !(buffer[4] >= 0 && std::floor(buffer[4]) == buffer[4] && buffer[4] < 9.0e15)) {
-    return absl::DataLossError(absl::StrCat(
-        "GramAccumulator buffer: expected D, T in [1, 1e6] and N >= 0 integers, got D = ",
-        buffer[2], ", T = ", buffer[3], ", N = ", buffer[4]));
-  }
+  RETURN_IF_ERROR(CheckHeader(buffer.data()));
   const int64_t d = static_cast<int64_t>(buffer[2]);
   const int64_t t = static_cast<int64_t>(buffer[3]);
   const int64_t expected = SerializedSize(d, t);

@@ -18,6 +18,7 @@
 #define INVARIANT_CORE_RLS_GRAM_ACCUMULATOR_H_
 
 #include <cstdint>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -78,6 +79,20 @@ class GramAccumulator {
   // length (the message gives expected and received), or dimensions that are
   // not positive integers.
   static absl::StatusOr<GramAccumulator> Deserialize(absl::Span<const double> buffer);
+
+  // Serialize's buffer in pieces, in order, without holding it (a shard file
+  // of D = 25,600 is 2.6 GB): `write(values, n)` receives consecutive runs of
+  // at most max(D, D·T) values and returns false to stop early, and then so
+  // does this.
+  bool SerializeTo(const std::function<bool(const double*, int64_t)>& write) const;
+  // Adds a serialised accumulator to this one, read in pieces by
+  // `read(values, n)` (fills n values; false when its input fails), holding
+  // one column at a time: the streaming twin of Merge(Deserialize(buffer)).
+  // Errors: DATA_LOSS as Deserialize for a bad header and for input that
+  // ends early; INVALID_ARGUMENT when its D or T differ from this one's
+  // (names both). After an error past the header this accumulator holds a
+  // part of the sums and must be discarded.
+  absl::Status MergeSerialized(const std::function<bool(double*, int64_t)>& read);
 
   // Number of doubles Serialize produces for D features and T targets.
   static int64_t SerializedSize(int64_t feature_dim, int64_t target_dim);

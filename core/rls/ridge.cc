@@ -185,15 +185,25 @@ absl::StatusOr<std::unique_ptr<RidgeSolver>> PrimalFromMoments(Moments m) {
 
 absl::StatusOr<std::unique_ptr<RidgeSolver>> MakePrimalRidgeSolver(const GramAccumulator& sums,
                                                                    const RidgeOptions& options) {
-  ASSIGN_OR_RETURN(Moments m,
-                   rls_internal::CentredMoments(sums, options.fit_bias, "MakePrimalRidgeSolver"));
+  return MakePrimalRidgeSolver(GramAccumulator(sums), options);
+}
+
+absl::StatusOr<std::unique_ptr<RidgeSolver>> MakePrimalRidgeSolver(GramAccumulator&& sums,
+                                                                   const RidgeOptions& options) {
+  ASSIGN_OR_RETURN(Moments m, rls_internal::CentredMoments(std::move(sums), options.fit_bias,
+                                                           "MakePrimalRidgeSolver"));
   return PrimalFromMoments(std::move(m));
 }
 
 absl::StatusOr<std::unique_ptr<RidgeSolver>> MakeCholeskyRidgeSolver(const GramAccumulator& sums,
                                                                      const RidgeOptions& options) {
-  ASSIGN_OR_RETURN(Moments m,
-                   rls_internal::CentredMoments(sums, options.fit_bias, "MakeCholeskyRidgeSolver"));
+  return MakeCholeskyRidgeSolver(GramAccumulator(sums), options);
+}
+
+absl::StatusOr<std::unique_ptr<RidgeSolver>> MakeCholeskyRidgeSolver(GramAccumulator&& sums,
+                                                                     const RidgeOptions& options) {
+  ASSIGN_OR_RETURN(Moments m, rls_internal::CentredMoments(std::move(sums), options.fit_bias,
+                                                           "MakeCholeskyRidgeSolver"));
   return std::unique_ptr<RidgeSolver>(new CholeskyRidgeSolver(std::move(m)));
 }
 

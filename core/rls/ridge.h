@@ -91,6 +91,10 @@ class RidgeSolver {
 // if the eigendecomposition fails.
 absl::StatusOr<std::unique_ptr<RidgeSolver>> MakePrimalRidgeSolver(
     const GramAccumulator& sums, const RidgeOptions& options = {});
+// The same, consuming `sums` (GramAccumulator::TakePhiTPhiLower): the Gram's
+// own storage becomes the eigenvectors, one D × D matrix fewer at the peak.
+absl::StatusOr<std::unique_ptr<RidgeSolver>> MakePrimalRidgeSolver(
+    GramAccumulator&& sums, const RidgeOptions& options = {});
 
 // Cholesky solver from accumulated sums: keeps the centred D × D Gram and
 // factors Φcᵀ Φc / N + λ I per λ (LAPACK dpotrf/dpotrs, O(D³/3) per λ, BLAS-3
@@ -102,6 +106,10 @@ absl::StatusOr<std::unique_ptr<RidgeSolver>> MakePrimalRidgeSolver(
 // Errors: FAILED_PRECONDITION when the accumulator holds no rows.
 absl::StatusOr<std::unique_ptr<RidgeSolver>> MakeCholeskyRidgeSolver(
     const GramAccumulator& sums, const RidgeOptions& options = {});
+// The same, consuming `sums`: the Gram's storage is the kept centred Gram, so
+// the peak is the two D × D matrices above, not three.
+absl::StatusOr<std::unique_ptr<RidgeSolver>> MakeCholeskyRidgeSolver(
+    GramAccumulator&& sums, const RidgeOptions& options = {});
 
 // kConjugateGradient: preconditioned CG on the centred Gram (ridge_cg.h),
 // one D × D matrix and no O(D³) factorisation. kBand: one reduction to a

@@ -301,9 +301,15 @@ class ConjugateGradientRidgeSolver final : public RidgeSolver {
 absl::StatusOr<std::unique_ptr<RidgeSolver>> MakeConjugateGradientRidgeSolver(
     const GramAccumulator& sums, const RidgeOptions& options, const ConjugateGradientOptions& cg) {
   RETURN_IF_ERROR(CheckOptions(cg));
-  ASSIGN_OR_RETURN(
-      rls_internal::Moments m,
-      rls_internal::CentredMoments(sums, options.fit_bias, "MakeConjugateGradientRidgeSolver"));
+  return MakeConjugateGradientRidgeSolver(GramAccumulator(sums), options, cg);
+}
+
+absl::StatusOr<std::unique_ptr<RidgeSolver>> MakeConjugateGradientRidgeSolver(
+    GramAccumulator&& sums, const RidgeOptions& options, const ConjugateGradientOptions& cg) {
+  RETURN_IF_ERROR(CheckOptions(cg));
+  ASSIGN_OR_RETURN(rls_internal::Moments m,
+                   rls_internal::CentredMoments(std::move(sums), options.fit_bias,
+                                                "MakeConjugateGradientRidgeSolver"));
   auto a = std::make_unique<GramOperator>(std::move(m.covariance));
   return std::unique_ptr<RidgeSolver>(new ConjugateGradientRidgeSolver(
       std::move(a), m.n, std::move(m.cross), std::move(m.mean_phi), std::move(m.mean_y), cg));

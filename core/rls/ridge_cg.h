@@ -74,6 +74,11 @@ struct ConjugateGradientOptions {
 absl::StatusOr<std::unique_ptr<RidgeSolver>> MakeConjugateGradientRidgeSolver(
     const GramAccumulator& sums, const RidgeOptions& options = {},
     const ConjugateGradientOptions& cg = {});
+// The same, consuming `sums` (GramAccumulator::TakePhiTPhiLower): the Gram's
+// own storage is the operator, so the peak is one D × D matrix, not two.
+absl::StatusOr<std::unique_ptr<RidgeSolver>> MakeConjugateGradientRidgeSolver(
+    GramAccumulator&& sums, const RidgeOptions& options = {},
+    const ConjugateGradientOptions& cg = {});
 
 // CG on row blocks: phi_blocks[b] is N_b × D, y_blocks[b] N_b × T (row-major
 // floats, as FloatMatrix holds them); the blocks together are the N rows,

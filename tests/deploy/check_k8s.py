@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Static checks of the invariant-serve Kubernetes manifests.
 
-Usage: check_k8s.py [--dockerfile=PATH] K8S_DIR
+Usage: check_k8s.py [--dockerfile=PATH] [--train_bin=PATH] K8S_DIR
 
 Parses every *.yaml under K8S_DIR (multi-document files allowed) and checks the
 fields a broken rollout would otherwise only reveal in a cluster:
@@ -23,15 +23,20 @@ fields a broken rollout would otherwise only reveal in a cluster:
     per-pod custom metric that autoscaling/prometheus-adapter-rules.yaml
     serves from series the server exports (server/metrics/metrics.h); the
     KEDA ScaledObject there agrees with it (target, bounds, cpu fallback);
-  * the Indexed Job is Indexed, passes $(JOB_COMPLETION_INDEX) as the shard and
-    its shard count agrees with completions and with the reduce Job;
+  * the sharded run is one Indexed Job of `invariant-train job`: --index is
+    $(JOB_COMPLETION_INDEX), completions --shards + 1 (the last index
+    reduces), backoffLimitPerIndex, a FailIndex rule on exit 3, a shard
+    folder of the Job's own uid; with --train_bin, its memory limit holds
+    the peaks `invariant-train plan` estimates for its config and shards;
   * all containers use one image; PVCs referenced by pods exist.
 Prints one "PASS <check>" or "FAIL <check>: <why>" line per check and exits 1
 if any check failed, 2 on a usage or parse error.
 """
 
+import json
 import pathlib
 import re
+import subprocess
 import sys
 
 import yaml
@@ -164,8 +169,78 @@ def check_autoscaling(c, k8s_dir, hpas, deploy_name):
                 == (hpa["spec"].get("minReplicas"), hpa["spec"].get("maxReplicas")),
                 f"{spec.get('minReplicaCount')}..{spec.get('maxReplicaCount')}")
 
+JOB_UID_FIELD = "metadata.labels['batch.kubernetes.io/controller-uid']"
+IMAGE_CONFIG_DIR = "/etc/invariant/train/"  # the Dockerfile copies train/configs here
+REPO = pathlib.Path(__file__).resolve().parent.parent.parent
 
-def check_all(k8s_dir, dockerfile=None):
+
+def env_field(container, name):
+    """The fieldRef path an env entry takes its value from, or None."""
+    for item in container.get("env", []):
+        if item.get("name") == name:
+            return ((item.get("valueFrom") or {}).get("fieldRef") or {}).get("fieldPath")
+    return None
+
+
+def training_plan(train_bin, config, shards):
+    """`invariant-train plan` of a config in the image, as a dict (or an error string)."""
+    if not config.startswith(IMAGE_CONFIG_DIR):
+        return f"--config={config} is not under {IMAGE_CONFIG_DIR}"
+    path = REPO / "train" / "configs" / config[len(IMAGE_CONFIG_DIR):]
+    proc = subprocess.run([train_bin, "plan", f"--config={path}", f"--shards={shards}"],
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        return f"invariant-train plan --config={path}: {proc.stderr.strip()[-300:]}"
+    return json.loads(proc.stdout)
+
+
+def check_sharded_job(c, job, configmaps, train_bin):
+    """The one-object sharded run (deploy/k8s/train-sharded.yaml): indexes
+    0..n-1 shard, index n reduces; per-index retries; the run's own shard
+    folder; a memory limit that holds the plan's peaks."""
+    spec = job["spec"]
+    pod = pod_spec(job)
+    ct = pod["containers"][0]
+    env = container_env(ct, configmaps)
+    args = [expand(a, env) for a in ct.get("args", [])]
+    completions = spec.get("completions")
+    shards = flag_value(args, "shards")
+    c.check("jobs: sharded Job runs `invariant-train job`", bool(args) and args[0] == "job", f"args {args[:1]}")
+    c.check("jobs: --index is $(JOB_COMPLETION_INDEX)",
+            flag_value(ct.get("args"), "index") == "$(JOB_COMPLETION_INDEX)",
+            f"--index={flag_value(ct.get('args'), 'index')}")
+    shards_ok = c.check("jobs: completions is --shards + 1 (the last index reduces)",
+                        shards is not None and shards.isdigit() and completions == int(shards) + 1,
+                        f"--shards={shards} completions={completions}")
+    parallelism = spec.get("parallelism", 1)
+    c.check("jobs: 1 <= parallelism <= completions", isinstance(parallelism, int) and
+            1 <= parallelism <= (completions or 0), f"parallelism {parallelism} completions {completions}")
+    c.check("jobs: backoffLimitPerIndex and maxFailedIndexes set",
+            isinstance(spec.get("backoffLimitPerIndex"), int) and isinstance(spec.get("maxFailedIndexes"), int),
+            f"backoffLimitPerIndex {spec.get('backoffLimitPerIndex')} maxFailedIndexes {spec.get('maxFailedIndexes')}")
+    fail_codes = [r.get("onExitCodes", {}) for r in (spec.get("podFailurePolicy") or {}).get("rules", [])
+                  if r.get("action") == "FailIndex"]
+    c.check("jobs: podFailurePolicy fails the index on exit 3 (memory limit too small)",
+            any(r.get("operator") == "In" and 3 in r.get("values", []) and r.get("containerName") == ct.get("name")
+                for r in fail_codes), f"FailIndex rules {fail_codes}")
+    c.check("jobs: sharded Job restartPolicy Never (podFailurePolicy needs it)",
+            pod.get("restartPolicy") == "Never", f"restartPolicy {pod.get('restartPolicy')}")
+    c.check("jobs: --shard_dir is the run's own folder ($(JOB_UID) from the Job's controller-uid)",
+            "$(JOB_UID)" in (flag_value(ct.get("args"), "shard_dir") or "") and
+            env_field(ct, "JOB_UID") == JOB_UID_FIELD,
+            f"--shard_dir={flag_value(ct.get('args'), 'shard_dir')} JOB_UID from {env_field(ct, 'JOB_UID')}")
+    if train_bin is None or not shards_ok:
+        return
+    plan = training_plan(train_bin, flag_value(args, "config") or "", int(shards))
+    limit = quantity(((ct.get("resources") or {}).get("limits") or {}).get("memory", 0))
+    if c.check("jobs: invariant-train plan runs on the Job's config", isinstance(plan, dict), str(plan)):
+        needed = max(plan["shard_bytes"], plan["reduce_bytes"])
+        c.check("jobs: memory limit holds the plan's shard and reduce peaks", limit >= needed,
+                f"limit {limit / 2**30:.2f} GiB < {needed / 2**30:.2f} GiB for {plan['feature_dim']} features "
+                f"(shard {plan['shard_bytes']} B, reduce {plan['reduce_bytes']} B)")
+
+
+def check_all(k8s_dir, dockerfile=None, train_bin=None):
     c = Checker()
     try:
         objects = load_objects(k8s_dir)
@@ -355,24 +430,7 @@ def check_all(k8s_dir, dockerfile=None):
 
     indexed = [j for j in jobs if j["spec"].get("completionMode") == "Indexed"]
     if c.check("jobs: an Indexed Job exists", len(indexed) == 1, f"found {len(indexed)} Indexed Jobs"):
-        job = indexed[0]
-        ct = pod_spec(job)["containers"][0]
-        job_env = container_env(ct, configmaps)
-        job_env["JOB_COMPLETION_INDEX"] = "i"
-        shard = flag_value([expand(a, job_env) for a in ct.get("args", [])], "shard")
-        raw_shard = flag_value(ct.get("args", []), "shard") or ""
-        completions = job["spec"].get("completions")
-        c.check("jobs: Indexed Job passes $(JOB_COMPLETION_INDEX) as --shard=i/n",
-                "$(JOB_COMPLETION_INDEX)" in raw_shard and shard is not None and shard.startswith("i/"),
-                f"--shard={raw_shard}")
-        n = shard.split("/", 1)[1] if shard and "/" in shard else None
-        c.check("jobs: shard count n equals completions", n is not None and n.isdigit() and int(n) == completions,
-                f"n={n} completions={completions}")
-        reducers = [j for j in jobs if "reduce" in (pod_spec(j)["containers"][0].get("args") or [])]
-        if c.check("jobs: a reduce Job exists", len(reducers) == 1, f"found {len(reducers)}"):
-            shards = flag_value(pod_spec(reducers[0])["containers"][0].get("args"), "shards")
-            c.check("jobs: reduce --shards equals completions", shards is not None and int(shards) == completions,
-                    f"--shards={shards} completions={completions}")
+        check_sharded_job(c, indexed[0], configmaps, train_bin)
     for job in jobs:
         c.check(f"jobs: {job['metadata']['name']} restartPolicy Never/OnFailure",
                 pod_spec(job).get("restartPolicy") in ("Never", "OnFailure"),
@@ -382,16 +440,19 @@ def check_all(k8s_dir, dockerfile=None):
 
 def main(argv):
     dockerfile = None
+    train_bin = None
     rest = []
     for arg in argv[1:]:
         if arg.startswith("--dockerfile="):
             dockerfile = arg.split("=", 1)[1]
+        elif arg.startswith("--train_bin="):
+            train_bin = arg.split("=", 1)[1]
         else:
             rest.append(arg)
     if len(rest) != 1:
         print(__doc__.splitlines()[2], file=sys.stderr)
         return 2
-    return check_all(rest[0], dockerfile)
+    return check_all(rest[0], dockerfile, train_bin)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ expected FAIL line, while the untouched copy passes.
 Run: python3 tests/deploy/test_check_k8s.py
 """
 
+import os
 import pathlib
 import shutil
 import subprocess
@@ -17,6 +18,9 @@ import unittest
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 K8S = REPO / "deploy" / "k8s"
+# The built trainer, for the memory checks (invariant-train plan); ctest and
+# deploy/check-deploy.sh set it when it is built.
+TRAIN_BIN = os.environ.get("INVARIANT_TRAIN") or None
 
 
 def run(args):
@@ -39,14 +43,18 @@ class CheckK8sTest(unittest.TestCase):
         self.assertIn(old, text, f"fixture drifted: '{old}' not in {filename}")
         path.write_text(text.replace(old, new, 1), encoding="utf-8")
 
+    def checker_args(self):
+        bin_arg = [f"--train_bin={TRAIN_BIN}"] if TRAIN_BIN else []
+        return [str(HERE / "check_k8s.py"), f"--dockerfile={REPO / 'Dockerfile'}", *bin_arg, str(self.k8s)]
+
     def assert_fails(self, expected_line):
-        code, out = run([str(HERE / "check_k8s.py"), f"--dockerfile={REPO / 'Dockerfile'}", str(self.k8s)])
+        code, out = run(self.checker_args())
         self.assertEqual(code, 1, out)
         fails = [line for line in out.splitlines() if line.startswith("FAIL")]
         self.assertTrue(any(expected_line in line for line in fails), f"no FAIL '{expected_line}' in:\n{out}")
 
     def test_real_manifests_pass(self):
-        code, out = run([str(HERE / "check_k8s.py"), f"--dockerfile={REPO / 'Dockerfile'}", str(self.k8s)])
+        code, out = run(self.checker_args())
         self.assertEqual(code, 0, out)
         self.assertNotIn("FAIL", out)
 
@@ -120,16 +128,35 @@ class CheckK8sTest(unittest.TestCase):
         self.assert_fails("every $(VAR) in args is defined")
 
     def test_job_not_indexed(self):
-        self.edit("train-shards-job.yaml", "completionMode: Indexed", "completionMode: NonIndexed")
+        self.edit("train-sharded.yaml", "completionMode: Indexed", "completionMode: NonIndexed")
         self.assert_fails("an Indexed Job exists")
 
-    def test_shard_count_disagrees_with_completions(self):
-        self.edit("train-shards-job.yaml", "completions: 4", "completions: 3")
-        self.assert_fails("shard count n equals completions")
+    def test_completions_leave_no_reduce_index(self):
+        self.edit("train-sharded.yaml", "completions: 5", "completions: 4")
+        self.assert_fails("completions is --shards + 1")
 
-    def test_reduce_shards_disagree(self):
-        self.edit("train-reduce-job.yaml", "--shards=4", "--shards=8")
-        self.assert_fails("reduce --shards equals completions")
+    def test_shards_disagree_with_completions(self):
+        self.edit("train-sharded.yaml", 'value: "4"', 'value: "8"')
+        self.assert_fails("completions is --shards + 1")
+
+    def test_no_per_index_backoff(self):
+        self.edit("train-sharded.yaml", "  backoffLimitPerIndex: 2\n", "")
+        self.assert_fails("backoffLimitPerIndex and maxFailedIndexes set")
+
+    def test_memory_exit_code_retried(self):
+        self.edit("train-sharded.yaml", "values: [2, 3]", "values: [2]")
+        self.assert_fails("fails the index on exit 3")
+
+    def test_shard_dir_shared_between_runs(self):
+        self.edit("train-sharded.yaml", "--shard_dir=/models/default/shards/$(JOB_UID)",
+                  "--shard_dir=/models/default/shards")
+        self.assert_fails("--shard_dir is the run's own folder")
+
+    def test_memory_limit_below_the_plan(self):
+        if TRAIN_BIN is None:
+            self.fail("set INVARIANT_TRAIN to a built invariant-train (ctest does)")
+        self.edit("train-sharded.yaml", "              memory: 4Gi", "              memory: 8Mi")
+        self.assert_fails("memory limit holds the plan's shard and reduce peaks")
 
     def test_mixed_images(self):
         self.edit("train-job.yaml", "image: invariant-serve:0.1.0", "image: invariant-serve:0.0.9")

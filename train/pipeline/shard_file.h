@@ -21,15 +21,36 @@ uint64_t ConfigFingerprint(const std::string& config_text);
 // DIR/shard-<shard>-of-<num_shards>.gram
 std::string ShardFilePath(const std::string& dir, int shard, int num_shards);
 
-// Creates `dir` when missing.
+// The bytes of a shard file for D features and T targets.
+int64_t ShardFileBytes(int64_t feature_dim, int64_t target_dim);
+
+// Creates `dir` when missing. Streams the sums to the file (no copy of them
+// is held: the shard's memory is its accumulator's).
 absl::Status WriteShardFile(const std::string& path, uint64_t fingerprint, int shard,
                             int num_shards, const GramAccumulator& sums);
 
-// Errors: NOT_FOUND (missing file), DATA_LOSS (bad magic, truncated,
-// corrupt sums), FAILED_PRECONDITION (another config or shard numbering),
-// each naming the path.
-absl::StatusOr<GramAccumulator> ReadShardFile(const std::string& path, uint64_t fingerprint,
-                                              int shard, int num_shards);
+// Adds the sums in `path` to `total`, one column at a time (the reduce holds
+// one D × D Gram however many shards it merges). The header is checked
+// before anything else is read: the config fingerprint, the shard
+// numbering, the file's length against the count it declares and that
+// count against `total`'s D and T. Errors: NOT_FOUND (missing file),
+// DATA_LOSS (bad magic, a length that disagrees, corrupt sums),
+// FAILED_PRECONDITION (another config, shard numbering or D and T), each
+// naming the path. After a DATA_LOSS past the header `total` is partial and
+// must be discarded.
+absl::Status MergeShardFile(const std::string& path, uint64_t fingerprint, int shard,
+                            int num_shards, GramAccumulator* total);
+
+// Waits until DIR holds the files of all num_shards shards (a shard file
+// appears whole, by rename), checking every kShardPollSeconds for up to
+// `timeout_seconds` (0: one check). NOT_FOUND naming the shards still
+// missing, the first one's path and the time waited.
+inline constexpr int kShardPollSeconds = 5;
+absl::Status WaitForShardFiles(const std::string& dir, int num_shards, int64_t timeout_seconds);
+
+// Removes the num_shards shard files from DIR, and DIR when it is then
+// empty; best effort (what cannot be removed stays).
+void RemoveShardFiles(const std::string& dir, int num_shards);
 
 }  // namespace invariant::train
 

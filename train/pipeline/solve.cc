@@ -109,21 +109,32 @@ const char* HeadSolverName(HeadSolver s) {
   }
 }
 
-// A solver from sums for `kind` (not kCgRows or kDualBand).
+namespace {
+
+// A solver from sums for `kind` (not kCgRows or kDualBand), consuming them:
+// the Gram's storage becomes the solver's, one D × D matrix fewer at the peak.
+absl::StatusOr<std::unique_ptr<RidgeSolver>> MakeGramSolver(HeadSolver kind,
+                                                            const ConjugateGradientOptions& cg,
+                                                            GramAccumulator&& sums) {
+  switch (kind) {
+    case HeadSolver::kCholesky:
+      return MakeCholeskyRidgeSolver(std::move(sums));
+    case HeadSolver::kEigen:
+      return MakePrimalRidgeSolver(std::move(sums));
+    case HeadSolver::kBand:
+    case HeadSolver::kDualBand:  // from sums there is only the primal
+      return MakeBandRidgeSolver(std::move(sums));
+    default:
+      return MakeConjugateGradientRidgeSolver(std::move(sums), {}, cg);
+  }
+}
+
+}  // namespace
+
 SolverFactory GramSolverFactory(HeadSolver kind, const v1::LearnerConfig& l) {
   const ConjugateGradientOptions cg = CgOptions(l);
-  return [kind, cg](const GramAccumulator& sums) -> absl::StatusOr<std::unique_ptr<RidgeSolver>> {
-    switch (kind) {
-      case HeadSolver::kCholesky:
-        return MakeCholeskyRidgeSolver(sums);
-      case HeadSolver::kEigen:
-        return MakePrimalRidgeSolver(sums);
-      case HeadSolver::kBand:
-      case HeadSolver::kDualBand:  // from sums there is only the primal
-        return MakeBandRidgeSolver(sums);
-      default:
-        return MakeConjugateGradientRidgeSolver(sums, {}, cg);
-    }
+  return [kind, cg](const GramAccumulator& sums) {
+    return MakeGramSolver(kind, cg, GramAccumulator(sums));
   };
 }
 
@@ -182,13 +193,11 @@ absl::StatusOr<LinearModel> SolveHead(
                      MakeRowsConjugateGradientRidgeSolver(set.phi, set.y, {}, CgOptions(l)));
   } else if (kind == HeadSolver::kDualBand) {
     ASSIGN_OR_RETURN(solver, MakeDualBandRidgeSolver(set.phi, set.y));
-  } else if (kind == HeadSolver::kBand) {
-    // The sums are not needed past this point: the band path centres and
-    // reduces their Gram in place (one D × D matrix at the peak, not two).
-    ASSIGN_OR_RETURN(solver, MakeBandRidgeSolver(std::move(*set.sums)));
-    set.sums.reset();
   } else {
-    ASSIGN_OR_RETURN(solver, GramSolverFactory(kind, l)(*set.sums));
+    // The sums are not needed past this point: the solver takes their Gram's
+    // storage (the band and CG paths hold one D × D matrix at the peak).
+    ASSIGN_OR_RETURN(solver, MakeGramSolver(kind, CgOptions(l), std::move(*set.sums)));
+    set.sums.reset();
   }
   // A rows solver keeps its own centred double copy: the float rows can go.
   set.phi.clear();

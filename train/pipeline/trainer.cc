@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/base/file.h"
+#include "core/base/memory_limit.h"
 #include "core/base/status_macros.h"
 #include "core/base/thread_pool.h"
 #include "core/model/featurizer_factory.h"
@@ -97,6 +98,36 @@ std::string ModelDir(const TrainOptions& o) { return invariant::ModelDir(o.model
 
 std::string ShardDir(const TrainOptions& o) {
   return o.shard_dir.empty() ? (fs::path(ModelDir(o)) / "shards").string() : o.shard_dir;
+}
+
+// The shape of a run's memory (training_memory.h); the solver is the one
+// the reduce takes from sums.
+TrainingShape ShapeOf(const Run& run) {
+  TrainingShape s;
+  s.feature_dim = run.map.model->feature_dim();
+  s.target_dim = std::max<int64_t>(1, run.plan.target_dim());
+  s.input_dim = run.plan.schema.dim;
+  s.validation_rows = run.plan.validation.rows();
+  // A block holds at most this process's rows (a shard's share of them).
+  const int64_t shards = std::max(1, run.options.num_shards);
+  s.block_rows = std::max<int64_t>(
+      1, std::min(run.config.block_rows(), (run.plan.train_rows + shards - 1) / shards));
+  s.prepared_bytes = static_cast<int64_t>(ResidentBytes());
+  s.solver = ChooseHeadSolver(run.config.learner(), s.feature_dim, /*rows=*/0);
+  return s;
+}
+
+// RESOURCE_EXHAUSTED when this shard's (or the reduce's) estimated peak
+// passes the memory limit.
+absl::Status CheckMemory(const Run& run, bool reduce) {
+  const TrainingShape shape = ShapeOf(run);
+  const TrainingMemory m = EstimateTrainingMemory(shape);
+  const uint64_t limit = run.options.memory_limit_bytes != 0 ? run.options.memory_limit_bytes
+                                                             : CgroupMemoryLimitBytes();
+  return reduce ? CheckTrainingMemory("the reduce", m.reduce_bytes, limit, shape)
+                : CheckTrainingMemory(
+                      absl::StrCat("shard ", run.options.shard, " of ", run.options.num_shards),
+                      m.shard_bytes, limit, shape);
 }
 
 // Stages data and bank.
@@ -359,6 +390,7 @@ absl::StatusOr<std::string> RunShard(const TrainOptions& options) {
     return absl::InvalidArgumentError(
         "--shard does not combine with split.k_fold or split.leave_one_group_out");
   }
+  RETURN_IF_ERROR(CheckMemory(run, /*reduce=*/false));
   ASSIGN_OR_RETURN(TrainingSet set,
                    Featurize(run, options.shard, options.num_shards, /*keep_rows=*/false));
   const GramAccumulator& acc = *set.sums;
@@ -370,28 +402,28 @@ absl::StatusOr<std::string> RunShard(const TrainOptions& options) {
 
 absl::StatusOr<std::string> RunReduce(const TrainOptions& options, TrainSummary* summary) {
   RETURN_IF_ERROR(CheckVersionFree(ModelDir(options), options.version));
+  // The shards are waited for first: the bank is built once they are done.
+  RETURN_IF_ERROR(
+      WaitForShardFiles(ShardDir(options), options.num_shards, options.shard_wait_seconds));
   ASSIGN_OR_RETURN(Run run, Prepare(options));
   run.summary = summary;
   if (run.plan.num_folds > 0) {
     return absl::InvalidArgumentError(
         "--reduce does not combine with split.k_fold or split.leave_one_group_out");
   }
+  RETURN_IF_ERROR(CheckMemory(run, /*reduce=*/true));
   const uint64_t fingerprint = ConfigFingerprint(run.config_text);
-  std::optional<GramAccumulator> total;
+  // One D x D accumulator; each shard file is added to it a column at a time.
+  ASSIGN_OR_RETURN(GramAccumulator total,
+                   GramAccumulator::Create(run.map.model->feature_dim(),
+                                           std::max<int64_t>(1, run.plan.target_dim())));
   for (int i = 0; i < options.num_shards; ++i) {
     const std::string path = ShardFilePath(ShardDir(options), i, options.num_shards);
-    ASSIGN_OR_RETURN(GramAccumulator part, ReadShardFile(path, fingerprint, i, options.num_shards));
-    if (!total.has_value()) {
-      total = std::move(part);
-    } else {
-      RETURN_IF_ERROR(total->Merge(part));
-    }
+    RETURN_IF_ERROR(MergeShardFile(path, fingerprint, i, options.num_shards, &total));
   }
-  if (!total.has_value() || total->count() != run.plan.train_rows) {
-    return absl::FailedPreconditionError(absl::StrCat("the shards hold ",
-                                                      total.has_value() ? total->count() : 0,
-                                                      " training rows, the config's "
-                                                      "split has ",
+  if (total.count() != run.plan.train_rows) {
+    return absl::FailedPreconditionError(absl::StrCat("the shards hold ", total.count(),
+                                                      " training rows, the config's split has ",
                                                       run.plan.train_rows));
   }
   run.EndStage("featurize");
@@ -400,7 +432,18 @@ absl::StatusOr<std::string> RunReduce(const TrainOptions& options, TrainSummary*
   ASSIGN_OR_RETURN(LinearModel head, Solve(run, set));
   set = TrainingSet();
   run.EndStage("solve");
-  return Finish(run, &head);
+  ASSIGN_OR_RETURN(std::string written, Finish(run, &head));
+  if (options.remove_shards) RemoveShardFiles(ShardDir(options), options.num_shards);
+  return written;
+}
+
+absl::StatusOr<TrainingPlan> PlanTraining(const TrainOptions& options) {
+  ASSIGN_OR_RETURN(Run run, Prepare(options));
+  TrainingPlan plan;
+  plan.shape = ShapeOf(run);
+  plan.memory = EstimateTrainingMemory(plan.shape);
+  plan.train_rows = run.plan.train_rows;
+  return plan;
 }
 
 }  // namespace invariant::train

@@ -22,6 +22,7 @@
 
 #include "absl/status/statusor.h"
 #include "invariant/v1/bundle.pb.h"
+#include "train/pipeline/training_memory.h"
 
 namespace invariant::train {
 
@@ -33,6 +34,16 @@ struct TrainOptions {
   int shard = 0;        // this process's shard (with num_shards > 1)
   int num_shards = 1;
   std::string shard_dir;  // default MODELS/<name>/shards
+  // The memory this process may use (training_memory.h): a shard or reduce
+  // whose estimated peak passes it is RESOURCE_EXHAUSTED before featurizing.
+  // 0: the cgroup's memory.max (a pod's limit), none when there is none.
+  uint64_t memory_limit_bytes = 0;
+  // reduce: wait up to this long for the shard files to appear (an Indexed
+  // Job's shards still running); 0 = they must be there.
+  int64_t shard_wait_seconds = 0;
+  // reduce: remove the shard files (and the shard directory when it is then
+  // empty) once the version is written.
+  bool remove_shards = false;
   // Tests only (--testonly_hold_before_publish): once the staged version
   // directory is complete, print "invariant-train: holding <staged path>" to
   // stderr and block forever instead of publishing, so a test can interrupt
@@ -60,12 +71,24 @@ absl::StatusOr<std::string> RunTraining(const TrainOptions& options,
                                         TrainSummary* summary = nullptr);
 
 // Featurizes shard `options.shard` of `options.num_shards` and writes
-// SHARD_DIR/shard-<i>-of-<n>.gram. Returns the file written.
+// SHARD_DIR/shard-<i>-of-<n>.gram. Returns the file written. Refuses with
+// RESOURCE_EXHAUSTED before featurizing when its estimated peak passes the
+// memory limit (options.memory_limit_bytes); so does the reduce.
 absl::StatusOr<std::string> RunShard(const TrainOptions& options);
 
 // Merges the shard files of options.num_shards shards (each must come from
 // the same config: checked by a fingerprint of its text) and finishes the run.
 absl::StatusOr<std::string> RunReduce(const TrainOptions& options, TrainSummary* summary = nullptr);
+
+// What `invariant-train plan` prints: the run's shape and the estimated
+// peaks of a shard and of the reduce (training_memory.h), from the data and
+// bank stages only (no training row is featurized).
+struct TrainingPlan {
+  TrainingShape shape;
+  TrainingMemory memory;
+  int64_t train_rows = 0;
+};
+absl::StatusOr<TrainingPlan> PlanTraining(const TrainOptions& options);
 
 }  // namespace invariant::train
 

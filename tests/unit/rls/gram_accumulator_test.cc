@@ -1,7 +1,10 @@
 #include "core/rls/gram_accumulator.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -140,6 +143,70 @@ TEST(GramAccumulatorTest, DeserializeRejectsCorruptBuffers) {
   EXPECT_EQ(GramAccumulator::Deserialize(negative_count).status().code(),
             absl::StatusCode::kDataLoss);
   EXPECT_EQ(GramAccumulator::Deserialize({}).status().code(), absl::StatusCode::kDataLoss);
+}
+
+// A reader over a buffer, n values at a time, as a shard file is read.
+struct BufferReader {
+  const std::vector<double>* buffer;
+  size_t at = 0;
+  bool operator()(double* values, int64_t n) {
+    if (at + static_cast<size_t>(n) > buffer->size()) return false;
+    std::copy(buffer->begin() + static_cast<std::ptrdiff_t>(at),
+              buffer->begin() + static_cast<std::ptrdiff_t>(at) + n, values);
+    at += static_cast<size_t>(n);
+    return true;
+  }
+};
+
+TEST(GramAccumulatorTest, StreamedSerializeAndMergeEqualTheBufferForms) {
+  const Data data = MakeData(5);
+  auto acc = GramAccumulator::Create(kFeatures, kTargets);
+  ASSERT_TRUE(acc.ok());
+  ASSERT_TRUE(acc->Add(kRows, data.phi.data(), data.y.data()).ok());
+  std::vector<double> streamed;
+  int64_t largest_piece = 0;
+  EXPECT_TRUE(acc->SerializeTo([&](const double* v, int64_t n) {
+    streamed.insert(streamed.end(), v, v + n);
+    largest_piece = std::max(largest_piece, n);
+    return true;
+  }));
+  EXPECT_EQ(streamed, acc->Serialize());
+  EXPECT_LE(largest_piece, kFeatures * kTargets);  // never the whole Gram at once
+  // A writer that fails stops the stream.
+  int calls = 0;
+  EXPECT_FALSE(acc->SerializeTo([&](const double*, int64_t) { return ++calls < 3; }));
+  EXPECT_EQ(calls, 3);
+  // Merging the stream twice into an empty accumulator is Merge twice.
+  auto total = GramAccumulator::Create(kFeatures, kTargets);
+  ASSERT_TRUE(total.ok());
+  for (int k = 0; k < 2; ++k) {
+    BufferReader read{&streamed};
+    ASSERT_TRUE(total->MergeSerialized(read).ok());
+  }
+  auto twice = GramAccumulator::Create(kFeatures, kTargets);
+  ASSERT_TRUE(twice->Merge(*acc).ok() && twice->Merge(*acc).ok());
+  ExpectSameSums(*total, *twice, 1e-15);
+}
+
+TEST(GramAccumulatorTest, MergeSerializedRefusesOtherShapesAndShortInput) {
+  auto acc = GramAccumulator::Create(3, 2);
+  ASSERT_TRUE(acc.ok());
+  const std::vector<double> good = acc->Serialize();
+  auto other = GramAccumulator::Create(4, 2);
+  BufferReader read{&good};
+  const absl::Status shape = other->MergeSerialized(read);
+  EXPECT_EQ(shape.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(shape.message().find("feature_dim 4"), std::string::npos) << shape;
+  for (size_t cut : {size_t{2}, size_t{7}, good.size() - 1}) {
+    std::vector<double> short_input(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(cut));
+    BufferReader r{&short_input};
+    auto target = GramAccumulator::Create(3, 2);
+    EXPECT_EQ(target->MergeSerialized(r).code(), absl::StatusCode::kDataLoss) << "cut " << cut;
+  }
+  std::vector<double> bad_magic = good;
+  bad_magic[0] = 1.0;
+  BufferReader r{&bad_magic};
+  EXPECT_EQ(acc->MergeSerialized(r).code(), absl::StatusCode::kDataLoss);
 }
 
 TEST(GramAccumulatorTest, RejectsBadInputAndLeavesSumsUnchanged) {

@@ -1,5 +1,6 @@
 // The invariant-train binary as a user runs it: exit codes, output paths,
-// shipped configs, and Ctrl-C leaving no partial version behind.
+// shipped configs, Ctrl-C leaving no partial version behind, and a sharded
+// run as an Indexed Job runs it (one process per index).
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -9,8 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "core/base/random.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/train/run_options.h"
 #include "tests/unit/train/train_test_util.h"
 
 namespace invariant::train {
@@ -47,12 +50,93 @@ TEST(TrainBinaryTest, DefaultConfigTrainsAndPrintsTheVersionDirectory) {
   EXPECT_THAT(last, ::testing::MatchesRegex("test accuracy=[0-9.e-]+ on [0-9]+ rows")) << out;
 }
 
+std::string DefaultConfig() {
+  return std::string("--config=") + INVARIANT_SOURCE_DIR + "/train/configs/default.textproto";
+}
+
+// The shipped default config trained by 4 shard processes and a reduce
+// process (`invariant-train job --index=i`, as train-sharded.yaml runs it)
+// predicts what one unsharded run's model predicts, and the reduce removes
+// the run's shard files.
+TEST(TrainBinaryTest, IndexedJobOfFourShardsPredictsAsOneRun) {
+  TempDir dir;
+  std::string out;
+  int status = RunTrain({DefaultConfig(), "--models=" + dir.path() + "/one", "--name=m"}, &out);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
+  const std::string shard_dir = dir.path() + "/shards/run-1";
+  const std::vector<std::string> job = {"job",
+                                        DefaultConfig(),
+                                        "--models=" + dir.path() + "/sharded",
+                                        "--name=m",
+                                        "--shards=4",
+                                        "--shard_dir=" + shard_dir,
+                                        "--shard_wait_seconds=0"};
+  for (int index = 0; index <= 4; ++index) {
+    std::vector<std::string> args = job;
+    args.push_back("--index=" + std::to_string(index));
+    out.clear();
+    status = RunTrain(args, &out);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "index " << index << ": " << out;
+    if (index < 4)
+      EXPECT_TRUE(fs::exists(shard_dir + "/shard-" + std::to_string(index) + "-of-4.gram"));
+  }
+  EXPECT_FALSE(fs::exists(shard_dir)) << "the reduce removes the shard files";
+  auto one = testing::LoadVersion(dir.path() + "/one/m/1");
+  auto sharded = testing::LoadVersion(dir.path() + "/sharded/m/1");
+  ASSERT_TRUE(one != nullptr && sharded != nullptr);
+  testing::ExpectSameHead(*one, *sharded);
+  // Predictions on inputs neither run saw: one-hot blocks of the model's shape.
+  const int64_t n = 64, d = one->input_dim();
+  Rng rng(11);
+  std::vector<float> x(static_cast<size_t>(n * d), 0.0f);
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t b = 0; b < d / 8; ++b)
+      x[static_cast<size_t>(i * d + b * 8) + rng.UniformInt(8)] = 1;
+  }
+  std::vector<float> a(static_cast<size_t>(n * one->output_dim())), b(a.size());
+  one->Predict(n, x.data(), a.data());
+  sharded->Predict(n, x.data(), b.data());
+  for (size_t k = 0; k < a.size(); ++k) EXPECT_NEAR(a[k], b[k], 1e-4) << "score " << k;
+}
+
+// A reduce whose shards are not all there waits no longer than it is told
+// and names them; a shard whose estimated peak passes its memory limit
+// exits 3 before featurizing, with the figures.
+TEST(TrainBinaryTest, ReduceNamesMissingShardsAndAShardOverItsMemoryLimitExitsThree) {
+  TempDir dir;
+  std::string out;
+  int status = RunTrain({"job", DefaultConfig(), "--models=" + dir.path(), "--name=m", "--shards=2",
+                         "--index=2", "--shard_wait_seconds=0"},
+                        &out);
+  EXPECT_EQ(WEXITSTATUS(status), 1) << out;
+  EXPECT_THAT(out, ::testing::HasSubstr("shard files of shards 0, 1 of 2 still missing"));
+  out.clear();
+  status = RunTrain({"job", DefaultConfig(), "--models=" + dir.path(), "--name=m", "--shards=2",
+                     "--index=0", "--memory_limit_bytes=1000000"},
+                    &out);
+  EXPECT_EQ(WEXITSTATUS(status), 3) << out;
+  EXPECT_THAT(out, ::testing::HasSubstr("RESOURCE_EXHAUSTED: shard 0 of 2 needs about"));
+  EXPECT_THAT(out, ::testing::HasSubstr("1275 features"));
+  EXPECT_FALSE(fs::exists(dir.path() + "/m/shards"));
+}
+
+// `plan` prints the run's figures as JSON without training.
+TEST(TrainBinaryTest, PlanPrintsTheFeaturesAndPeakBytes) {
+  std::string out;
+  const int status = RunTrain({"plan", DefaultConfig(), "--shards=4"}, &out);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
+  EXPECT_THAT(out, ::testing::HasSubstr("\"feature_dim\": 1275"));
+  EXPECT_THAT(out, ::testing::HasSubstr("\"solver\": \"band\""));
+  EXPECT_THAT(out, ::testing::ContainsRegex("\"reduce_bytes\": [1-9][0-9]{7,}"));
+}
+
 TEST(TrainBinaryTest, HelpListsTheTrainingFlags) {
   std::string out;
   RunTrain({"--help"}, &out);
   EXPECT_THAT(out, ::testing::Not(::testing::HasSubstr("No flags matched")));
-  for (const char* flag : {"--config", "--models", "--name", "--version", "--shard", "--shards",
-                           "--threads", "--shard_dir"}) {
+  for (const char* flag :
+       {"--config", "--models", "--name", "--version", "--shard", "--shards", "--threads",
+        "--shard_dir", "--index", "--memory_limit_bytes", "--shard_wait_seconds"}) {
     EXPECT_THAT(out, ::testing::HasSubstr(flag)) << out;
   }
 }
