@@ -17,8 +17,9 @@
 //                CG from the Gram and the band reduction 0, Cholesky one
 //                more D × D, the eigendecomposition two (dsyevd's workspace)
 //   validation   the featurized validation rows (rows × D floats)
-//   unitemised   5 % of the D × D terms (LAPACK's and the allocator's
-//                workspaces, the band, the test rows' scoring blocks)
+//   unitemised   16 MiB and 5 % of the D × D terms (OpenBLAS's buffers,
+//                LAPACK's and the allocator's workspaces, the band, the
+//                evaluation's scoring blocks and certificate)
 // A shard holds prepared + Gram + featurize; the reduce prepared + Gram +
 // solver + validation (its merge reads one column at a time). The Gram is
 // counted whole though a shard writes only its lower triangle: whether the

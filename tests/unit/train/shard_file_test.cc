@@ -99,8 +99,11 @@ TEST(TrainingMemoryTest, GrowsAsTheGramAndChargesEachSolverItsMatrices) {
   const int64_t gram = s.feature_dim * s.feature_dim * 8;
   s.solver = HeadSolver::kCgGram;
   const TrainingMemory cg = EstimateTrainingMemory(s);
-  EXPECT_GT(cg.shard_bytes, s.prepared_bytes + gram);
-  EXPECT_LT(cg.shard_bytes, s.prepared_bytes + gram * 6 / 5);
+  // The itemised sum: Gram, ΦᵀY and the three vectors; a block of features,
+  // the accumulator's staging block, two blocks of inputs; 16 MiB + 5 %.
+  const int64_t sums = gram + 20000 * 10 * 8 + 3 * 20000 * 8;
+  const int64_t featurize = 3750 * 20000 * 4 + 512 * 20000 * 8 + 2 * 3750 * 3072 * 4;
+  EXPECT_EQ(cg.shard_bytes, s.prepared_bytes + sums + featurize + (16 << 20) + sums / 20);
   EXPECT_GT(cg.reduce_bytes, s.prepared_bytes + gram);
   EXPECT_EQ(cg.shard_file_bytes, ShardFileBytes(20000, 10));
   s.solver = HeadSolver::kCholesky;
