@@ -198,7 +198,7 @@ int main(int argc, char** argv) {
   const bool plan = command == "plan";
   const bool job = command == "job";
   if (args.size() > 2 || (args.size() == 2 && !reduce && !certify && !plan && !job)) {
-    return Usage("unknown argument '" + std::string(args[1]) + "'");
+    return Usage("unknown argument '" + std::string(args[args.size() > 2 ? 2 : 1]) + "'");
   }
   const std::string pairs = absl::GetFlag(FLAGS_pairs);
   if (!pairs.empty() && !certify) return Usage("--pairs applies to certify only");
