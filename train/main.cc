@@ -161,6 +161,92 @@ int Usage(const std::string& message) {
   return 2;
 }
 
+// The usage message, and --help listing the flags of this file (absl's
+// default looks for a file named after the binary and finds none: "No flags
+// matched").
+void SetUpUsage() {
+  absl::SetProgramUsageMessage(
+      "invariant-train --config=FILE --models=DIR --name=NAME [--version=N] [--shard=i/n]\n"
+      "       invariant-train reduce --config=FILE --models=DIR --name=NAME --shards=N\n"
+      "       invariant-train job --config=FILE --models=DIR --name=NAME --shards=N --index=I\n"
+      "       invariant-train plan --config=FILE [--shards=N]\n"
+      "       invariant-train certify --config=FILE --model=VERSION_DIR\n"
+      "       invariant-train certify --model=VERSION_DIR --pairs=MANIFEST [--config=FILE]");
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view file) {
+    return absl::EndsWith(file, "train/main.cc");
+  };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage);
+}
+
+// `invariant-train certify`: the group certificate (with a config), the
+// pairs certificate (with --pairs), or both, printed as JSON.
+int Certify(const std::string& config, const std::string& model, const std::string& pairs) {
+  if (model.empty()) return Usage("certify needs --model=VERSION_DIR");
+  std::string group_text, pairs_text;
+  if (!config.empty()) {
+    absl::StatusOr<invariant::v1::InvarianceCertificate> c =
+        invariant::train::CertifySavedModel(config, model);
+    if (!c.ok()) return Failed(c.status());
+    if (!CertificateJson(*c, &group_text)) return 1;
+  }
+  if (!pairs.empty()) {
+    absl::StatusOr<invariant::v1::InvarianceCertificate> c =
+        invariant::train::RunPairsCertify(model, pairs);
+    if (!c.ok()) return Failed(c.status());
+    if (!CertificateJson(*c, &pairs_text)) return 1;
+  }
+  if (!group_text.empty() && !pairs_text.empty()) {
+    std::printf("{\n\"certificate\": %s,\n\"pairs_certificate\": %s\n}\n",
+                std::string(absl::StripTrailingAsciiWhitespace(group_text)).c_str(),
+                std::string(absl::StripTrailingAsciiWhitespace(pairs_text)).c_str());
+  } else {
+    std::printf("%s", group_text.empty() ? pairs_text.c_str() : group_text.c_str());
+  }
+  return 0;
+}
+
+// Which run a training command is.
+enum class RunKind { kWhole, kShard, kReduce };
+
+// --shard, --shards, --index and the shard files' flags of `command` ("",
+// "reduce" or "job") into `o` and `kind`; the usage error, or "" when they
+// are right.
+std::string ParseShardFlags(const std::string& command, invariant::train::TrainOptions* o,
+                            RunKind* kind) {
+  const bool job = command == "job";
+  *kind = command == "reduce" ? RunKind::kReduce : RunKind::kWhole;
+  const std::string shard = absl::GetFlag(FLAGS_shard);
+  if (!shard.empty()) {
+    std::vector<std::string> parts = absl::StrSplit(shard, '/');
+    if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &o->shard) ||
+        !absl::SimpleAtoi(parts[1], &o->num_shards) || o->num_shards < 1 || o->shard < 0 ||
+        o->shard >= o->num_shards) {
+      return "--shard must be i/n with 0 <= i < n, got '" + shard + "'";
+    }
+    if (*kind == RunKind::kWhole) *kind = RunKind::kShard;
+  }
+  if (*kind == RunKind::kReduce || job) {
+    o->num_shards = absl::GetFlag(FLAGS_shards);
+    if (o->num_shards < 1) return command + " needs --shards=N with N >= 1";
+  }
+  if (job) {
+    if (!shard.empty()) return "job takes --index, not --shard";
+    const int index = absl::GetFlag(FLAGS_index);
+    if (index < 0 || index > o->num_shards) {
+      return "job needs --index=i with 0 <= i <= --shards (i = --shards reduces)";
+    }
+    *kind = index == o->num_shards ? RunKind::kReduce : RunKind::kShard;
+    o->shard = *kind == RunKind::kReduce ? 0 : index;
+    o->remove_shards = *kind == RunKind::kReduce;
+  }
+  const int64_t wait = absl::GetFlag(FLAGS_shard_wait_seconds);
+  o->shard_wait_seconds = wait >= 0 ? wait : job ? kJobShardWaitSeconds : 0;
+  o->memory_limit_bytes = absl::GetFlag(FLAGS_memory_limit_bytes);
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -169,21 +255,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "invariant-train: %s\n", interrupts.status().ToString().c_str());
     return 1;
   }
-  absl::SetProgramUsageMessage(
-      "invariant-train --config=FILE --models=DIR --name=NAME [--version=N] [--shard=i/n]\n"
-      "       invariant-train reduce --config=FILE --models=DIR --name=NAME --shards=N\n"
-      "       invariant-train job --config=FILE --models=DIR --name=NAME --shards=N --index=I\n"
-      "       invariant-train plan --config=FILE [--shards=N]\n"
-      "       invariant-train certify --config=FILE --model=VERSION_DIR\n"
-      "       invariant-train certify --model=VERSION_DIR --pairs=MANIFEST [--config=FILE]");
-  // --help lists the flags of this file (absl's default looks for a file
-  // named after the binary and finds none: "No flags matched").
-  absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) {
-    return absl::EndsWith(file, "train/main.cc");
-  };
-  usage.contains_helpshort_flags = usage.contains_help_flags;
-  absl::SetFlagsUsageConfig(usage);
+  SetUpUsage();
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   invariant::train::TrainOptions o;
   o.config_path = absl::GetFlag(FLAGS_config);
@@ -193,11 +265,9 @@ int main(int argc, char** argv) {
   o.shard_dir = absl::GetFlag(FLAGS_shard_dir);
   o.testonly_hold_before_publish = absl::GetFlag(FLAGS_testonly_hold_before_publish);
   const std::string command = args.size() == 2 ? args[1] : "";
-  bool reduce = command == "reduce";
   const bool certify = command == "certify";
-  const bool plan = command == "plan";
-  const bool job = command == "job";
-  if (args.size() > 2 || (args.size() == 2 && !reduce && !certify && !plan && !job)) {
+  if (args.size() > 2 || (args.size() == 2 && !certify && command != "reduce" &&
+                          command != "plan" && command != "job")) {
     return Usage("unknown argument '" + std::string(args[args.size() > 2 ? 2 : 1]) + "'");
   }
   const std::string pairs = absl::GetFlag(FLAGS_pairs);
@@ -205,38 +275,8 @@ int main(int argc, char** argv) {
   if (o.config_path.empty() && !(certify && !pairs.empty())) {
     return Usage("--config is required");
   }
-  if (certify) {
-    const std::string model = absl::GetFlag(FLAGS_model);
-    if (model.empty()) return Usage("certify needs --model=VERSION_DIR");
-    std::string group_text, pairs_text;
-    if (!o.config_path.empty()) {
-      absl::StatusOr<invariant::v1::InvarianceCertificate> c =
-          invariant::train::CertifySavedModel(o.config_path, model);
-      if (!c.ok()) {
-        std::fprintf(stderr, "invariant-train: %s\n", c.status().ToString().c_str());
-        return 1;
-      }
-      if (!CertificateJson(*c, &group_text)) return 1;
-    }
-    if (!pairs.empty()) {
-      absl::StatusOr<invariant::v1::InvarianceCertificate> c =
-          invariant::train::RunPairsCertify(model, pairs);
-      if (!c.ok()) {
-        std::fprintf(stderr, "invariant-train: %s\n", c.status().ToString().c_str());
-        return 1;
-      }
-      if (!CertificateJson(*c, &pairs_text)) return 1;
-    }
-    if (!group_text.empty() && !pairs_text.empty()) {
-      std::printf("{\n\"certificate\": %s,\n\"pairs_certificate\": %s\n}\n",
-                  std::string(absl::StripTrailingAsciiWhitespace(group_text)).c_str(),
-                  std::string(absl::StripTrailingAsciiWhitespace(pairs_text)).c_str());
-    } else {
-      std::printf("%s", group_text.empty() ? pairs_text.c_str() : group_text.c_str());
-    }
-    return 0;
-  }
-  if (plan) {
+  if (certify) return Certify(o.config_path, absl::GetFlag(FLAGS_model), pairs);
+  if (command == "plan") {
     o.num_shards = std::max(1, absl::GetFlag(FLAGS_shards));
     return PrintPlan(o);
   }
@@ -245,32 +285,10 @@ int main(int argc, char** argv) {
     return Usage("--name must be a non-empty name without '/' and not starting with '.'");
   }
   if (o.version < 0) return Usage("--version must be >= 0");
-  const std::string shard = absl::GetFlag(FLAGS_shard);
-  if (!shard.empty()) {
-    std::vector<std::string> parts = absl::StrSplit(shard, '/');
-    if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &o.shard) ||
-        !absl::SimpleAtoi(parts[1], &o.num_shards) || o.num_shards < 1 || o.shard < 0 ||
-        o.shard >= o.num_shards) {
-      return Usage("--shard must be i/n with 0 <= i < n, got '" + shard + "'");
-    }
+  RunKind kind = RunKind::kWhole;
+  if (const std::string error = ParseShardFlags(command, &o, &kind); !error.empty()) {
+    return Usage(error);
   }
-  if (reduce || job) {
-    o.num_shards = absl::GetFlag(FLAGS_shards);
-    if (o.num_shards < 1) return Usage(command + " needs --shards=N with N >= 1");
-  }
-  if (job) {
-    if (!shard.empty()) return Usage("job takes --index, not --shard");
-    const int index = absl::GetFlag(FLAGS_index);
-    if (index < 0 || index > o.num_shards) {
-      return Usage("job needs --index=i with 0 <= i <= --shards (i = --shards reduces)");
-    }
-    reduce = index == o.num_shards;
-    o.shard = reduce ? 0 : index;
-    o.remove_shards = reduce;
-  }
-  const int64_t wait = absl::GetFlag(FLAGS_shard_wait_seconds);
-  o.shard_wait_seconds = wait >= 0 ? wait : job ? kJobShardWaitSeconds : 0;
-  o.memory_limit_bytes = absl::GetFlag(FLAGS_memory_limit_bytes);
   if (const int threads = absl::GetFlag(FLAGS_threads); threads != 0) {
     if (absl::Status s = invariant::SetDefaultThreadCount(threads); !s.ok()) {
       return Usage("--threads: " + std::string(s.message()));
@@ -279,10 +297,10 @@ int main(int argc, char** argv) {
   // The waiter lives as long as the process: the thread blocks in it until exit.
   std::thread(RemoveStagedVersionsOnInterrupt, interrupts->release()).detach();
   invariant::train::TrainSummary summary;
-  absl::StatusOr<std::string> result = reduce ? invariant::train::RunReduce(o, &summary)
-                                       : !shard.empty() || job
-                                           ? invariant::train::RunShard(o)
-                                           : invariant::train::RunTraining(o, &summary);
+  absl::StatusOr<std::string> result =
+      kind == RunKind::kReduce  ? invariant::train::RunReduce(o, &summary)
+      : kind == RunKind::kShard ? invariant::train::RunShard(o)
+                                : invariant::train::RunTraining(o, &summary);
   if (!result.ok()) return Failed(result.status());
   std::printf("%s\n", result->c_str());
   if (!summary.test_metrics.empty()) std::printf("%s\n", SummaryLine(summary).c_str());
