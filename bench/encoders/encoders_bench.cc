@@ -28,11 +28,11 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "core/base/kernel_path.h"
 #include "core/base/random.h"
 #include "core/base/thread_pool.h"
 #include "core/encoders/cdf_encoder.h"
 #include "core/encoders/chain_encoder.h"
-#include "core/encoders/kernel_path.h"
 #include "core/encoders/nystrom_encoder.h"
 #include "core/encoders/packed_dot.h"
 #include "core/encoders/preprocess_encoder.h"

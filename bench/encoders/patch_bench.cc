@@ -27,9 +27,9 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "core/base/kernel_path.h"
 #include "core/base/random.h"
 #include "core/base/thread_pool.h"
-#include "core/encoders/kernel_path.h"
 #include "core/encoders/packed_dot.h"
 #include "core/encoders/patch_encoder.h"
 #include "core/encoders/template_bank.h"

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "core/base/math_constants.h"
+#include "core/audio/band_energies.h"
 
 namespace invariant::audio {
 namespace {
@@ -24,60 +24,6 @@ absl::Status Default(double* value, double fallback, double low, double high, co
     return Invalid(field, absl::StrCat(*value, " must be in [", low, ", ", high, "]"));
   }
   return absl::OkStatus();
-}
-
-// A biquad's coefficients, normalised by a0 (RBJ's cookbook).
-struct Biquad {
-  double b0, b1, b2, a1, a2;
-};
-
-// The 2nd-order Butterworth high-pass at `cutoff` (Q = 1/√2).
-Biquad HighPass(double cutoff, int rate) {
-  const double w0 = 2 * kPi * cutoff / rate, alpha = std::sin(w0) / std::sqrt(2.0);
-  const double c = std::cos(w0), a0 = 1 + alpha;
-  return {(1 + c) / 2 / a0, -(1 + c) / a0, (1 + c) / 2 / a0, -2 * c / a0, (1 - alpha) / a0};
-}
-
-// The one-octave band-pass centred on `centre` (0 dB at the centre).
-Biquad OctaveBand(double centre, int rate) {
-  const double w0 = 2 * kPi * centre / rate, s = std::sin(w0);
-  const double alpha = s * std::sinh(std::log(2.0) / 2 * 1.0 * w0 / s);
-  const double a0 = 1 + alpha;
-  return {alpha / a0, 0, -alpha / a0, -2 * std::cos(w0) / a0, (1 - alpha) / a0};
-}
-
-// For every filter k: Σ y_k² over blocks of `hop` samples, y_k = x through
-// filters[k] (direct form I, double). One pass over x: the filters'
-// recurrences are independent, so they run side by side.
-std::vector<std::vector<double>> BlockEnergies(absl::Span<const float> x,
-                                               const std::vector<Biquad>& filters, int64_t hop) {
-  const int64_t n = static_cast<int64_t>(x.size());
-  const size_t m = filters.size();
-  const int64_t num_blocks = (n + hop - 1) / hop;
-  std::vector<std::vector<double>> blocks(m, std::vector<double>(static_cast<size_t>(num_blocks)));
-  struct State {
-    double x1 = 0, x2 = 0, y1 = 0, y2 = 0, sum = 0;
-  };
-  std::vector<State> state(m);
-  for (int64_t b = 0; b < num_blocks; ++b) {
-    const int64_t end = std::min(n, (b + 1) * hop);
-    for (State& st : state) st.sum = 0;
-    for (int64_t i = b * hop; i < end; ++i) {
-      const double xi = x[i];
-      for (size_t k = 0; k < m; ++k) {
-        const Biquad& f = filters[k];
-        State& st = state[k];
-        const double y = f.b0 * xi + f.b1 * st.x1 + f.b2 * st.x2 - f.a1 * st.y1 - f.a2 * st.y2;
-        st.x2 = st.x1;
-        st.x1 = xi;
-        st.y2 = st.y1;
-        st.y1 = y;
-        st.sum += y * y;
-      }
-    }
-    for (size_t k = 0; k < m; ++k) blocks[k][static_cast<size_t>(b)] = state[k].sum;
-  }
-  return blocks;
 }
 
 // Mean power of frame t (blocks t and t + 1) for every frame.
@@ -149,10 +95,7 @@ struct FrameScores {
 FrameScores Score(absl::Span<const float> x, int rate, const v1::VoiceActivity& spec, int64_t hop) {
   const int64_t n = static_cast<int64_t>(x.size());
   // Filter 0: the high-pass (broadband); then the octave bands.
-  std::vector<Biquad> filters = {HighPass(spec.high_pass_hz(), rate)};
-  for (double centre = 2 * spec.high_pass_hz(); centre < 0.45 * rate; centre *= 2) {
-    filters.push_back(OctaveBand(centre, rate));
-  }
+  const std::vector<Biquad> filters = DetectorFilters(spec.high_pass_hz(), rate);
   const std::vector<std::vector<double>> blocks = BlockEnergies(x, filters, hop);
   const std::vector<double> broad = FramePowers(blocks[0], n, hop);
   const double loudest = *std::max_element(broad.begin(), broad.end());
@@ -161,9 +104,11 @@ FrameScores Score(absl::Span<const float> x, int rate, const v1::VoiceActivity& 
   const int64_t frames = static_cast<int64_t>(broad.size());
   std::vector<bool> heard(static_cast<size_t>(frames));
   scores.in_range.resize(static_cast<size_t>(frames));
+  const double heard_above = loudest * std::pow(10.0, -kSilenceDb / 10);
+  const double range_above = loudest * std::pow(10.0, -spec.range_db() / 10);
   for (int64_t t = 0; t < frames; ++t) {
-    heard[t] = broad[t] > loudest * std::pow(10.0, -kSilenceDb / 10);
-    scores.in_range[t] = broad[t] >= loudest * std::pow(10.0, -spec.range_db() / 10);
+    heard[t] = broad[t] > heard_above;
+    scores.in_range[t] = broad[t] >= range_above;
   }
   scores.snr.assign(static_cast<size_t>(frames), 0.0);
   const int bands = static_cast<int>(filters.size()) - 1;

@@ -3,32 +3,35 @@
 // the word").
 //
 // FindSpeech(x, R, p) for samples x at R Hz:
-//   1. y = x through a 2nd-order Butterworth high-pass at high_pass_hz (hum,
-//      rumble and DC do not count as energy);
-//   2. frames of F = round(frame_seconds · R) samples every H = ⌈F / 2⌉
-//      (the last frame may be short; a recording shorter than F is one
-//      frame), level L_t = 10 log₁₀ mean(y²) dB over frame t, clamped at
-//      P − 120 dB, P = max_t L_t;
-//   3. the noise floor N = the noise_percentile-th percentile (nearest rank)
-//      of the levels above P − 100 dB (digital silence is not a floor; none
-//      left: N = P − 120);
-//   4. thresholds T_on = max(N + onset_db, P − range_db), T_off = max(N +
-//      offset_db, P − range_db): a region is a maximal run of frames with
-//      L_t ≥ T_off holding at least one frame with L_t ≥ T_on (hysteresis);
-//   5. regions less than max_gap_seconds apart are merged (the gaps inside a
+//   1. leading and trailing digital zeros are dropped (padding cannot move
+//      the frames);
+//   2. x runs through the detector's filter bank (band_energies.h): a
+//      2nd-order Butterworth high-pass at high_pass_hz (hum, rumble and DC do
+//      not count) and one-octave band-passes centred on 2, 4, 8, ... ×
+//      high_pass_hz below 0.45 · R; frames of 2H samples every H =
+//      round(frame_seconds · R / 2) (the last may be short), and per frame t
+//      the broadband power B_t (the high-pass) and each band's power P_kt;
+//   3. with P = max_t B_t, a frame is heard when B_t > P · 10^−10 (digital
+//      silence is not a floor) and in range when B_t ≥ P · 10^(−range_db/10);
+//   4. each band's noise floor N_k = the noise_percentile-th percentile
+//      (nearest rank) of P_kt over the heard frames, at least P · 10^−12;
+//      a frame's score s_t = mean_k P_kt / N_k (every band whitened by the
+//      recording's own noise: an a-posteriori SNR);
+//   5. hysteresis: a region is a maximal run of in-range frames with s_t ≥
+//      10^(offset_db/10) holding at least one with s_t ≥ 10^(onset_db/10);
+//      regions less than max_gap_seconds apart are merged (the gaps inside a
 //      word: stop closures), then regions shorter than min_speech_seconds
 //      are dropped (clicks);
-//   6. the speech is the region with the most energy above the floor,
-//      Σ_t (10^{L_t/10} − 10^{N/10}), widened by margin_seconds on each side
-//      and held to the recording; none: no speech.
-// A recording of stationary noise has every level within a few dB of N, so
-// none reaches T_on: no speech. A clean recording (floor far below) reduces
-// to P − range_db, the rule of the peak-relative trimming. What it does not
-// handle (non-stationary noise as loud as the speech: babble, music, a second
-// talker) is in docs/math.md.
+//   6. the speech is the region with the most Σ_t max(0, s_t − 1), widened
+//      by margin_seconds on each side and held to the recording; none: no
+//      speech.
+// A recording of stationary noise has every score near 1, so none reaches
+// the onset: no speech. What it does not handle (non-stationary noise as
+// loud as the speech: babble, music, a second talker) is in docs/math.md.
 //
 // Determinism: the span depends only on the samples, R and p (double
-// arithmetic in a fixed order), so trainer and server agree.
+// arithmetic in a fixed order, the same bits on every kernel path), so
+// trainer and server agree.
 //
 // Errors: CompleteVoiceActivity refuses a parameter outside its range with
 // INVALID_ARGUMENT naming the field ("audio.voice_activity.onset_db: ...").

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/base/kernel_path.h"  // INVARIANT_X86_SIMD, ActiveKernelPath
 #include "core/encoders/fast_math_kernels.h"
-#include "core/encoders/kernel_path.h"  // INVARIANT_X86_SIMD, ActiveKernelPath
 
 namespace invariant {
 namespace fast_math_internal {

@@ -1,6 +1,6 @@
 #include "core/encoders/packed_dot.h"
 
-#include "core/encoders/kernel_path.h"  // INVARIANT_X86_SIMD, ActiveKernelPath
+#include "core/base/kernel_path.h"  // INVARIANT_X86_SIMD, ActiveKernelPath
 
 #if INVARIANT_X86_SIMD
 #include <immintrin.h>

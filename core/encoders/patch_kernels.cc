@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "core/encoders/kernel_path.h"  // INVARIANT_X86_SIMD, ActiveKernelPath
+#include "core/base/kernel_path.h"  // INVARIANT_X86_SIMD, ActiveKernelPath
 
 namespace invariant::patch_internal {
 

@@ -6,8 +6,8 @@
 #include <set>
 #include <vector>
 
+#include "core/base/kernel_path.h"
 #include "core/encoders/fast_math.h"
-#include "core/encoders/kernel_path.h"
 #include "core/encoders/pooling.h"
 #include "core/encoders/preprocess_encoder.h"
 #include "gtest/gtest.h"

@@ -7,9 +7,9 @@
 #include <cstring>
 #include <vector>
 
+#include "core/base/kernel_path.h"
 #include "core/base/random.h"
 #include "core/base/thread_pool.h"
-#include "core/encoders/kernel_path.h"
 #include "core/encoders/orbit_operator.h"
 #include "core/encoders/projector.h"
 #include "core/groups/image_transform.h"

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "core/base/bf16.h"
+#include "core/base/kernel_path.h"
 #include "core/base/random.h"
 #include "core/base/thread_pool.h"
-#include "core/encoders/kernel_path.h"
 #include "gtest/gtest.h"
 
 namespace invariant {

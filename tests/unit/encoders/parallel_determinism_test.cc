@@ -8,9 +8,9 @@
 #include <thread>
 #include <vector>
 
+#include "core/base/kernel_path.h"
 #include "core/base/thread_pool.h"
 #include "core/encoders/chain_encoder.h"
-#include "core/encoders/kernel_path.h"
 #include "core/encoders/packed_dot.h"
 #include "core/encoders/preprocess_encoder.h"
 #include "core/encoders/second_layer_encoder.h"

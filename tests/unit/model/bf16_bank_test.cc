@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "core/base/bf16.h"
+#include "core/base/kernel_path.h"
 #include "core/bundle/bundle.h"
-#include "core/encoders/kernel_path.h"
 #include "core/model/model.h"
 #include "gtest/gtest.h"
 #include "tests/test_models/test_models.h"

@@ -1,4 +1,4 @@
-#include "core/encoders/kernel_path.h"
+#include "core/base/kernel_path.h"
 
 #include <atomic>
 #include <cstdio>

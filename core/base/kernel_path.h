@@ -1,10 +1,10 @@
-// kernel_path.h: which instruction set the encoders' kernels run on.
+// kernel_path.h: which instruction set the vector kernels run on.
 //
 // Every kernel with a vector path keeps a portable twin that gives the same
-// bits (packed_dot.h, fast_math.h, orbit_operator.h); this file chooses,
-// once per process, which of them runs:
+// bits (packed_dot.h, fast_math.h, orbit_operator.h, audio/band_energies.h);
+// this file chooses, once per process, which of them runs:
 //   kAvx512  AVX-512F                (packed_dot; the others use AVX2 here)
-//   kAvx2    AVX2 + FMA
+//   kAvx2    AVX2 + FMA              (band_energies: AVX2 alone)
 //   kScalar  portable C++ (std::fma): any CPU, aarch64 included
 // The best path the CPU supports is used, unless the environment variable
 // INVARIANT_KERNEL=avx512|avx2|scalar names another: a path the CPU lacks,
@@ -21,8 +21,8 @@
 // Thread-safety: all functions are thread-safe; the active path is one
 // process-wide atomic, read by every kernel call (a change applies to the
 // calls that start after it).
-#ifndef INVARIANT_CORE_ENCODERS_KERNEL_PATH_H_
-#define INVARIANT_CORE_ENCODERS_KERNEL_PATH_H_
+#ifndef INVARIANT_CORE_BASE_KERNEL_PATH_H_
+#define INVARIANT_CORE_BASE_KERNEL_PATH_H_
 
 #include <vector>
 
@@ -51,4 +51,4 @@ absl::Status SetKernelPath(KernelPath path);
 
 }  // namespace invariant
 
-#endif  // INVARIANT_CORE_ENCODERS_KERNEL_PATH_H_
+#endif  // INVARIANT_CORE_BASE_KERNEL_PATH_H_
