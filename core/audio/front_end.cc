@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
+#include "core/audio/compression.h"
 #include "core/audio/constant_q.h"
 #include "core/audio/fft.h"
 #include "core/audio/resample.h"
@@ -76,10 +77,9 @@ struct AudioFrontEnd::Plan {
     return w;
   }
 
-  // The STFT path: row[k·frames + t] = log1p(gain · the triangles over
-  // |FFT| of frame t of w.clip).
-  void StftBins(Workspace& w, int64_t frames, int frame_length, int hop, float gain,
-                float* row) const;
+  // The STFT path: row[k·frames + t] = the triangles over |FFT| of frame t
+  // of w.clip (compressed afterwards, compression.h).
+  void StftBins(Workspace& w, int64_t frames, int frame_length, int hop, float* row) const;
 
   void Release(std::unique_ptr<Workspace> w) {
     std::lock_guard<std::mutex> lock(mutex);
@@ -243,6 +243,7 @@ absl::StatusOr<v1::AudioFrontEnd> AudioFrontEnd::Complete(v1::AudioFrontEnd spec
   RETURN_IF_ERROR(CompleteClip(&spec));
   ASSIGN_OR_RETURN(const int64_t clip_samples, CompleteFraming(&spec));
   RETURN_IF_ERROR(CompleteFrequencies(&spec));
+  RETURN_IF_ERROR(CompleteCompression(&spec));
   const int64_t frames = 1 + (clip_samples - spec.frame_length()) / spec.hop_length();
   if (spec.frames() != 0 && spec.frames() != frames) {
     return Invalid("frames", absl::StrCat(spec.frames(), " disagrees with the ", frames,
@@ -475,7 +476,6 @@ absl::Status AudioFrontEnd::Apply(absl::Span<const float> samples, int sample_ra
   const int64_t frames = s.frames();
   const int frame_length = s.frame_length();
   const int hop = s.hop_length();
-  const float gain = static_cast<float>(s.compression_gain());
   // With align_time, the content's frames are stretched over the row:
   // output frame j reads frame source_frame(j), affine in j (frame j's
   // centre, j·hop + frame_length/2 in a clip the content fills, read at the
@@ -493,16 +493,12 @@ absl::Status AudioFrontEnd::Apply(absl::Span<const float> samples, int sample_ra
     // Only the frames the stretch reads are computed.
     int64_t begin = 0, end = frames;
     if (stretch) StretchedFrames(frames, first, last, &begin, &end);
-    plan.constant_q->Apply(w->clip.data(), *w->constant_q, begin, end, row,
-                           [&](int64_t k0, int64_t k1) {
-                             for (int64_t k = k0; k < k1; ++k) {
-                               for (int64_t t = begin; t < end; ++t) {
-                                 row[k * frames + t] = std::log1p(gain * row[k * frames + t]);
-                               }
-                             }
-                           });
+    plan.constant_q->Apply(
+        w->clip.data(), *w->constant_q, begin, end, row,
+        [&](int64_t k0, int64_t k1) { Compress(s, frames, k0, k1, begin, end, row); });
   } else {
-    plan.StftBins(*w, frames, frame_length, hop, gain, row);
+    plan.StftBins(*w, frames, frame_length, hop, row);
+    Compress(s, frames, 0, s.frequency_bins(), 0, frames, row);
   }
   if (stretch) {
     StretchFrames(row, s.frequency_bins(), frames, first, last, w->scratch.data());
@@ -517,7 +513,7 @@ absl::Status AudioFrontEnd::Apply(absl::Span<const float> samples, int sample_ra
 }
 
 void AudioFrontEnd::Plan::StftBins(Workspace& w, int64_t frames, int frame_length, int hop,
-                                   float gain, float* row) const {
+                                   float* row) const {
   const Plan& plan = *this;
   const int spectrum_bins = plan.fft_length / 2 + 1;
   const int64_t bins = static_cast<int64_t>(plan.starts.size()) - 1;
@@ -534,7 +530,7 @@ void AudioFrontEnd::Plan::StftBins(Workspace& w, int64_t frames, int frame_lengt
       for (int i = plan.starts[k]; i < plan.starts[k + 1]; ++i) {
         v += plan.weights[i] * w.magnitude[plan.fft_bins[i]];
       }
-      row[k * frames + t] = std::log1p(gain * v);
+      row[k * frames + t] = v;
     }
   }
 }

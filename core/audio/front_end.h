@@ -5,7 +5,7 @@
 // model's rate (libsoxr; only the window the clip policy keeps, so the cost
 // is bounded by clip_seconds, not by the clip's length), trim silence, normalise, crop or pad to a
 // fixed length, Hann-windowed magnitude STFT (the real FFT of fft.h), log-spaced triangular
-// frequency bins, log1p compression, optional per-bin mean removal; or, with FILTERBANK_CONSTANT_Q,
+// frequency bins, log1p or PCEN compression (compression.h), optional per-bin mean removal; or, with FILTERBANK_CONSTANT_Q,
 // a constant-Q filter bank in place of the STFT and its triangles (constant_q.h); optionally the
 // tempo and pitch normalisations, align_time and align_frequency (spectrogram_ops.h). The row is
 // frequency_bins × frames floats, bin-major, the layout AudioTransformGroup acts on (a pitch shift
@@ -98,7 +98,9 @@ class AudioFrontEnd {
   // (0, kMaxBandwidthOctaves], set without FILTERBANK_CONSTANT_Q, or too
   // narrow for min_frequency (ConstantQBank::TransformLength); a
   // voice_activity parameter out of its range (CompleteVoiceActivity; the
-  // defaults filled in only when enabled).
+  // defaults filled in only when enabled); an unknown compression or a pcen
+  // parameter out of its range (CompleteCompression; the defaults filled in
+  // only with COMPRESSION_PCEN).
   static absl::StatusOr<v1::AudioFrontEnd> Complete(v1::AudioFrontEnd spec);
   static absl::StatusOr<std::unique_ptr<const AudioFrontEnd>> Create(const v1::AudioFrontEnd& spec);
 

@@ -60,6 +60,16 @@ v1::AudioFrontEndInfo AudioInfo(const v1::AudioFrontEnd& spec, double max_clip_s
   info.set_bins_per_octave(spec.bins_per_octave());
   info.set_frequency_bins(spec.frequency_bins());
   info.set_compression_gain(spec.compression_gain());
+  const bool pcen = spec.compression() == v1::AudioFrontEnd::COMPRESSION_PCEN;
+  info.set_compression(pcen ? "pcen" : "log1p");
+  if (pcen) {
+    v1::PcenInfo& p = *info.mutable_pcen();
+    p.set_time_constant_seconds(spec.pcen().time_constant_seconds());
+    p.set_alpha(spec.pcen().alpha());
+    p.set_delta(spec.pcen().delta());
+    p.set_power(spec.pcen().power());
+    p.set_epsilon(spec.pcen().epsilon());
+  }
   info.set_subtract_frequency_mean(spec.subtract_frequency_mean());
   info.set_max_clip_seconds(max_clip_seconds);
   info.set_frames(spec.frames());

@@ -60,6 +60,7 @@ std::vector<AudioField> AudioFields(const v1::AudioFrontEndInfo& a) {
           integer("frequency_bins", a.frequency_bins()),
           integer("frames", a.frames()),
           number("compression_gain", a.compression_gain()),
+          {"compression", a.compression(), AudioField::kString},
           boolean("subtract_frequency_mean", a.subtract_frequency_mean()),
           {"filterbank", a.filterbank(), AudioField::kString},
           number("bandwidth_octaves", a.bandwidth_octaves()),
