@@ -5,11 +5,11 @@
 // model's rate (libsoxr; only the window the clip policy keeps, so the cost
 // is bounded by clip_seconds, not by the clip's length), trim silence, normalise, crop or pad to a
 // fixed length, Hann-windowed magnitude STFT (the real FFT of fft.h), log-spaced triangular
-// frequency bins, log1p or PCEN compression (compression.h), optional per-bin mean removal; or, with FILTERBANK_CONSTANT_Q,
-// a constant-Q filter bank in place of the STFT and its triangles (constant_q.h); optionally the
-// tempo and pitch normalisations, align_time and align_frequency (spectrogram_ops.h). The row is
-// frequency_bins × frames floats, bin-major, the layout AudioTransformGroup acts on (a pitch shift
-// is a shift along the bins).
+// frequency bins, log1p or PCEN compression (compression.h), optional per-bin mean removal; or,
+// with FILTERBANK_CONSTANT_Q, a constant-Q filter bank in place of the STFT and its triangles
+// (constant_q.h); optionally the tempo and pitch normalisations, align_time and align_frequency
+// (spectrogram_ops.h). The row is frequency_bins × frames floats, bin-major, the layout
+// AudioTransformGroup acts on (a pitch shift is a shift along the bins).
 //
 // The arithmetic, where the proto leaves it open:
 //   * the window is the periodic Hann window w[i] = ½ − ½·cos(2πi / L),
