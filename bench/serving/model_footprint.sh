@@ -9,8 +9,9 @@
 # (large banks); small models are dominated by the heap the warm-up leaves.
 #
 # Usage: bench/serving/model_footprint.sh [DATA_DIR]
-#   DATA_DIR holds mnist/ (IDX files) and cifar10/ (data_batch_N.bin[.gz]);
-#   the configs needing a folder it lacks are skipped.
+#   DATA_DIR holds mnist/ (IDX files), cifar10/ (data_batch_N.bin[.gz]) and
+#   fsdd/recordings/ (the FSDD WAV files); the configs needing a folder it
+#   lacks are skipped.
 # Environment: BUILD (default REPO/build), MODELS (default
 #   BUILD/footprint_models), CONFIGS (default: the list below), ROWS (256),
 #   OUT (also write the table here).
@@ -20,7 +21,7 @@ BUILD="${BUILD:-$ROOT/build}"
 DATA="${1:-}"
 MODELS="${MODELS:-$BUILD/footprint_models}"
 ROWS="${ROWS:-256}"
-CONFIGS="${CONFIGS:-default xperm_cdf coulomb_rf torus_specavg mnist_cdf mnist_patch cifar_rf cifar_patch}"
+CONFIGS="${CONFIGS:-default xperm_cdf coulomb_rf torus_specavg mnist_cdf mnist_patch cifar_rf cifar_patch cifar_lgika spoken_digits}"
 for b in invariant-train invariant-bench-model-footprint; do
   [[ -x "$BUILD/bin/$b" ]] || { echo "model_footprint: $BUILD/bin/$b missing (build it first)" >&2; exit 2; }
 done
@@ -40,6 +41,10 @@ for name in $CONFIGS; do
     if grep -q CIFAR10_DIR <<<"$text"; then
       [[ -n "$DATA" && -d "$DATA/cifar10" ]] || { echo "  $name: skipped (no DATA_DIR/cifar10)" >&2; continue; }
       text="${text//CIFAR10_DIR/$DATA/cifar10}"
+    fi
+    if grep -q FSDD_DIR <<<"$text"; then
+      [[ -n "$DATA" && -d "$DATA/fsdd/recordings" ]] || { echo "  $name: skipped (no DATA_DIR/fsdd/recordings)" >&2; continue; }
+      text="${text//FSDD_DIR/$DATA/fsdd/recordings}"
     fi
     printf '%s\n' "$text" >"$WORK/$name.textproto"
     echo "  training $name" >&2
