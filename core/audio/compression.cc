@@ -12,16 +12,22 @@ absl::Status InvalidCompression(const std::string& field, const std::string& mes
   return absl::InvalidArgumentError(absl::StrCat("audio.", field, ": ", message));
 }
 
-// *value = fallback when 0; then INVALID_ARGUMENT unless in (low, high].
-absl::Status DefaultPcen(double* value, double fallback, double low, double high,
-                         const char* field) {
-  if (*value == 0) *value = fallback;
-  if (!(*value > low) || !(*value <= high)) {
-    return InvalidCompression(absl::StrCat("pcen.", field),
-                              absl::StrCat(*value, " must be in (", low, ", ", high, "]"));
-  }
-  return absl::OkStatus();
-}
+// A Pcen parameter: its default (for 0) and its range (0, high].
+struct PcenParameter {
+  const char* field;
+  double (v1::Pcen::*get)() const;
+  void (v1::Pcen::*set)(double);
+  double fallback, high;
+};
+
+constexpr PcenParameter kPcenParameters[] = {
+    {"time_constant_seconds", &v1::Pcen::time_constant_seconds,
+     &v1::Pcen::set_time_constant_seconds, 0.4, 60},
+    {"alpha", &v1::Pcen::alpha, &v1::Pcen::set_alpha, 0.98, 1},
+    {"delta", &v1::Pcen::delta, &v1::Pcen::set_delta, 2, 1e3},
+    {"power", &v1::Pcen::power, &v1::Pcen::set_power, 0.5, 1},
+    {"epsilon", &v1::Pcen::epsilon, &v1::Pcen::set_epsilon, 1e-6, 1},
+};
 
 // librosa's smoothing coefficient for a time constant of `t` frames.
 double Smoothing(double t) { return (std::sqrt(1 + 4 * t * t) - 1) / (2 * t * t); }
@@ -61,21 +67,15 @@ absl::Status CompleteCompression(v1::AudioFrontEnd* spec) {
       return InvalidCompression("compression", absl::StrCat("unknown value ", spec->compression()));
   }
   v1::Pcen* p = spec->mutable_pcen();
-  double v = p->time_constant_seconds();
-  if (absl::Status s = DefaultPcen(&v, 0.4, 0, 60, "time_constant_seconds"); !s.ok()) return s;
-  p->set_time_constant_seconds(v);
-  v = p->alpha();
-  if (absl::Status s = DefaultPcen(&v, 0.98, 0, 1, "alpha"); !s.ok()) return s;
-  p->set_alpha(v);
-  v = p->delta();
-  if (absl::Status s = DefaultPcen(&v, 2, 0, 1e3, "delta"); !s.ok()) return s;
-  p->set_delta(v);
-  v = p->power();
-  if (absl::Status s = DefaultPcen(&v, 0.5, 0, 1, "power"); !s.ok()) return s;
-  p->set_power(v);
-  v = p->epsilon();
-  if (absl::Status s = DefaultPcen(&v, 1e-6, 0, 1, "epsilon"); !s.ok()) return s;
-  p->set_epsilon(v);
+  for (const PcenParameter& q : kPcenParameters) {
+    double v = (p->*q.get)();
+    if (v == 0) v = q.fallback;
+    if (!(v > 0) || !(v <= q.high)) {
+      return InvalidCompression(absl::StrCat("pcen.", q.field),
+                                absl::StrCat(v, " must be in (0, ", q.high, "]"));
+    }
+    (p->*q.set)(v);
+  }
   return absl::OkStatus();
 }
 
@@ -87,8 +87,9 @@ void Compress(const v1::AudioFrontEnd& spec, int64_t frames, int64_t k0, int64_t
   }
   const float gain = static_cast<float>(spec.compression_gain());
   for (int64_t k = k0; k < k1; ++k) {
-    for (int64_t t = begin; t < end; ++t)
+    for (int64_t t = begin; t < end; ++t) {
       row[k * frames + t] = std::log1p(gain * row[k * frames + t]);
+    }
   }
 }
 
