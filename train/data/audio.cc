@@ -224,6 +224,14 @@ absl::StatusOr<std::vector<AudioClip>> ListAudioClips(const v1::AudioSource& sou
   return clips;
 }
 
+absl::StatusOr<FileParts> AudioParts(const v1::AudioSource& source, const std::string& field) {
+  ASSIGN_OR_RETURN(std::vector<AudioClip> clips, ListAudioClips(source, field));
+  ASSIGN_OR_RETURN(
+      const std::vector<std::string> class_names,
+      ClassNamesOf({source.class_names().begin(), source.class_names().end()}, clips, field));
+  return SplitFileParts(std::move(clips), class_names, field);
+}
+
 absl::StatusOr<AudioData> LoadAudio(const v1::AudioSource& source, const std::string& field) {
   absl::StatusOr<v1::AudioFrontEnd> spec = audio::AudioFrontEnd::Complete(source.front_end());
   if (!spec.ok()) {
@@ -236,11 +244,8 @@ absl::StatusOr<AudioData> LoadAudio(const v1::AudioSource& source, const std::st
     ASSIGN_OR_RETURN(augmenter, AudioAugmenter::Create(source.augmentation(), *spec,
                                                        absl::StrCat(field, ".augmentation")));
   }
-  ASSIGN_OR_RETURN(std::vector<AudioClip> clips, ListAudioClips(source, field));
-  ASSIGN_OR_RETURN(
-      const std::vector<std::string> class_names,
-      ClassNamesOf({source.class_names().begin(), source.class_names().end()}, clips, field));
-  ASSIGN_OR_RETURN(FileParts split, SplitFileParts(std::move(clips), class_names, field));
+  ASSIGN_OR_RETURN(FileParts split, AudioParts(source, field));
+  const std::vector<std::string>& class_names = split.class_names;
   const std::vector<AudioClip>* parts[2] = {&split.train, &split.test};
   const bool grouped = split.grouped;
   const std::map<std::string, int32_t>& class_index = split.class_index;

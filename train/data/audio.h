@@ -83,6 +83,12 @@ absl::StatusOr<std::vector<std::string>> ListWavFiles(const std::string& dir,
 absl::StatusOr<std::vector<AudioClip>> ListAudioClips(const v1::AudioSource& source,
                                                       const std::string& field);
 
+// The clips of `source` as LoadAudio's two parts hold them: the rows of the
+// train part (originals, before any augmented copy) and of the test part, in
+// row order, with the class index. Nothing decoded. Errors: ListAudioClips's,
+// ClassNamesOf's and SplitFileParts's.
+absl::StatusOr<FileParts> AudioParts(const v1::AudioSource& source, const std::string& field);
+
 struct AudioData {
   Dataset train;
   Dataset test;                 // no rows when no clip is marked test

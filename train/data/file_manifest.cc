@@ -90,6 +90,7 @@ absl::StatusOr<FileParts> SplitFileParts(std::vector<LabelledFile> files,
                                          const std::vector<std::string>& class_names,
                                          const std::string& field) {
   FileParts parts;
+  parts.class_names = class_names;
   for (size_t c = 0; c < class_names.size(); ++c) {
     parts.class_index[class_names[c]] = static_cast<int32_t>(c);
   }

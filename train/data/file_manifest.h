@@ -39,6 +39,7 @@ absl::StatusOr<std::vector<LabelledFile>> ReadFileManifest(const std::string& ma
 // each class name's index and whether the files carry groups.
 struct FileParts {
   std::vector<LabelledFile> train, test;
+  std::vector<std::string> class_names;  // as given
   std::map<std::string, int32_t> class_index;
   bool grouped = false;
 };

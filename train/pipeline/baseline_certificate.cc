@@ -10,8 +10,9 @@ namespace invariant::train {
 
 absl::StatusOr<v1::InvarianceCertificate> CertifyBaseline(const Model& model,
                                                           const FloatMatrix& test_x,
-                                                          const v1::CertificateConfig& config,
-                                                          uint64_t seed) {
+                                                          const v1::TrainConfig& train_config,
+                                                          const DataPlan& plan, uint64_t seed) {
+  const v1::CertificateConfig& config = train_config.certificate();
   const v1::EncoderSpec& spec = model.manifest().encoder();
   if (spec.has_patch() && !config.has_group()) {
     return absl::InvalidArgumentError(
@@ -26,20 +27,24 @@ absl::StatusOr<v1::InvarianceCertificate> CertifyBaseline(const Model& model,
   }
   int64_t outputs = 0;
   const BatchFunction f = ModelOutputs(*baseline, &outputs);
-  ASSIGN_OR_RETURN(v1::InvarianceCertificate c,
-                   CertifyPredictor(f, outputs, spec, test_x, config, seed));
+  v1::InvarianceCertificate c;
+  if (CertifiesClips(model, train_config)) {
+    ASSIGN_OR_RETURN(c, CertifyOnClips(model, f, outputs, train_config, plan, seed));
+  } else {
+    ASSIGN_OR_RETURN(c, CertifyPredictor(f, outputs, spec, test_x, config, seed));
+  }
   c.set_method(absl::StrCat("baseline ", config.baseline(), ": ", c.method()));
   return c;
 }
 
 absl::Status RecordBaselineCertificate(const Model& model, const FloatMatrix& test_x,
-                                       const v1::CertificateConfig& config, uint64_t seed,
-                                       TrainReport& report) {
-  if (config.baseline().empty()) return absl::OkStatus();
+                                       const v1::TrainConfig& config, const DataPlan& plan,
+                                       uint64_t seed, TrainReport& report) {
+  if (config.certificate().baseline().empty()) return absl::OkStatus();
   absl::StatusOr<v1::InvarianceCertificate> certificate =
-      CertifyBaseline(model, test_x, config, seed);
+      CertifyBaseline(model, test_x, config, plan, seed);
   if (!certificate.ok()) return certificate.status();
-  report.baseline_model = config.baseline();
+  report.baseline_model = config.certificate().baseline();
   report.baseline_certificate = *std::move(certificate);
   return absl::OkStatus();
 }

@@ -22,6 +22,7 @@
 #include "core/spectral/spectral_encoder.h"
 #include "core/spectral/spectral_proto.h"
 #include "core/spectral/torus_group.h"
+#include "train/pipeline/clip_certificate.h"
 #include "train/pipeline/config.h"
 #include "train/pipeline/discrepancy.h"
 #include "train/pipeline/invariance_curve.h"
@@ -74,11 +75,30 @@ absl::StatusOr<Elements> SpectralElements(const v1::SpectralParams& p,
   return e;
 }
 
+// The whole group when it can be listed (at most kMaxEnumeratedElements),
+// else num_group_elements seeded draws; for a law that does not depend on
+// the input.
+ClipElements DrawElements(const GroupDistribution& q, const v1::CertificateConfig& config,
+                          uint64_t seed) {
+  ClipElements e;
+  if (q.enumerable()) {
+    e.list = q.Enumerate();
+    if (static_cast<int64_t>(e.list.size()) <= kMaxEnumeratedElements) {
+      e.exhaustive = true;
+      e.method = absl::StrCat("all ", e.list.size(), " elements of ", q.name());
+      return e;
+    }
+  }
+  Rng rng(seed);
+  e.list = q.Sample(config.num_group_elements(), rng);
+  e.method = absl::StrCat(e.list.size(), " elements drawn from ", q.name());
+  return e;
+}
+
 absl::StatusOr<Elements> GroupElements(const v1::GroupSpec& spec,
                                        const v1::CertificateConfig& config, uint64_t seed) {
   ASSIGN_OR_RETURN(std::unique_ptr<GroupDistribution> q, MakeGroupDistribution(spec));
   std::shared_ptr<const GroupDistribution> shared(std::move(q));
-  std::vector<GroupElement> list;
   Elements e;
   if (shared->depends_on_input()) {
     // Sample() of such a law ignores the input (NoisySort: uniform
@@ -93,21 +113,10 @@ absl::StatusOr<Elements> GroupElements(const v1::GroupSpec& spec,
                                           : " (input-dependent: drawn for each point)");
     return e;
   }
-  if (shared->enumerable()) {
-    list = shared->Enumerate();
-    if (static_cast<int64_t>(list.size()) <= kMaxEnumeratedElements) {
-      e.exhaustive = true;
-      e.method = absl::StrCat("all ", list.size(), " elements of ", shared->name());
-    } else {
-      list.clear();
-    }
-  }
-  if (!e.exhaustive) {
-    Rng rng(seed);
-    list = shared->Sample(config.num_group_elements(), rng);
-    e.method = absl::StrCat(list.size(), " elements drawn from ", shared->name());
-  }
-  for (GroupElement& g : list) {
+  ClipElements drawn = DrawElements(*shared, config, seed);
+  e.exhaustive = drawn.exhaustive;
+  e.method = std::move(drawn.method);
+  for (GroupElement& g : drawn.list) {
     e.transforms.push_back([shared, g = std::move(g)](int64_t n, const float* x, float* out) {
       shared->action().Apply(g, n, x, out);
     });
@@ -344,6 +353,40 @@ BatchFunction ModelOutputs(const Model& model, int64_t* num_outputs) {
   };
 }
 
+bool CertifiesClips(const Model& model, const v1::TrainConfig& config) {
+  const v1::CertificateConfig& cc = config.certificate();
+  const v1::GroupSpec& group = cc.has_group() ? cc.group() : model.manifest().encoder().group();
+  return model.audio_front_end() != nullptr && group.has_audio() && config.data().has_audio();
+}
+
+absl::StatusOr<v1::InvarianceCertificate> CertifyOnClips(const Model& model, const BatchFunction& f,
+                                                         int64_t num_outputs,
+                                                         const v1::TrainConfig& config,
+                                                         const DataPlan& plan, uint64_t seed) {
+  const v1::CertificateConfig& cc = config.certificate();
+  const v1::GroupSpec& group = cc.has_group() ? cc.group() : model.manifest().encoder().group();
+  ASSIGN_OR_RETURN(std::unique_ptr<GroupDistribution> q, MakeGroupDistribution(group));
+  const audio::AudioFrontEnd& front_end = *model.audio_front_end();
+  ASSIGN_OR_RETURN(const std::vector<audio::Clip> clips,
+                   HeldOutClips(config.data().audio(), plan, front_end, cc.num_points()));
+  ASSIGN_OR_RETURN(v1::InvarianceCertificate c,
+                   CertifyClips(f, num_outputs, front_end, group.audio(),
+                                DrawElements(*q, cc, seed), clips, seed));
+  *c.mutable_group() = group;
+  return c;
+}
+
+absl::StatusOr<v1::InvarianceCertificate> CertifyServedModel(const Model& model,
+                                                             const FloatMatrix& test_x,
+                                                             const v1::TrainConfig& config,
+                                                             const DataPlan& plan, uint64_t seed) {
+  if (!CertifiesClips(model, config))
+    return CertifyModel(model, test_x, config.certificate(), seed);
+  int64_t outputs = 0;
+  const BatchFunction f = ModelOutputs(model, &outputs);
+  return CertifyOnClips(model, f, outputs, config, plan, seed);
+}
+
 absl::StatusOr<std::shared_ptr<const Model>> LoadModelAt(const std::string& model_path) {
   std::error_code ec;
   const std::string bundle = std::filesystem::is_directory(model_path, ec)
@@ -367,8 +410,8 @@ absl::StatusOr<v1::InvarianceCertificate> CertifySavedModel(const std::string& c
                                                    plan.test.x.cols(), " values, but ", model_path,
                                                    " takes input_dim ", model->input_dim()));
   }
-  return CertifyModel(*model, plan.test.x, config.certificate(),
-                      config.encoder().seed() ^ kCertificateSeedSalt);
+  return CertifyServedModel(*model, plan.test.x, config, plan,
+                            config.encoder().seed() ^ kCertificateSeedSalt);
 }
 
 }  // namespace invariant::train

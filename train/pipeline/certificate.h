@@ -85,6 +85,28 @@ absl::StatusOr<v1::InvarianceCertificate> CertifyModel(const Model& model,
                                                        const v1::CertificateConfig& config,
                                                        uint64_t seed);
 
+// The certificate of `model` as it is served, the one the trainer and
+// `certify --config` record: for a model of sound (an audio front end) whose
+// checked group (config.certificate.group, else encoder.group) is an
+// AudioTransformGroup and whose data are clips (config.data.audio), the clip
+// certificate (clip_certificate.h) on the clips of the held-out rows,
+// HeldOutClips(plan), at most num_points of them: the group acts on the clips
+// and they go through the front end; otherwise CertifyModel on test_x. The
+// group checked is recorded either way.
+absl::StatusOr<v1::InvarianceCertificate> CertifyServedModel(const Model& model,
+                                                             const FloatMatrix& test_x,
+                                                             const v1::TrainConfig& config,
+                                                             const DataPlan& plan, uint64_t seed);
+
+// Whether CertifyServedModel takes the clips, and the clip certificate it
+// then computes, here of any f on `model`'s rows (a baseline's outputs,
+// baseline_certificate.h: the same clips, changes and seed).
+bool CertifiesClips(const Model& model, const v1::TrainConfig& config);
+absl::StatusOr<v1::InvarianceCertificate> CertifyOnClips(const Model& model, const BatchFunction& f,
+                                                         int64_t num_outputs,
+                                                         const v1::TrainConfig& config,
+                                                         const DataPlan& plan, uint64_t seed);
+
 // The held-out rows a certificate of `plan`'s model checks (at most max_rows,
 // in order): the test rows; for a k-fold plan, which has none, the rows of
 // fold 1 in training order (the test fold of the first round, and the rows

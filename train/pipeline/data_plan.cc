@@ -413,6 +413,10 @@ absl::StatusOr<DataPlan> PlanData(const v1::TrainConfig& config) {
     for (int64_t i : SubsetOf(all, sc.test(), sc.seed() ^ 0x7e57)) {
       test_role[static_cast<size_t>(i)] = DataPlan::kTest;
     }
+    plan.separate_test = true;
+    for (int64_t i = 0; i < nt; ++i) {
+      if (test_role[static_cast<size_t>(i)] == DataPlan::kTest) plan.test_part_rows.push_back(i);
+    }
     ASSIGN_OR_RETURN(plan.test, CollectRows(*parts.test, test_role, DataPlan::kTest, "test"));
   } else {
     ASSIGN_OR_RETURN(plan.test, CollectRows(*parts.train, plan.role, DataPlan::kTest, "test"));

@@ -74,6 +74,11 @@ struct DataPlan {
   bool IsCopy(int64_t ordinal) const { return ordinal >= train_rows - augmented_rows; }
   Dataset validation;  // in memory
   Dataset test;        // in memory
+  // With a separate test part (a manifest's clips marked test): which of its
+  // rows are `test`'s, in order. Empty otherwise: then `test` and
+  // `validation` are the rows of `train` whose role says so, in order.
+  bool separate_test = false;
+  std::vector<int64_t> test_part_rows;
   // From learner.task: class labels are the targets (one-vs-all) when true,
   // the source's regression targets otherwise.
   bool classify = false;

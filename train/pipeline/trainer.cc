@@ -330,10 +330,10 @@ absl::StatusOr<std::string> Finish(Run& run, const LinearModel* head) {
     RETURN_IF_ERROR(Evaluate(run, scores, manifest));
   }
   ASSIGN_OR_RETURN(*manifest.mutable_certificate(),
-                   CertifyModel(*model, run.plan.test.x, run.config.certificate(),
-                                run.config.encoder().seed() ^ kCertificateSeedSalt));
+                   CertifyServedModel(*model, run.plan.test.x, run.config, run.plan,
+                                      run.config.encoder().seed() ^ kCertificateSeedSalt));
   RETURN_IF_ERROR(AddPairsCertificate(*model, run.config.certificate(), &manifest));
-  RETURN_IF_ERROR(RecordBaselineCertificate(*model, run.plan.test.x, run.config.certificate(),
+  RETURN_IF_ERROR(RecordBaselineCertificate(*model, run.plan.test.x, run.config, run.plan,
                                             run.config.encoder().seed() ^ kCertificateSeedSalt,
                                             run.report));
   run.EndStage("evaluate");
