@@ -253,9 +253,7 @@ absl::StatusOr<v1::InvarianceCertificate> CertifyClips(const VectorMap& f, int64
   c.set_num_points(n);
   c.set_num_group_elements(static_cast<int64_t>(elements.list.size()));
   c.set_exhaustive(elements.exhaustive);
-  std::string method =
-      absl::StrCat(n, " held-out clips, changed as recordings and through the model's front end: ",
-                   elements.method);
+  std::string method = absl::StrCat(n, kClipCertificateMethod, elements.method);
   if (base.no_speech + no_speech > 0) {
     absl::StrAppend(&method, "; no speech found in ", base.no_speech, " of the ", n, " clips and ",
                     no_speech, " of the ", changed, " changed ones (scored on their whole rows)");

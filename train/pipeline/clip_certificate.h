@@ -60,6 +60,9 @@
 namespace invariant::train {
 
 inline constexpr double kMaxOffsetSeconds = 1.0;
+// What the method of a clip certificate says after its clip count.
+inline constexpr char kClipCertificateMethod[] =
+    " held-out clips, changed as recordings and through the model's front end: ";
 inline constexpr double kTrailingNoiseSeconds = 1.5;
 
 // The clips of the held-out rows (above), at most max_clips, read as the

@@ -3,8 +3,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "train/pipeline/clip_certificate.h"
 #include "train/pipeline/svg_plot.h"
 
 namespace invariant::train {
@@ -117,8 +119,11 @@ std::string Invariance(const TrainReport& r) {
       "certified group at a time: the relative mean discrepancy mean |f(x) − f(g·x)| / "
       "mean |f(x) − f(x′)| over ",
       r.certificate.num_points(),
-      " held-out points (0: exactly invariant; about 1: g moves f as far as replacing x by "
-      "another input).",
+      absl::StrContains(r.certificate.method(), kClipCertificateMethod)
+          ? " held-out clips, changed as recordings and sent through the model's front end as "
+            "the server does"
+          : " held-out points",
+      " (0: exactly invariant; about 1: g moves f as far as replacing x by another input).",
       r.baseline_model.empty() ? ""
                                : " Dashed: the plain baseline on the same points and elements.",
       "</p>\n<div class=\"plots\">\n");

@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/train/run_options.h"
 #include "tests/unit/train/train_test_util.h"
+#include "train/pipeline/clip_certificate.h"
 #include "train/pipeline/svg_plot.h"
 #include "train/pipeline/trainer.h"
 
@@ -95,6 +96,17 @@ TEST(ReportHtmlTest, EveryPlotHasOneElementPerDatum) {
   for (const char* section : {"summary", "invariance", "validation", "test", "data-timing"}) {
     EXPECT_THAT(html, HasSubstr(absl::StrCat("<section id=\"", section, "\">")));
   }
+}
+
+TEST(ReportHtmlTest, AClipCertificateSaysItsPointsAreChangedClips) {
+  TrainReport r = Classification();
+  r.certificate.set_num_points(100);
+  EXPECT_THAT(ReportToHtml(r), HasSubstr("over 100 held-out points"));
+  r.certificate.set_method(absl::StrCat(100, kClipCertificateMethod, "16 elements drawn"));
+  const std::string html = ReportToHtml(r);
+  EXPECT_THAT(html, HasSubstr("over 100 held-out clips, changed as recordings and sent through "
+                              "the model's front end"));
+  EXPECT_THAT(html, Not(HasSubstr("held-out points")));
 }
 
 TEST(ReportHtmlTest, NamesAreEscaped) {
