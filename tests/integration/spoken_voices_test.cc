@@ -119,7 +119,7 @@ class SpokenVoicesTest : public ServerTestBase {
           split { train: 200 validation: 40 seed: 1 } PREPROCESS
           encoder { ENCODER seed: 3 }
           learner { kind: RIDGE task: TASK_CLASSIFICATION }
-          certificate { num_points: 100 num_group_elements: 16 group { PITCH } }
+          certificate { num_points: 40 num_group_elements: 8 group { PITCH } }
         )pb",
         {{"MANIFEST", (dir_ / "clips" / "manifest.csv").string()},
          {"FRONT_END", front_end},
@@ -205,6 +205,8 @@ TEST_F(SpokenVoicesTest, LowSlowVoicesTeachTheInvariantModelToHearHighFastOnes) 
   EXPECT_GT(pooled_accuracy, plain_accuracy + 0.15);
   const double plain_certificate = Number(plain, "invariance", "relative_mean_discrepancy");
   const double pooled_certificate = Number(pooled, "invariance", "relative_mean_discrepancy");
+  std::cerr << "relative mean discrepancy: plain " << plain_certificate << ", pooled "
+            << pooled_certificate << "\n";
   // Measured: plain 0.30, pooled 0.22.
   EXPECT_GT(plain_certificate, 0);
   EXPECT_LT(pooled_certificate, 0.85 * plain_certificate);
