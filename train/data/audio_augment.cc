@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/audio/front_end.h"
 #include "core/audio/resample.h"
+#include "core/audio/time_stretch.h"
 #include "core/base/file.h"
 #include "core/base/status_macros.h"
 #include "train/data/audio.h"
@@ -25,7 +26,14 @@ constexpr double kMinSnrDb = -30, kMaxSnrDb = 100;
 constexpr double kMaxGainDb = 60;
 
 // The streams of one copy's draws.
-enum Step : uint64_t { kRateStep = 1, kPadStep, kNoiseStep, kNoiseSamplesStep, kGainStep };
+enum Step : uint64_t {
+  kRateStep = 1,
+  kPadStep,
+  kNoiseStep,
+  kNoiseSamplesStep,
+  kGainStep,
+  kVoiceStep
+};
 
 Rng StepRng(uint64_t seed, int64_t clip, int copy, Step step) {
   Rng per_clip = Rng::ForStream(seed, static_cast<uint64_t>(clip));
@@ -176,11 +184,19 @@ absl::Status ValidateAudioAugmentation(const v1::AudioAugmentation& a,
         absl::StrCat(field, ".copies: ", a.copies(), " must be in [1, ", kMaxAugmentedCopies, "]"));
   }
   if (a.sample_rates_size() == 0 && !a.has_total_seconds() && a.noise_colours_size() == 0 &&
-      a.noise_dir().empty() && !a.has_gain_db()) {
+      a.noise_dir().empty() && !a.has_gain_db() && !a.has_pitch_cents() && !a.has_tempo()) {
     return absl::InvalidArgumentError(
         absl::StrCat(field,
-                     ": the copies would equal the clips: set sample_rates, total_seconds, "
-                     "noise_colours or noise_dir, or gain_db"));
+                     ": the copies would equal the clips: set pitch_cents, tempo, sample_rates, "
+                     "total_seconds, noise_colours or noise_dir, or gain_db"));
+  }
+  if (a.has_pitch_cents()) {
+    RETURN_IF_ERROR(CheckRange(a.pitch_cents(), absl::StrCat(field, ".pitch_cents"),
+                               -kMaxAugmentCents, kMaxAugmentCents));
+  }
+  if (a.has_tempo()) {
+    RETURN_IF_ERROR(
+        CheckRange(a.tempo(), absl::StrCat(field, ".tempo"), kMinAugmentTempo, kMaxAugmentTempo));
   }
   RETURN_IF_ERROR(CheckRates(a, front_end, field));
   if (a.has_total_seconds()) {
@@ -277,6 +293,18 @@ absl::StatusOr<std::unique_ptr<const AudioAugmenter>> AudioAugmenter::Create(
   return std::unique_ptr<const AudioAugmenter>(std::move(a));
 }
 
+absl::StatusOr<std::vector<float>> AudioAugmenter::ChangeVoice(const audio::Clip& clip, Rng rng,
+                                                               AugmentDraw& draw,
+                                                               const std::string& what) const {
+  if (config_.has_pitch_cents()) {
+    draw.pitch_cents = rng.Uniform(config_.pitch_cents().min(), config_.pitch_cents().max());
+  }
+  if (config_.has_tempo()) draw.tempo = rng.Uniform(config_.tempo().min(), config_.tempo().max());
+  ASSIGN_OR_RETURN(std::vector<float> x,
+                   audio::PitchShift(clip.samples, clip.sample_rate, draw.pitch_cents, what));
+  return audio::TimeStretch(x, clip.sample_rate, draw.tempo, what);
+}
+
 absl::Status AudioAugmenter::AddNoise(double signal_power, Rng& rng, uint64_t noise_seed,
                                       AugmentedClip& out, const std::string& what) const {
   AugmentDraw& d = out.draw;
@@ -314,14 +342,21 @@ absl::StatusOr<AugmentedClip> AudioAugmenter::Augment(const audio::Clip& clip, i
   const uint64_t seed = config_.seed();
   AugmentedClip out;
   out.clip.sample_rate = clip.sample_rate;
+  std::vector<float> voiced;
+  const std::vector<float>* samples = &clip.samples;
+  if (config_.has_pitch_cents() || config_.has_tempo()) {
+    ASSIGN_OR_RETURN(
+        voiced, ChangeVoice(clip, StepRng(seed, clip_index, copy, kVoiceStep), out.draw, what));
+    samples = &voiced;
+  }
   if (config_.sample_rates_size() > 0) {
     Rng rng = StepRng(seed, clip_index, copy, kRateStep);
     out.clip.sample_rate =
         config_.sample_rates(static_cast<int>(rng.UniformInt(config_.sample_rates_size())));
     ASSIGN_OR_RETURN(out.clip.samples,
-                     audio::Resample(clip.samples, clip.sample_rate, out.clip.sample_rate, what));
+                     audio::Resample(*samples, clip.sample_rate, out.clip.sample_rate, what));
   } else {
-    out.clip.samples = clip.samples;
+    out.clip.samples = *samples;
   }
   out.draw.sample_rate = out.clip.sample_rate;
   out.draw.clip_samples = static_cast<int64_t>(out.clip.samples.size());

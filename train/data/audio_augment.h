@@ -6,6 +6,9 @@
 // Contract. AudioAugmenter::Augment(clip, i, c) is copy c of the decoded
 // clip i (its index in ListAudioClips's order): these steps, in this order,
 // each skipped when its field is unset:
+//   0. voice: PitchShift by c cents, c uniform in pitch_cents, then
+//      TimeStretch by a, a uniform in tempo (core/audio/time_stretch.h), at
+//      the clip's own rate;
 //   1. resample (core/audio/resample.h) to a rate drawn uniformly from
 //      sample_rates; the later steps work at that rate, and the front end
 //      resamples the copy back to the model's rate;
@@ -82,6 +85,9 @@
 namespace invariant::train {
 
 inline constexpr int kMaxAugmentedCopies = 64;
+// The voice step's limits.
+inline constexpr double kMaxAugmentCents = 1200;
+inline constexpr double kMinAugmentTempo = 0.5, kMaxAugmentTempo = 2.0;
 // All the recordings of noise_dir together hold at most this many samples.
 inline constexpr int64_t kMaxNoiseSamples = int64_t{1} << 26;
 
@@ -103,6 +109,8 @@ struct AugmentDraw {
   int64_t recording = -1;     // kRecording: index into noise_recordings()
   int64_t excerpt_start = 0;  // kRecording: its first sample, at the recording's rate
   double gain_db = 0;
+  double pitch_cents = 0;  // step 0 (0 when unset)
+  double tempo = 1;
 };
 
 struct AugmentedClip {
@@ -133,6 +141,9 @@ class AudioAugmenter {
 
  private:
   AudioAugmenter() = default;
+  // Step 0: the clip's samples in the drawn voice (draw gets the values).
+  absl::StatusOr<std::vector<float>> ChangeVoice(const audio::Clip& clip, Rng rng,
+                                                 AugmentDraw& draw, const std::string& what) const;
   absl::Status AddNoise(double signal_power, Rng& rng, uint64_t noise_seed, AugmentedClip& out,
                         const std::string& what) const;
 

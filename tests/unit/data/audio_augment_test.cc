@@ -244,6 +244,57 @@ TEST(AudioAugmentTest, ResampledCopiesAndGain) {
   for (float v : loud->clip.samples) ASSERT_LE(std::fabs(v), 1.0f);  // the recorder saturates
 }
 
+// Upward zero crossings per second of x over [begin, end).
+double CrossingRate(const std::vector<float>& x, size_t begin, size_t end, int rate) {
+  double first = -1, last = -1;
+  int count = 0;
+  for (size_t i = begin + 1; i < end; ++i) {
+    if (x[i - 1] < 0 && x[i] >= 0) {
+      const double t = static_cast<double>(i - 1) + x[i - 1] / (x[i - 1] - x[i]);
+      if (first < 0) first = t;
+      last = t;
+      ++count;
+    }
+  }
+  return (count - 1) * rate / (last - first);
+}
+
+TEST(AudioAugmentTest, AnotherVoiceIsTheClipShiftedInPitchAndPlayedAtAnotherTempo) {
+  audio::Clip tone;  // a steady 400 Hz tone of 0.5 s
+  tone.sample_rate = 8000;
+  for (int i = 0; i < 4000; ++i) {
+    tone.samples.push_back(static_cast<float>(0.5 * std::sin(2 * kPi * 400 * i / 8000.0)));
+  }
+  auto voices = Augmenter(
+      "copies: 6 seed: 9 pitch_cents { min: -500 max: 500 } "
+      "tempo { min: 0.8 max: 1.25 }");
+  ASSERT_NE(voices, nullptr);
+  std::set<double> pitches;
+  for (int c = 0; c < 6; ++c) {
+    auto out = voices->Augment(tone, 0, c, "clip");
+    ASSERT_TRUE(out.ok()) << out.status();
+    const AugmentDraw& d = out->draw;
+    EXPECT_THAT(d.pitch_cents, AllOf(Ge(-500), Le(500)));
+    EXPECT_THAT(d.tempo, AllOf(Ge(0.8), Le(1.25)));
+    pitches.insert(d.pitch_cents);
+    const std::vector<float>& y = out->clip.samples;
+    // The length follows the tempo (the pitch shift keeps it within 2 samples).
+    EXPECT_NEAR(static_cast<double>(y.size()), 4000 / d.tempo, 3) << c;
+    const double want = 400 * std::exp2(d.pitch_cents / 1200);
+    EXPECT_NEAR(CrossingRate(y, y.size() / 4, 3 * y.size() / 4, 8000), want, 0.005 * want) << c;
+    // Seeded: the same copy again is the same bits.
+    EXPECT_EQ(voices->Augment(tone, 0, c, "clip")->clip.samples, y) << c;
+  }
+  EXPECT_EQ(pitches.size(), 6u);
+  // Only a pitch range: the tempo stays 1 and the length with it.
+  auto pitch_only = Augmenter("copies: 1 pitch_cents { min: 300 max: 300 }");
+  ASSERT_NE(pitch_only, nullptr);
+  auto up = pitch_only->Augment(tone, 0, 0, "clip");
+  ASSERT_TRUE(up.ok()) << up.status();
+  EXPECT_EQ(up->draw.tempo, 1);
+  EXPECT_NEAR(static_cast<double>(up->clip.samples.size()), 4000, 2);
+}
+
 TEST(AudioAugmentTest, ExcerptsOfTheNoiseRecordings) {
   const std::string dir = FreshDir("noise");
   // A 0.1 s recording at the clip's rate (shorter than the clip: it loops)
@@ -439,6 +490,10 @@ TEST(AudioAugmentTest, BadConfigsAreRefusedNamingTheField) {
       {"copies: 1 total_seconds { min: 1 max: 3 }",
        "data.audio.augmentation.total_seconds: min 1, max 3"},  // max_clip_seconds is 2
       {"copies: 1 gain_db { min: -100 max: 0 }", "data.audio.augmentation.gain_db"},
+      {"copies: 1 pitch_cents { min: -1300 max: 0 }",
+       "data.audio.augmentation.pitch_cents: min -1300, max 0"},
+      {"copies: 1 tempo { min: 0.4 max: 1 }", "data.audio.augmentation.tempo: min 0.4"},
+      {"copies: 1 tempo { min: 1.2 max: 1.1 }", "data.audio.augmentation.tempo: min 1.2"},
   };
   for (const auto& [text, message] : bad) {
     const absl::Status s =
