@@ -78,9 +78,9 @@ absl::StatusOr<Elements> SpectralElements(const v1::SpectralParams& p,
 // The whole group when it can be listed (at most kMaxEnumeratedElements),
 // else num_group_elements seeded draws; for a law that does not depend on
 // the input.
-ClipElements DrawElements(const GroupDistribution& q, const v1::CertificateConfig& config,
-                          uint64_t seed) {
-  ClipElements e;
+DrawnElements DrawElements(const GroupDistribution& q, const v1::CertificateConfig& config,
+                           uint64_t seed) {
+  DrawnElements e;
   if (q.enumerable()) {
     e.list = q.Enumerate();
     if (static_cast<int64_t>(e.list.size()) <= kMaxEnumeratedElements) {
@@ -113,7 +113,7 @@ absl::StatusOr<Elements> GroupElements(const v1::GroupSpec& spec,
                                           : " (input-dependent: drawn for each point)");
     return e;
   }
-  ClipElements drawn = DrawElements(*shared, config, seed);
+  DrawnElements drawn = DrawElements(*shared, config, seed);
   e.exhaustive = drawn.exhaustive;
   e.method = std::move(drawn.method);
   for (GroupElement& g : drawn.list) {
@@ -353,10 +353,18 @@ BatchFunction ModelOutputs(const Model& model, int64_t* num_outputs) {
   };
 }
 
+namespace {
+
+// The group a certificate checks: certificate.group, else the encoder's.
+const v1::GroupSpec& CheckedGroup(const Model& model, const v1::CertificateConfig& config) {
+  return config.has_group() ? config.group() : model.manifest().encoder().group();
+}
+
+}  // namespace
+
 bool CertifiesClips(const Model& model, const v1::TrainConfig& config) {
-  const v1::CertificateConfig& cc = config.certificate();
-  const v1::GroupSpec& group = cc.has_group() ? cc.group() : model.manifest().encoder().group();
-  return model.audio_front_end() != nullptr && group.has_audio() && config.data().has_audio();
+  return model.audio_front_end() != nullptr &&
+         CheckedGroup(model, config.certificate()).has_audio() && config.data().has_audio();
 }
 
 absl::StatusOr<v1::InvarianceCertificate> CertifyOnClips(const Model& model, const BatchFunction& f,
@@ -364,7 +372,7 @@ absl::StatusOr<v1::InvarianceCertificate> CertifyOnClips(const Model& model, con
                                                          const v1::TrainConfig& config,
                                                          const DataPlan& plan, uint64_t seed) {
   const v1::CertificateConfig& cc = config.certificate();
-  const v1::GroupSpec& group = cc.has_group() ? cc.group() : model.manifest().encoder().group();
+  const v1::GroupSpec& group = CheckedGroup(model, cc);
   ASSIGN_OR_RETURN(std::unique_ptr<GroupDistribution> q, MakeGroupDistribution(group));
   const audio::AudioFrontEnd& front_end = *model.audio_front_end();
   ASSIGN_OR_RETURN(const std::vector<audio::Clip> clips,
@@ -380,8 +388,9 @@ absl::StatusOr<v1::InvarianceCertificate> CertifyServedModel(const Model& model,
                                                              const FloatMatrix& test_x,
                                                              const v1::TrainConfig& config,
                                                              const DataPlan& plan, uint64_t seed) {
-  if (!CertifiesClips(model, config))
+  if (!CertifiesClips(model, config)) {
     return CertifyModel(model, test_x, config.certificate(), seed);
+  }
   int64_t outputs = 0;
   const BatchFunction f = ModelOutputs(model, &outputs);
   return CertifyOnClips(model, f, outputs, config, plan, seed);

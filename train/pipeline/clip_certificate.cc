@@ -208,7 +208,7 @@ absl::StatusOr<std::vector<audio::Clip>> HeldOutClips(const v1::AudioSource& sou
 absl::StatusOr<v1::InvarianceCertificate> CertifyClips(const VectorMap& f, int64_t num_outputs,
                                                        const audio::AudioFrontEnd& front_end,
                                                        const v1::AudioTransformGroup& law,
-                                                       const ClipElements& elements,
+                                                       const DrawnElements& elements,
                                                        const std::vector<audio::Clip>& clips,
                                                        uint64_t seed) {
   const int64_t n = static_cast<int64_t>(clips.size());

@@ -72,8 +72,9 @@ absl::StatusOr<std::vector<audio::Clip>> HeldOutClips(const v1::AudioSource& sou
                                                       const audio::AudioFrontEnd& front_end,
                                                       int64_t max_clips);
 
-// The elements the figures average over, drawn by the caller.
-struct ClipElements {
+// The elements the figures average over, drawn from the group's law by the
+// caller (certificate.cc: the whole group when it can be listed, else draws).
+struct DrawnElements {
   std::vector<GroupElement> list;  // {cents, tempo, frames} each
   bool exhaustive = false;
   std::string method;  // how they were chosen
@@ -84,7 +85,7 @@ struct ClipElements {
 absl::StatusOr<v1::InvarianceCertificate> CertifyClips(const VectorMap& f, int64_t num_outputs,
                                                        const audio::AudioFrontEnd& front_end,
                                                        const v1::AudioTransformGroup& law,
-                                                       const ClipElements& elements,
+                                                       const DrawnElements& elements,
                                                        const std::vector<audio::Clip>& clips,
                                                        uint64_t seed);
 
