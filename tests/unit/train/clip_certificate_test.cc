@@ -176,6 +176,45 @@ TEST(ClipCertificateTest, HeldOutClipsAreTheClipsOfTheRowsARowCertificateChecks)
   }
 }
 
+TEST(ClipCertificateTest, AManifestsTestClipsAreTheHeldOutOnes) {
+  TempDir dir;
+  const std::string clips = WriteWords(dir);
+  std::set<std::string> paths;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(clips)) {
+    if (e.path().extension() == ".wav") paths.insert(e.path());
+  }
+  // bob's clips are marked test; split.test keeps 5 of them, drawn.
+  std::string manifest = "path,label,split\n";
+  for (const std::string& path : paths) {
+    const std::string name = std::filesystem::path(path).filename();
+    absl::StrAppend(&manifest, path, ",", name.substr(0, 1), ",",
+                    name.find("_bob_") != std::string::npos ? "test" : "train", "\n");
+  }
+  std::string config =
+      absl::StrReplaceAll(ClipConfig(clips, "test: 5 seed: 2"),
+                          {{absl::StrCat("dir: \"", clips, "\""),
+                            absl::StrCat("manifest: \"", dir.Write("m.csv", manifest), "\"")}});
+  absl::StatusOr<v1::TrainConfig> parsed = ParseTrainConfig(config, "test");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  absl::StatusOr<DataPlan> plan = PlanData(*parsed);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_TRUE(plan->separate_test);
+  ASSERT_EQ(plan->test.rows(), 5);
+  auto front_end = audio::AudioFrontEnd::Create(*plan->schema.audio);
+  ASSERT_TRUE(front_end.ok()) << front_end.status();
+  absl::StatusOr<std::vector<audio::Clip>> held_out =
+      HeldOutClips(parsed->data().audio(), *plan, **front_end, 100);
+  ASSERT_TRUE(held_out.ok()) << held_out.status();
+  ASSERT_EQ(held_out->size(), 5u);
+  std::vector<float> row(static_cast<size_t>((*front_end)->output_dim()));
+  for (size_t i = 0; i < held_out->size(); ++i) {
+    const audio::Clip& clip = (*held_out)[i];
+    ASSERT_TRUE((*front_end)->Apply(clip.samples, clip.sample_rate, row.data(), "clip").ok());
+    const float* want = plan->test.x.row(static_cast<int64_t>(i));
+    EXPECT_EQ(row, std::vector<float>(want, want + plan->test.x.cols())) << i;
+  }
+}
+
 TEST(ClipCertificateTest, ACurvePointIsThePairCertificateOfTheSameChangeWrittenToFiles) {
   TempDir dir;
   const std::string clips = WriteWords(dir);
