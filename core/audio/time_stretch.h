@@ -1,7 +1,8 @@
 // time_stretch.h: a clip played at another tempo with its pitch kept, and at
 // another pitch with its tempo kept: what a speaker who talks faster or
-// higher does to a recording, for the trainer's certificates
-// (train/pipeline/clip_certificate.h). Not on the served path.
+// higher does to a recording, for the trainer: its certificates
+// (train/pipeline/clip_certificate.h) and its augmentation in other voices
+// (train/data/audio_augment.h). Not on the served path.
 //
 // Contract.
 //   * TimeStretch(x, rate, a) is x played a times as fast (a > 1: shorter)
