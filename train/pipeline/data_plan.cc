@@ -291,6 +291,87 @@ void AddCopies(DataPlan& plan, int64_t originals) {
   }
 }
 
+// The groups of the config fit the rows: the image group acts on
+// channels-last images of its own size (size, an IDX file's shape, a CSV
+// header's order); a patch encoder's group acts on its patches, its rows
+// being the images of encoder.input_shape instead; the audio groups act on
+// the front end's spectrogram (same bins, frames and bins per octave).
+absl::Status CheckGroupLayouts(const v1::TrainConfig& config, const RowSchema& schema) {
+  // The image group acts on channels-last images of its own size: the rows
+  // must be such images (size, an IDX file's shape, a CSV header's order).
+  // A patch encoder's group acts on its patches; its rows are the images of
+  // encoder.input_shape instead.
+  if (config.encoder().has_patch()) {
+    const auto& shape = config.encoder().input_shape();
+    if (shape.size() == 3) {
+      RETURN_IF_ERROR(CheckImageLayout(schema, ImageShape{shape[0], shape[1], shape[2]},
+                                       "encoder.input_shape"));
+    }
+  } else if (config.encoder().group().has_image()) {
+    const v1::ImageTransformGroup& g = config.encoder().group().image();
+    RETURN_IF_ERROR(CheckImageLayout(schema, ImageShape{g.height(), g.width(), g.channels()},
+                                     "encoder.group.image"));
+  }
+  // The audio group acts on the front end's spectrogram: same bins, frames
+  // and bins per octave.
+  if (config.encoder().group().has_audio()) {
+    RETURN_IF_ERROR(
+        CheckAudioGroup(schema, config.encoder().group().audio(), "encoder.group.audio"));
+  }
+  if (config.certificate().group().has_audio()) {
+    RETURN_IF_ERROR(
+        CheckAudioGroup(schema, config.certificate().group().audio(), "certificate.group.audio"));
+  }
+  return absl::OkStatus();
+}
+
+// The test rows from a separate test part: split.test of them (0: all),
+// drawn; records which in plan.test_part_rows.
+absl::Status CollectTestPart(RowSource& test_part, const v1::SplitConfig& sc, DataPlan& plan) {
+  std::vector<int32_t> unused;
+  ASSIGN_OR_RETURN(const int64_t nt, ScanLabels(test_part, &unused));
+  std::vector<int64_t> all(static_cast<size_t>(nt));
+  for (int64_t i = 0; i < nt; ++i) all[static_cast<size_t>(i)] = i;
+  std::vector<int8_t> test_role(static_cast<size_t>(nt), DataPlan::kUnused);
+  for (int64_t i : SubsetOf(all, sc.test(), sc.seed() ^ 0x7e57)) {
+    test_role[static_cast<size_t>(i)] = DataPlan::kTest;
+  }
+  plan.separate_test = true;
+  for (int64_t i = 0; i < nt; ++i) {
+    if (test_role[static_cast<size_t>(i)] == DataPlan::kTest) plan.test_part_rows.push_back(i);
+  }
+  ASSIGN_OR_RETURN(plan.test, CollectRows(test_part, test_role, DataPlan::kTest, "test"));
+  return absl::OkStatus();
+}
+
+// A single split (no folds): by test groups, per class, or by counts.
+absl::StatusOr<SplitIndices> SingleSplit(const DataPlan& plan, const v1::SplitConfig& sc,
+                                         bool separate_test, int64_t n,
+                                         const std::vector<int32_t>& labels) {
+  if (!sc.test_groups().empty()) return SplitByTestGroups(plan, sc, separate_test, n, labels);
+  if (sc.per_class_train() > 0) {
+    ASSIGN_OR_RETURN(SplitIndices split, SplitPerClassTrain(plan, sc, labels));
+    if (separate_test) {
+      split.test.clear();
+    } else {
+      split.test = SubsetOf(split.test, sc.test(), sc.seed() ^ 0x7e57);
+    }
+    return split;
+  }
+  const int64_t train = sc.train() > 0 ? sc.train() : std::max<int64_t>(1, n * 8 / 10);
+  const int64_t validation =
+      sc.validation() > 0 ? sc.validation() : std::max<int64_t>(1, train / 10);
+  const int64_t test = separate_test ? 0 : (sc.test() > 0 ? sc.test() : kRest);
+  if (!separate_test && test == kRest && train + validation >= n) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("split.train + split.validation = ", train + validation,
+                     " leaves no test rows of the ", n, " rows of '", plan.schema.name, "'"));
+  }
+  absl::StatusOr<SplitIndices> s = SplitByCounts(n, train, validation, test, sc.seed());
+  if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat("split: ", s.status().message()));
+  return *std::move(s);
+}
+
 }  // namespace
 
 int64_t DataPlan::target_dim() const {
@@ -302,31 +383,7 @@ absl::StatusOr<DataPlan> PlanData(const v1::TrainConfig& config) {
   DataPlan plan;
   plan.schema = parts.train->schema();
   RETURN_IF_ERROR(CheckTask(config, plan.schema));
-  // The image group acts on channels-last images of its own size: the rows
-  // must be such images (size, an IDX file's shape, a CSV header's order).
-  // A patch encoder's group acts on its patches; its rows are the images of
-  // encoder.input_shape instead.
-  if (config.encoder().has_patch()) {
-    const auto& shape = config.encoder().input_shape();
-    if (shape.size() == 3) {
-      RETURN_IF_ERROR(CheckImageLayout(plan.schema, ImageShape{shape[0], shape[1], shape[2]},
-                                       "encoder.input_shape"));
-    }
-  } else if (config.encoder().group().has_image()) {
-    const v1::ImageTransformGroup& g = config.encoder().group().image();
-    RETURN_IF_ERROR(CheckImageLayout(plan.schema, ImageShape{g.height(), g.width(), g.channels()},
-                                     "encoder.group.image"));
-  }
-  // The audio group acts on the front end's spectrogram: same bins, frames
-  // and bins per octave.
-  if (config.encoder().group().has_audio()) {
-    RETURN_IF_ERROR(
-        CheckAudioGroup(plan.schema, config.encoder().group().audio(), "encoder.group.audio"));
-  }
-  if (config.certificate().group().has_audio()) {
-    RETURN_IF_ERROR(CheckAudioGroup(plan.schema, config.certificate().group().audio(),
-                                    "certificate.group.audio"));
-  }
+  RETURN_IF_ERROR(CheckGroupLayouts(config, plan.schema));
   plan.classify = config.learner().task() == v1::TASK_CLASSIFICATION ||
                   (config.learner().task() == v1::TASK_UNSPECIFIED && plan.schema.has_labels);
   const v1::SplitConfig& sc = config.split();
@@ -371,31 +428,7 @@ absl::StatusOr<DataPlan> PlanData(const v1::TrainConfig& config) {
     plan.train = std::move(parts.train);
     return plan;
   }
-  if (!sc.test_groups().empty()) {
-    ASSIGN_OR_RETURN(split, SplitByTestGroups(plan, sc, separate_test, n, labels));
-  } else if (sc.per_class_train() > 0) {
-    ASSIGN_OR_RETURN(split, SplitPerClassTrain(plan, sc, labels));
-    if (separate_test) {
-      split.test.clear();
-    } else {
-      split.test = SubsetOf(split.test, sc.test(), sc.seed() ^ 0x7e57);
-    }
-  } else {
-    const int64_t train = sc.train() > 0 ? sc.train() : std::max<int64_t>(1, n * 8 / 10);
-    const int64_t validation =
-        sc.validation() > 0 ? sc.validation() : std::max<int64_t>(1, train / 10);
-    int64_t test = separate_test ? 0 : (sc.test() > 0 ? sc.test() : kRest);
-    if (!separate_test && test == kRest && train + validation >= n) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("split.train + split.validation = ", train + validation,
-                       " leaves no test rows of the ", n, " rows of '", plan.schema.name, "'"));
-    }
-    absl::StatusOr<SplitIndices> s = SplitByCounts(n, train, validation, test, sc.seed());
-    if (!s.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("split: ", s.status().message()));
-    }
-    split = *std::move(s);
-  }
+  ASSIGN_OR_RETURN(split, SingleSplit(plan, sc, separate_test, n, labels));
   plan.role.assign(static_cast<size_t>(n), DataPlan::kUnused);
   for (int64_t i : split.train) plan.role[static_cast<size_t>(i)] = DataPlan::kTrain;
   for (int64_t i : split.validation) plan.role[static_cast<size_t>(i)] = DataPlan::kValidation;
@@ -405,19 +438,7 @@ absl::StatusOr<DataPlan> PlanData(const v1::TrainConfig& config) {
   ASSIGN_OR_RETURN(plan.validation,
                    CollectRows(*parts.train, plan.role, DataPlan::kValidation, "validation"));
   if (separate_test) {
-    std::vector<int32_t> unused;
-    ASSIGN_OR_RETURN(const int64_t nt, ScanLabels(*parts.test, &unused));
-    std::vector<int64_t> all(static_cast<size_t>(nt));
-    for (int64_t i = 0; i < nt; ++i) all[static_cast<size_t>(i)] = i;
-    std::vector<int8_t> test_role(static_cast<size_t>(nt), DataPlan::kUnused);
-    for (int64_t i : SubsetOf(all, sc.test(), sc.seed() ^ 0x7e57)) {
-      test_role[static_cast<size_t>(i)] = DataPlan::kTest;
-    }
-    plan.separate_test = true;
-    for (int64_t i = 0; i < nt; ++i) {
-      if (test_role[static_cast<size_t>(i)] == DataPlan::kTest) plan.test_part_rows.push_back(i);
-    }
-    ASSIGN_OR_RETURN(plan.test, CollectRows(*parts.test, test_role, DataPlan::kTest, "test"));
+    RETURN_IF_ERROR(CollectTestPart(*parts.test, sc, plan));
   } else {
     ASSIGN_OR_RETURN(plan.test, CollectRows(*parts.train, plan.role, DataPlan::kTest, "test"));
   }

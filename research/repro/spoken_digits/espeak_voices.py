@@ -17,7 +17,6 @@ prints the tables.
 """
 
 import argparse
-import csv
 import os
 import re
 import subprocess
@@ -69,30 +68,21 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     models = os.path.join(args.out, f"models_{args.tag}")
     seconds = train_on_all(args, models)
-    results = os.path.join(args.out, "robustness.csv")
-    new = not os.path.exists(results)
     port = robustness.free_port()
     server = subprocess.Popen([os.path.join(args.bin, "invariant-server"), f"--models={models}",
                                f"--port={port}", "--metrics_port=0"], stderr=subprocess.DEVNULL)
     try:
         time.sleep(3)
-        with open(results, "a", newline="") as f:
-            writer = csv.writer(f)
-            if new:
-                writer.writerow(["tag", "speaker", "condition", "clips", "accuracy", "no_speech",
-                                 "train_s"])
+        f, writer = robustness.open_results(args.out)
+        with f:
             for voice in args.voices.split(","):
                 clips = synthesise(voice, os.path.join(args.out, "espeak", voice, "clean"))
                 for c, condition in enumerate(("clean", "white20_1.5")):
                     folder = os.path.join(args.out, "espeak", voice, condition)
                     if condition != "clean" and not os.path.isdir(folder):
                         robustness.make_condition(condition, clips, folder, seed=2000 + c)
-                    n, accuracy, silent = robustness.predict(args, port, "all", folder)
-                    writer.writerow([args.tag, voice, condition, n, f"{accuracy:.4f}", silent,
-                                     f"{seconds:.0f}"])
-                    f.flush()
-                    print(f"{args.tag} {voice} {condition}: {accuracy:.3f} ({silent} no speech)",
-                          flush=True)
+                    robustness.record(f, writer, args, port, "all", voice, condition, folder,
+                                      seconds)
     finally:
         server.terminate()
         server.wait()

@@ -120,6 +120,28 @@ def predict(args, port, speaker, folder):
     return len(rows), right / max(1, len(rows)), silent
 
 
+COLUMNS = ["tag", "speaker", "condition", "clips", "accuracy", "no_speech", "train_s"]
+
+
+def open_results(out):
+    """OUT/robustness.csv for appending, its header written when new: (file, writer)."""
+    path = os.path.join(out, "robustness.csv")
+    new = not os.path.exists(path)
+    f = open(path, "a", newline="")
+    writer = csv.writer(f)
+    if new:
+        writer.writerow(COLUMNS)
+    return f, writer
+
+
+def record(f, writer, args, port, model, speaker, condition, folder, seconds):
+    """Sends `folder` to model `model`, appends its row and prints it."""
+    n, accuracy, silent = predict(args, port, model, folder)
+    writer.writerow([args.tag, speaker, condition, n, f"{accuracy:.4f}", silent, f"{seconds:.0f}"])
+    f.flush()
+    print(f"{args.tag} {speaker} {condition}: {accuracy:.3f} ({silent} no speech)", flush=True)
+
+
 def report(path):
     rows = list(csv.DictReader(open(path)))
     for tag in dict.fromkeys(r["tag"] for r in rows):
@@ -155,13 +177,8 @@ def main():
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     models = os.path.join(args.out, f"models_{args.tag}")
-    results = os.path.join(args.out, "robustness.csv")
-    new = not os.path.exists(results)
-    with open(results, "a", newline="") as f:
-        writer = csv.writer(f)
-        if new:
-            writer.writerow(["tag", "speaker", "condition", "clips", "accuracy", "no_speech",
-                             "train_s"])
+    f, writer = open_results(args.out)
+    with f:
         for speaker in args.speakers.split(","):
             seconds = train(args, speaker, models)
             clips = sorted(os.path.join(args.fsdd, n) for n in os.listdir(args.fsdd)
@@ -176,12 +193,7 @@ def main():
                     folder = os.path.join(args.out, "clips", speaker, condition)
                     if not os.path.isdir(folder):
                         make_condition(condition, clips, folder, seed=1000 + c)
-                    n, accuracy, silent = predict(args, port, speaker, folder)
-                    writer.writerow([args.tag, speaker, condition, n, f"{accuracy:.4f}", silent,
-                                     f"{seconds:.0f}"])
-                    f.flush()
-                    print(f"{args.tag} {speaker} {condition}: {accuracy:.3f} ({silent} no speech)",
-                          flush=True)
+                    record(f, writer, args, port, speaker, speaker, condition, folder, seconds)
             finally:
                 server.terminate()
                 server.wait()

@@ -5,6 +5,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/data/synthetic_clips.h"
 
 namespace invariant::audio {
 namespace {
@@ -22,21 +23,9 @@ std::vector<float> StretchSine(double frequency, int rate, int n) {
   return x;
 }
 
-// Upward zero crossings per second over the middle half of x (linearly
-// interpolated between samples).
+// The frequency of a steady tone over the middle half of x.
 double MiddleFrequency(const std::vector<float>& x, int rate) {
-  const size_t begin = x.size() / 4, end = 3 * x.size() / 4;
-  double first = -1, last = -1;
-  int count = 0;
-  for (size_t i = begin + 1; i < end; ++i) {
-    if (x[i - 1] < 0 && x[i] >= 0) {
-      const double t = static_cast<double>(i - 1) + x[i - 1] / (x[i - 1] - x[i]);
-      if (first < 0) first = t;
-      last = t;
-      ++count;
-    }
-  }
-  return (count - 1) * rate / (last - first);
+  return testing::UpwardCrossingRate(x, x.size() / 4, 3 * x.size() / 4, rate);
 }
 
 double MiddleRms(const std::vector<float>& x) {

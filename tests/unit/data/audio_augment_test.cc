@@ -244,21 +244,6 @@ TEST(AudioAugmentTest, ResampledCopiesAndGain) {
   for (float v : loud->clip.samples) ASSERT_LE(std::fabs(v), 1.0f);  // the recorder saturates
 }
 
-// Upward zero crossings per second of x over [begin, end).
-double CrossingRate(const std::vector<float>& x, size_t begin, size_t end, int rate) {
-  double first = -1, last = -1;
-  int count = 0;
-  for (size_t i = begin + 1; i < end; ++i) {
-    if (x[i - 1] < 0 && x[i] >= 0) {
-      const double t = static_cast<double>(i - 1) + x[i - 1] / (x[i - 1] - x[i]);
-      if (first < 0) first = t;
-      last = t;
-      ++count;
-    }
-  }
-  return (count - 1) * rate / (last - first);
-}
-
 TEST(AudioAugmentTest, AnotherVoiceIsTheClipShiftedInPitchAndPlayedAtAnotherTempo) {
   audio::Clip tone;  // a steady 400 Hz tone of 0.5 s
   tone.sample_rate = 8000;
@@ -281,7 +266,9 @@ TEST(AudioAugmentTest, AnotherVoiceIsTheClipShiftedInPitchAndPlayedAtAnotherTemp
     // The length follows the tempo (the pitch shift keeps it within 2 samples).
     EXPECT_NEAR(static_cast<double>(y.size()), 4000 / d.tempo, 3) << c;
     const double want = 400 * std::exp2(d.pitch_cents / 1200);
-    EXPECT_NEAR(CrossingRate(y, y.size() / 4, 3 * y.size() / 4, 8000), want, 0.005 * want) << c;
+    EXPECT_NEAR(testing::UpwardCrossingRate(y, y.size() / 4, 3 * y.size() / 4, 8000), want,
+                0.005 * want)
+        << c;
     // Seeded: the same copy again is the same bits.
     EXPECT_EQ(voices->Augment(tone, 0, c, "clip")->clip.samples, y) << c;
   }

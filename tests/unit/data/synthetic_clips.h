@@ -63,6 +63,22 @@ inline std::vector<float> SyntheticWord(int label, double speaker_semitones, int
   return x;
 }
 
+// Upward zero crossings per second of x over [begin, end), interpolated
+// linearly between samples: the frequency of a steady tone.
+inline double UpwardCrossingRate(const std::vector<float>& x, size_t begin, size_t end, int rate) {
+  double first = -1, last = -1;
+  int count = 0;
+  for (size_t i = begin + 1; i < end; ++i) {
+    if (x[i - 1] < 0 && x[i] >= 0) {
+      const double t = static_cast<double>(i - 1) + x[i - 1] / (x[i - 1] - x[i]);
+      if (first < 0) first = t;
+      last = t;
+      ++count;
+    }
+  }
+  return (count - 1) * rate / (last - first);
+}
+
 inline void WriteClip(const std::string& path, const std::vector<float>& samples, int sample_rate) {
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
   audio::Clip clip;
