@@ -10,8 +10,8 @@
 namespace invariant::server {
 namespace {
 
-constexpr char kNameField[] = "name";
-constexpr char kVersionField[] = "version";
+constexpr char kStatisticsNameField[] = "name";
+constexpr char kStatisticsVersionField[] = "version";
 
 // The ready versions of every model (or of `only`, when set), ascending.
 std::vector<std::pair<std::string, int64_t>> ReadyPairs(const Registry& registry,
@@ -36,20 +36,20 @@ absl::Status AnswerModelStatistics(const Registry& registry, const StatisticsSou
   if (request.name().empty()) {
     if (!request.version().empty()) {
       return absl::InvalidArgumentError(
-          absl::StrCat(kVersionField,
+          absl::StrCat(kStatisticsVersionField,
                        ": expected \"\" when name is \"\" (the statistics of every model), "
                        "received '",
                        EchoInput(request.version()), "'"));
     }
     pairs = ReadyPairs(registry, nullptr);
   } else {
-    absl::StatusOr<v1::ModelSpec> spec =
-        ModelSpecFromProtocol(request.name(), request.version(), kNameField, kVersionField);
+    absl::StatusOr<v1::ModelSpec> spec = ModelSpecFromProtocol(
+        request.name(), request.version(), kStatisticsNameField, kStatisticsVersionField);
     if (!spec.ok()) return spec.status();
     // Unknown models, versions and labels: NOT_FOUND naming the field, as ModelMetadata says it.
     absl::StatusOr<Registry::Handle> handle =
         registry.Lookup(spec->name(), spec->version(), spec->version_label(),
-                        {kNameField, kVersionField, kVersionField});
+                        {kStatisticsNameField, kStatisticsVersionField, kStatisticsVersionField});
     if (!handle.ok()) return handle.status();
     if (request.version().empty()) {
       pairs = ReadyPairs(registry, &handle->name);

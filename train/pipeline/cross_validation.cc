@@ -15,10 +15,10 @@
 namespace invariant::train {
 namespace {
 
-using Curve = std::map<double, double>;  // λ → accuracy or mean squared error
+using LambdaCurve = std::map<double, double>;  // λ → accuracy or mean squared error
 
 // The best λ of a curve (BestLambdaIndex's rule: ties to the larger λ).
-double BestLambda(const Curve& curve, RlsTask task) {
+double BestLambda(const LambdaCurve& curve, RlsTask task) {
   std::vector<double> lambdas, values;
   for (const auto& [lambda, score] : curve) {
     lambdas.push_back(lambda);
@@ -28,8 +28,8 @@ double BestLambda(const Curve& curve, RlsTask task) {
 }
 
 // `curve` on the λ of `grid` (each of which it holds).
-Curve On(const Curve& curve, const std::set<double>& grid) {
-  Curve out;
+LambdaCurve On(const LambdaCurve& curve, const std::set<double>& grid) {
+  LambdaCurve out;
   for (double lambda : grid) out[lambda] = curve.at(lambda);
   return out;
 }
@@ -70,7 +70,7 @@ std::vector<double> Decades(const std::set<double>& grid, bool low) {
   return out;
 }
 
-std::vector<std::pair<double, double>> Reported(const Curve& curve, RlsTask task) {
+std::vector<std::pair<double, double>> Reported(const LambdaCurve& curve, RlsTask task) {
   std::vector<std::pair<double, double>> out;
   for (const auto& [lambda, score] : curve) {
     out.emplace_back(lambda, task == RlsTask::kClassification ? score : std::sqrt(score));
@@ -79,8 +79,8 @@ std::vector<std::pair<double, double>> Reported(const Curve& curve, RlsTask task
 }
 
 // The rounds' inner curves on `grid`, averaged.
-Curve MeanCurve(const std::vector<RoundOutcome>& rounds, const std::set<double>& grid) {
-  Curve mean;
+LambdaCurve MeanCurve(const std::vector<RoundOutcome>& rounds, const std::set<double>& grid) {
+  LambdaCurve mean;
   const double k = static_cast<double>(rounds.size());
   for (const RoundOutcome& round : rounds) {
     for (const auto& [lambda, score] : On(round.curve, grid)) mean[lambda] += score / k;
@@ -220,7 +220,7 @@ absl::StatusOr<CrossValidationResult> CombineRounds(std::vector<RoundOutcome> ro
   std::vector<FoldPredictions> predictions;
   for (RoundOutcome& round : rounds) {
     FoldResult r;
-    const Curve curve = On(round.curve, lambdas);
+    const LambdaCurve curve = On(round.curve, lambdas);
     r.lambda = BestLambda(curve, task);
     r.inner_curve = Reported(curve, task);
     r.train_rows = round.train_rows;
@@ -249,7 +249,7 @@ absl::StatusOr<CrossValidationResult> CombineRounds(std::vector<RoundOutcome> ro
   out.pooled = metrics.pooled;
   out.pooled_rows = metrics.pooled_rows;
   out.test_predictions = std::move(predictions);
-  const Curve mean = MeanCurve(rounds, lambdas);
+  const LambdaCurve mean = MeanCurve(rounds, lambdas);
   out.refit_lambda = BestLambda(mean, task);
   out.mean_curve = Reported(mean, task);
   return out;

@@ -41,7 +41,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-double SecondsSince(std::chrono::steady_clock::time_point since) {
+double TrainerSecondsSince(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
 
@@ -70,7 +70,7 @@ struct Run {
             : 0;
   }
   void CountFeaturized(int64_t rows, std::chrono::steady_clock::time_point since) {
-    CountFeaturized(rows, SecondsSince(since));
+    CountFeaturized(rows, TrainerSecondsSince(since));
   }
   // Adds training rows accumulated into ΦᵀΦ, ΦᵀY and the seconds it took.
   void CountAccumulated(int64_t rows, double seconds) {
@@ -169,7 +169,7 @@ absl::StatusOr<TrainingSet> Featurize(Run& run, int shard, int num_shards, bool 
         float* out = keep_rows ? phi.mutable_data() : buffer.data();
         const auto start = std::chrono::steady_clock::now();
         FeaturizeInParallel(model, b.n, b.x, out);
-        features += SecondsSince(start);
+        features += TrainerSecondsSince(start);
         ASSIGN_OR_RETURN(FloatMatrix y, BlockTargets(run.plan, b));
         if (keep_rows) {
           set.phi.push_back(std::move(phi));
@@ -177,7 +177,7 @@ absl::StatusOr<TrainingSet> Featurize(Run& run, int shard, int num_shards, bool 
         } else {
           const auto add_start = std::chrono::steady_clock::now();
           RETURN_IF_ERROR(set.sums->Add(b.n, out, y.data()));
-          accumulate += SecondsSince(add_start);
+          accumulate += TrainerSecondsSince(add_start);
         }
         rows += b.n;
         progress.Advance(b.n);
