@@ -13,7 +13,6 @@ namespace invariant::train {
 namespace {
 
 std::string Esc(std::string_view s) { return EscapeXml(s); }
-std::string Fmt(double v) { return absl::StrFormat("%.4g", v); }
 
 // First in <head>: errors and console.error calls are counted into
 // body[data-errors]; on load, the plots and those with a layout box.
@@ -75,7 +74,7 @@ std::string Row(std::string_view key, std::string_view value) {
 
 std::string MetricsText(const std::map<std::string, double>& m) {
   std::string s;
-  for (const auto& [k, v] : m) absl::StrAppend(&s, s.empty() ? "" : ", ", k, " ", Fmt(v));
+  for (const auto& [k, v] : m) absl::StrAppend(&s, s.empty() ? "" : ", ", k, " ", PlotNumber(v));
   return s.empty() ? "—" : s;
 }
 
@@ -85,17 +84,18 @@ std::string Summary(const TrainReport& r) {
   absl::StrAppend(
       &s, Row("task", r.task), Row("encoder", r.encoder_kind), Row("group", r.group),
       Row("input → features", absl::StrCat(r.input_dim, " → ", r.feature_dim)),
-      Row("λ chosen", Fmt(r.lambda)),
+      Row("λ chosen", PlotNumber(r.lambda)),
       Row(r.k_fold > 0 ? "test (mean over the folds)" : "test", MetricsText(r.test_metrics)),
-      Row("invariance: relative mean discrepancy", Fmt(c.relative_mean_discrepancy())),
+      Row("invariance: relative mean discrepancy", PlotNumber(c.relative_mean_discrepancy())),
       Row("invariance: max / mean |f(x) − f(g·x)|",
-          absl::StrCat(Fmt(c.max_discrepancy()), " / ", Fmt(c.mean_discrepancy()))),
+          absl::StrCat(PlotNumber(c.max_discrepancy()), " / ", PlotNumber(c.mean_discrepancy()))),
       Row("certificate", absl::StrCat(c.num_points(), " points × ", c.num_group_elements(),
                                       " elements: ", c.method())));
   if (!r.baseline_model.empty()) {
-    absl::StrAppend(&s, Row("baseline: relative mean discrepancy",
-                            absl::StrCat(Fmt(r.baseline_certificate.relative_mean_discrepancy()),
-                                         " (", r.baseline_model, ")")));
+    absl::StrAppend(
+        &s, Row("baseline: relative mean discrepancy",
+                absl::StrCat(PlotNumber(r.baseline_certificate.relative_mean_discrepancy()), " (",
+                             r.baseline_model, ")")));
   }
   return s + "</table></section>\n";
 }
@@ -172,7 +172,7 @@ std::string Validation(const TrainReport& r) {
   }
   plot.series.push_back(std::move(curve));
   plot.marker_x = r.lambda;
-  plot.marker_label = absl::StrCat("chosen λ = ", Fmt(r.lambda));
+  plot.marker_label = absl::StrCat("chosen λ = ", PlotNumber(r.lambda));
   return absl::StrCat(s, DrawLines(plot), "\n</section>\n");
 }
 
@@ -211,16 +211,16 @@ std::string DataAndTiming(const TrainReport& r) {
                       absl::StrCat(r.train_rows, " / ", r.validation_rows, " / ", r.test_rows)),
                   Row("input_dim → feature_dim", absl::StrCat(r.input_dim, " → ", r.feature_dim)),
                   Row("featurize (feature map alone)",
-                      absl::StrCat(r.featurized_rows, " rows in ", Fmt(r.featurize_seconds), " s, ",
-                                   Fmt(r.featurize_rows_per_second), " rows/s")),
+                      absl::StrCat(r.featurized_rows, " rows in ", PlotNumber(r.featurize_seconds),
+                                   " s, ", PlotNumber(r.featurize_rows_per_second), " rows/s")),
                   Row("accumulate ΦᵀΦ, ΦᵀY", absl::StrCat(r.accumulated_rows, " rows in ",
-                                                          Fmt(r.accumulate_seconds), " s")),
+                                                          PlotNumber(r.accumulate_seconds), " s")),
                   Row("solver", r.solver.empty() ? "none" : r.solver));
   if (!r.cg_solves.empty()) {
     std::string cg;
     for (const ReportCgSolve& c : r.cg_solves) {
-      absl::StrAppend(&cg, cg.empty() ? "" : "; ", "λ ", Fmt(c.lambda), ": ", c.iterations,
-                      " iterations, residual ", Fmt(c.relative_residual));
+      absl::StrAppend(&cg, cg.empty() ? "" : "; ", "λ ", PlotNumber(c.lambda), ": ", c.iterations,
+                      " iterations, residual ", PlotNumber(c.relative_residual));
     }
     absl::StrAppend(&s, Row("conjugate gradients", cg));
   }
@@ -233,7 +233,7 @@ std::string DataAndTiming(const TrainReport& r) {
   for (const auto& [stage, sec] : r.stage_seconds) longest = std::max(longest, sec);
   for (const auto& [stage, sec] : r.stage_seconds) {
     const double width = longest > 0 ? 200 * sec / longest : 0;
-    absl::StrAppend(&s, "<tr><td>", Esc(stage), "</td><td class=\"num\">", Fmt(sec),
+    absl::StrAppend(&s, "<tr><td>", Esc(stage), "</td><td class=\"num\">", PlotNumber(sec),
                     "</td><td><span class=\"bar\" style=\"width:", absl::StrFormat("%.0f", width),
                     "px\"></span></td></tr>\n");
   }

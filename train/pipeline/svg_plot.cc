@@ -16,7 +16,6 @@ constexpr double kLeft = 72, kRight = 20, kTop = 38, kBottom = 52;
 constexpr const char* kPalette[] = {"#1f77b4", "#d62728", "#2ca02c",
                                     "#9467bd", "#ff7f0e", "#8c564b"};
 
-std::string SvgNumber(double v) { return absl::StrFormat("%.4g", v); }
 std::string Px(double v) { return absl::StrFormat("%.1f", v); }
 
 // A data range mapped onto pixels [p0, p1], linear or log10.
@@ -92,13 +91,13 @@ std::string Axes(const Axis& x, const Axis& y) {
     const double px = x.At(t);
     absl::StrAppend(&s, "<line x1=\"", Px(px), "\" y1=\"", Px(y.p0), "\" x2=\"", Px(px), "\" y2=\"",
                     Px(y.p0 + 5), "\" stroke=\"#444\"/>",
-                    Text(px, y.p0 + 18, SvgNumber(t), "text-anchor=\"middle\""));
+                    Text(px, y.p0 + 18, PlotNumber(t), "text-anchor=\"middle\""));
   }
   for (double t : Ticks(y)) {
     const double py = y.At(t);
     absl::StrAppend(&s, "<line x1=\"", Px(x.p0), "\" y1=\"", Px(py), "\" x2=\"", Px(x.p1),
                     "\" y2=\"", Px(py), "\" stroke=\"#ddd\"/>",
-                    Text(x.p0 - 6, py + 4, SvgNumber(t), "text-anchor=\"end\""));
+                    Text(x.p0 - 6, py + 4, PlotNumber(t), "text-anchor=\"end\""));
   }
   return s;
 }
@@ -108,6 +107,8 @@ bool Usable(double x, double y, bool log_x) {
 }
 
 }  // namespace
+
+std::string PlotNumber(double v) { return absl::StrFormat("%.4g", v); }
 
 std::string DrawLines(const LinePlot& plot) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -148,8 +149,8 @@ std::string DrawLines(const LinePlot& plot) {
       const std::string px = Px(x.At(s.x[i])), py = Px(y.At(s.y[i]));
       absl::StrAppend(&points, points.empty() ? "" : " ", px, ",", py);
       absl::StrAppend(&dots, "<circle class=\"point\" cx=\"", px, "\" cy=\"", py, "\" r=\"3.5\" ",
-                      "fill=\"", colour, "\"><title>", EscapeXml(s.name), ": ", SvgNumber(s.x[i]),
-                      " → ", SvgNumber(s.y[i]), "</title></circle>");
+                      "fill=\"", colour, "\"><title>", EscapeXml(s.name), ": ", PlotNumber(s.x[i]),
+                      " → ", PlotNumber(s.y[i]), "</title></circle>");
     }
     absl::StrAppend(&svg, "<polyline class=\"series\" fill=\"none\" stroke=\"", colour,
                     "\" stroke-width=\"2\"", s.dashed ? " stroke-dasharray=\"6 4\"" : "",
@@ -225,8 +226,8 @@ std::string DrawScatter(const Scatter& plot) {
     if (!Usable(px, py, false)) continue;
     absl::StrAppend(&svg, "<circle class=\"point\" cx=\"", Px(x.At(px)), "\" cy=\"", Px(y.At(py)),
                     "\" r=\"2.5\" fill=\"#1f77b4\" fill-opacity=\"0.55\"><title>",
-                    EscapeXml(plot.tooltip_x), " ", SvgNumber(px), ", ", EscapeXml(plot.tooltip_y),
-                    " ", SvgNumber(py), "</title></circle>");
+                    EscapeXml(plot.tooltip_x), " ", PlotNumber(px), ", ", EscapeXml(plot.tooltip_y),
+                    " ", PlotNumber(py), "</title></circle>");
   }
   return svg + "</svg>";
 }

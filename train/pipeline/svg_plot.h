@@ -30,6 +30,9 @@ namespace invariant::train {
 
 using ::invariant::EscapeXml;  // core/base/markup.h
 
+// A number as the page writes it, in plots and tables: "%.4g".
+std::string PlotNumber(double v);
+
 struct PlotFrame {
   std::string id;  // the svg element's id
   std::string title;
