@@ -105,6 +105,82 @@ absl::Status CheckFolds(const std::vector<FoldRows>& folds, const std::vector<do
   return absl::OkStatus();
 }
 
+// The inner cross-validation of round out->round: for every other fold, a
+// solver on the rest, each λ of base and extra scored on that fold, largest
+// λ first (an iterative solver warm-starts down the grid). A λ of base that
+// fails is an error; an extension decade that fails anywhere leaves the curve.
+absl::Status ScoreInnerFolds(const std::vector<FoldRows>& folds, const std::set<double>& base,
+                             const std::set<double>& extra, RlsTask task,
+                             const SolverFactory& make_solver, RoundOutcome* out) {
+  const int k = static_cast<int>(folds.size());
+  const int f = out->round;
+  std::vector<double> order(base.begin(), base.end());
+  order.insert(order.end(), extra.begin(), extra.end());
+  std::sort(order.begin(), order.end(), std::greater<double>());
+  std::set<double> failed;
+  const double inner_folds = static_cast<double>(k - 1);
+  for (int g = 0; g < k; ++g) {
+    if (g == f) continue;
+    const FoldRows& validation = folds[static_cast<size_t>(g)];
+    out->inner_validation_rows.push_back(validation.phi.rows());
+    std::unique_ptr<RidgeSolver> solver;
+    {
+      ASSIGN_OR_RETURN(GramAccumulator train, SumExcept(folds, f, g));
+      out->inner_train_rows.push_back(train.count());
+      ASSIGN_OR_RETURN(solver, make_solver(train));
+    }
+    for (double lambda : order) {
+      absl::StatusOr<LinearModel> model = solver->Solve(lambda);
+      if (!model.ok()) {
+        if (base.count(lambda)) return model.status();
+        failed.insert(lambda);
+        continue;
+      }
+      ASSIGN_OR_RETURN(double score, Score(*model, validation, task));
+      out->curve[lambda] += score / inner_folds;
+    }
+  }
+  for (double lambda : failed) out->curve.erase(lambda);
+  return absl::OkStatus();
+}
+
+// The λ a round may choose: its best on the grid and on every grid an
+// extension can grow to (the grid and the first j decades beyond one end,
+// each scored).
+std::set<double> CandidateLambdas(const LambdaCurve& curve, const std::set<double>& base,
+                                  const std::set<double>& extra, RlsTask task) {
+  std::set<double> candidates = {BestLambda(On(curve, base), task)};
+  if (extra.empty()) return candidates;
+  for (bool low : {true, false}) {
+    std::set<double> grown = base;
+    for (double lambda : Decades(base, low)) {
+      if (!curve.count(lambda)) break;
+      grown.insert(lambda);
+      candidates.insert(BestLambda(On(curve, grown), task));
+    }
+  }
+  return candidates;
+}
+
+// Each candidate λ refit on every fold but round out->round's and applied to
+// that test fold; a refit that fails is kept as its error.
+absl::Status RefitCandidates(const std::vector<FoldRows>& folds, const std::set<double>& candidates,
+                             const SolverFactory& make_solver, RoundOutcome* out) {
+  const FoldRows& test = folds[static_cast<size_t>(out->round)];
+  ASSIGN_OR_RETURN(GramAccumulator train, SumExcept(folds, out->round, -1));
+  ASSIGN_OR_RETURN(std::unique_ptr<RidgeSolver> solver, make_solver(train));
+  for (double lambda : candidates) {
+    absl::StatusOr<LinearModel> model = solver->SolveFinal(lambda);
+    if (!model.ok()) {
+      out->refit_errors[lambda] = model.status();
+      continue;
+    }
+    ASSIGN_OR_RETURN(FloatMatrix scores, ApplyLinearModel(*model, test.phi));
+    out->refits[lambda] = RoundRefit{*std::move(model), std::move(scores)};
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<RoundOutcome> CrossValidateRound(int f, const std::vector<FoldRows>& folds,
@@ -132,59 +208,9 @@ absl::StatusOr<RoundOutcome> CrossValidateRound(int f, const std::vector<FoldRow
   for (int g = 0; g < k; ++g) {
     if (g != f) out.train_rows += folds[static_cast<size_t>(g)].sums.count();
   }
-  // Largest λ first (an iterative solver warm-starts down the grid).
-  std::vector<double> order(base.begin(), base.end());
-  order.insert(order.end(), extra.begin(), extra.end());
-  std::sort(order.begin(), order.end(), std::greater<double>());
-  std::set<double> failed;  // extension decades some inner solve could not solve
-  const double inner_folds = static_cast<double>(k - 1);
-  for (int g = 0; g < k; ++g) {
-    if (g == f) continue;
-    const FoldRows& validation = folds[static_cast<size_t>(g)];
-    out.inner_validation_rows.push_back(validation.phi.rows());
-    std::unique_ptr<RidgeSolver> solver;
-    {
-      ASSIGN_OR_RETURN(GramAccumulator train, SumExcept(folds, f, g));
-      out.inner_train_rows.push_back(train.count());
-      ASSIGN_OR_RETURN(solver, make_solver(train));
-    }
-    for (double lambda : order) {
-      absl::StatusOr<LinearModel> model = solver->Solve(lambda);
-      if (!model.ok()) {
-        if (base.count(lambda)) return model.status();
-        failed.insert(lambda);
-        continue;
-      }
-      ASSIGN_OR_RETURN(double score, Score(*model, validation, task));
-      out.curve[lambda] += score / inner_folds;
-    }
-  }
-  for (double lambda : failed) out.curve.erase(lambda);
-  // The λ this round may choose: its best on the grid and on every grid an
-  // extension can grow to (the grid and the first j decades beyond one end,
-  // each scored).
-  std::set<double> candidates = {BestLambda(On(out.curve, base), task)};
-  if (!extra.empty()) {
-    for (bool low : {true, false}) {
-      std::set<double> grown = base;
-      for (double lambda : Decades(base, low)) {
-        if (!out.curve.count(lambda)) break;
-        grown.insert(lambda);
-        candidates.insert(BestLambda(On(out.curve, grown), task));
-      }
-    }
-  }
-  ASSIGN_OR_RETURN(GramAccumulator train, SumExcept(folds, f, -1));
-  ASSIGN_OR_RETURN(std::unique_ptr<RidgeSolver> solver, make_solver(train));
-  for (double lambda : candidates) {
-    absl::StatusOr<LinearModel> model = solver->SolveFinal(lambda);
-    if (!model.ok()) {
-      out.refit_errors[lambda] = model.status();
-      continue;
-    }
-    ASSIGN_OR_RETURN(FloatMatrix scores, ApplyLinearModel(*model, test.phi));
-    out.refits[lambda] = RoundRefit{*std::move(model), std::move(scores)};
-  }
+  RETURN_IF_ERROR(ScoreInnerFolds(folds, base, extra, task, make_solver, &out));
+  RETURN_IF_ERROR(
+      RefitCandidates(folds, CandidateLambdas(out.curve, base, extra, task), make_solver, &out));
   out.test_y = test.y;
   return out;
 }
