@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
 #include "core/audio/front_end.h"
 #include "core/base/file.h"
 #include "core/base/status_macros.h"
@@ -36,6 +37,14 @@ class CollectErrors : public google::protobuf::io::ErrorCollector {
   std::vector<std::string> errors_;
 };
 
+// `group` is one the factory makes: every field in range, checked when the
+// config is read rather than when the encoder is built, after the data.
+absl::Status CheckGroup(const v1::GroupSpec& group, absl::string_view owner) {
+  absl::Status made = MakeGroupDistribution(group).status();
+  if (made.ok()) return made;
+  return absl::InvalidArgumentError(absl::StrCat(owner, ".", made.message()));
+}
+
 absl::Status ValidateEncoder(v1::TrainConfig& c) {
   v1::EncoderSpec& e = *c.mutable_encoder();
   ASSIGN_OR_RETURN(const EncoderKind* kind, FindEncoderKind(e, "encoder"));
@@ -44,6 +53,9 @@ absl::Status ValidateEncoder(v1::TrainConfig& c) {
     return absl::InvalidArgumentError(
         "encoder.group must set one of permutation, block_permutation, matrix_permutation, "
         "cyclic_shift, sign_flip, image, identity, audio, dihedral; got none");
+  }
+  if (e.group().kind_case() != v1::GroupSpec::KIND_NOT_SET) {
+    RETURN_IF_ERROR(CheckGroup(e.group(), "encoder"));
   }
   return absl::OkStatus();
 }
@@ -290,10 +302,7 @@ absl::Status ValidateCertificate(v1::TrainConfig& c) {
     c.mutable_certificate()->set_num_group_elements(32);
   }
   if (c.certificate().has_group()) {
-    absl::Status group = MakeGroupDistribution(c.certificate().group()).status();
-    if (!group.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("certificate.", group.message()));
-    }
+    RETURN_IF_ERROR(CheckGroup(c.certificate().group(), "certificate"));
   }
   return absl::OkStatus();
 }

@@ -361,18 +361,25 @@ TEST(CifarTest, TheImageGroupMustFitTheRows) {
   TempDir dir;
   const std::string data =
       absl::StrCat("train_files: '", WriteFile(dir, "b.bin", ColourRecords(1, 1)), "'");
-  for (const char* group : {"height: 32 width: 32 channels: 3", "height: 32 width: 32"}) {
+  for (const char* group :
+       {"height: 32 width: 32 channels: 3", "height: 16 width: 16 channels: 3"}) {
     absl::StatusOr<v1::TrainConfig> config =
         ParseTrainConfig(CifarConfig(data, "train: 6 validation: 2", group), "test");
     ASSERT_TRUE(config.ok()) << config.status();
     absl::StatusOr<DataPlan> plan = PlanData(*config);
-    if (std::string(group).find("channels") != std::string::npos) {
+    if (std::string(group).find("32") != std::string::npos) {
       EXPECT_TRUE(plan.ok()) << plan.status();
     } else {
       ASSERT_FALSE(plan.ok());
       EXPECT_THAT(std::string(plan.status().message()), HasSubstr("encoder.group.image"));
     }
   }
+  // A group the factory cannot make is refused when the config is read.
+  absl::StatusOr<v1::TrainConfig> config =
+      ParseTrainConfig(CifarConfig(data, "train: 6 validation: 2", "height: 32 width: 32"), "test");
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(std::string(config.status().message()),
+              HasSubstr("encoder.group.image.channels must be in [1, 64], got 0"));
 }
 
 // preprocess.per_channel: the mean and scale of every coordinate are its

@@ -168,6 +168,22 @@ TEST(TrainConfigTest, NonFiniteOrNegativeNoiseOfAGeneratedSourceIsRefused) {
   }
 }
 
+// Found by train_config_fuzz: the encoder's group was checked only when the
+// encoder was built, after the data, so a NaN noisy-sort width validated (and,
+// unequal to itself, made the validated config differ from itself).
+TEST(TrainConfigTest, TheEncodersGroupIsCheckedWhenTheConfigIsRead) {
+  for (const char* value : {"nan", "-1"}) {
+    const std::string text = absl::StrCat(
+        "data { coulomb { num_molecules: 100 max_atoms: 5 } } ",
+        "encoder { random_fourier { num_features: 10 num_group_elements: 2 sigma: 1 } ",
+        "group { matrix_permutation { n: 5 noisy_sort_sigma: ", value, " } } } ",
+        "learner { kind: RIDGE task: TASK_REGRESSION }");
+    EXPECT_THAT(std::string(Parse(text).message()),
+                HasSubstr("encoder.group.matrix_permutation.noisy_sort_sigma must be finite"))
+        << text;
+  }
+}
+
 TEST(TrainConfigTest, OutOfRangeBinsNameTheField) {
   std::string text = kXpermConfig;
   text.replace(text.find("num_bins: 8"), 11, "num_bins: 0");
