@@ -153,8 +153,8 @@ ABSL_FLAG(std::string, http_host, "",
 ABSL_FLAG(int64_t, http_max_body_bytes, kDefaults.http_max_body_bytes,
           "Largest HTTP request body; larger ones are refused with 413.");
 ABSL_FLAG(int, http_threads, kDefaults.http_threads,
-          "HTTP handler threads (each REST infer call holds one while it runs; idle and slow "
-          "connections hold none).");
+          "HTTP handler threads (a REST infer call holds one while its body is parsed, not "
+          "while it waits for its batch; idle and slow connections hold none).");
 ABSL_FLAG(double, http_timeout_seconds, kDefaults.http_timeout_seconds,
           "Deadline of a REST infer call (504 when it passes).");
 ABSL_FLAG(int, http_max_connections, kDefaults.http_max_connections,

@@ -56,10 +56,11 @@ struct ServerOptions {
   double drain_seconds = 10;              // graceful shutdown budget
   double max_connection_age_seconds = 0;  // > 0: clients reconnect (rebalance) after this
   // Open Inference Protocol over HTTP/JSON (rest_service.h), on a port of its own.
-  int http_port = -1;                           // 0 = pick a free one; -1 = off
-  std::string http_host;                        // HTTP bind address; empty = `host`
-  int64_t http_max_body_bytes = 16 << 20;       // larger request bodies are refused with 413
-  int http_threads = 8;                         // HTTP handler threads (an infer call holds one)
+  int http_port = -1;                      // 0 = pick a free one; -1 = off
+  std::string http_host;                   // HTTP bind address; empty = `host`
+  int64_t http_max_body_bytes = 16 << 20;  // larger request bodies are refused with 413
+  int http_threads =
+      8;  // HTTP handler threads (they read requests; an infer waits for its batch on none)
   double http_timeout_seconds = 30;             // deadline of a REST infer call
   int http_max_connections = 10000;             // open HTTP connections; more get 503
   int64_t http_max_inflight_bytes = 256 << 20;  // request bodies held at once; more get 503

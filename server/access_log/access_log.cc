@@ -138,6 +138,7 @@ std::string AccessLogLine(const RequestRecord& record, const CallOutcome& outcom
   const BatchJobTimes& times = *record.batch_times;
   absl::StrAppend(&line, ",\"bytes_in\":", record.bytes_in.load(),
                   ",\"bytes_out\":", record.bytes_out.load());
+  if (record.wait_ns >= 0) AppendMilliseconds("wait_ms", record.wait_ns, &line);
   AppendMilliseconds("queue_ms", times.queue_ns.load(), &line);
   AppendMilliseconds("decode_ms", record.decode_ns.load(), &line);
   AppendMilliseconds("compute_ms", times.compute_ns.load(), &line);

@@ -90,8 +90,9 @@ struct CallOutcome {
 // parent_span_id (when the caller sent one), trace_flags, tracestate (when
 // sent), protocol, method, model and version (when the call reached one),
 // rows, inputs, status (the canonical code name), http_status (HTTP),
-// error (the message, when not OK), bytes_in, bytes_out, queue_ms,
-// decode_ms, compute_ms, total_ms, peer, admission (when decided).
+// error (the message, when not OK), bytes_in, bytes_out, wait_ms (HTTP: from
+// the request's first byte to its handler), queue_ms, decode_ms, compute_ms,
+// total_ms, peer, admission (when decided).
 std::string AccessLogLine(const RequestRecord& record, const CallOutcome& outcome);
 
 class AccessLog {

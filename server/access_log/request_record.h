@@ -35,6 +35,9 @@ class RequestRecord {
   const char* protocol = "";  // "grpc" or "http"
   std::string method;         // "/invariant.v1.FeatureService/Predict", "POST /v2/models/m/infer"
   std::string peer;           // "ipv4:127.0.0.1:50412"
+  // HTTP: from the request's first byte to its handler (reading the body and
+  // waiting for a handler thread); -1 over gRPC, whose wait is gRPC's own.
+  int64_t wait_ns = -1;
 
   // The version the call resolved to (the last one, in a stream).
   void SetModel(const std::string& name, int64_t version) {

@@ -248,23 +248,34 @@ HttpServerStats HttpServerImpl::Stats() const {
   return stats;
 }
 
-bool HttpServerImpl::Post(std::function<void()> job) {
+bool HttpServerImpl::Post(std::function<void()> job, size_t body_bytes) {
   {
     std::lock_guard<std::mutex> lock(jobs_mu);
     if (jobs_stopping) return false;
-    jobs.push_back(std::move(job));
+    (body_bytes <= kSmallBodyBytes ? small_jobs : jobs).push_back(std::move(job));
   }
   jobs_ready.notify_one();
   return true;
 }
 
+std::function<void()> HttpServerImpl::NextJobLocked() {
+  std::deque<std::function<void()>>* from = &small_jobs;
+  if (small_jobs.empty() || (!jobs.empty() && ++small_picks >= kSmallPicksPerLarge)) {
+    from = &jobs;
+    small_picks = 0;
+  }
+  std::function<void()> job = std::move(from->front());
+  from->pop_front();
+  return job;
+}
+
 void HttpServerImpl::HandlerLoop() {
   std::unique_lock<std::mutex> lock(jobs_mu);
   while (true) {
-    jobs_ready.wait(lock, [this] { return jobs_stopping || !jobs.empty(); });
-    if (jobs.empty()) return;  // stopping, and every queued request answered
-    std::function<void()> job = std::move(jobs.front());
-    jobs.pop_front();
+    jobs_ready.wait(lock, [this] { return jobs_stopping || !jobs.empty() || !small_jobs.empty(); });
+    // Stopping, and every queued request answered.
+    if (jobs.empty() && small_jobs.empty()) return;
+    std::function<void()> job = NextJobLocked();
     lock.unlock();
     job();
     job = nullptr;  // release what the job holds outside the lock

@@ -393,50 +393,79 @@ void HttpSession::Dispatch() {
   server_->pending_answers.fetch_add(1);
   ClearDeadline();
   WatchDisconnect();
-  const bool queued = server_->Post([self = shared_from_this()] {
-    HttpResponse response;
-    const HttpServerOptions& options = self->server_->options;
-    // Checked again when a handler thread takes the request: the answers of
-    // the requests admitted while the budget was free may have spent it since.
-    if (options.max_answer_bytes > 0 &&
-        self->server_->answer_bytes.load() >= options.max_answer_bytes) {
-      self->server_->answer_budget_refused.fetch_add(1);
-      response = self->server_->Busy(
-          absl::StrCat("server: ", options.max_answer_bytes,
-                       " bytes of answers or more wait to be written; try again later"));
-    } else {
-      HttpReply reply;  // set when the handler defers its answer
-      self->request_.defer = [&self, &reply]() {
-        if (!reply) reply = self->DeferredReply();
-        return reply;
-      };
-      try {
-        response = self->route_->handler(self->request_);
-      } catch (const std::exception& e) {
-        response = self->server_->Error(500, "internal: the handler failed");
-        if (reply) reply(std::move(response));  // the first answer wins
-      }
-      self->request_.defer = nullptr;
-      if (reply) return;  // the reply posts the answer
-    }
-    boost::asio::post(*self->server_->ioc, [self, response = std::move(response)]() mutable {
-      self->Respond(std::move(response));
-    });
-  });
+  const size_t body_bytes = request_.body.size();
+  const bool queued = server_->Post(
+      [self = shared_from_this()] {
+        HttpResponse response;
+        const HttpServerOptions& options = self->server_->options;
+        // Checked again when a handler thread takes the request: the answers of
+        // the requests admitted while the budget was free may have spent it since.
+        if (options.max_answer_bytes > 0 &&
+            self->server_->answer_bytes.load() >= options.max_answer_bytes) {
+          self->server_->answer_budget_refused.fetch_add(1);
+          response = self->server_->Busy(
+              absl::StrCat("server: ", options.max_answer_bytes,
+                           " bytes of answers or more wait to be written; try again later"));
+        } else {
+          HttpReply reply;  // set when the handler defers its answer
+          // A deferred answer given while the handler still runs waits here:
+          // the session's request is the handler's until it returns.
+          auto handover = std::make_shared<DeferredHandover>();
+          self->request_.defer = [&self, &reply, &handover]() {
+            if (!reply) reply = self->DeferredReply(handover);
+            return reply;
+          };
+          try {
+            response = self->route_->handler(self->request_);
+          } catch (const std::exception& e) {
+            response = self->server_->Error(500, "internal: the handler failed");
+            if (reply) reply(std::move(response));  // the first answer wins
+          }
+          self->request_.defer = nullptr;
+          if (reply) return handover->HandlerReturned();  // the reply posts the answer
+        }
+        boost::asio::post(*self->server_->ioc, [self, response = std::move(response)]() mutable {
+          self->Respond(std::move(response));
+        });
+      },
+      body_bytes);
   if (!queued) {  // the handlers stopped between the check above and now
     keep_alive_ = false;
     Respond(server_->Error(503, "server: shutting down"));
   }
 }
 
-HttpReply HttpSession::DeferredReply() {
-  return [self = shared_from_this(), gate = server_->reply_gate,
+void HttpSession::DeferredHandover::Give(std::function<void()> post) {
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!handler_returned) {
+      early = std::move(post);
+      return;
+    }
+  }
+  post();
+}
+
+void HttpSession::DeferredHandover::HandlerReturned() {
+  std::function<void()> post;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    handler_returned = true;
+    post = std::move(early);
+  }
+  if (post) post();
+}
+
+HttpReply HttpSession::DeferredReply(const std::shared_ptr<DeferredHandover>& handover) {
+  return [self = shared_from_this(), gate = server_->reply_gate, handover,
           given = std::make_shared<std::atomic<bool>>(false)](HttpResponse response) {
     if (given->exchange(true)) return;
-    std::lock_guard<std::mutex> lock(gate->mu);
-    if (gate->closed) return;
-    boost::asio::post(*self->server_->ioc, [self, response = std::move(response)]() mutable {
-      self->Respond(std::move(response));
+    handover->Give([self, gate, response = std::move(response)]() mutable {
+      std::lock_guard<std::mutex> lock(gate->mu);
+      if (gate->closed) return;
+      boost::asio::post(*self->server_->ioc, [self, response = std::move(response)]() mutable {
+        self->Respond(std::move(response));
+      });
     });
   };
 }

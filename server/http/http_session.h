@@ -120,7 +120,13 @@ class HttpServerImpl {
   HttpResponse Busy(const std::string& message) const;
   // Queues `job` for a handler thread; false (and nothing queued) once
   // stopping. Queued jobs still run before the handler threads end.
-  bool Post(std::function<void()> job);
+  // Queues a request's handler job; false once the handlers stop. Jobs of
+  // bodies of at most kSmallBodyBytes are taken first (a burst of large
+  // bodies, each costing its parse, cannot keep a small call waiting behind
+  // them), but when both wait one large job goes in every
+  // kSmallPicksPerLarge picks, so large ones are never starved.
+  bool Post(std::function<void()> job, size_t body_bytes);
+  std::function<void()> NextJobLocked();  // jobs_mu held; a job waits
   void HandlerLoop();
   void Accept();
   // Network thread: gives `session` (past the cap) a probe slot, closing the
@@ -163,7 +169,11 @@ class HttpServerImpl {
 
   std::mutex jobs_mu;
   std::condition_variable jobs_ready;
-  std::deque<std::function<void()>> jobs;
+  static constexpr size_t kSmallBodyBytes = 64 * 1024;
+  static constexpr int kSmallPicksPerLarge = 4;
+  std::deque<std::function<void()>> small_jobs;  // bodies of at most kSmallBodyBytes
+  std::deque<std::function<void()>> jobs;        // larger bodies
+  int small_picks = 0;  // small jobs taken since the last large one, while large ones waited
   bool jobs_stopping = false;
   std::vector<std::thread> handler_threads;
 };
@@ -198,9 +208,21 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   // The checks after the headers; an answer refuses the request.
   std::optional<HttpResponse> Admit();
   void Dispatch();
+  // A deferred answer and its handler's return, whichever comes last,
+  // posts the answer: an answer given before the handler returned (from
+  // another thread, or from the handler itself) waits for it, since until
+  // then the handler may still read the session's request. Thread-safe.
+  struct DeferredHandover {
+    void Give(std::function<void()> post);  // runs `post` now or at HandlerReturned
+    void HandlerReturned();
+    std::mutex mu;
+    bool handler_returned = false;
+    std::function<void()> early;  // an answer given before the handler returned
+  };
   // The HttpReply of a deferred request: posts Respond to the network
-  // thread once, while the server's reply gate is open.
-  HttpReply DeferredReply();
+  // thread once, while the server's reply gate is open, and not before the
+  // handler returned (`handover`).
+  HttpReply DeferredReply(const std::shared_ptr<DeferredHandover>& handover);
   void WatchDisconnect();
   void Respond(HttpResponse response);
   void SendError(int status, const std::string& message, bool close);

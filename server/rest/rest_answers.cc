@@ -2,6 +2,8 @@
 // function per route of the table in rest_service.cc, each over
 // InferenceHandler as the gRPC binding answers the same method.
 #include <chrono>
+#include <functional>
+#include <future>
 #include <memory>
 #include <string>
 #include <utility>
@@ -164,54 +166,88 @@ CallContext RestInferenceService::InferCallContext() const {
   return call;
 }
 
-absl::Status RestInferenceService::AnswerModelInfer(const Route& route, HttpRequest& request,
-                                                    HttpResponse* response) const {
+HttpResponse RestInferenceService::ServeModelInfer(const Route& route, HttpRequest& request) const {
+  const absl::Time start = Started(route);
+  // Called directly (no server), the answer is waited for here.
+  std::promise<HttpResponse> direct;
+  const HttpReply reply = request.defer ? request.defer() : [&direct](HttpResponse response) {
+    direct.set_value(std::move(response));
+  };
+  StartModelInfer(route, request,
+                  [this, route, start, reply](absl::Status status, HttpResponse response) {
+                    reply(Finished(route, start, status, std::move(response)));
+                  });
+  if (request.defer) return {};  // ignored: the reply answers
+  return direct.get_future().get();
+}
+
+namespace {
+
+// What an infer call holds until it ends: `request` and `response` must stay
+// valid until InferenceHandler::ModelInfer's `done`.
+struct RestInferCall {
+  inference::ModelInferRequest request;
+  inference::ModelInferResponse response;
+  CallContext call;
+};
+
+}  // namespace
+
+void RestInferenceService::StartModelInfer(
+    const Route& route, HttpRequest& request,
+    std::function<void(absl::Status, HttpResponse)> done) const {
   std::shared_ptr<CancelToken> cancel = CancelOnDisconnect(request);
   // A client that left while the call waited for a handler thread: no work.
   if (request.cancellation != nullptr && request.cancellation->cancelled()) {
     const absl::Status gone = absl::CancelledError("the client closed the connection");
     if (metrics_ != nullptr) metrics_->Abandoned("http_queue", gone);
-    return gone;
+    return done(gone, {});
   }
   const std::string header_length = request.Header(kInferenceHeaderContentLength);
-  CallContext call = InferCallContext();
-  call.record = route.record;
   absl::StatusOr<inference::ModelInferRequest> infer_request = InferRequestFromHttp(
       request.body, request.HasHeader(kInferenceHeaderContentLength) ? &header_length : nullptr,
       route.model, route.version);
   std::string().swap(request.body);  // the tensor holds what is needed now
-  absl::Status status = infer_request.status();
+  if (!infer_request.ok()) return done(infer_request.status(), {});
   // The timeout counts from the request's arrival, not from when a handler
   // thread took it: a call that waited out its time in the queue is
   // answered 504 without any work.
   const absl::Time deadline = DeadlineFromArrival(request, timeout_);
-  if (status.ok() && absl::Now() >= deadline) {
-    status = absl::DeadlineExceededError(
+  if (absl::Now() >= deadline) {
+    const absl::Status late = absl::DeadlineExceededError(
         absl::StrCat("deadline: the request waited longer than the server's timeout (",
                      absl::FormatDuration(timeout_), ") for a handler thread; try again later"));
-    if (metrics_ != nullptr) metrics_->Abandoned("http_queue", status);
+    if (metrics_ != nullptr) metrics_->Abandoned("http_queue", late);
+    return done(late, {});
   }
-  if (status.ok()) {
-    // Answers count 4 bytes a value in the protocol's response (computed
-    // in place: no copy), plus 16 (the longest float and a comma) in JSON
-    // or 4 in binary.
-    call.answer_bytes_per_value = WantsAllBinary(*infer_request) ? 4 : 16;
-    call.json_tensor_data = true;
-    absl::StatusOr<inference::ModelInferResponse> infer_response =
-        handler_->ModelInfer(*infer_request, deadline, cancel, call);
-    status = infer_response.status();
-    if (status.ok()) {
-      RestBody body = InferResponseToHttp(*infer_response, *infer_request);
-      *response = Json(200, std::move(body.body));
-      if (body.json_size.has_value()) {
-        response->content_type = "application/octet-stream";
-        response->headers.emplace_back(kInferenceHeaderContentLength,
-                                       std::to_string(*body.json_size));
-      }
-    }
-  }
-  call.answer_leases->Clear();
-  return status;
+  auto state = std::make_shared<RestInferCall>();
+  state->request = *std::move(infer_request);
+  state->call = InferCallContext();
+  state->call.record = route.record;
+  // Answers count 4 bytes a value in the protocol's response (computed in
+  // place: no copy), plus 16 (the longest float and a comma) in JSON or 4 in
+  // binary.
+  state->call.answer_bytes_per_value = WantsAllBinary(state->request) ? 4 : 16;
+  state->call.json_tensor_data = true;
+  handler_->ModelInfer(
+      state->request, &state->response, deadline,
+      [state, done = std::move(done)](absl::Status status) {
+        HttpResponse response;
+        if (status.ok()) {
+          RestBody body = InferResponseToHttp(state->response, state->request);
+          response = Json(200, std::move(body.body));
+          if (body.json_size.has_value()) {
+            response.content_type = "application/octet-stream";
+            response.headers.emplace_back(kInferenceHeaderContentLength,
+                                          std::to_string(*body.json_size));
+          }
+        }
+        // Given back once the answer is encoded (the HTTP server charges it
+        // from here until it is written).
+        state->call.answer_leases->Clear();
+        done(std::move(status), std::move(response));
+      },
+      cancel, state->call);
 }
 
 }  // namespace invariant::server

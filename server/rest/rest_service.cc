@@ -4,6 +4,7 @@
 #include "server/rest/rest_service.h"
 
 #include <algorithm>
+#include <chrono>
 #include <future>
 #include <string>
 #include <utility>
@@ -148,7 +149,7 @@ absl::Span<const Spec> RestInferenceService::RouteTable() {
       {"ModelReady", "GET", "/v2/models/{name}[/versions/{version}]/ready", K::kData,
        &R::AnswerModelReady},
       {"ModelInfer", "POST", "/v2/models/{name}[/versions/{version}]/infer", K::kData,
-       &R::AnswerModelInfer},
+       &R::ServeModelInfer},
       {"ModelStatistics", "GET", "/v2/models/stats", K::kData, &R::AnswerModelStatistics},
       {"ModelStatistics", "GET", "/v2/models/{name}[/versions/{version}]/stats", K::kData,
        &R::AnswerModelStatistics},
@@ -322,6 +323,11 @@ void RestInferenceService::OpenRecord(const HttpRequest& request, Route* route) 
   record->method = absl::StrCat(request.method, " ", request.path);
   record->peer = request.peer;
   record->bytes_in = static_cast<int64_t>(request.body.size());
+  if (request.arrival != std::chrono::steady_clock::time_point()) {
+    record->wait_ns = std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                               std::chrono::steady_clock::now() - request.arrival)
+                                               .count());
+  }
   route->record = std::move(record);
 }
 

@@ -194,7 +194,16 @@ class RestInferenceService {
   absl::Status AnswerModelMetadata(const Route&, HttpRequest&, HttpResponse*) const;
   absl::Status AnswerModelReady(const Route&, HttpRequest&, HttpResponse*) const;
   absl::Status AnswerModelStatistics(const Route&, HttpRequest&, HttpResponse*) const;
-  absl::Status AnswerModelInfer(const Route&, HttpRequest&, HttpResponse*) const;
+  // Inference: the request is read and checked on the handler thread, then
+  // answered through its deferred reply (HttpRequest::defer) when the call
+  // ends, so no handler thread waits while clips or images are decoded or a
+  // batch is computed; the answer is encoded on the thread that ends the
+  // call (a compute, decoder or clock thread).
+  HttpResponse ServeModelInfer(const Route& route, HttpRequest& request) const;
+  // ServeModelInfer's work: `done` gets the call's status and its answer
+  // (empty on an error), exactly once, possibly before this returns.
+  void StartModelInfer(const Route& route, HttpRequest& request,
+                       std::function<void(absl::Status, HttpResponse)> done) const;
   // The infer call's context: its answer's budget, leases and hint.
   CallContext InferCallContext() const;
   // The model pages (Serve answers 404 when none are served).

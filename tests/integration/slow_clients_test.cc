@@ -4,7 +4,8 @@
 // printed, not asserted), and a server with a data token refuses an
 // unauthenticated body without reading it; idle uploads declaring the
 // largest body do not keep an infer out, and health probes are answered with
-// the connection cap reached (issue 32). (HttpServer's own behaviour in
+// the connection cap reached (issue 32); an infer waiting for its batch holds
+// no handler thread (issue 50). (HttpServer's own behaviour in
 // process: tests/unit/server/http/http_server_test.cc.)
 #include <signal.h>
 #include <sys/socket.h>
@@ -179,6 +180,50 @@ std::string SmallInfer() {
       "]}]}");
   return absl::StrCat("POST /v2/models/rf/infer HTTP/1.1\r\nHost: h\r\nContent-Length: ",
                       body.size(), "\r\n\r\n", body);
+}
+
+// Issue 50 (2a): an infer call waiting for its batch (or its clips' decoding)
+// holds no HTTP handler thread. With one handler thread and the batcher
+// held, three infers are all taken and queued, and a route answered on a
+// handler thread (server metadata) is answered while they wait; before, the
+// first infer kept the thread until its batch ran.
+TEST_F(SlowClientsTest, InferCallsWaitingForTheirBatchHoldNoHandlerThread) {
+  WriteModel({});
+  StartServer({"--http_port=0", "--http_threads=1", "--testonly_start_paused",
+               "--http_timeout_seconds=600"});
+  const std::vector<std::string> infer = {"grpc_service=\"inference.REST\"",
+                                          "grpc_method=\"ModelInfer\""};
+  auto started = [&] {
+    absl::StatusOr<std::string> text = testing_server::HttpGet(server_->metrics_port(), "/metrics");
+    return text.ok() ? testing_server::MetricValue(*text, "grpc_server_started_total", infer) : -1;
+  };
+  std::vector<std::unique_ptr<RawHttpConnection>> calls;
+  for (int i = 0; i < 3; ++i) {
+    calls.push_back(std::make_unique<RawHttpConnection>());
+    ASSERT_TRUE(calls.back()->Connect(server_->http_port()).ok());
+    ASSERT_TRUE(calls.back()->Send(SmallInfer()).ok());
+  }
+  // Each call is counted when the handler thread takes it.
+  bool all_taken = false;
+  for (int i = 0; i < 600 && !all_taken; ++i) {
+    all_taken = started() == 3;
+    if (!all_taken) absl::SleepFor(absl::Milliseconds(50));
+  }
+  ASSERT_TRUE(all_taken) << "the one handler thread took " << started() << " of 3 held infers";
+  RawHttpConnection metadata;
+  ASSERT_TRUE(metadata.Connect(server_->http_port()).ok());
+  ASSERT_TRUE(metadata.Send("GET /v2 HTTP/1.1\r\nHost: h\r\n\r\n").ok());
+  absl::StatusOr<RawHttpResponse> answer = metadata.Read();
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_EQ(answer->status, 200);
+  for (const auto& call : calls) EXPECT_FALSE(call->Readable()) << "an infer was answered held";
+  server_->Signal(SIGUSR1);  // the batches run: every infer is answered
+  for (const auto& call : calls) {
+    absl::StatusOr<RawHttpResponse> inferred = call->Read();
+    ASSERT_TRUE(inferred.ok()) << inferred.status();
+    EXPECT_EQ(inferred->status, 200) << inferred->body;
+    EXPECT_THAT(inferred->body, HasSubstr("\"outputs\""));
+  }
 }
 
 // Issue 32 (3): 16 uploads declaring the largest body (16 MiB each, the

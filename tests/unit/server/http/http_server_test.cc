@@ -90,6 +90,14 @@ class HttpFrontEndTest : public ::testing::Test {
       later_ = std::move(reply);
       return HttpResponse::Text(500, "ignored: the reply answers");
     });
+    // Gives its deferred answer at once, then returns when the test says:
+    // the answer waits for the handler (which may still read its request).
+    server_->Route("/early", [this](const HttpRequest& r) {
+      r.defer()(HttpResponse::Text(200, "early"));
+      early_answered_.Notify();
+      early_release_.WaitForNotificationWithTimeout(absl::Seconds(60));
+      return HttpResponse::Text(500, "ignored: the reply answers");
+    });
     // Returns once the client goes away or release_ is notified.
     server_->Route("/wait", [this](const HttpRequest& r) {
       r.cancellation->OnCancel([this] {
@@ -139,6 +147,7 @@ class HttpFrontEndTest : public ::testing::Test {
 
   absl::Mutex later_mu_;
   server::HttpReply later_ ABSL_GUARDED_BY(later_mu_);
+  absl::Notification early_answered_, early_release_;
   absl::Notification handler_started_;
   absl::Mutex wake_mu_;
   bool woken_ ABSL_GUARDED_BY(wake_mu_) = false;
@@ -337,6 +346,30 @@ TEST_F(HttpFrontEndTest, ADeferredAnswerHoldsNoHandlerThread) {
   EXPECT_EQ(answer->body, "later");
   // The connection stays usable (keep-alive) after a deferred answer.
   EXPECT_EQ(Exchange(&waiting, "GET /echo HTTP/1.1\r\nHost: h\r\n\r\n").status, 200);
+}
+
+// Issue 50: an answer deferred and given before its handler returned (a
+// REST infer whose call ends on another thread at once) was written while the
+// handler still used the session's request; the calls after it hung. It is
+// written once the handler returns, and the connection goes on.
+TEST_F(HttpFrontEndTest, ADeferredAnswerGivenBeforeTheHandlerReturnsWaitsForIt) {
+  HttpServerOptions options;
+  options.threads = 1;
+  Start(options);
+  RawHttpConnection connection;
+  Connect(&connection);
+  ASSERT_TRUE(connection.Send("GET /early HTTP/1.1\r\nHost: h\r\n\r\n").ok());
+  ASSERT_TRUE(early_answered_.WaitForNotificationWithTimeout(absl::Seconds(60)));
+  EXPECT_FALSE(connection.Readable()) << "written while its handler ran";
+  early_release_.Notify();
+  absl::StatusOr<RawHttpResponse> answer = connection.Read();
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_EQ(answer->status, 200);
+  EXPECT_EQ(answer->body, "early");
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_EQ(Exchange(&connection, "GET /echo HTTP/1.1\r\nHost: h\r\n\r\n").status, 200);
+    EXPECT_EQ(OneShot("GET /echo HTTP/1.1\r\nHost: h\r\n\r\n").status, 200);
+  }
 }
 
 // Issue 50: during a burst of large REST bodies the network thread (which
