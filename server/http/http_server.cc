@@ -232,6 +232,7 @@ HttpServerStats HttpServerImpl::Stats() const {
   stats.reserved_connections = reserved.load();
   stats.body_bytes_held = inflight_body_bytes.load();
   stats.answer_bytes_held = answer_bytes.load();
+  stats.queued_requests = queued_jobs.load();
   stats.over_cap_answered = over_cap_answered.load();
   stats.over_cap_refused = over_cap_refused.load();
   stats.over_cap_dropped = over_cap_dropped.load();
@@ -253,6 +254,7 @@ bool HttpServerImpl::Post(std::function<void()> job, size_t body_bytes) {
     std::lock_guard<std::mutex> lock(jobs_mu);
     if (jobs_stopping) return false;
     (body_bytes <= kSmallBodyBytes ? small_jobs : jobs).push_back(std::move(job));
+    queued_jobs.fetch_add(1);
   }
   jobs_ready.notify_one();
   return true;
@@ -260,12 +262,15 @@ bool HttpServerImpl::Post(std::function<void()> job, size_t body_bytes) {
 
 std::function<void()> HttpServerImpl::NextJobLocked() {
   std::deque<std::function<void()>>* from = &small_jobs;
-  if (small_jobs.empty() || (!jobs.empty() && ++small_picks >= kSmallPicksPerLarge)) {
+  if (small_jobs.empty() || (!jobs.empty() && small_picks >= kSmallPicksPerLarge)) {
     from = &jobs;
     small_picks = 0;
+  } else if (!jobs.empty()) {
+    ++small_picks;
   }
   std::function<void()> job = std::move(from->front());
   from->pop_front();
+  queued_jobs.fetch_sub(1);
   return job;
 }
 

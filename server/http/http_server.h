@@ -237,6 +237,7 @@ struct HttpServerStats {
   int reserved_connections = 0;        // now, past the cap in probe slots
   int64_t body_bytes_held = 0;         // now, request bodies charged
   int64_t answer_bytes_held = 0;       // now, handler answers not written yet
+  int queued_requests = 0;             // now, read and waiting for a handler thread
   uint64_t over_cap_answered = 0;      // past the cap, answered by an admit hook (probes)
   uint64_t over_cap_refused = 0;       // past the cap, answered 503
   uint64_t over_cap_dropped = 0;       // past the cap, closed unanswered (slots full)

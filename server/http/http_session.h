@@ -123,8 +123,8 @@ class HttpServerImpl {
   // Queues a request's handler job; false once the handlers stop. Jobs of
   // bodies of at most kSmallBodyBytes are taken first (a burst of large
   // bodies, each costing its parse, cannot keep a small call waiting behind
-  // them), but when both wait one large job goes in every
-  // kSmallPicksPerLarge picks, so large ones are never starved.
+  // them), but after kSmallPicksPerLarge small ones in a row while large
+  // ones wait, a large one goes, so large ones are never starved.
   bool Post(std::function<void()> job, size_t body_bytes);
   std::function<void()> NextJobLocked();  // jobs_mu held; a job waits
   void HandlerLoop();
@@ -173,7 +173,8 @@ class HttpServerImpl {
   static constexpr int kSmallPicksPerLarge = 4;
   std::deque<std::function<void()>> small_jobs;  // bodies of at most kSmallBodyBytes
   std::deque<std::function<void()>> jobs;        // larger bodies
-  int small_picks = 0;  // small jobs taken since the last large one, while large ones waited
+  int small_picks = 0;              // small jobs taken in a row while large ones waited
+  std::atomic<int> queued_jobs{0};  // both queues (HttpServerStats::queued_requests)
   bool jobs_stopping = false;
   std::vector<std::thread> handler_threads;
 };

@@ -98,6 +98,12 @@ class HttpFrontEndTest : public ::testing::Test {
       early_release_.WaitForNotificationWithTimeout(absl::Seconds(60));
       return HttpResponse::Text(500, "ignored: the reply answers");
     });
+    // Notes the size of each body it is given, in the order given.
+    server_->Route("/order", [this](const HttpRequest& r) {
+      absl::MutexLock lock(&later_mu_);
+      order_.push_back(r.body.size());
+      return HttpResponse::Text(200, "noted");
+    });
     // Returns once the client goes away or release_ is notified.
     server_->Route("/wait", [this](const HttpRequest& r) {
       r.cancellation->OnCancel([this] {
@@ -148,6 +154,7 @@ class HttpFrontEndTest : public ::testing::Test {
   absl::Mutex later_mu_;
   server::HttpReply later_ ABSL_GUARDED_BY(later_mu_);
   absl::Notification early_answered_, early_release_;
+  std::vector<size_t> order_ ABSL_GUARDED_BY(later_mu_);
   absl::Notification handler_started_;
   absl::Mutex wake_mu_;
   bool woken_ ABSL_GUARDED_BY(wake_mu_) = false;
@@ -370,6 +377,53 @@ TEST_F(HttpFrontEndTest, ADeferredAnswerGivenBeforeTheHandlerReturnsWaitsForIt) 
     EXPECT_EQ(Exchange(&connection, "GET /echo HTTP/1.1\r\nHost: h\r\n\r\n").status, 200);
     EXPECT_EQ(OneShot("GET /echo HTTP/1.1\r\nHost: h\r\n\r\n").status, 200);
   }
+}
+
+// Issue 50 (2a): a burst of large bodies queued a small call behind their
+// parsing. Queued together, a small body is given to a handler thread before
+// a large one that came first; and large ones are not starved: one in every
+// five picks is large while both wait.
+TEST_F(HttpFrontEndTest, SmallBodiesAreHandledBeforeLargerOnesQueuedEarlier) {
+  HttpServerOptions options;
+  options.threads = 1;
+  Start(options);
+  RawHttpConnection busy;
+  Connect(&busy);
+  ASSERT_TRUE(busy.Send("GET /wait HTTP/1.1\r\nHost: h\r\n\r\n").ok());
+  ASSERT_TRUE(handler_started_.WaitForNotificationWithTimeout(absl::Seconds(60)));
+  auto post = [](size_t bytes) {
+    return absl::StrCat("POST /order HTTP/1.1\r\nHost: h\r\nContent-Length: ", bytes, "\r\n\r\n",
+                        std::string(bytes, 'x'));
+  };
+  // Six large bodies, then five small ones, all queued behind /wait.
+  std::vector<size_t> sent;
+  for (size_t i = 0; i < 6; ++i) sent.push_back((100 << 10) + i);
+  for (size_t i = 0; i < 5; ++i) sent.push_back(10 + i);
+  std::vector<std::unique_ptr<RawHttpConnection>> calls;
+  for (size_t i = 0; i < sent.size(); ++i) {
+    calls.push_back(std::make_unique<RawHttpConnection>());
+    Connect(calls.back().get());
+    ASSERT_TRUE(calls.back()->Send(post(sent[i])).ok());
+    // Queued in this order: each is read before the next is sent.
+    bool queued = false;
+    for (int k = 0; k < 60000 && !queued; ++k) {
+      queued = server_->stats().queued_requests == static_cast<int>(i + 1);
+      if (!queued) absl::SleepFor(absl::Milliseconds(1));
+    }
+    ASSERT_TRUE(queued) << "request " << i << " was not queued";
+  }
+  Wake();
+  for (const auto& call : calls) {
+    absl::StatusOr<RawHttpResponse> answer = call->Read();
+    ASSERT_TRUE(answer.ok()) << answer.status();
+    EXPECT_EQ(answer->status, 200);
+  }
+  absl::MutexLock lock(&later_mu_);
+  // Small, small, small, small, large (the fifth pick), small, then the rest
+  // of the large ones in their order.
+  const std::vector<size_t> expected = {sent[6], sent[7], sent[8], sent[9], sent[0], sent[10],
+                                        sent[1], sent[2], sent[3], sent[4], sent[5]};
+  EXPECT_EQ(order_, expected);
 }
 
 // Issue 50: during a burst of large REST bodies the network thread (which
