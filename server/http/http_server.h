@@ -57,7 +57,9 @@
 //     handler thread takes it; answers of `admit` hooks (health) and the
 //     server's own are not charged nor refused. A handler's answer is
 //     charged even past the budget, so the answers held are bounded by
-//     max_answer_bytes plus `threads` answers.
+//     max_answer_bytes plus `threads` answers plus the deferred answers
+//     given meanwhile (bounded by whoever makes them: a REST infer leases
+//     its answer from the server's memory budget until it is encoded).
 //   * After the headers, before a byte of the body is read, framing first
 //     (RFC 9112; each of these is 400 and closes, since the next request
 //     could not be found): conflicting Content-Length headers, Content-Length
