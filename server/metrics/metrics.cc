@@ -85,6 +85,8 @@ ServerMetrics::ServerMetrics(const std::string& build_version)
                              "Request body and answer bytes the REST front end holds now.")),
       http_connections_(GaugeFamily(*registry_, "invariant_http_connections",
                                     "Open REST connections: under the cap, and in probe slots.")),
+      http_queued_(GaugeFamily(*registry_, "invariant_http_queued_requests",
+                               "REST requests read and waiting for an HTTP handler thread.")),
       http_refused_(CounterFamily(*registry_, "invariant_http_refused_total",
                                   "REST requests refused by the HTTP server's own limits.")),
       http_cut_(CounterFamily(*registry_, "invariant_http_cut_total",
@@ -206,6 +208,7 @@ void ServerMetrics::HttpServed(const HttpServerStats& stats) {
   http_held_.Add({{"kind", "answer"}}).Set(static_cast<double>(stats.answer_bytes_held));
   http_connections_.Add({{"kind", "open"}}).Set(stats.open_connections);
   http_connections_.Add({{"kind", "probe_slot"}}).Set(stats.reserved_connections);
+  http_queued_.Add({}).Set(stats.queued_requests);
   const HttpServerStats& last = http_last_;
   auto grow = [](prometheus::Family<prometheus::Counter>& family, const char* reason, uint64_t now,
                  uint64_t before) {

@@ -33,6 +33,8 @@
 //   invariant_http_held_bytes{kind}           gauge: request "body" and "answer" bytes the REST
 //     front end holds now (http_server.h's budgets)
 //   invariant_http_connections{kind}          gauge: "open" (under the cap), "probe_slot" (past it)
+//   invariant_http_queued_requests            gauge: REST requests read and waiting for an HTTP
+//     handler thread (a rising value: the handler threads, not the batcher, are behind)
 //   invariant_http_refused_total{reason}      counter: "body_budget", "answer_budget" (503),
 //     "headers_too_large" (431), "over_cap" (503 past the connection cap), "over_cap_dropped"
 //   invariant_http_cut_total{reason}          counter: connections cut for "header_timeout",
@@ -176,6 +178,7 @@ class ServerMetrics {
   prometheus::Gauge* inflight_gauges_[std::size(kAdmissionBudgets)] = {};
   prometheus::Family<prometheus::Gauge>& http_held_;
   prometheus::Family<prometheus::Gauge>& http_connections_;
+  prometheus::Family<prometheus::Gauge>& http_queued_;
   prometheus::Family<prometheus::Counter>& http_refused_;
   prometheus::Family<prometheus::Counter>& http_cut_;
   prometheus::Family<prometheus::Counter>& http_probes_;

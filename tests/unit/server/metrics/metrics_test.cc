@@ -25,6 +25,23 @@ TEST(MetricsTest, RecordsRpcAndBatchMetricsWithLabels) {
   EXPECT_THAT(text, HasSubstr("invariant_queue_rows{model=\"m\"} 3"));
 }
 
+TEST(MetricsTest, TheRestFrontEndsHeldBytesConnectionsAndQueueAreGauges) {
+  ServerMetrics metrics("dev");
+  EXPECT_THAT(metrics.Serialize(), HasSubstr("invariant_http_queued_requests 0"));
+  HttpServerStats stats;
+  stats.queued_requests = 3;
+  stats.open_connections = 5;
+  stats.body_bytes_held = 1024;
+  metrics.HttpServed(stats);
+  const std::string text = metrics.Serialize();
+  EXPECT_THAT(text, HasSubstr("invariant_http_queued_requests 3"));
+  EXPECT_THAT(text, HasSubstr("invariant_http_connections{kind=\"open\"} 5"));
+  EXPECT_THAT(text, HasSubstr("invariant_http_held_bytes{kind=\"body\"} 1024"));
+  stats.queued_requests = 0;
+  metrics.HttpServed(stats);
+  EXPECT_THAT(metrics.Serialize(), HasSubstr("invariant_http_queued_requests 0"));
+}
+
 TEST(MetricsTest, ModelInfoFollowsLoadAndUnload) {
   ServerMetrics metrics("dev");
   metrics.ModelReady("m", 2, "random_fourier", 4096);
