@@ -393,46 +393,46 @@ void HttpSession::Dispatch() {
   server_->pending_answers.fetch_add(1);
   ClearDeadline();
   WatchDisconnect();
-  const size_t body_bytes = request_.body.size();
-  const bool queued = server_->Post(
-      [self = shared_from_this()] {
-        HttpResponse response;
-        const HttpServerOptions& options = self->server_->options;
-        // Checked again when a handler thread takes the request: the answers of
-        // the requests admitted while the budget was free may have spent it since.
-        if (options.max_answer_bytes > 0 &&
-            self->server_->answer_bytes.load() >= options.max_answer_bytes) {
-          self->server_->answer_budget_refused.fetch_add(1);
-          response = self->server_->Busy(
-              absl::StrCat("server: ", options.max_answer_bytes,
-                           " bytes of answers or more wait to be written; try again later"));
-        } else {
-          HttpReply reply;  // set when the handler defers its answer
-          // A deferred answer given while the handler still runs waits here:
-          // the session's request is the handler's until it returns.
-          auto handover = std::make_shared<DeferredHandover>();
-          self->request_.defer = [&self, &reply, &handover]() {
-            if (!reply) reply = self->DeferredReply(handover);
-            return reply;
-          };
-          try {
-            response = self->route_->handler(self->request_);
-          } catch (const std::exception& e) {
-            response = self->server_->Error(500, "internal: the handler failed");
-            if (reply) reply(std::move(response));  // the first answer wins
-          }
-          self->request_.defer = nullptr;
-          if (reply) return handover->HandlerReturned();  // the reply posts the answer
-        }
-        boost::asio::post(*self->server_->ioc, [self, response = std::move(response)]() mutable {
-          self->Respond(std::move(response));
-        });
-      },
-      body_bytes);
+  const bool queued =
+      server_->Post([self = shared_from_this()] { self->RunHandler(); }, request_.body.size());
   if (!queued) {  // the handlers stopped between the check above and now
     keep_alive_ = false;
     Respond(server_->Error(503, "server: shutting down"));
   }
+}
+
+void HttpSession::RunHandler() {
+  HttpResponse response;
+  const HttpServerOptions& options = server_->options;
+  // Checked again when a handler thread takes the request: the answers of
+  // the requests admitted while the budget was free may have spent it since.
+  if (options.max_answer_bytes > 0 && server_->answer_bytes.load() >= options.max_answer_bytes) {
+    server_->answer_budget_refused.fetch_add(1);
+    response = server_->Busy(absl::StrCat("server: ", options.max_answer_bytes,
+                                          " bytes of answers or more wait to be written; try "
+                                          "again later"));
+  } else {
+    HttpReply reply;  // set when the handler defers its answer
+    // A deferred answer given while the handler still runs waits here: the
+    // session's request is the handler's until it returns.
+    auto handover = std::make_shared<DeferredHandover>();
+    request_.defer = [this, &reply, &handover]() {
+      if (!reply) reply = DeferredReply(handover);
+      return reply;
+    };
+    try {
+      response = route_->handler(request_);
+    } catch (const std::exception& e) {
+      response = server_->Error(500, "internal: the handler failed");
+      if (reply) reply(std::move(response));  // the first answer wins
+    }
+    request_.defer = nullptr;
+    if (reply) return handover->HandlerReturned();  // the reply posts the answer
+  }
+  boost::asio::post(*server_->ioc,
+                    [self = shared_from_this(), response = std::move(response)]() mutable {
+                      self->Respond(std::move(response));
+                    });
 }
 
 void HttpSession::DeferredHandover::Give(std::function<void()> post) {

@@ -209,6 +209,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   // The checks after the headers; an answer refuses the request.
   std::optional<HttpResponse> Admit();
   void Dispatch();
+  // On a handler thread: the route's handler, then its answer posted to the
+  // network thread (or, deferred, once both the reply and the return came).
+  void RunHandler();
   // A deferred answer and its handler's return, whichever comes last,
   // posts the answer: an answer given before the handler returned (from
   // another thread, or from the handler itself) waits for it, since until
