@@ -33,7 +33,17 @@ using testing_server::RawHttpConnection;
 using testing_server::RawHttpResponse;
 
 // The real server, 3,000 hostile connections open at once.
-class SlowClientsTest : public testing_server::ServerTestBase {};
+class SlowClientsTest : public testing_server::ServerTestBase {
+ protected:
+  // The REST ModelInfer calls' series of `name` (-1 when /metrics fails).
+  double InferMetric(const std::string& name, std::vector<std::string> extra = {}) {
+    std::vector<std::string> labels = {"grpc_service=\"inference.REST\"",
+                                       "grpc_method=\"ModelInfer\""};
+    labels.insert(labels.end(), extra.begin(), extra.end());
+    absl::StatusOr<std::string> text = testing_server::HttpGet(server_->metrics_port(), "/metrics");
+    return text.ok() ? testing_server::MetricValue(*text, name, labels) : -1;
+  }
+};
 
 TEST_F(SlowClientsTest, SlowAndIdleConnectionsDoNotStallTheServer) {
   testing_server::RaiseOpenFileLimit();
@@ -129,12 +139,6 @@ TEST_F(SlowClientsTest, AnInferWhoseClientLeavesIsCancelledInTheBatcher) {
   // The batcher holds every batch, and the call's deadline is far away: the
   // call can only end by the client's leaving.
   StartServer({"--http_port=0", "--testonly_start_paused", "--http_timeout_seconds=600"});
-  const std::vector<std::string> infer = {"grpc_service=\"inference.REST\"",
-                                          "grpc_method=\"ModelInfer\""};
-  auto metric = [&](const std::string& name, std::vector<std::string> labels) {
-    absl::StatusOr<std::string> text = testing_server::HttpGet(server_->metrics_port(), "/metrics");
-    return text.ok() ? testing_server::MetricValue(*text, name, labels) : -1;
-  };
   {
     RawHttpConnection connection;
     ASSERT_TRUE(connection.Connect(server_->http_port()).ok());
@@ -149,16 +153,14 @@ TEST_F(SlowClientsTest, AnInferWhoseClientLeavesIsCancelledInTheBatcher) {
     // The call has started (it is counted before it is parsed and queued).
     bool started = false;
     for (int i = 0; i < 600 && !started; ++i) {
-      started = metric("grpc_server_started_total", infer) == 1;
+      started = InferMetric("grpc_server_started_total") == 1;
       if (!started) absl::SleepFor(absl::Milliseconds(50));
     }
     ASSERT_TRUE(started);
   }  // the client leaves
-  std::vector<std::string> cancelled = infer;
-  cancelled.push_back("grpc_code=\"CANCELLED\"");
   bool counted = false;
   for (int i = 0; i < 600 && !counted; ++i) {
-    counted = metric("grpc_server_handled_total", cancelled) == 1;
+    counted = InferMetric("grpc_server_handled_total", {"grpc_code=\"CANCELLED\""}) == 1;
     if (!counted) absl::SleepFor(absl::Milliseconds(50));
   }
   EXPECT_TRUE(counted) << "the call was not cancelled when its client left";
@@ -191,12 +193,7 @@ TEST_F(SlowClientsTest, InferCallsWaitingForTheirBatchHoldNoHandlerThread) {
   WriteModel({});
   StartServer({"--http_port=0", "--http_threads=1", "--testonly_start_paused",
                "--http_timeout_seconds=600"});
-  const std::vector<std::string> infer = {"grpc_service=\"inference.REST\"",
-                                          "grpc_method=\"ModelInfer\""};
-  auto started = [&] {
-    absl::StatusOr<std::string> text = testing_server::HttpGet(server_->metrics_port(), "/metrics");
-    return text.ok() ? testing_server::MetricValue(*text, "grpc_server_started_total", infer) : -1;
-  };
+  auto started = [&] { return InferMetric("grpc_server_started_total"); };
   std::vector<std::unique_ptr<RawHttpConnection>> calls;
   for (int i = 0; i < 3; ++i) {
     calls.push_back(std::make_unique<RawHttpConnection>());
