@@ -45,6 +45,9 @@ inline constexpr size_t kMaxHeaderBytes = 16 * 1024;
 // The largest body read (HttpServerOptions::body_read_bytes is capped here).
 inline constexpr size_t kMaxBodyRead = 64 * 1024;
 
+// Connections accepted in one turn of the network thread.
+inline constexpr int kAcceptsPerTurn = 256;
+
 using SteadyClock = std::chrono::steady_clock;
 
 // What a parse error means for the client, as status and message.
@@ -118,9 +121,8 @@ class HttpServerImpl {
   HttpResponse Error(int status, const std::string& message) const;
   // Error() with "Retry-After: 1".
   HttpResponse Busy(const std::string& message) const;
-  // Queues `job` for a handler thread; false (and nothing queued) once
-  // stopping. Queued jobs still run before the handler threads end.
-  // Queues a request's handler job; false once the handlers stop. Jobs of
+  // Queues a request's handler job; false (and nothing queued) once the
+  // handlers stop; queued jobs still run before they end. Jobs of
   // bodies of at most kSmallBodyBytes are taken first (a burst of large
   // bodies, each costing its parse, cannot keep a small call waiting behind
   // them), but after kSmallPicksPerLarge small ones in a row while large
@@ -128,7 +130,12 @@ class HttpServerImpl {
   bool Post(std::function<void()> job, size_t body_bytes);
   std::function<void()> NextJobLocked();  // jobs_mu held; a job waits
   void HandlerLoop();
+  // Network thread: accepts what the listen queue holds (at most
+  // kAcceptsPerTurn a turn) and re-arms.
   void Accept();
+  // Network thread: a session for `socket`, under the cap (closing the
+  // longest-idle keep-alive connection to make room) or in a probe slot.
+  void Admit(boost::asio::ip::tcp::socket socket);
   // Network thread: gives `session` (past the cap) a probe slot, closing the
   // oldest reserved session when every slot is taken.
   void Reserve(const std::shared_ptr<HttpSession>& session);

@@ -98,6 +98,14 @@ class HttpFrontEndTest : public ::testing::Test {
       early_release_.WaitForNotificationWithTimeout(absl::Seconds(60));
       return HttpResponse::Text(500, "ignored: the reply answers");
     });
+    // Its admit hook holds the network thread until the test releases it.
+    server_->Route(
+        "/hold", [](const HttpRequest&) { return HttpResponse::Text(500, "not here"); },
+        [this](const HttpRequest&) -> std::optional<HttpResponse> {
+          network_held_.Notify();
+          network_release_.WaitForNotificationWithTimeout(absl::Seconds(60));
+          return HttpResponse::Text(200, "released");
+        });
     // Notes the size of each body it is given, in the order given.
     server_->Route("/order", [this](const HttpRequest& r) {
       absl::MutexLock lock(&later_mu_);
@@ -154,6 +162,7 @@ class HttpFrontEndTest : public ::testing::Test {
   absl::Mutex later_mu_;
   server::HttpReply later_ ABSL_GUARDED_BY(later_mu_);
   absl::Notification early_answered_, early_release_;
+  absl::Notification network_held_, network_release_;
   std::vector<size_t> order_ ABSL_GUARDED_BY(later_mu_);
   absl::Notification handler_started_;
   absl::Mutex wake_mu_;
@@ -424,6 +433,48 @@ TEST_F(HttpFrontEndTest, SmallBodiesAreHandledBeforeLargerOnesQueuedEarlier) {
   const std::vector<size_t> expected = {sent[6], sent[7], sent[8], sent[9], sent[0], sent[10],
                                         sent[1], sent[2], sent[3], sent[4], sent[5]};
   EXPECT_EQ(order_, expected);
+}
+
+// Issue 50, attack 2a: 200 connections opened at once, each sending a large
+// body. Taken one a turn, the last waited for a turn of every session before
+// it, per connection queued before it (110-220 ms before its first byte was
+// read). Connections queued while the network thread is held are taken in one
+// turn: the small request queued last is read whole, and handled, while the
+// large bodies queued before it still need a dozen reads each.
+TEST_F(HttpFrontEndTest, ConnectionsQueuedTogetherAreAcceptedTogether) {
+  HttpServerOptions options;
+  options.body_read_bytes = 1024;
+  Start(options);
+  RawHttpConnection holder;
+  Connect(&holder);
+  ASSERT_TRUE(holder.Send("GET /hold HTTP/1.1\r\nHost: h\r\n\r\n").ok());
+  ASSERT_TRUE(network_held_.WaitForNotificationWithTimeout(absl::Seconds(60)));
+  auto post = [](size_t bytes) {
+    return absl::StrCat("POST /order HTTP/1.1\r\nHost: h\r\nContent-Length: ", bytes, "\r\n\r\n",
+                        std::string(bytes, 'x'));
+  };
+  constexpr int kLarge = 20;
+  constexpr size_t kLargeBytes = 16 << 10;
+  std::vector<std::unique_ptr<RawHttpConnection>> calls;
+  for (int i = 0; i <= kLarge; ++i) {  // in the listen queue once connected
+    calls.push_back(std::make_unique<RawHttpConnection>());
+    Connect(calls.back().get());
+    ASSERT_TRUE(calls.back()->Send(post(i < kLarge ? kLargeBytes : 1)).ok());
+  }
+  network_release_.Notify();
+  absl::StatusOr<RawHttpResponse> held = holder.Read();
+  ASSERT_TRUE(held.ok()) << held.status();
+  EXPECT_EQ(held->status, 200);
+  for (const auto& call : calls) {
+    absl::StatusOr<RawHttpResponse> answer = call->Read();
+    ASSERT_TRUE(answer.ok()) << answer.status();
+    EXPECT_EQ(answer->status, 200);
+  }
+  absl::MutexLock lock(&later_mu_);
+  ASSERT_EQ(order_.size(), kLarge + 1u);
+  EXPECT_EQ(order_.front(), 1u) << "the small request was handled after "
+                                << std::find(order_.begin(), order_.end(), 1u) - order_.begin()
+                                << " large ones";
 }
 
 // Issue 50: during a burst of large REST bodies the network thread (which
