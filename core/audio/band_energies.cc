@@ -9,36 +9,66 @@
 namespace invariant::audio {
 namespace {
 
-// Filters a group runs side by side, with coefficients and state in local
-// arrays the compiler keeps in vector registers (SSE2 pairs on the portable
-// path, AVX2 quads on the AVX2 path); unused lanes have zero coefficients.
+using Energies = std::vector<std::vector<double>>;
+
+// One pass: filters a group runs side by side, with coefficients and state in
+// local arrays the compiler keeps in vector registers (two SSE2 registers on
+// the portable path, one AVX2 register on the AVX2 path); unused lanes have
+// zero coefficients.
 constexpr int kLanes = 8;
+// Runs of blocks side by side (band_energies.h).
+constexpr int kRuns = 8;
+// Runs side by side: the runs are the lanes, a pass carries up to kMaxGroup
+// filters (more spill the state out of the 16 vector registers).
+constexpr int kMaxGroup = 4;
+// A run's warm-up ends when the slowest pole has decayed to this (a float's
+// rounding is 6·10^−8).
+constexpr double kForgotten = 1e-9;
+
+// A filter's output history.
+struct FilterState {
+  float y1 = 0, y2 = 0;
+};
+
+// The filter's coefficients as the recurrence uses them.
+struct Coefficients {
+  float b0, b1, b2, a1, a2;
+};
+Coefficients Rounded(const Biquad& f) {
+  return {static_cast<float>(f.b0), static_cast<float>(f.b1), static_cast<float>(f.b2),
+          static_cast<float>(f.a1), static_cast<float>(f.a2)};
+}
 
 // The recurrence of band_energies.h for filters[first, first + kLanes) over
-// all of x, into energies. Inlined into each path, so each is compiled for its
-// own instruction set from this one text.
+// blocks [begin_block, ⌈|x| / hop⌉) of x, from `state` (indexed like filters,
+// updated) and the samples before the first block. Inlined into each path, so
+// each is compiled for its own instruction set from this one text.
 __attribute__((always_inline)) inline void RunGroup(absl::Span<const float> x, int64_t hop,
                                                     const std::vector<Biquad>& filters,
-                                                    size_t first,
-                                                    std::vector<std::vector<double>>* energies) {
+                                                    size_t first, int64_t begin_block,
+                                                    std::vector<FilterState>* state,
+                                                    Energies* energies) {
   const size_t used = std::min<size_t>(kLanes, filters.size() - first);
-  double b0[kLanes] = {}, b1[kLanes] = {}, b2[kLanes] = {}, a1[kLanes] = {}, a2[kLanes] = {};
+  float b0[kLanes] = {}, b1[kLanes] = {}, b2[kLanes] = {}, a1[kLanes] = {}, a2[kLanes] = {};
+  float y1[kLanes] = {}, y2[kLanes] = {};
   for (size_t k = 0; k < used; ++k) {
-    const Biquad& f = filters[first + k];
+    const Coefficients f = Rounded(filters[first + k]);
     b0[k] = f.b0, b1[k] = f.b1, b2[k] = f.b2, a1[k] = f.a1, a2[k] = f.a2;
+    y1[k] = (*state)[first + k].y1, y2[k] = (*state)[first + k].y2;
   }
-  double y1[kLanes] = {}, y2[kLanes] = {};
-  double x1 = 0, x2 = 0;  // the input's history, the same for every lane
   const float* samples = x.data();
   const int64_t n = static_cast<int64_t>(x.size());
+  const int64_t begin = begin_block * hop;
+  float x1 = begin >= 1 ? samples[begin - 1] : 0.0f;  // the input's history, every lane's
+  float x2 = begin >= 2 ? samples[begin - 2] : 0.0f;
   const int64_t blocks = (n + hop - 1) / hop;
-  for (int64_t b = 0; b < blocks; ++b) {
-    double sum[kLanes] = {};
+  for (int64_t b = begin_block; b < blocks; ++b) {
+    float sum[kLanes] = {};
     const int64_t end = std::min(n, (b + 1) * hop);
     for (int64_t i = b * hop; i < end; ++i) {
-      const double xi = samples[i];
+      const float xi = samples[i];
       for (int k = 0; k < kLanes; ++k) {
-        const double y = b0[k] * xi + b1[k] * x1 + b2[k] * x2 - a1[k] * y1[k] - a2[k] * y2[k];
+        const float y = b0[k] * xi + b1[k] * x1 + b2[k] * x2 - a1[k] * y1[k] - a2[k] * y2[k];
         y2[k] = y1[k];
         y1[k] = y;
         sum[k] += y * y;
@@ -48,20 +78,142 @@ __attribute__((always_inline)) inline void RunGroup(absl::Span<const float> x, i
     }
     for (size_t k = 0; k < used; ++k) (*energies)[first + k][static_cast<size_t>(b)] = sum[k];
   }
+  for (size_t k = 0; k < used; ++k) (*state)[first + k] = {y1[k], y2[k]};
+}
+
+// Runs side by side (band_energies.h): step i of run c is sample
+// c·blocks·hop − warm + i, 0 before x; the first `warm` steps are not summed.
+struct Runs {
+  std::vector<float> steps;  // (warm + blocks·hop) × kRuns, step-major
+  int64_t warm = 0, blocks = 0, hop = 1;
+};
+
+// The runs' lanes: one sample (or state) of each run. GCC's vector extension:
+// element-wise IEEE arithmetic, one AVX2 register on the AVX2 path, two SSE2
+// (or NEON) registers on the portable one; the same bits on both.
+typedef float RunLanes __attribute__((vector_size(kRuns * sizeof(float))));
+
+// filters[first, first + G) over the runs from zero state (the lanes are runs):
+// block j of run c into energies[·][c·blocks + j]; the last run's final state
+// into state[first + ·].
+template <int G>
+__attribute__((always_inline)) inline void RunPass(const Runs& runs,
+                                                   const std::vector<Biquad>& filters, size_t first,
+                                                   std::vector<FilterState>* state,
+                                                   Energies* energies) {
+  RunLanes b0[G], b1[G], b2[G], a1[G], a2[G], y1[G], y2[G], sum[G];
+  for (int g = 0; g < G; ++g) {  // each coefficient in every lane (c − 0 is c, −0 too)
+    const Coefficients f = Rounded(filters[first + g]);
+    b0[g] = f.b0 - RunLanes{}, b1[g] = f.b1 - RunLanes{}, b2[g] = f.b2 - RunLanes{};
+    a1[g] = f.a1 - RunLanes{}, a2[g] = f.a2 - RunLanes{};
+    y1[g] = RunLanes{}, y2[g] = RunLanes{}, sum[g] = RunLanes{};
+  }
+  RunLanes x1{}, x2{};
+  const float* step = runs.steps.data();
+  const int64_t steps = runs.warm + runs.blocks * runs.hop;
+  bool warming = runs.warm > 0;  // the warm-up is not summed
+  int64_t left = warming ? runs.warm : runs.hop, block = 0;
+  for (int64_t i = 0; i < steps; ++i, step += kRuns) {
+    RunLanes xi;
+    __builtin_memcpy(&xi, step, sizeof xi);
+    for (int g = 0; g < G; ++g) {
+      const RunLanes y = b0[g] * xi + b1[g] * x1 + b2[g] * x2 - a1[g] * y1[g] - a2[g] * y2[g];
+      y2[g] = y1[g];
+      y1[g] = y;
+      sum[g] += y * y;
+    }
+    x2 = x1;
+    x1 = xi;
+    if (--left > 0) continue;
+    for (int g = 0; g < G; ++g) {
+      for (int c = 0; !warming && c < kRuns; ++c) {
+        (*energies)[first + g][static_cast<size_t>(c * runs.blocks + block)] = sum[g][c];
+      }
+      sum[g] = RunLanes{};
+    }
+    block += warming ? 0 : 1;
+    warming = false;
+    left = runs.hop;
+  }
+  for (int g = 0; g < G; ++g) (*state)[first + g] = {y1[g][kRuns - 1], y2[g][kRuns - 1]};
+}
+
+// Every pass of the runs, groups of at most kMaxGroup filters.
+__attribute__((always_inline)) inline void RunAllPasses(const Runs& runs,
+                                                        const std::vector<Biquad>& filters,
+                                                        std::vector<FilterState>* state,
+                                                        Energies* energies) {
+  const size_t passes = (filters.size() + kMaxGroup - 1) / kMaxGroup;
+  for (size_t p = 0, first = 0; p < passes; ++p) {
+    const size_t group = (filters.size() - first) / (passes - p);  // near-equal groups
+    switch (group) {
+      case 1:
+        RunPass<1>(runs, filters, first, state, energies);
+        break;
+      case 2:
+        RunPass<2>(runs, filters, first, state, energies);
+        break;
+      case 3:
+        RunPass<3>(runs, filters, first, state, energies);
+        break;
+      default:
+        RunPass<4>(runs, filters, first, state, energies);
+        break;
+    }
+    first += group;
+  }
 }
 
 void RunGroupPortable(absl::Span<const float> x, int64_t hop, const std::vector<Biquad>& filters,
-                      size_t first, std::vector<std::vector<double>>* energies) {
-  RunGroup(x, hop, filters, first, energies);
+                      size_t first, int64_t begin_block, std::vector<FilterState>* state,
+                      Energies* energies) {
+  RunGroup(x, hop, filters, first, begin_block, state, energies);
+}
+
+void RunAllPassesPortable(const Runs& runs, const std::vector<Biquad>& filters,
+                          std::vector<FilterState>* state, Energies* energies) {
+  RunAllPasses(runs, filters, state, energies);
 }
 
 #if INVARIANT_X86_SIMD
 __attribute__((target("avx2"))) void RunGroupAvx2(absl::Span<const float> x, int64_t hop,
                                                   const std::vector<Biquad>& filters, size_t first,
-                                                  std::vector<std::vector<double>>* energies) {
-  RunGroup(x, hop, filters, first, energies);
+                                                  int64_t begin_block,
+                                                  std::vector<FilterState>* state,
+                                                  Energies* energies) {
+  RunGroup(x, hop, filters, first, begin_block, state, energies);
+}
+
+__attribute__((target("avx2"))) void RunAllPassesAvx2(const Runs& runs,
+                                                      const std::vector<Biquad>& filters,
+                                                      std::vector<FilterState>* state,
+                                                      Energies* energies) {
+  RunAllPasses(runs, filters, state, energies);
 }
 #endif
+
+bool UseVectorPath() {
+#if INVARIANT_X86_SIMD
+  return ActiveKernelPath() != KernelPath::kScalar;
+#else
+  return false;
+#endif
+}
+
+// The runs' samples (see Runs).
+Runs MakeRuns(absl::Span<const float> x, int64_t hop, int64_t warm, int64_t blocks_per_run) {
+  Runs runs{{}, warm, blocks_per_run, hop};
+  const int64_t steps = warm + blocks_per_run * hop;
+  runs.steps.resize(static_cast<size_t>(steps * kRuns));
+  for (int c = 0; c < kRuns; ++c) {
+    const int64_t origin = c * blocks_per_run * hop - warm;
+    for (int64_t i = 0; i < steps; ++i) {
+      const int64_t s = origin + i;
+      runs.steps[static_cast<size_t>(i * kRuns + c)] = s >= 0 ? x[static_cast<size_t>(s)] : 0.0f;
+    }
+  }
+  return runs;
+}
 
 }  // namespace
 
@@ -83,22 +235,52 @@ std::vector<Biquad> DetectorFilters(double high_pass_hz, int rate) {
   return filters;
 }
 
-std::vector<std::vector<double>> BlockEnergies(absl::Span<const float> x,
-                                               const std::vector<Biquad>& filters, int64_t hop) {
-  const int64_t blocks = (static_cast<int64_t>(x.size()) + hop - 1) / hop;
-  std::vector<std::vector<double>> energies(filters.size(),
-                                            std::vector<double>(static_cast<size_t>(blocks)));
+int64_t WarmUpSamples(const std::vector<Biquad>& filters) {
+  double slowest = 0;  // the largest pole magnitude: roots of z² + a1·z + a2
+  for (const Biquad& f : filters) {
+    const double disc = f.a1 * f.a1 - 4 * f.a2;
+    const double r = disc < 0 ? std::sqrt(f.a2)
+                              : (std::abs(f.a1) + std::sqrt(disc)) / 2;  // the larger real root
+    slowest = std::max(slowest, r);
+  }
+  if (!(slowest < 1)) return -1;
+  if (slowest == 0) return 2;
+  return static_cast<int64_t>(std::ceil(std::log(kForgotten) / std::log(slowest))) + 2;
+}
+
+int64_t BlocksPerRun(const std::vector<Biquad>& filters, int64_t samples, int64_t hop) {
+  const int64_t warm = WarmUpSamples(filters);
+  const int64_t per_run = samples / hop / kRuns;  // whole blocks
+  if (warm < 0 || per_run == 0 || warm > per_run * hop) return 0;
+  return per_run;
+}
+
+Energies BlockEnergies(absl::Span<const float> x, const std::vector<Biquad>& filters, int64_t hop) {
+  const int64_t n = static_cast<int64_t>(x.size());
+  const int64_t blocks = (n + hop - 1) / hop;
+  Energies energies(filters.size(), std::vector<double>(static_cast<size_t>(blocks)));
+  std::vector<FilterState> state(filters.size());
+  const bool vector_path = UseVectorPath();
+  const int64_t per_run = BlocksPerRun(filters, n, hop);
+  if (per_run > 0) {
+    const Runs runs = MakeRuns(x, hop, WarmUpSamples(filters), per_run);
+    if (vector_path) {
 #if INVARIANT_X86_SIMD
-  const bool avx2 = ActiveKernelPath() != KernelPath::kScalar;
+      RunAllPassesAvx2(runs, filters, &state, &energies);
 #endif
-  for (size_t first = 0; first < filters.size(); first += kLanes) {
-#if INVARIANT_X86_SIMD
-    if (avx2) {
-      RunGroupAvx2(x, hop, filters, first, &energies);
-      continue;
+    } else {
+      RunAllPassesPortable(runs, filters, &state, &energies);
     }
+  }
+  // The blocks after the runs (all of them when there are none), serially.
+  for (size_t first = 0; first < filters.size(); first += kLanes) {
+    if (vector_path) {
+#if INVARIANT_X86_SIMD
+      RunGroupAvx2(x, hop, filters, first, kRuns * per_run, &state, &energies);
 #endif
-    RunGroupPortable(x, hop, filters, first, &energies);
+    } else {
+      RunGroupPortable(x, hop, filters, first, kRuns * per_run, &state, &energies);
+    }
   }
   return energies;
 }

@@ -29,9 +29,9 @@
 // the onset: no speech. What it does not handle (non-stationary noise as
 // loud as the speech: babble, music, a second talker) is in docs/math.md.
 //
-// Determinism: the span depends only on the samples, R and p (double
-// arithmetic in a fixed order, the same bits on every kernel path), so
-// trainer and server agree.
+// Determinism: the span depends only on the samples, R and p (the filter bank
+// in float, the rest in double, each in a fixed order: the same bits on every
+// kernel path), so trainer and server agree.
 //
 // Errors: CompleteVoiceActivity refuses a parameter outside its range with
 // INVALID_ARGUMENT naming the field ("audio.voice_activity.onset_db: ...").
