@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "core/base/kernel_path.h"  // INVARIANT_X86_SIMD, ActiveKernelPath
 #include "core/base/math_constants.h"
@@ -84,7 +85,7 @@ __attribute__((always_inline)) inline void RunGroup(absl::Span<const float> x, i
 // Runs side by side (band_energies.h): step i of run c is sample
 // c·blocks·hop − warm + i, 0 before x; the first `warm` steps are not summed.
 struct Runs {
-  std::vector<float> steps;  // (warm + blocks·hop) × kRuns, step-major
+  std::unique_ptr<float[]> steps;  // (warm + blocks·hop) × kRuns, step-major
   int64_t warm = 0, blocks = 0, hop = 1;
 };
 
@@ -109,7 +110,7 @@ __attribute__((always_inline)) inline void RunPass(const Runs& runs,
     y1[g] = RunLanes{}, y2[g] = RunLanes{}, sum[g] = RunLanes{};
   }
   RunLanes x1{}, x2{};
-  const float* step = runs.steps.data();
+  const float* step = runs.steps.get();
   const int64_t steps = runs.warm + runs.blocks * runs.hop;
   bool warming = runs.warm > 0;  // the warm-up is not summed
   int64_t left = warming ? runs.warm : runs.hop, block = 0;
@@ -138,31 +139,18 @@ __attribute__((always_inline)) inline void RunPass(const Runs& runs,
   for (int g = 0; g < G; ++g) (*state)[first + g] = {y1[g][kRuns - 1], y2[g][kRuns - 1]};
 }
 
-// Every pass of the runs, groups of at most kMaxGroup filters.
-__attribute__((always_inline)) inline void RunAllPasses(const Runs& runs,
-                                                        const std::vector<Biquad>& filters,
-                                                        std::vector<FilterState>* state,
-                                                        Energies* energies) {
-  const size_t passes = (filters.size() + kMaxGroup - 1) / kMaxGroup;
-  for (size_t p = 0, first = 0; p < passes; ++p) {
-    const size_t group = (filters.size() - first) / (passes - p);  // near-equal groups
-    switch (group) {
-      case 1:
-        RunPass<1>(runs, filters, first, state, energies);
-        break;
-      case 2:
-        RunPass<2>(runs, filters, first, state, energies);
-        break;
-      case 3:
-        RunPass<3>(runs, filters, first, state, energies);
-        break;
-      default:
-        RunPass<4>(runs, filters, first, state, energies);
-        break;
-    }
-    first += group;
-  }
+// One pass of G filters, compiled for each path on its own (inlined into one
+// function, the passes' register allocation interfered: 1.5× slower).
+using PassFn = void (*)(const Runs&, const std::vector<Biquad>&, size_t, std::vector<FilterState>*,
+                        Energies*);
+
+template <int G>
+void PassPortable(const Runs& runs, const std::vector<Biquad>& filters, size_t first,
+                  std::vector<FilterState>* state, Energies* energies) {
+  RunPass<G>(runs, filters, first, state, energies);
 }
+constexpr PassFn kPortablePasses[kMaxGroup + 1] = {nullptr, PassPortable<1>, PassPortable<2>,
+                                                   PassPortable<3>, PassPortable<4>};
 
 void RunGroupPortable(absl::Span<const float> x, int64_t hop, const std::vector<Biquad>& filters,
                       size_t first, int64_t begin_block, std::vector<FilterState>* state,
@@ -170,12 +158,16 @@ void RunGroupPortable(absl::Span<const float> x, int64_t hop, const std::vector<
   RunGroup(x, hop, filters, first, begin_block, state, energies);
 }
 
-void RunAllPassesPortable(const Runs& runs, const std::vector<Biquad>& filters,
-                          std::vector<FilterState>* state, Energies* energies) {
-  RunAllPasses(runs, filters, state, energies);
-}
-
 #if INVARIANT_X86_SIMD
+template <int G>
+__attribute__((target("avx2"))) void PassAvx2(const Runs& runs, const std::vector<Biquad>& filters,
+                                              size_t first, std::vector<FilterState>* state,
+                                              Energies* energies) {
+  RunPass<G>(runs, filters, first, state, energies);
+}
+constexpr PassFn kAvx2Passes[kMaxGroup + 1] = {nullptr, PassAvx2<1>, PassAvx2<2>, PassAvx2<3>,
+                                               PassAvx2<4>};
+
 __attribute__((target("avx2"))) void RunGroupAvx2(absl::Span<const float> x, int64_t hop,
                                                   const std::vector<Biquad>& filters, size_t first,
                                                   int64_t begin_block,
@@ -183,14 +175,18 @@ __attribute__((target("avx2"))) void RunGroupAvx2(absl::Span<const float> x, int
                                                   Energies* energies) {
   RunGroup(x, hop, filters, first, begin_block, state, energies);
 }
-
-__attribute__((target("avx2"))) void RunAllPassesAvx2(const Runs& runs,
-                                                      const std::vector<Biquad>& filters,
-                                                      std::vector<FilterState>* state,
-                                                      Energies* energies) {
-  RunAllPasses(runs, filters, state, energies);
-}
 #endif
+
+// Every pass of the runs: near-equal groups of at most kMaxGroup filters.
+void RunAllPasses(const Runs& runs, const std::vector<Biquad>& filters, const PassFn* passes,
+                  std::vector<FilterState>* state, Energies* energies) {
+  const size_t count = (filters.size() + kMaxGroup - 1) / kMaxGroup;
+  for (size_t p = 0, first = 0; p < count; ++p) {
+    const size_t group = (filters.size() - first) / (count - p);
+    passes[group](runs, filters, first, state, energies);
+    first += group;
+  }
+}
 
 bool UseVectorPath() {
 #if INVARIANT_X86_SIMD
@@ -200,17 +196,17 @@ bool UseVectorPath() {
 #endif
 }
 
-// The runs' samples (see Runs).
+// The runs' samples (see Runs), written a step at a time. Only run 0 starts
+// before x (BlocksPerRun keeps warm ≤ blocks·hop): its warm-up is zeros.
 Runs MakeRuns(absl::Span<const float> x, int64_t hop, int64_t warm, int64_t blocks_per_run) {
-  Runs runs{{}, warm, blocks_per_run, hop};
-  const int64_t steps = warm + blocks_per_run * hop;
-  runs.steps.resize(static_cast<size_t>(steps * kRuns));
-  for (int c = 0; c < kRuns; ++c) {
-    const int64_t origin = c * blocks_per_run * hop - warm;
-    for (int64_t i = 0; i < steps; ++i) {
-      const int64_t s = origin + i;
-      runs.steps[static_cast<size_t>(i * kRuns + c)] = s >= 0 ? x[static_cast<size_t>(s)] : 0.0f;
-    }
+  const int64_t steps = warm + blocks_per_run * hop, stride = blocks_per_run * hop;
+  Runs runs{std::unique_ptr<float[]>(new float[static_cast<size_t>(steps * kRuns)]), warm,
+            blocks_per_run, hop};
+  const float* from = x.data() - warm;  // run c's step i: from[c·stride + i]
+  float* out = runs.steps.get();
+  for (int64_t i = 0; i < steps; ++i, out += kRuns) {
+    out[0] = i >= warm ? from[i] : 0.0f;
+    for (int c = 1; c < kRuns; ++c) out[c] = from[c * stride + i];
   }
   return runs;
 }
@@ -264,13 +260,12 @@ Energies BlockEnergies(absl::Span<const float> x, const std::vector<Biquad>& fil
   const int64_t per_run = BlocksPerRun(filters, n, hop);
   if (per_run > 0) {
     const Runs runs = MakeRuns(x, hop, WarmUpSamples(filters), per_run);
-    if (vector_path) {
 #if INVARIANT_X86_SIMD
-      RunAllPassesAvx2(runs, filters, &state, &energies);
+    const PassFn* passes = vector_path ? kAvx2Passes : kPortablePasses;
+#else
+    const PassFn* passes = kPortablePasses;
 #endif
-    } else {
-      RunAllPassesPortable(runs, filters, &state, &energies);
-    }
+    RunAllPasses(runs, filters, passes, &state, &energies);
   }
   // The blocks after the runs (all of them when there are none), serially.
   for (size_t first = 0; first < filters.size(); first += kLanes) {
